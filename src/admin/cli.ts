@@ -1,0 +1,62 @@
+// Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout;
+// human-readable text and errors go to stderr. Connects to the same database as the running stack
+// (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with no extra flags.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { openOrm } from '../db/orm.ts';
+import { assertNodeVersion } from '../stack/node-version.ts';
+import { type AdminCommand, AdminUsageError, COMMANDS, USAGE } from './commands.ts';
+
+export async function main(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv;
+  const name = `${group ?? ''} ${action ?? ''}`.trim();
+  const command: AdminCommand | undefined = COMMANDS[name];
+  if (!command) {
+    console.error(group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command '${name}'\n\n${USAGE}`);
+    return group === undefined || group === 'help' || group === '--help' ? 0 : 2;
+  }
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }));
+  } catch (error) {
+    console.error(`${name}: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    return 2;
+  }
+  let orm;
+  try {
+    orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
+    await orm.em.fork().execute('select 1');
+  } catch (error) {
+    console.error(
+      `cannot reach the database at ${config.databaseUrl.replace(/\/\/[^@]*@/, '//…@')}: ${(error as Error).message}. ` +
+        'Is the stack running (npm start), or DATABASE_URL set?',
+    );
+    await orm?.close();
+    return 1;
+  }
+  try {
+    const result = await command.run(orm.em.fork(), values, config);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof AdminUsageError) {
+      console.error(`${name}: ${error.message}`);
+      return 2;
+    }
+    console.error(`${name} failed: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    await orm.close();
+  }
+}
+
+assertNodeVersion();
+process.exitCode = await main(process.argv.slice(2));

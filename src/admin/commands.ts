@@ -1,0 +1,169 @@
+// The operator commands: each declares its flags (for node:util parseArgs) and returns the JSON
+// object the CLI prints.
+import { randomUUID } from 'node:crypto';
+import type { ParseArgsConfig } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config.ts';
+import { postEntry, systemAccountId, tenantAccountId, walletBalance } from '../ledger/ledger.ts';
+import { MAX_POSTING_MINOR } from '../ledger/money.ts';
+import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
+import { Tenant } from '../db/entities.ts';
+
+export class AdminUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdminUsageError';
+  }
+}
+
+type Values = Record<string, unknown>;
+
+export interface AdminCommand {
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(em: EntityManager, values: Values, config: Config): Promise<object>;
+}
+
+export const USAGE = `usage: npm run --silent admin -- <command> [flags]
+
+  tenant create --name N [--wallet-minor N] [--daily-limit-minor N] [--feature F]... [--live]
+  tenant update --tenant ID [--daily-limit-minor N] [--feature F]... [--no-feature F]...
+  key create    --tenant ID [--live]
+  key revoke    --key-prefix P
+  wallet fund   --tenant ID --amount-minor N [--reference R]
+
+Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
+
+function text(values: Values, flag: string, required: true): string;
+function text(values: Values, flag: string, required?: false): string | undefined;
+function text(values: Values, flag: string, required = false): string | undefined {
+  const value = values[flag];
+  if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  if (required) throw new AdminUsageError(`--${flag} is required`);
+  return undefined;
+}
+
+function kobo(values: Values, flag: string, { min }: { min: number }): number | undefined {
+  const raw = text(values, flag);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new AdminUsageError(`--${flag} must be a whole number of kobo, got '${raw}'`);
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > MAX_POSTING_MINOR) {
+    throw new AdminUsageError(`--${flag} must be between ${min} and ${MAX_POSTING_MINOR} kobo, got ${raw}`);
+  }
+  return value;
+}
+
+function list(values: Values, flag: string): string[] {
+  const value = values[flag];
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function tenantId(values: Values): string {
+  const id = text(values, 'tenant', true);
+  if (!UUID.test(id)) throw new AdminUsageError(`--tenant must be a tenant id (a UUID), got '${id}'`);
+  return id;
+}
+
+async function wallet(em: EntityManager, id: string) {
+  const balance = await walletBalance(em, id);
+  return {
+    currency: balance.currency,
+    available_minor: balance.availableMinor,
+    pending_minor: balance.pendingMinor,
+    updated_at: balance.updatedAt.toISOString(),
+  };
+}
+
+/** Moves money from the platform's external funding account into a tenant wallet. */
+async function fundWallet(em: EntityManager, id: string, amountMinor: number, reference: string) {
+  const [from, to] = await Promise.all([systemAccountId(em, 'external_funding'), tenantAccountId(em, id, 'wallet')]);
+  return postEntry(em, {
+    idempotencyKey: `wallet-funding:${id}:${reference}`,
+    kind: 'wallet_funding',
+    tenantId: id,
+    description: `operator funding ${reference}`,
+    postings: [
+      { accountId: from, amountMinor: -amountMinor },
+      { accountId: to, amountMinor },
+    ],
+  });
+}
+
+export const COMMANDS: Record<string, AdminCommand> = {
+  'tenant create': {
+    options: {
+      name: { type: 'string' },
+      'wallet-minor': { type: 'string' },
+      'daily-limit-minor': { type: 'string' },
+      feature: { type: 'string', multiple: true },
+      live: { type: 'boolean' },
+    },
+    async run(em, values) {
+      const name = text(values, 'name', true);
+      if (name.length > 200) throw new AdminUsageError('--name must be at most 200 characters');
+      const walletMinor = kobo(values, 'wallet-minor', { min: 0 });
+      const dailyLimit = kobo(values, 'daily-limit-minor', { min: 0 });
+      const { tenant, key } = await createTenant(em, {
+        name,
+        features: list(values, 'feature'),
+        ...(dailyLimit !== undefined ? { dailyTransferLimitMinor: dailyLimit } : {}),
+        mode: values.live ? 'live' : 'test',
+      });
+      if (walletMinor) await fundWallet(em, tenant.tenant_id, walletMinor, 'initial');
+      return { ...tenant, api_key: key.api_key, key_id: key.key_id, key_prefix: key.key_prefix, mode: key.mode, wallet: await wallet(em, tenant.tenant_id) };
+    },
+  },
+  'tenant update': {
+    options: {
+      tenant: { type: 'string' },
+      'daily-limit-minor': { type: 'string' },
+      feature: { type: 'string', multiple: true },
+      'no-feature': { type: 'string', multiple: true },
+    },
+    async run(em, values) {
+      const id = tenantId(values);
+      const dailyLimit = kobo(values, 'daily-limit-minor', { min: 0 });
+      const enable = list(values, 'feature');
+      const disable = list(values, 'no-feature');
+      if (dailyLimit === undefined && !enable.length && !disable.length) {
+        throw new AdminUsageError('nothing to update: give --daily-limit-minor, --feature or --no-feature');
+      }
+      return updateTenant(em, id, { enable, disable, ...(dailyLimit !== undefined ? { dailyTransferLimitMinor: dailyLimit } : {}) });
+    },
+  },
+  'key create': {
+    options: { tenant: { type: 'string' }, live: { type: 'boolean' } },
+    async run(em, values) {
+      const id = tenantId(values);
+      const key = await issueKey(em, id, values.live ? 'live' : 'test');
+      return { tenant_id: id, ...key };
+    },
+  },
+  'key revoke': {
+    options: { 'key-prefix': { type: 'string' } },
+    async run(em, values) {
+      return revokeKey(em, text(values, 'key-prefix', true));
+    },
+  },
+  'wallet fund': {
+    options: { tenant: { type: 'string' }, 'amount-minor': { type: 'string' }, reference: { type: 'string' } },
+    async run(em, values) {
+      const id = tenantId(values);
+      const amount = kobo(values, 'amount-minor', { min: 1 });
+      if (amount === undefined) throw new AdminUsageError('--amount-minor is required');
+      if (!(await em.findOne(Tenant, { id }))) throw new TenantError(`no tenant ${id}`);
+      const reference = text(values, 'reference') ?? `cli-${randomUUID()}`;
+      const posted = await fundWallet(em, id, amount, reference);
+      return {
+        tenant_id: id,
+        entry_id: posted.entryId,
+        reference,
+        amount_minor: amount,
+        applied: posted.created,
+        wallet: await wallet(em, id),
+      };
+    },
+  },
+};

@@ -1,0 +1,90 @@
+// Builds the Fastify application: platform concerns (request ids, logging, envelopes, auth,
+// rate limits, OpenAPI) and every feature's routes. The process entry is src/server.ts; tests
+// build the same app against their own database and Temporal server.
+import { createHash } from 'node:crypto';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import rateLimit from '@fastify/rate-limit';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Connection } from '@temporalio/client';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Config } from './config.ts';
+import { registerAuth } from './http/auth.ts';
+import { ApiError } from './http/errors.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { healthRoutes } from './health/routes.ts';
+import { walletRoutes } from './wallet/routes.ts';
+
+export interface AppDeps {
+  config: Pick<Config, 'LOG_LEVEL' | 'BODY_LIMIT_BYTES' | 'RATE_LIMIT_PER_MINUTE' | 'TEMPORAL_NAMESPACE'>;
+  orm: MikroORM;
+  temporal: Connection;
+  /** Where JSON log lines go (stdout by default); tests capture them. */
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: deps.config.LOG_LEVEL,
+      base: { service: 'api' },
+      redact: ['req.headers.authorization'],
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    trustProxy: false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payments gateway API',
+        version: '1.0.0',
+        description:
+          'Virtual accounts, naira transfers, cards, identity customers and signed webhooks. ' +
+          'Authenticate with `Authorization: Bearer sk_test_…`. Money is integer kobo.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_test_… / sk_live_…' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+  // swagger-ui's own routes are public.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+
+  await app.register(rateLimit, {
+    max: deps.config.RATE_LIMIT_PER_MINUTE,
+    timeWindow: 60_000,
+    keyGenerator: (request) => {
+      const header = request.headers.authorization;
+      return header ? createHash('sha256').update(header).digest('hex') : request.ip;
+    },
+    errorResponseBuilder: (_request, context) =>
+      new ApiError('rate_limited', `rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`, null, {
+        headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+      }),
+  });
+
+  registerAuth(app, deps.orm);
+
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) => reply.send(app.swagger()));
+  healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
+  walletRoutes(app, { orm: deps.orm });
+
+  return app;
+}

@@ -1,0 +1,99 @@
+// Configuration, parsed once from the environment with zod. Every bad variable is reported in a
+// single error at start. Local runs need no variables at all: the embedded PostgreSQL and
+// Temporal dev server defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set.
+// In production mode those two and every secret are required; nothing secret has a fallback.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+
+const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PORT: port.default(3000),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DATA_DIR: z.string().min(1).default('.data'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+    EMBEDDED_PG_PORT: port.default(54329),
+    TEMPORAL_ADDRESS: z
+      .string()
+      .regex(/^[^\s:/]+:\d+$/, 'must be host:port')
+      .optional(),
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().min(1).default('gateway'),
+    TEMPORAL_DEV_PORT: port.default(7233),
+    TEMPORAL_UI_PORT: port.default(8233),
+    TEMPORAL_UI_URL: z.url().optional(),
+    TEMPORAL_CLI: z.string().min(1).optional(),
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV !== 'production') return;
+    // Production never falls back to the embedded, single-machine defaults.
+    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
+      if (!env[key]) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+      }
+    }
+  });
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config extends Env {
+  /** DATABASE_URL, or the URL of the embedded PostgreSQL that `npm start` runs. */
+  databaseUrl: string;
+  /** TEMPORAL_ADDRESS, or the embedded dev server's address. */
+  temporalAddress: string;
+  /** Where the Temporal Web UI is, when known. */
+  temporalUiUrl: string | undefined;
+  dataDir: string;
+  embeddedDatabase: boolean;
+  embeddedTemporal: boolean;
+}
+
+export class ConfigError extends Error {
+  readonly issues: string[];
+  constructor(issues: string[]) {
+    super(`invalid configuration:\n  - ${issues.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+export const EMBEDDED_PG_USER = 'postgres';
+export const EMBEDDED_PG_PASSWORD = 'postgres';
+export const EMBEDDED_PG_DATABASE = 'gateway';
+
+export function embeddedDatabaseUrl(portNumber: number, database = EMBEDDED_PG_DATABASE): string {
+  return `postgres://${EMBEDDED_PG_USER}:${EMBEDDED_PG_PASSWORD}@127.0.0.1:${portNumber}/${database}`;
+}
+
+/** Parses an environment (process.env by default); throws ConfigError naming every bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as shells and compose files often produce them.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
+    );
+  }
+  const env = parsed.data;
+  const embeddedTemporal = env.TEMPORAL_ADDRESS === undefined;
+  return {
+    ...env,
+    dataDir: resolve(env.DATA_DIR),
+    databaseUrl: env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT),
+    temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
+    temporalUiUrl:
+      env.TEMPORAL_UI_URL ?? (embeddedTemporal ? `http://127.0.0.1:${env.TEMPORAL_UI_PORT}` : undefined),
+    embeddedDatabase: env.DATABASE_URL === undefined,
+    embeddedTemporal,
+  };
+}

@@ -1,0 +1,52 @@
+// MikroORM entities for the platform tables. Money columns are bigint in PostgreSQL and plain
+// integers (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const Tenant = defineEntity({
+  name: 'Tenant',
+  tableName: 'tenants',
+  properties: {
+    id: p.uuid().primary(),
+    name: p.string(),
+    features: p.array().default([]),
+    dailyTransferLimitMinor: p.bigint('number').fieldName('daily_transfer_limit_minor'),
+    allowedAccountTypes: p.array().fieldName('allowed_account_types'),
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .fieldName('updated_at')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+});
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.uuid().primary(),
+    tenant: () => p.manyToOne(Tenant).fieldName('tenant_id'),
+    mode: p.enum(['test', 'live'] as const),
+    prefix: p.string(),
+    keyHash: p.string().fieldName('key_hash').unique(),
+    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    revokedAt: p.datetime().fieldName('revoked_at').nullable(),
+  },
+});
+
+export const LedgerAccount = defineEntity({
+  name: 'LedgerAccount',
+  tableName: 'ledger_accounts',
+  properties: {
+    id: p.uuid().primary(),
+    tenantId: p.uuid().fieldName('tenant_id').nullable(),
+    code: p.string(),
+    currency: p.string().length(3),
+    balanceMinor: p.bigint('number').fieldName('balance_minor'),
+    allowNegative: p.boolean().fieldName('allow_negative'),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+export const entities = [Tenant, ApiKey, LedgerAccount];

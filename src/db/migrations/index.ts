@@ -1,0 +1,5 @@
+// Every migration, in order. Listed explicitly rather than discovered from disk, so the same
+// list runs under `npm start`, the tests and a production deploy.
+import { Migration0001Platform } from './0001-platform.ts';
+
+export const migrations = [Migration0001Platform];

@@ -1,0 +1,61 @@
+// Authentication: every route is private unless its config says `public: true`. The tenant and
+// key are resolved from `Authorization: Bearer sk_…` in onRequest, before the body is parsed or
+// any handler runs; handlers read the tenant from request.auth and pass it to every query.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { type ResolvedKey, resolveApiKey } from '../tenants/tenants.ts';
+import { ApiError } from './errors.ts';
+import { sendError } from './error-handler.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set for every authenticated route before its handler runs. */
+    auth?: ResolvedKey;
+  }
+  interface FastifyContextConfig {
+    /** No API key needed (health, docs, provider callbacks). */
+    public?: boolean;
+  }
+}
+
+const REASONS = {
+  missing: 'missing API key: send Authorization: Bearer sk_test_… or sk_live_…',
+  malformed: 'malformed API key: expected Authorization: Bearer sk_test_… or sk_live_…',
+  unknown: 'invalid API key',
+  revoked: 'this API key has been revoked',
+} as const;
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : '';
+}
+
+/** The tenant of an authenticated request; throws if the route was not authenticated. */
+export function tenantOf(request: FastifyRequest): ResolvedKey {
+  if (!request.auth) throw new Error(`route ${request.routeOptions.url} used tenantOf without authentication`);
+  return request.auth;
+}
+
+export function registerAuth(app: FastifyInstance, orm: MikroORM): void {
+  app.addHook('onRequest', async (request, reply) => {
+    // Unknown routes fall through to the 404 handler; public routes need no key.
+    if (!request.routeOptions.url || request.routeOptions.config.public) return;
+    const token = bearerToken(request);
+    let reason: keyof typeof REASONS | undefined;
+    if (token === undefined) reason = 'missing';
+    else if (token === '') reason = 'malformed';
+    else {
+      const resolution = await resolveApiKey(orm.em.fork(), token);
+      if (resolution.ok) {
+        request.auth = resolution.key;
+        request.log = request.log.child({ tenantId: resolution.key.tenantId });
+        return;
+      }
+      reason = resolution.reason;
+    }
+    reply.header('www-authenticate', 'Bearer');
+    return sendError(request, reply, new ApiError('unauthorized', REASONS[reason]));
+  });
+}

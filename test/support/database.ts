@@ -1,0 +1,38 @@
+// A fresh, migrated database per test file on the run's PostgreSQL server.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type MikroORM, migrate, openOrm } from '../../src/db/orm.ts';
+
+export interface TestDatabase {
+  url: string;
+  orm: MikroORM;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(poolMax = 20): Promise<TestDatabase> {
+  const name = `gw_test_${randomBytes(6).toString('hex')}`;
+  await admin((client) => client.query(`create database ${name}`));
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  const orm = await openOrm({ databaseUrl: url.toString(), poolMax });
+  await migrate(orm);
+  return {
+    url: url.toString(),
+    orm,
+    async drop() {
+      await orm.close();
+      await admin((client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}

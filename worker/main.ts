@@ -1,0 +1,39 @@
+// The worker process: bundles workflows/ once, runs them and the activities on the gateway's task
+// queue. Shuts down gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
+import { createRequire } from 'node:module';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString } from '@temporalio/worker';
+import { createActivities } from '../activities/index.ts';
+import { loadConfig } from '../src/config.ts';
+import { openOrm } from '../src/db/orm.ts';
+import { assertNodeVersion } from '../src/stack/node-version.ts';
+
+assertNodeVersion();
+const config = loadConfig();
+const require = createRequire(import.meta.url);
+
+Runtime.install({
+  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+});
+
+const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
+const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const bundle = await bundleWorkflowCode({
+  workflowsPath: require.resolve('../workflows/index.ts'),
+  logger: new DefaultLogger('WARN'),
+});
+const worker = await Worker.create({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  workflowBundle: bundle,
+  activities: createActivities({ orm }),
+});
+console.error(
+  JSON.stringify({ level: 30, service: 'worker', msg: 'worker running', taskQueue: config.TEMPORAL_TASK_QUEUE, time: Date.now() }),
+);
+try {
+  await worker.run();
+} finally {
+  await connection.close();
+  await orm.close();
+}
