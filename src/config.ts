@@ -91,8 +91,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR),
     databaseUrl: env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT),
     temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
-    temporalUiUrl:
-      env.TEMPORAL_UI_URL ?? (embeddedTemporal ? `http://127.0.0.1:${env.TEMPORAL_UI_PORT}` : undefined),
+    temporalUiUrl: env.TEMPORAL_UI_URL ?? (embeddedTemporal ? `http://127.0.0.1:${env.TEMPORAL_UI_PORT}` : undefined),
     embeddedDatabase: env.DATABASE_URL === undefined,
     embeddedTemporal,
   };

@@ -16,6 +16,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    reporters: process.env.CI ? ['verbose'] : ['default'],
+    reporters: [process.env.CI ? 'verbose' : 'default', './test/support/summary-reporter.ts'],
   },
 });

@@ -1,7 +1,14 @@
 // The worker process: bundles workflows/ once, runs them and the activities on the gateway's task
 // queue. Shuts down gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
 import { createRequire } from 'node:module';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  makeTelemetryFilterString,
+} from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
@@ -29,7 +36,13 @@ const worker = await Worker.create({
   activities: createActivities({ orm }),
 });
 console.error(
-  JSON.stringify({ level: 30, service: 'worker', msg: 'worker running', taskQueue: config.TEMPORAL_TASK_QUEUE, time: Date.now() }),
+  JSON.stringify({
+    level: 30,
+    service: 'worker',
+    msg: 'worker running',
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    time: Date.now(),
+  }),
 );
 try {
   await worker.run();

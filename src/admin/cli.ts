@@ -12,7 +12,9 @@ export async function main(argv: string[]): Promise<number> {
   const name = `${group ?? ''} ${action ?? ''}`.trim();
   const command: AdminCommand | undefined = COMMANDS[name];
   if (!command) {
-    console.error(group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command '${name}'\n\n${USAGE}`);
+    console.error(
+      group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command '${name}'\n\n${USAGE}`,
+    );
     return group === undefined || group === 'help' || group === '--help' ? 0 : 2;
   }
   let values: Record<string, unknown>;

@@ -112,7 +112,14 @@ export const COMMANDS: Record<string, AdminCommand> = {
         mode: values.live ? 'live' : 'test',
       });
       if (walletMinor) await fundWallet(em, tenant.tenant_id, walletMinor, 'initial');
-      return { ...tenant, api_key: key.api_key, key_id: key.key_id, key_prefix: key.key_prefix, mode: key.mode, wallet: await wallet(em, tenant.tenant_id) };
+      return {
+        ...tenant,
+        api_key: key.api_key,
+        key_id: key.key_id,
+        key_prefix: key.key_prefix,
+        mode: key.mode,
+        wallet: await wallet(em, tenant.tenant_id),
+      };
     },
   },
   'tenant update': {
@@ -130,7 +137,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
       if (dailyLimit === undefined && !enable.length && !disable.length) {
         throw new AdminUsageError('nothing to update: give --daily-limit-minor, --feature or --no-feature');
       }
-      return updateTenant(em, id, { enable, disable, ...(dailyLimit !== undefined ? { dailyTransferLimitMinor: dailyLimit } : {}) });
+      return updateTenant(em, id, {
+        enable,
+        disable,
+        ...(dailyLimit !== undefined ? { dailyTransferLimitMinor: dailyLimit } : {}),
+      });
     },
   },
   'key create': {

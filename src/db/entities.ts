@@ -11,7 +11,10 @@ export const Tenant = defineEntity({
     features: p.array().default([]),
     dailyTransferLimitMinor: p.bigint('number').fieldName('daily_transfer_limit_minor'),
     allowedAccountTypes: p.array().fieldName('allowed_account_types'),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .fieldName('created_at')
+      .onCreate(() => new Date()),
     updatedAt: p
       .datetime()
       .fieldName('updated_at')
@@ -29,7 +32,10 @@ export const ApiKey = defineEntity({
     mode: p.enum(['test', 'live'] as const),
     prefix: p.string(),
     keyHash: p.string().fieldName('key_hash').unique(),
-    createdAt: p.datetime().fieldName('created_at').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .fieldName('created_at')
+      .onCreate(() => new Date()),
     revokedAt: p.datetime().fieldName('revoked_at').nullable(),
   },
 });

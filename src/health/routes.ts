@@ -50,7 +50,9 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
         ),
       ]);
       const healthy = database === 'ok' && temporal === 'ok';
-      return reply.status(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', checks: { database, temporal } });
+      return reply
+        .status(healthy ? 200 : 503)
+        .send({ status: healthy ? 'ok' : 'unavailable', checks: { database, temporal } });
     },
   );
 }

@@ -151,7 +151,11 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
 }
 
 /** Opens the tenant's accounts (inside the caller's transaction). */
-export async function openTenantAccounts(em: EntityManager, tenantId: string, currency: Currency = 'NGN'): Promise<void> {
+export async function openTenantAccounts(
+  em: EntityManager,
+  tenantId: string,
+  currency: Currency = 'NGN',
+): Promise<void> {
   for (const code of TENANT_ACCOUNTS) {
     await em.execute(
       `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
@@ -196,7 +200,11 @@ export interface WalletBalance {
 }
 
 /** The tenant wallet: available = wallet account, pending = funds reserved for transfers in flight. */
-export async function walletBalance(em: EntityManager, tenantId: string, currency: Currency = 'NGN'): Promise<WalletBalance> {
+export async function walletBalance(
+  em: EntityManager,
+  tenantId: string,
+  currency: Currency = 'NGN',
+): Promise<WalletBalance> {
   const rows = await em.execute<{ code: string; balance_minor: string; updated_at: Date }[]>(
     `select code, balance_minor, updated_at from ledger_accounts
       where tenant_id = ? and currency = ? and code in ('wallet', 'in_flight')`,
@@ -215,6 +223,8 @@ export async function walletBalance(em: EntityManager, tenantId: string, currenc
 
 /** Sum of every posting ever made: zero in a sound ledger. */
 export async function postingsTotal(em: EntityManager): Promise<number> {
-  const [row] = await em.execute<{ total: string }[]>('select coalesce(sum(amount_minor), 0)::text as total from postings');
+  const [row] = await em.execute<{ total: string }[]>(
+    'select coalesce(sum(amount_minor), 0)::text as total from postings',
+  );
   return Number(row!.total);
 }

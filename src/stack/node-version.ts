@@ -7,7 +7,7 @@ export function assertNodeVersion(version: string = process.versions.node): void
   if (major < REQUIRED_NODE_MAJOR) {
     console.error(
       `This gateway needs Node ${REQUIRED_NODE_MAJOR}; this is Node ${version}. ` +
-        'Run it through npm (npm start, npm test, npm run admin), which uses the Node 24 from the project\'s dependencies.',
+        "Run it through npm (npm start, npm test, npm run admin), which uses the Node 24 from the project's dependencies.",
     );
     process.exit(1);
   }

@@ -113,7 +113,10 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<boolean> {
 
 try {
   if (config.embeddedDatabase) {
-    say('postgres', `starting embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT} (data in ${join(config.dataDir, 'postgres')})`);
+    say(
+      'postgres',
+      `starting embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT} (data in ${join(config.dataDir, 'postgres')})`,
+    );
     postgres = await startEmbeddedPostgres({
       dataDir: join(config.dataDir, 'postgres'),
       port: config.EMBEDDED_PG_PORT,
@@ -127,7 +130,10 @@ try {
   await ensureDatabase(config.databaseUrl);
 
   if (config.embeddedTemporal) {
-    say('temporal', `starting temporal server start-dev on ${config.temporalAddress} (state in ${join(config.dataDir, 'temporal.db')})`);
+    say(
+      'temporal',
+      `starting temporal server start-dev on ${config.temporalAddress} (state in ${join(config.dataDir, 'temporal.db')})`,
+    );
     temporal = await startTemporalDevServer({
       port: config.TEMPORAL_DEV_PORT,
       uiPort: config.TEMPORAL_UI_PORT,
@@ -173,6 +179,7 @@ try {
   }
 } catch (error) {
   say('stack', `failed to start: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof Error && error.cause) say('stack', `  cause: ${String((error.cause as Error).message ?? error.cause)}`);
+  if (error instanceof Error && error.cause)
+    say('stack', `  cause: ${String((error.cause as Error).message ?? error.cause)}`);
   await stopAll(1);
 }

@@ -89,7 +89,11 @@ describe('request ids', () => {
 
   it('replaces an X-Request-Id outside 1–128 of [A-Za-z0-9._:-]', async () => {
     for (const bad of ['has space', 'x'.repeat(129), 'semi;colon']) {
-      const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: { ...auth(tenantA.apiKey), 'x-request-id': bad } });
+      const response = await app.inject({
+        method: 'GET',
+        url: '/api/v1/wallet',
+        headers: { ...auth(tenantA.apiKey), 'x-request-id': bad },
+      });
       expect(response.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
       expect(response.json().meta.requestId).toBe(response.headers['x-request-id']);
     }
@@ -125,18 +129,32 @@ describe('authentication', () => {
   });
 
   it('answers 401 for malformed, unknown and revoked keys', async () => {
-    const malformed = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    const malformed = await app.inject({
+      method: 'GET',
+      url: '/api/v1/wallet',
+      headers: { authorization: 'Basic dXNlcjpwYXNz' },
+    });
     expect(malformed.statusCode).toBe(401);
-    const unknown = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(`sk_test_${'A'.repeat(40)}`) });
+    const unknown = await app.inject({
+      method: 'GET',
+      url: '/api/v1/wallet',
+      headers: auth(`sk_test_${'A'.repeat(40)}`),
+    });
     expect(unknown.statusCode).toBe(401);
     expect(unknown.json().error.message).toBe('invalid API key');
 
     const doomed = await createFundedTenant(db.orm, 0, 'doomed');
-    expect((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) })).statusCode).toBe(
+      200,
+    );
     await revokeKey(db.orm.em.fork(), doomed.keyPrefix);
     const revoked = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) });
     expect(revoked.statusCode).toBe(401);
-    expect(revoked.json().error).toEqual({ code: 'UNAUTHORIZED', message: 'this API key has been revoked', details: null });
+    expect(revoked.json().error).toEqual({
+      code: 'UNAUTHORIZED',
+      message: 'this API key has been revoked',
+      details: null,
+    });
   });
 });
 
@@ -188,7 +206,10 @@ describe('request bodies', () => {
       payload: { amount_minor: 12.5, narration: 'x'.repeat(101) },
     });
     expect(response.statusCode).toBe(400);
-    const paths = response.json().error.details.fields.map((field: { path: string }) => field.path).sort();
+    const paths = response
+      .json()
+      .error.details.fields.map((field: { path: string }) => field.path)
+      .sort();
     expect(paths).toEqual(['amount_minor', 'narration']);
   });
 
@@ -220,15 +241,16 @@ describe('rate limits', () => {
   it('answers 429 RATE_LIMITED with Retry-After past the per-key budget', async () => {
     const limited = await createTestApp(db.orm, { rateLimitPerMinute: 3 });
     try {
-      const statuses: number[] = [];
-      let last;
+      const responses = [];
       for (let i = 0; i < 4; i += 1) {
-        last = await limited.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) });
-        statuses.push(last.statusCode);
+        responses.push(
+          await limited.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) }),
+        );
       }
-      expect(statuses).toEqual([200, 200, 200, 429]);
-      expect(last!.json().error.code).toBe('RATE_LIMITED');
-      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+      expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
+      const refused = responses[3]!;
+      expect(refused.json().error.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     } finally {
       await limited.close();
     }

@@ -1,0 +1,205 @@
+// The operator CLI run as an operator runs it: a separate process, JSON on stdout, a non-zero exit
+// and a clear message on stderr for bad arguments.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { type TestApp, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+
+let db: TestDatabase;
+let gateway: TestApp;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  gateway = await createTestApp(db.orm);
+});
+afterAll(async () => {
+  await gateway?.close();
+  await db?.drop();
+});
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: Record<string, any>;
+}
+
+function admin(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+      env: { ...process.env, DATABASE_URL: db.url, NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      let json = {};
+      if (code === 0) json = JSON.parse(stdout) as Record<string, any>;
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+async function wallet(apiKey: string) {
+  const response = await gateway.app.inject({
+    method: 'GET',
+    url: '/api/v1/wallet',
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  return { status: response.statusCode, body: response.json() };
+}
+
+describe('admin CLI', () => {
+  it('creates a tenant with a working key, funded wallet, limit and features', async () => {
+    const result = await admin(
+      'tenant',
+      'create',
+      '--name',
+      'acme',
+      '--wallet-minor',
+      '10000000',
+      '--daily-limit-minor',
+      '500000000',
+      '--feature',
+      'identity_customers',
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    expect(result.json).toMatchObject({
+      name: 'acme',
+      features: ['identity_customers'],
+      daily_transfer_limit_minor: 500_000_000,
+      allowed_account_types: ['standard', 'dedicated', 'temporary'],
+      mode: 'test',
+      wallet: { currency: 'NGN', available_minor: 10_000_000, pending_minor: 0 },
+    });
+    expect(result.json.api_key).toMatch(/^sk_test_[A-Za-z0-9]{40}$/);
+    expect(result.json.key_prefix).toBe(result.json.api_key.slice(0, 16));
+
+    const seen = await wallet(result.json.api_key);
+    expect(seen.status).toBe(200);
+    expect(seen.body.data).toMatchObject({ currency: 'NGN', available_minor: 10_000_000, pending_minor: 0 });
+
+    const [stored] = await db.orm.em
+      .fork()
+      .execute<{ key_hash: string }[]>('select key_hash from api_keys where id = ?', [result.json.key_id]);
+    expect(stored!.key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored!.key_hash).not.toContain(result.json.api_key.slice(8));
+  });
+
+  it('defaults the daily limit to ₦5,000,000 and issues live keys with --live', async () => {
+    const result = await admin('tenant', 'create', '--name', 'live co', '--live');
+    expect(result.code).toBe(0);
+    expect(result.json.daily_transfer_limit_minor).toBe(500_000_000);
+    expect(result.json.api_key).toMatch(/^sk_live_[A-Za-z0-9]{40}$/);
+    expect(result.json.wallet.available_minor).toBe(0);
+  });
+
+  it('funds a wallet through a balanced journal entry and prints the new balance', async () => {
+    const created = await admin('tenant', 'create', '--name', 'funded', '--wallet-minor', '150');
+    const funded = await admin(
+      'wallet',
+      'fund',
+      '--tenant',
+      created.json.tenant_id,
+      '--amount-minor',
+      '2500050',
+      '--reference',
+      'topup-1',
+    );
+    expect(funded.code).toBe(0);
+    expect(funded.json).toMatchObject({
+      amount_minor: 2_500_050,
+      applied: true,
+      wallet: { available_minor: 2_500_200 },
+    });
+    // The same reference funds once.
+    const again = await admin(
+      'wallet',
+      'fund',
+      '--tenant',
+      created.json.tenant_id,
+      '--amount-minor',
+      '2500050',
+      '--reference',
+      'topup-1',
+    );
+    expect(again.json).toMatchObject({ applied: false, wallet: { available_minor: 2_500_200 } });
+    expect((await walletBalance(db.orm.em.fork(), created.json.tenant_id)).availableMinor).toBe(2_500_200);
+    expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+  });
+
+  it('updates limits and features', async () => {
+    const created = await admin('tenant', 'create', '--name', 'flags');
+    const updated = await admin(
+      'tenant',
+      'update',
+      '--tenant',
+      created.json.tenant_id,
+      '--daily-limit-minor',
+      '750000',
+      '--feature',
+      'identity_customers',
+    );
+    expect(updated.code).toBe(0);
+    expect(updated.json).toMatchObject({ daily_transfer_limit_minor: 750_000, features: ['identity_customers'] });
+    const removed = await admin(
+      'tenant',
+      'update',
+      '--tenant',
+      created.json.tenant_id,
+      '--no-feature',
+      'identity_customers',
+    );
+    expect(removed.json.features).toEqual([]);
+    expect(removed.json.daily_transfer_limit_minor).toBe(750_000);
+  });
+
+  it('creates a second key and revokes a key by prefix', async () => {
+    const created = await admin('tenant', 'create', '--name', 'keys');
+    const second = await admin('key', 'create', '--tenant', created.json.tenant_id);
+    expect(second.code).toBe(0);
+    expect(second.json.api_key).toMatch(/^sk_test_/);
+    expect((await wallet(second.json.api_key)).status).toBe(200);
+
+    const revoked = await admin('key', 'revoke', '--key-prefix', created.json.key_prefix);
+    expect(revoked.code).toBe(0);
+    expect(revoked.json).toMatchObject({ key_id: created.json.key_id, tenant_id: created.json.tenant_id });
+    expect((await wallet(created.json.api_key)).status).toBe(401);
+    expect((await wallet(second.json.api_key)).status).toBe(200);
+  });
+
+  it('exits non-zero with a clear message for bad arguments', async () => {
+    const cases: [string[], number, RegExp][] = [
+      [['tenant', 'create'], 2, /--name is required/],
+      [
+        ['tenant', 'create', '--name', 'x', '--wallet-minor', '12.50'],
+        2,
+        /--wallet-minor must be a whole number of kobo/,
+      ],
+      [['tenant', 'create', '--name', 'x', '--feature', 'teleportation'], 1, /unknown feature teleportation/],
+      [['tenant', 'create', '--name', 'x', '--colour', 'red'], 2, /Unknown option '--colour'/],
+      [['wallet', 'fund', '--tenant', 'nope', '--amount-minor', '5'], 2, /--tenant must be a tenant id/],
+      [['wallet', 'fund', '--tenant', '00000000-0000-4000-8000-000000000000', '--amount-minor', '5'], 1, /no tenant/],
+      [
+        ['wallet', 'fund', '--tenant', '00000000-0000-4000-8000-000000000000', '--amount-minor', '0'],
+        2,
+        /between 1 and/,
+      ],
+      [['key', 'revoke', '--key-prefix', 'sk_test_ZZZZZZZZ'], 1, /no active key/],
+      [['frobnicate', 'everything'], 2, /unknown command 'frobnicate everything'/],
+    ];
+    for (const [args, code, message] of cases) {
+      const result = await admin(...args);
+      expect({ args, code: result.code }).toEqual({ args, code });
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).toBe('');
+    }
+  });
+});

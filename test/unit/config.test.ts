@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  it('runs on embedded defaults with no variables at all', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      NODE_ENV: 'development',
+      PORT: 3000,
+      embeddedDatabase: true,
+      embeddedTemporal: true,
+      databaseUrl: 'postgres://postgres:postgres@127.0.0.1:54329/gateway',
+      temporalAddress: '127.0.0.1:7233',
+      temporalUiUrl: 'http://127.0.0.1:8233',
+      BODY_LIMIT_BYTES: 1_048_576,
+    });
+  });
+
+  it('uses DATABASE_URL and TEMPORAL_ADDRESS when set', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u:p@db:5432/gw',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      PORT: '8080',
+    });
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://u:p@db:5432/gw',
+      temporalAddress: 'temporal:7233',
+      embeddedDatabase: false,
+      embeddedTemporal: false,
+      temporalUiUrl: undefined,
+      PORT: 8080,
+    });
+  });
+
+  it('names every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', TEMPORAL_ADDRESS: 'no-port', LOG_LEVEL: 'loud' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const names = (error as ConfigError).issues.map((issue) => issue.split(':')[0]).sort();
+    expect(names).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'PORT', 'TEMPORAL_ADDRESS']);
+  });
+
+  it('refuses the embedded fallbacks in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required/,
+    );
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/gw', TEMPORAL_ADDRESS: 't:7233' }),
+    ).not.toThrow();
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', PORT: '' })).toMatchObject({ embeddedDatabase: true, PORT: 3000 });
+  });
+});

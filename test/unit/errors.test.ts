@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, ERRORS, type ErrorKind, envelopeStyleFor, renderError } from '../../src/http/errors.ts';
+import { canonicalPathFor, toApiError } from '../../src/http/error-handler.ts';
+
+const request = { path: '/api/v1/x', method: 'POST' };
+
+describe('error table (decisions §2)', () => {
+  it.each([
+    ['validation_error', 400, 'VALIDATION_ERROR', 'validation_error'],
+    ['unauthorized', 401, 'UNAUTHORIZED', 'unauthorized'],
+    ['forbidden', 403, 'FORBIDDEN', 'forbidden'],
+    ['not_found', 404, 'NOT_FOUND', 'not_found'],
+    ['conflict', 409, 'CONFLICT', 'conflict'],
+    ['duplicate_reference', 409, 'CONFLICT', 'duplicate_reference'],
+    ['idempotency_key_in_use', 409, 'IDEMPOTENCY_KEY_IN_USE', 'idempotency_key_in_use'],
+    ['failed_precondition', 422, 'FAILED_PRECONDITION', 'failed_precondition'],
+    ['insufficient_balance', 422, 'FAILED_PRECONDITION', 'insufficient_balance'],
+    ['invalid_account', 422, 'FAILED_PRECONDITION', 'invalid_account'],
+    ['limit_exceeded', 422, 'FAILED_PRECONDITION', 'limit_exceeded'],
+    ['idempotency_key_reused', 422, 'IDEMPOTENCY_KEY_REUSED', 'idempotency_key_reused'],
+    ['payload_too_large', 413, 'PAYLOAD_TOO_LARGE', 'payload_too_large'],
+    ['rate_limited', 429, 'RATE_LIMITED', 'rate_limited'],
+    ['internal', 500, 'INTERNAL', 'internal_error'],
+    ['unavailable', 503, 'UNAVAILABLE', 'unavailable'],
+  ] as [ErrorKind, number, string, string][])('%s → %i, %s / %s', (kind, status, resource, transfer) => {
+    expect(ERRORS[kind]).toEqual({ status, resource, transfer });
+  });
+});
+
+describe('renderError', () => {
+  it('renders the resource style with details null when there are none', () => {
+    expect(renderError(new ApiError('not_found', 'account not found'), 'resource', request)).toEqual({
+      error: { code: 'NOT_FOUND', message: 'account not found', details: null },
+      meta: { path: '/api/v1/x', method: 'POST' },
+    });
+  });
+
+  it('renders the transfer style with status, and details only when present', () => {
+    expect(
+      renderError(
+        new ApiError('insufficient_balance', 'short', { required: 501_000, available: 500_999 }),
+        'transfer',
+        request,
+      ),
+    ).toEqual({
+      success: false,
+      error: {
+        code: 'insufficient_balance',
+        message: 'short',
+        status: 422,
+        details: { required: 501_000, available: 500_999 },
+      },
+    });
+    expect(renderError(new ApiError('invalid_account', 'no such account'), 'transfer', request)).toEqual({
+      success: false,
+      error: { code: 'invalid_account', message: 'no such account', status: 422 },
+    });
+  });
+
+  it('lists bad fields under details.fields', () => {
+    const error = ApiError.validation([{ path: 'narration', message: 'must be at most 100 characters' }]);
+    expect(error.message).toBe('narration: must be at most 100 characters');
+    expect(error.details).toEqual({ fields: [{ path: 'narration', message: 'must be at most 100 characters' }] });
+  });
+});
+
+describe('envelopeStyleFor', () => {
+  it.each([
+    ['/api/v1/transfers', 'transfer'],
+    ['/api/v1/transfers/abc', 'transfer'],
+    ['/api/v1/transfers?page=2', 'transfer'],
+    ['/api/v1/transfersx', 'resource'],
+    ['/api/v1/wallet', 'resource'],
+    ['/api/v1/virtual-accounts', 'resource'],
+  ])('%s → %s', (path, style) => {
+    expect(envelopeStyleFor(path)).toBe(style);
+  });
+});
+
+describe('canonicalPathFor', () => {
+  it.each([
+    ['/v1/transfers', '/api/v1/transfers'],
+    ['/v1/cards/c1/lock', '/api/v1/cards/c1/lock'],
+    ['/api/transfers', '/api/v1/transfers'],
+    ['/api/virtual-accounts/x', '/api/v1/virtual-accounts/x'],
+  ])('%s → %s', (legacy, canonical) => {
+    expect(canonicalPathFor(legacy)).toBe(canonical);
+  });
+
+  it.each(['/api/v1/transfers', '/health', '/docs', '/apiary', '/v10/x'])('%s is not a legacy form', (path) => {
+    expect(canonicalPathFor(path)).toBeUndefined();
+  });
+});
+
+describe('toApiError', () => {
+  it('turns unknown failures into a bare internal error, keeping the cause', () => {
+    const cause = new Error('pg: password authentication failed for user "gateway"');
+    const mapped = toApiError(cause);
+    expect(mapped.kind).toBe('internal');
+    expect(mapped.message).toBe('internal error');
+    expect(mapped.cause).toBe(cause);
+  });
+
+  it('maps body-parser failures', () => {
+    expect(toApiError({ code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }).kind).toBe('validation_error');
+    expect(toApiError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }).kind).toBe('payload_too_large');
+    expect(toApiError({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }).details).toEqual({
+      fields: [{ path: 'content-type', message: 'must be application/json' }],
+    });
+  });
+});
