@@ -94,4 +94,16 @@ if (major < 24) {
     `[install-tools] note: running on Node ${process.versions.node}; the project runs on Node 24 from the 'node' package`,
   );
 }
-for (const tool of TOOLS) install(tool);
+if (process.env.GATEWAY_SKIP_TEMPORAL_TOOLS) {
+  console.error('[install-tools] GATEWAY_SKIP_TEMPORAL_TOOLS is set: not installing Temporal binaries');
+} else {
+  for (const tool of TOOLS) {
+    try {
+      install(tool);
+    } catch (error) {
+      // Not fatal for the install: deployments against an external Temporal never need these.
+      // `npm start` and `npm test` say clearly what is missing if they do need them.
+      console.error(`[install-tools] WARNING: ${tool.name} not installed: ${error.message}`);
+    }
+  }
+}

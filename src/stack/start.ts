@@ -9,6 +9,7 @@ import { migrate, openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from './node-version.ts';
 import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from './temporal-dev.ts';
+import { ensureSearchAttributes } from './search-attributes.ts';
 import { PROJECT_ROOT } from './tools.ts';
 
 assertNodeVersion();
@@ -149,6 +150,8 @@ try {
     });
   } else {
     say('temporal', `using TEMPORAL_ADDRESS=${config.temporalAddress}`);
+    const added = await ensureSearchAttributes(config.temporalAddress, config.TEMPORAL_NAMESPACE);
+    if (added.length) say('temporal', `search attributes registered: ${added.join(', ')}`);
   }
 
   const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
