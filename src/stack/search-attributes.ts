@@ -2,8 +2,11 @@
 // so workflows can upsert them and operators can filter by them in the Web UI. The embedded dev
 // server gets them through --search-attribute flags; external clusters through this.
 import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+// @temporalio/proto is CommonJS whose named exports Node cannot detect statically.
+import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from './temporal-dev.ts';
+
+const { temporal } = proto;
 
 const TYPES = {
   Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
