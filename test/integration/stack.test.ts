@@ -1,0 +1,129 @@
+// `npm start` end to end, as a user runs it: the whole stack comes up on embedded defaults, answers
+// /health, stops cleanly on SIGINT, and finds its data again on the next start.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { ensureSearchAttributes } from '../../src/stack/search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../../src/stack/temporal-dev.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { freePort } from '../support/global-setup.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gateway-stack-'));
+chmodSync(dataDir, 0o755);
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Stack {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(env: Record<string, string>): Stack {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/stack/start.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, DATABASE_URL: '', TEMPORAL_ADDRESS: '', DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(stack: Stack, text: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!stack.output().includes(text)) {
+    if (Date.now() > deadline || stack.child.exitCode !== null) {
+      throw new Error(`stack never printed '${text}':\n${stack.output().slice(-3000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function admin(env: Record<string, string>, ...args: string[]): Promise<Record<string, any>> {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+    env: { ...process.env, DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as Record<string, any>;
+}
+
+describe('npm start', () => {
+  it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
+    const [port, pgPort, temporalPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const env = {
+      PORT: String(port),
+      EMBEDDED_PG_PORT: String(pgPort),
+      TEMPORAL_DEV_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+    };
+    const first = start(env);
+    await waitFor(first, 'gateway is up');
+    expect(first.output()).toContain(`API            http://127.0.0.1:${port}`);
+    expect(first.output()).toContain(`API docs       http://127.0.0.1:${port}/docs`);
+    expect(first.output()).toContain(`Temporal UI    http://127.0.0.1:${uiPort}`);
+    expect(first.output()).toContain('migrations applied: 0001-platform');
+
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(health.status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+    const created = await admin(
+      { EMBEDDED_PG_PORT: String(pgPort) },
+      'tenant',
+      'create',
+      '--name',
+      'kept',
+      '--wallet-minor',
+      '123456',
+    );
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    for (const name of ['api', 'worker', 'temporal', 'postgres']) expect(first.output()).toContain(`[${name}] stopped`);
+
+    const second = start(env);
+    try {
+      await waitFor(second, 'gateway is up');
+      expect(second.output()).toContain('database schema is up to date');
+      const wallet = await fetch(`http://127.0.0.1:${port}/api/v1/wallet`, {
+        headers: { authorization: `Bearer ${created.api_key}` },
+      });
+      expect(wallet.status).toBe(200);
+      expect(((await wallet.json()) as { data: { available_minor: number } }).data.available_minor).toBe(123_456);
+    } finally {
+      second.child.kill('SIGINT');
+      expect(await second.exited).toBe(0);
+    }
+  }, 300_000);
+});
+
+describe('search attributes', () => {
+  it('are all registered on the Temporal server, and registering again adds nothing', async () => {
+    const address = inject('temporalAddress');
+    expect(await ensureSearchAttributes(address, 'default')).toEqual([]);
+    const connection = await Connection.connect({ address });
+    try {
+      const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      const custom = listed.customAttributes ?? {};
+      for (const name of Object.keys(SEARCH_ATTRIBUTES)) expect(custom[name]).toBeDefined();
+      expect(Object.keys(SEARCH_ATTRIBUTES)).toEqual([
+        'TenantId',
+        'TransferReference',
+        'TransferStatus',
+        'AmountMinor',
+        'CardId',
+      ]);
+    } finally {
+      await connection.close();
+    }
+  });
+});
