@@ -16,11 +16,21 @@ import { registerErrorHandling } from './http/error-handler.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { healthRoutes } from './health/routes.ts';
 import { walletRoutes } from './wallet/routes.ts';
+import { bankRoutes } from './banks/routes.ts';
+import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
+import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
+import type { Providers } from './providers/registry.ts';
 
 export interface AppDeps {
-  config: Pick<Config, 'LOG_LEVEL' | 'BODY_LIMIT_BYTES' | 'RATE_LIMIT_PER_MINUTE' | 'TEMPORAL_NAMESPACE'>;
+  config: Pick<
+    Config,
+    'LOG_LEVEL' | 'BODY_LIMIT_BYTES' | 'RATE_LIMIT_PER_MINUTE' | 'TEMPORAL_NAMESPACE' | 'providerCallbackSecret'
+  >;
   orm: MikroORM;
   temporal: Connection;
+  providers: Providers;
+  /** Acts on provider callbacks; features register their handlers on it. */
+  dispatcher: CallbackDispatcher;
   /** Where JSON log lines go (stdout by default); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }
@@ -94,6 +104,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
   walletRoutes(app, { orm: deps.orm });
+  bankRoutes(app, { banks: deps.providers.banks });
+  await providerCallbackRoutes(app, {
+    orm: deps.orm,
+    secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },
+    dispatcher: deps.dispatcher,
+  });
 
   return app;
 }

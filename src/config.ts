@@ -30,13 +30,25 @@ const EnvSchema = z
     TEMPORAL_UI_PORT: port.default(8233),
     TEMPORAL_UI_URL: z.url().optional(),
     TEMPORAL_CLI: z.string().min(1).optional(),
+    SANDBOX_BANK_HOST: z.string().min(1).default('127.0.0.1'),
+    SANDBOX_BANK_PORT: port.default(4010),
+    SANDBOX_BANK_URL: z.url().optional(),
+    SANDBOX_BANK_DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    SANDBOX_BANK_COMPLETION_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
+    SANDBOX_BANK_HANG_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+    GATEWAY_CALLBACK_URL: z.url().optional(),
+    PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;
     // Production never falls back to the embedded, single-machine defaults.
-    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
+    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PROVIDER_CALLBACK_SECRET'] as const) {
       if (!env[key]) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
       }
@@ -55,7 +67,17 @@ export interface Config extends Env {
   dataDir: string;
   embeddedDatabase: boolean;
   embeddedTemporal: boolean;
+  /** Where the gateway reaches the sandbox bank. */
+  sandboxBankUrl: string;
+  sandboxBankDatabaseUrl: string;
+  /** Base URL the sandbox bank calls the gateway back on. */
+  gatewayCallbackUrl: string;
+  /** Shared secret of provider callback signatures (a fixed value only outside production). */
+  providerCallbackSecret: string;
 }
+
+/** Used only when NODE_ENV is not production, where PROVIDER_CALLBACK_SECRET is required. */
+export const DEVELOPMENT_CALLBACK_SECRET = 'sandbox-callback-secret-for-development-only';
 
 export class ConfigError extends Error {
   readonly issues: string[];
@@ -86,13 +108,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const env = parsed.data;
   const embeddedTemporal = env.TEMPORAL_ADDRESS === undefined;
+  const databaseUrl = env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT);
+  const localHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host);
   return {
     ...env,
     dataDir: resolve(env.DATA_DIR),
-    databaseUrl: env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT),
+    databaseUrl,
     temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
     temporalUiUrl: env.TEMPORAL_UI_URL ?? (embeddedTemporal ? `http://127.0.0.1:${env.TEMPORAL_UI_PORT}` : undefined),
     embeddedDatabase: env.DATABASE_URL === undefined,
     embeddedTemporal,
+    sandboxBankUrl: env.SANDBOX_BANK_URL ?? `http://${localHost(env.SANDBOX_BANK_HOST)}:${env.SANDBOX_BANK_PORT}`,
+    sandboxBankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL ?? databaseUrl,
+    gatewayCallbackUrl: (env.GATEWAY_CALLBACK_URL ?? `http://${localHost(env.HOST)}:${env.PORT}`).replace(/\/$/, ''),
+    providerCallbackSecret: env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET,
   };
 }

@@ -4,6 +4,8 @@ import { Connection } from '@temporalio/client';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { openOrm } from './db/orm.ts';
+import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
+import { createProviders } from './providers/registry.ts';
 import { assertNodeVersion } from './stack/node-version.ts';
 
 assertNodeVersion();
@@ -11,7 +13,8 @@ const config = loadConfig();
 const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
 // Lazy: the API starts (and /health reports 503) even while Temporal is still coming up.
 const temporal = Connection.lazy({ address: config.temporalAddress });
-const app = await buildApp({ config, orm, temporal });
+const dispatcher = new CallbackDispatcher();
+const app = await buildApp({ config, orm, temporal, providers: createProviders(config), dispatcher });
 
 let stopping = false;
 async function shutdown(signal: string) {

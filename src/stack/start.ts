@@ -14,7 +14,14 @@ import { PROJECT_ROOT } from './tools.ts';
 
 assertNodeVersion();
 
-const COLOURS: Record<string, string> = { postgres: '34', temporal: '35', worker: '33', api: '32', stack: '36' };
+const COLOURS: Record<string, string> = {
+  postgres: '34',
+  temporal: '35',
+  'sandbox-bank': '31',
+  worker: '33',
+  api: '32',
+  stack: '36',
+};
 
 function say(source: string, line: string): void {
   const colour = process.stdout.isTTY ? COLOURS[source] : undefined;
@@ -163,6 +170,7 @@ try {
   }
 
   const env = { ...process.env, DATABASE_URL: config.databaseUrl, TEMPORAL_ADDRESS: config.temporalAddress };
+  run('sandbox-bank', 'src/sandbox-bank/server.ts', env);
   run('worker', 'worker/main.ts', env);
   run('api', 'src/server.ts', env);
 
@@ -177,6 +185,7 @@ try {
     say('stack', `  API            ${apiUrl}`);
     say('stack', `  API docs       ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`);
     say('stack', `  Temporal UI    ${config.temporalUiUrl ?? '(external cluster: see your Temporal UI)'}`);
+    say('stack', `  Sandbox bank   ${config.sandboxBankUrl}   (control routes: see README, "Sandbox")`);
     say('stack', '  operator CLI   npm run --silent admin -- tenant create --name acme --wallet-minor 10000000');
     say('stack', 'press Ctrl-C to stop');
   }

@@ -49,10 +49,16 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const recent: string[] = [];
   for (const stream of ['stdout', 'stderr'] as const) {
     child[stream].setEncoding('utf8');
     child[stream].on('data', (chunk: string) => {
-      for (const line of chunk.split('\n')) if (line.trim()) options.onOutput?.(line, stream);
+      for (const line of chunk.split('\n')) {
+        if (!line.trim()) continue;
+        recent.push(line);
+        if (recent.length > 10) recent.shift();
+        options.onOutput?.(line, stream);
+      }
     });
   }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -69,7 +75,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(`temporal server start-dev exited with code ${child.exitCode} (is port ${options.port} taken?)`);
+      throw new Error(
+        `temporal server start-dev exited with code ${child.exitCode} (is port ${options.port} or ${options.uiPort ?? '-'} taken?): ` +
+          recent.join(' | '),
+      );
     }
     if (await temporalReachable(address, options.namespace ?? 'default')) break;
     if (Date.now() > deadline) {

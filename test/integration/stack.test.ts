@@ -9,7 +9,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ensureSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { SEARCH_ATTRIBUTES } from '../../src/stack/temporal-dev.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-import { freePort } from '../support/global-setup.ts';
+import { freePorts } from '../support/global-setup.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-stack-'));
 chmodSync(dataDir, 0o755);
@@ -59,9 +59,16 @@ async function admin(env: Record<string, string>, ...args: string[]): Promise<Re
 
 describe('npm start', () => {
   it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
-    const [port, pgPort, temporalPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [port, pgPort, temporalPort, uiPort, bankPort] = (await freePorts(5)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const env = {
       PORT: String(port),
+      SANDBOX_BANK_PORT: String(bankPort),
       EMBEDDED_PG_PORT: String(pgPort),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
@@ -71,7 +78,8 @@ describe('npm start', () => {
     expect(first.output()).toContain(`API            http://127.0.0.1:${port}`);
     expect(first.output()).toContain(`API docs       http://127.0.0.1:${port}/docs`);
     expect(first.output()).toContain(`Temporal UI    http://127.0.0.1:${uiPort}`);
-    expect(first.output()).toContain('migrations applied: 0001-platform');
+    expect(first.output()).toContain('migrations applied: 0001-platform, 0002-provider-callbacks');
+    expect(first.output()).toContain(`Sandbox bank   http://127.0.0.1:${bankPort}`);
 
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
@@ -88,7 +96,9 @@ describe('npm start', () => {
     );
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
-    for (const name of ['api', 'worker', 'temporal', 'postgres']) expect(first.output()).toContain(`[${name}] stopped`);
+    for (const name of ['api', 'worker', 'sandbox-bank', 'temporal', 'postgres']) {
+      expect(first.output()).toContain(`[${name}] stopped`);
+    }
 
     const second = start(env);
     try {
@@ -99,6 +109,13 @@ describe('npm start', () => {
       });
       expect(wallet.status).toBe(200);
       expect(((await wallet.json()) as { data: { available_minor: number } }).data.available_minor).toBe(123_456);
+      // The sandbox bank runs with the rest, and the gateway reaches it.
+      const banks = await fetch(`http://127.0.0.1:${port}/api/v1/banks`, {
+        headers: { authorization: `Bearer ${created.api_key}` },
+      });
+      expect(banks.status).toBe(200);
+      const items = ((await banks.json()) as { data: { items: { code: string }[] } }).data.items;
+      expect(items.map((bank) => bank.code)).toContain('058');
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);

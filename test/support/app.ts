@@ -7,6 +7,8 @@ import { type AppDeps, buildApp } from '../../src/app.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import { createTenant } from '../../src/tenants/tenants.ts';
 import { postEntry, systemAccountId, tenantAccountId } from '../../src/ledger/ledger.ts';
+import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
+import { createProviders } from '../../src/providers/registry.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -16,10 +18,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(
-  orm: MikroORM,
-  options: { temporalAddress?: string; rateLimitPerMinute?: number; extend?: (app: FastifyInstance) => void } = {},
-): Promise<TestApp> {
+export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789';
+
+export interface TestAppOptions {
+  temporalAddress?: string;
+  rateLimitPerMinute?: number;
+  /** Where the sandbox bank listens; by default an address where nothing does. */
+  sandboxBankUrl?: string;
+  providerTimeoutMs?: number;
+  dispatcher?: CallbackDispatcher;
+  extend?: (app: FastifyInstance) => void;
+}
+
+export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
   const logs: Record<string, unknown>[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -34,8 +45,14 @@ export async function createTestApp(
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
     TEMPORAL_NAMESPACE: 'default',
+    providerCallbackSecret: TEST_CALLBACK_SECRET,
   };
-  const app = await buildApp({ config, orm, temporal, logStream });
+  const providers = createProviders({
+    sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
+    PROVIDER_TIMEOUT_MS: options.providerTimeoutMs ?? 2_000,
+  });
+  const dispatcher = options.dispatcher ?? new CallbackDispatcher();
+  const app = await buildApp({ config, orm, temporal, logStream, providers, dispatcher });
   options.extend?.(app);
   await app.ready();
   return {

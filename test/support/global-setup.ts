@@ -2,7 +2,7 @@
 // PostgreSQL (or TEST_DATABASE_URL's server) and a Temporal dev server, both on free ports and
 // throwaway storage. Test files reach them through vitest's inject().
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { type AddressInfo, type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -18,17 +18,27 @@ declare module 'vitest' {
   }
 }
 
+/** Ports free right now, distinct from each other (all are held open until every one is known). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+  const [port] = (await freePorts(1)) as [number];
+  return port;
 }
 
 let postgres: EmbeddedPostgresHandle | undefined;
@@ -40,7 +50,7 @@ export async function setup(project: TestProject): Promise<void> {
   // The postgres OS user must be able to reach its data directory below this one.
   chmodSync(workDir, 0o755);
 
-  const [pgPort, temporalPort] = await Promise.all([freePort(), freePort()]);
+  const [pgPort, temporalPort] = (await freePorts(2)) as [number, number];
   const startPostgres = async () => {
     if (process.env.TEST_DATABASE_URL) return process.env.TEST_DATABASE_URL;
     postgres = await startEmbeddedPostgres({

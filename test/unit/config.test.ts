@@ -44,13 +44,17 @@ describe('loadConfig', () => {
     expect(names).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'PORT', 'TEMPORAL_ADDRESS']);
   });
 
-  it('refuses the embedded fallbacks in production', () => {
+  it('refuses the embedded fallbacks and the development secret in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
-      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required/,
+      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required/,
     );
-    expect(() =>
-      loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/gw', TEMPORAL_ADDRESS: 't:7233' }),
-    ).not.toThrow();
+    const production = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://db/gw',
+      TEMPORAL_ADDRESS: 't:7233',
+      PROVIDER_CALLBACK_SECRET: 'a-real-secret-from-the-vault',
+    });
+    expect(production.providerCallbackSecret).toBe('a-real-secret-from-the-vault');
   });
 
   it('treats empty variables as unset', () => {

@@ -1,5 +1,6 @@
 // Every migration, in order. Listed explicitly rather than discovered from disk, so the same
 // list runs under `npm start`, the tests and a production deploy.
 import { Migration0001Platform } from './0001-platform.ts';
+import { Migration0002ProviderCallbacks } from './0002-provider-callbacks.ts';
 
-export const migrations = [Migration0001Platform];
+export const migrations = [Migration0001Platform, Migration0002ProviderCallbacks];

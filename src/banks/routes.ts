@@ -1,0 +1,31 @@
+// GET /api/v1/banks: the banks transfers can be sent to, as the bank switch lists them.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
+import type { BankDirectory } from '../providers/registry.ts';
+
+const BankList = z.object({ items: z.array(z.object({ code: z.string(), name: z.string(), slug: z.string() })) });
+
+export function bankRoutes(app: FastifyInstance, deps: { banks: BankDirectory }) {
+  app.get(
+    '/api/v1/banks',
+    {
+      schema: {
+        tags: ['banks'],
+        summary: 'Banks that transfers can be sent to (use `code` as recipient_bank_code)',
+        security: [{ apiKey: [] }],
+        response: { 200: envelopeSchema(BankList), 401: ResourceErrorSchema, 503: ResourceErrorSchema },
+      },
+    },
+    async (request) => {
+      let items;
+      try {
+        items = await deps.banks.list();
+      } catch (cause) {
+        throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+      }
+      return ok(request, { items: items.map(({ code, name, slug }) => ({ code, name, slug })) });
+    },
+  );
+}

@@ -1,0 +1,106 @@
+// POST /provider-callbacks/:provider — where banks tell us what happened. The signature and its
+// timestamp are checked on the raw body before anything is parsed or stored (401 otherwise, and
+// nothing applied). Each (provider, event id) is applied once: the row is locked while its
+// dispatch runs, and a repeat of a dispatched event only gets "duplicate". The work itself happens
+// in workflows; this route answers as soon as the fact is handed over.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { ok } from '../http/envelope.ts';
+import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
+import type { CallbackDispatcher } from './dispatcher.ts';
+
+const CallbackBody = z.object({
+  event_id: z.string().min(1).max(200),
+  type: z.string().min(1).max(100),
+  occurred_at: z.string().optional(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export interface CallbackRouteDeps {
+  orm: MikroORM;
+  /** Signing secret per provider name; a provider not listed here has no callback route. */
+  secrets: Record<string, string>;
+  dispatcher: CallbackDispatcher;
+}
+
+export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
+  return app.register((scope, _options, done) => {
+    // Keep the body as the provider sent it: the signature covers those exact bytes.
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    scope.post(
+      '/provider-callbacks/:provider',
+      {
+        config: { public: true },
+        schema: {
+          tags: ['providers'],
+          summary: 'Signed callbacks from banks and providers (not for tenants)',
+          params: z.object({ provider: z.string() }),
+        },
+      },
+      async (request) => {
+        const { provider } = request.params as { provider: string };
+        const secret = deps.secrets[provider];
+        if (!secret) throw ApiError.notFound(`provider ${provider}`);
+        const raw = typeof request.body === 'string' ? request.body : '';
+        const header = request.headers[SIGNATURE_HEADER];
+        const check = verifySignature(secret, raw, Array.isArray(header) ? header[0] : header);
+        if (!check.ok) {
+          request.log.warn({ provider, reason: check.reason }, 'provider callback refused');
+          throw new ApiError('unauthorized', `callback signature refused: ${check.reason}`);
+        }
+        let parsed: z.infer<typeof CallbackBody>;
+        try {
+          const result = CallbackBody.safeParse(JSON.parse(raw));
+          if (!result.success) {
+            throw ApiError.validation(
+              result.error.issues.map((issue) => ({ path: issue.path.join('.') || 'body', message: issue.message })),
+            );
+          }
+          parsed = result.data;
+        } catch (error) {
+          if (error instanceof ApiError) throw error;
+          throw ApiError.validation([{ path: 'body', message: 'is not valid JSON' }], 'malformed JSON body');
+        }
+
+        const outcome = await deps.orm.em.fork().transactional(async (tx) => {
+          await tx.execute(
+            `insert into provider_callbacks (id, provider, event_id, type, payload) values (?, ?, ?, ?, ?)
+             on conflict on constraint provider_callbacks_event do nothing`,
+            [randomUUID(), provider, parsed.event_id, parsed.type, raw],
+          );
+          const [row] = await tx.execute<{ id: string; dispatched_at: Date | null }[]>(
+            'select id, dispatched_at from provider_callbacks where provider = ? and event_id = ? for update',
+            [provider, parsed.event_id],
+          );
+          if (row!.dispatched_at) return 'duplicate' as const;
+          let result: string;
+          try {
+            result = await deps.dispatcher.dispatch({
+              provider,
+              eventId: parsed.event_id,
+              type: parsed.type,
+              occurredAt: parsed.occurred_at,
+              data: parsed.data,
+            });
+          } catch (cause) {
+            request.log.error({ err: cause, provider, eventId: parsed.event_id }, 'provider callback dispatch failed');
+            throw new ApiError('unavailable', 'callback recorded but not yet applied; retry later', null, { cause });
+          }
+          await tx.execute('update provider_callbacks set dispatched_at = now(), dispatch_result = ? where id = ?', [
+            result.slice(0, 500),
+            row!.id,
+          ]);
+          return 'accepted' as const;
+        });
+        request.log.info({ provider, eventId: parsed.event_id, type: parsed.type, outcome }, 'provider callback');
+        return ok(request, { event_id: parsed.event_id, status: outcome });
+      },
+    );
+    done();
+  });
+}

@@ -1,0 +1,70 @@
+// The providers this deployment talks to, built from configuration. Sandbox keys and tests use
+// the bundled sandbox bank: its NIP switch for transfers, and two virtual-account providers so
+// that routing between providers is real.
+import type { Config } from '../config.ts';
+import { SandboxBankSwitch, SandboxVirtualAccountProvider } from './sandbox-bank-adapter.ts';
+import type { Bank, BankSwitch, VirtualAccountProvider } from './types.ts';
+
+export interface VirtualAccountProviderEntry {
+  provider: VirtualAccountProvider;
+  countries: readonly string[];
+  currencies: readonly string[];
+  /** Whether the provider honours a `preferred_bank` hint. */
+  supportsPreferredBank: boolean;
+  /** Key modes allowed to route here. */
+  modes: readonly ('test' | 'live')[];
+}
+
+export interface Providers {
+  bankSwitch: BankSwitch;
+  virtualAccounts: VirtualAccountProviderEntry[];
+  banks: BankDirectory;
+}
+
+/** The bank list, fetched from the switch and kept for a few minutes. */
+export class BankDirectory {
+  private readonly bankSwitch: BankSwitch;
+  private readonly ttlMs: number;
+  private cached: { banks: Bank[]; at: number } | undefined;
+
+  constructor(bankSwitch: BankSwitch, ttlMs = 5 * 60_000) {
+    this.bankSwitch = bankSwitch;
+    this.ttlMs = ttlMs;
+  }
+
+  async list(): Promise<Bank[]> {
+    if (this.cached && Date.now() - this.cached.at < this.ttlMs) return this.cached.banks;
+    const banks = await this.bankSwitch.listBanks();
+    this.cached = { banks, at: Date.now() };
+    return banks;
+  }
+
+  async find(code: string): Promise<Bank | undefined> {
+    return (await this.list()).find((bank) => bank.code === code);
+  }
+}
+
+export function createProviders(config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'>): Providers {
+  const http = { baseUrl: config.sandboxBankUrl, timeoutMs: config.PROVIDER_TIMEOUT_MS };
+  const bankSwitch = new SandboxBankSwitch(http);
+  return {
+    bankSwitch,
+    banks: new BankDirectory(bankSwitch),
+    virtualAccounts: [
+      {
+        provider: new SandboxVirtualAccountProvider('wema', http),
+        countries: ['NG'],
+        currencies: ['NGN'],
+        supportsPreferredBank: false,
+        modes: ['test'],
+      },
+      {
+        provider: new SandboxVirtualAccountProvider('providus', http),
+        countries: ['NG'],
+        currencies: ['NGN'],
+        supportsPreferredBank: true,
+        modes: ['test'],
+      },
+    ],
+  };
+}

@@ -1,0 +1,238 @@
+// HTTP adapters for the sandbox bank, exactly as the gateway would talk to a real switch or
+// provider: every call has a timeout; network errors, timeouts and 5xx are transient; response
+// codes are mapped through src/providers/codes.ts, and the raw code is kept on errors.
+import { meaningOf } from './codes.ts';
+import {
+  type AllocateVirtualAccountInput,
+  type AllocatedVirtualAccount,
+  type Bank,
+  type BankSwitch,
+  type NameEnquiryResult,
+  ProviderError,
+  type SubmitTransferInput,
+  type TransferStatusResult,
+  type VirtualAccountProvider,
+} from './types.ts';
+
+export interface SandboxHttpOptions {
+  baseUrl: string;
+  timeoutMs: number;
+}
+
+/** The fields the sandbox bank's answers carry (each route uses some of them). */
+interface BankAnswer {
+  response_code?: string;
+  message?: string;
+  status?: string;
+  session_id?: string;
+  account_name?: string;
+  account_number?: string;
+  bank_code?: string;
+  bank_name?: string;
+  provider_reference?: string;
+  banks?: Bank[];
+}
+
+async function call(
+  provider: string,
+  options: SandboxHttpOptions,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; answer: BankAnswer }> {
+  let response: Response;
+  try {
+    response = await fetch(`${options.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+  } catch (cause) {
+    const timedOut = cause instanceof DOMException && cause.name === 'TimeoutError';
+    throw new ProviderError(
+      provider,
+      timedOut ? 'timeout' : 'network_error',
+      true,
+      timedOut
+        ? `${provider} did not answer ${method} ${path} within ${options.timeoutMs} ms`
+        : `${provider} unreachable`,
+      { cause },
+    );
+  }
+  let answer: BankAnswer = {};
+  try {
+    answer = (await response.json()) as BankAnswer;
+  } catch (cause) {
+    if (response.status < 500) {
+      throw new ProviderError(
+        provider,
+        'unknown',
+        true,
+        `${provider} sent an unreadable answer (HTTP ${response.status})`,
+        {
+          httpStatus: response.status,
+          cause,
+        },
+      );
+    }
+  }
+  if (response.status >= 500) {
+    throw new ProviderError(
+      provider,
+      'unavailable',
+      true,
+      `${provider} answered HTTP ${response.status}: ${answer.message ?? ''}`,
+      {
+        rawCode: answer.response_code,
+        httpStatus: response.status,
+      },
+    );
+  }
+  return { status: response.status, answer };
+}
+
+/** The transfer's state as the bank reports it; throws when the answer is a refusal or a fault. */
+function statusFrom(provider: string, answer: BankAnswer, httpStatus: number): TransferStatusResult {
+  const code = answer.response_code;
+  const reported = answer.status;
+  const base = {
+    sessionId: answer.session_id ?? '',
+    rawCode: code ?? '',
+    ...(answer.message ? { message: answer.message } : {}),
+  };
+  if (reported === 'successful' || reported === 'failed' || reported === 'pending')
+    return { status: reported, ...base };
+  const meaning = meaningOf(code);
+  if (meaning.kind === 'error') {
+    throw new ProviderError(provider, meaning.outcome, meaning.transient, answer.message ?? meaning.description, {
+      rawCode: code,
+      httpStatus,
+    });
+  }
+  return { status: meaning.status, ...base };
+}
+
+export class SandboxBankSwitch implements BankSwitch {
+  readonly name = 'sandbox-nip';
+  private readonly options: SandboxHttpOptions;
+
+  constructor(options: SandboxHttpOptions) {
+    this.options = options;
+  }
+
+  async listBanks(): Promise<Bank[]> {
+    const { answer } = await call(this.name, this.options, 'GET', '/banks');
+    return answer.banks ?? [];
+  }
+
+  async nameEnquiry(bankCode: string, accountNumber: string): Promise<NameEnquiryResult> {
+    const { status, answer } = await call(this.name, this.options, 'POST', '/nip/name-enquiry', {
+      bank_code: bankCode,
+      account_number: accountNumber,
+    });
+    const meaning = meaningOf(answer.response_code);
+    if (meaning.kind !== 'status' || meaning.status !== 'successful') {
+      const error = meaning.kind === 'error' ? meaning : undefined;
+      throw new ProviderError(
+        this.name,
+        error?.outcome ?? 'unknown',
+        error?.transient ?? true,
+        answer.message ?? error?.description ?? 'name enquiry did not succeed',
+        { rawCode: answer.response_code, httpStatus: status },
+      );
+    }
+    return {
+      accountNumber,
+      bankCode,
+      accountName: answer.account_name ?? '',
+      sessionId: answer.session_id ?? '',
+    };
+  }
+
+  async submitTransfer(input: SubmitTransferInput): Promise<TransferStatusResult> {
+    const { status, answer } = await call(this.name, this.options, 'POST', '/nip/transfers', {
+      reference: input.reference,
+      amount_minor: input.amountMinor,
+      bank_code: input.bankCode,
+      account_number: input.accountNumber,
+      account_name: input.accountName,
+      narration: input.narration,
+    });
+    if (status >= 400) throw this.rejected(answer, status);
+    return statusFrom(this.name, answer, status);
+  }
+
+  async transferStatus(reference: string): Promise<TransferStatusResult> {
+    const { status, answer } = await call(
+      this.name,
+      this.options,
+      'GET',
+      `/nip/transfers/${encodeURIComponent(reference)}`,
+    );
+    return statusFrom(this.name, answer, status);
+  }
+
+  private rejected(answer: BankAnswer, status: number): ProviderError {
+    const meaning = meaningOf(answer.response_code);
+    return new ProviderError(
+      this.name,
+      meaning.kind === 'error' ? meaning.outcome : 'rejected',
+      false,
+      answer.message ?? `rejected with HTTP ${status}`,
+      { rawCode: answer.response_code, httpStatus: status },
+    );
+  }
+}
+
+export class SandboxVirtualAccountProvider implements VirtualAccountProvider {
+  readonly name: string;
+  private readonly options: SandboxHttpOptions;
+
+  constructor(name: string, options: SandboxHttpOptions) {
+    this.name = name;
+    this.options = options;
+  }
+
+  async allocate(input: AllocateVirtualAccountInput): Promise<AllocatedVirtualAccount> {
+    const { status, answer } = await call(this.name, this.options, 'POST', `/providers/${this.name}/virtual-accounts`, {
+      reference: input.reference,
+      account_name: input.accountName,
+      customer_id: input.customerId,
+      ...(input.bvn ? { bvn: input.bvn } : {}),
+      ...(input.preferredBank ? { preferred_bank: input.preferredBank } : {}),
+    });
+    if (status >= 400) {
+      throw new ProviderError(this.name, 'rejected', false, answer.message ?? `allocation refused (HTTP ${status})`, {
+        rawCode: answer.response_code,
+        httpStatus: status,
+      });
+    }
+    return {
+      accountNumber: answer.account_number ?? '',
+      bankCode: answer.bank_code ?? '',
+      bankName: answer.bank_name ?? '',
+      providerReference: answer.provider_reference ?? '',
+    };
+  }
+
+  async close(accountNumber: string, reason?: string): Promise<void> {
+    const { status, answer } = await call(
+      this.name,
+      this.options,
+      'POST',
+      `/providers/${this.name}/virtual-accounts/${encodeURIComponent(accountNumber)}/close`,
+      reason ? { reason } : {},
+    );
+    if (status >= 400) {
+      const meaning = meaningOf(answer.response_code);
+      throw new ProviderError(
+        this.name,
+        meaning.kind === 'error' ? meaning.outcome : 'rejected',
+        false,
+        answer.message ?? `close refused (HTTP ${status})`,
+        { rawCode: answer.response_code, httpStatus: status },
+      );
+    }
+  }
+}

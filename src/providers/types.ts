@@ -1,0 +1,103 @@
+// What the gateway asks of a bank or virtual-account provider. Adapters turn every answer into
+// either a result or a ProviderError that says whether trying again can help: workflows retry
+// transient errors (network, timeout, 5xx, "system malfunction") and stop on definitive ones.
+
+export interface NameEnquiryResult {
+  accountNumber: string;
+  bankCode: string;
+  accountName: string;
+  sessionId: string;
+}
+
+export interface SubmitTransferInput {
+  /** Our reference: the bank's idempotency key for the transfer. */
+  reference: string;
+  amountMinor: number;
+  bankCode: string;
+  accountNumber: string;
+  accountName: string;
+  narration: string;
+}
+
+export type BankTransferStatus = 'pending' | 'successful' | 'failed';
+
+export interface TransferStatusResult {
+  status: BankTransferStatus;
+  sessionId: string;
+  /** The provider's own response code, kept for operators. */
+  rawCode: string;
+  message?: string;
+}
+
+export interface AllocateVirtualAccountInput {
+  /** Our idempotency key at the provider: a repeat allocates nothing new. */
+  reference: string;
+  accountName: string;
+  customerId: string;
+  bvn?: string;
+  preferredBank?: string;
+}
+
+export interface AllocatedVirtualAccount {
+  accountNumber: string;
+  bankCode: string;
+  bankName: string;
+  providerReference: string;
+}
+
+export interface Bank {
+  code: string;
+  name: string;
+  slug: string;
+}
+
+/** Our outcome vocabulary, whatever the provider's codes. */
+export type ProviderOutcome =
+  | 'invalid_account'
+  | 'transfer_failed'
+  | 'not_found'
+  | 'rejected'
+  | 'unavailable'
+  | 'timeout'
+  | 'network_error'
+  | 'unknown';
+
+export class ProviderError extends Error {
+  readonly provider: string;
+  readonly outcome: ProviderOutcome;
+  /** Whether the same call may succeed later. */
+  readonly transient: boolean;
+  readonly rawCode: string | undefined;
+  readonly httpStatus: number | undefined;
+
+  constructor(
+    provider: string,
+    outcome: ProviderOutcome,
+    transient: boolean,
+    message: string,
+    extra: { rawCode?: string; httpStatus?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: extra.cause });
+    this.name = 'ProviderError';
+    this.provider = provider;
+    this.outcome = outcome;
+    this.transient = transient;
+    this.rawCode = extra.rawCode;
+    this.httpStatus = extra.httpStatus;
+  }
+}
+
+export interface BankSwitch {
+  readonly name: string;
+  listBanks(): Promise<Bank[]>;
+  nameEnquiry(bankCode: string, accountNumber: string): Promise<NameEnquiryResult>;
+  /** Accepted for processing; the outcome arrives by callback or status query. */
+  submitTransfer(input: SubmitTransferInput): Promise<TransferStatusResult>;
+  transferStatus(reference: string): Promise<TransferStatusResult>;
+}
+
+export interface VirtualAccountProvider {
+  readonly name: string;
+  allocate(input: AllocateVirtualAccountInput): Promise<AllocatedVirtualAccount>;
+  close(accountNumber: string, reason?: string): Promise<void>;
+}

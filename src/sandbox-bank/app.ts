@@ -1,0 +1,310 @@
+// The sandbox bank: a separate HTTP service that behaves like a Nigerian bank switch (NIBSS NIP:
+// name enquiry, transfers, transfer status query) and like virtual-account providers, with the
+// magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
+// a real bank does. Routes under /control let tests and operators steer it.
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
+import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
+
+/** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
+export const NIP = {
+  success: '00',
+  pending: '09',
+  invalidAccount: '07',
+  notFound: '25',
+  notPermitted: '57',
+  bankUnavailable: '91',
+  systemMalfunction: '96',
+} as const;
+
+export const MAGIC_ACCOUNTS = {
+  invalid: '0000000000',
+  failsAfterAcceptance: '1111111111',
+  neverConfirms: '2222222222',
+  flaky: '3333333333',
+} as const;
+
+/** Virtual-account providers this bank plays, with their settlement bank and NUBAN serial base. */
+export const VIRTUAL_ACCOUNT_PROVIDERS = {
+  wema: { bankCode: '035', serialBase: 810_000_000 },
+  providus: { bankCode: '101', serialBase: 950_000_000 },
+} as const;
+export type VirtualAccountProviderName = keyof typeof VIRTUAL_ACCOUNT_PROVIDERS;
+
+export const PROVIDERS = ['nip', ...Object.keys(VIRTUAL_ACCOUNT_PROVIDERS)] as const;
+
+export interface SandboxBankOptions {
+  store: SandboxStore;
+  /** How long an ordinary transfer takes to complete. */
+  completionDelayMs: number;
+  /** How long the flaky account's second attempt hangs before answering (callers time out first). */
+  hangMs: number;
+  logLevel?: string;
+}
+
+const digits10 = z.string().regex(/^\d{10}$/, 'must be 10 digits');
+const bankCode = z.string().refine((code) => bankByCode(code) !== undefined, 'is not a known bank code');
+
+const NameEnquiryBody = z.object({ bank_code: bankCode, account_number: digits10 });
+const TransferBody = z.object({
+  reference: z.string().min(1).max(100),
+  amount_minor: z.number().int().positive(),
+  bank_code: bankCode,
+  account_number: digits10,
+  account_name: z.string().min(1).max(200),
+  narration: z.string().max(100).default(''),
+});
+const AllocateBody = z.object({
+  reference: z.string().min(1).max(200),
+  account_name: z.string().min(1).max(200),
+  customer_id: z.string().min(1).max(200),
+  bvn: z.string().optional(),
+  preferred_bank: z.string().optional(),
+});
+const CreditBody = z.object({
+  amount_minor: z.number().int().positive(),
+  sender_name: z.string().min(1).max(200).optional(),
+  reference: z.string().min(1).max(100).optional(),
+});
+
+function transferView(transfer: TransferRow) {
+  return {
+    response_code: transfer.response_code,
+    status: transfer.status,
+    reference: transfer.reference,
+    session_id: transfer.session_id,
+    amount_minor: Number(transfer.amount_minor),
+    bank_code: transfer.bank_code,
+    account_number: transfer.account_number,
+    account_name: transfer.account_name,
+  };
+}
+
+function accountView(account: VirtualAccountRow) {
+  return {
+    provider: account.provider,
+    account_number: account.account_number,
+    account_name: account.account_name,
+    bank_code: account.bank_code,
+    bank_name: bankByCode(account.bank_code)?.name ?? account.bank_code,
+    provider_reference: account.reference,
+    status: account.status,
+  };
+}
+
+function isProvider(name: string): name is VirtualAccountProviderName {
+  return Object.hasOwn(VIRTUAL_ACCOUNT_PROVIDERS, name);
+}
+
+export async function buildSandboxBank(options: SandboxBankOptions): Promise<FastifyInstance> {
+  const { store } = options;
+  const server = Fastify({ logger: { level: options.logLevel ?? 'info', base: { service: 'sandbox-bank' } } });
+  server.setValidatorCompiler(validatorCompiler);
+  server.setSerializerCompiler(serializerCompiler);
+  const app = server.withTypeProvider<ZodTypeProvider>();
+  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+    const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'sandbox bank error');
+    return reply
+      .status(status)
+      .send({ response_code: status >= 500 ? NIP.systemMalfunction : 'XX', message: error.message });
+  });
+
+  async function unavailable(provider: string, reply: FastifyReply): Promise<boolean> {
+    if (!(await store.isDown(provider))) return false;
+    await reply.status(503).send({ response_code: NIP.bankUnavailable, message: `${provider} is unavailable` });
+    return true;
+  }
+
+  app.get('/health', (_request, reply) => reply.send({ status: 'ok' }));
+  app.get('/banks', (_request, reply) => reply.send({ banks: BANKS }));
+
+  app.post('/nip/name-enquiry', { schema: { body: NameEnquiryBody } }, async (request, reply) => {
+    if (await unavailable('nip', reply)) return reply;
+    const { bank_code, account_number } = request.body;
+    if (account_number === MAGIC_ACCOUNTS.invalid) {
+      return { response_code: NIP.invalidAccount, message: 'Invalid account', account_number, bank_code };
+    }
+    return {
+      response_code: NIP.success,
+      account_number,
+      bank_code,
+      account_name: accountNameFor(account_number),
+      session_id: newSessionId(),
+    };
+  });
+
+  app.post('/nip/transfers', { schema: { body: TransferBody } }, async (request, reply) => {
+    if (await unavailable('nip', reply)) return reply;
+    const body = request.body;
+    const existing = await store.findTransfer(body.reference);
+    if (existing) return transferView(existing);
+    if (body.account_number === MAGIC_ACCOUNTS.invalid) {
+      return reply
+        .status(200)
+        .send({ response_code: NIP.invalidAccount, message: 'Invalid account', reference: body.reference });
+    }
+    if (body.account_number === MAGIC_ACCOUNTS.flaky) {
+      const attempt = await store.countAttempt(body.reference);
+      if (attempt === 1) {
+        return reply.status(500).send({ response_code: NIP.systemMalfunction, message: 'System malfunction' });
+      }
+      if (attempt === 2) {
+        // Hang like a switch that never answers; the caller's timeout fires first.
+        await new Promise((resolve) => setTimeout(resolve, options.hangMs));
+        return reply
+          .status(504)
+          .send({ response_code: '97', message: 'Timeout waiting for response from destination' });
+      }
+    }
+    const plannedOutcome =
+      body.account_number === MAGIC_ACCOUNTS.failsAfterAcceptance
+        ? 'failed'
+        : body.account_number === MAGIC_ACCOUNTS.neverConfirms
+          ? 'held'
+          : 'successful';
+    const { transfer } = await store.acceptTransfer({
+      reference: body.reference,
+      amountMinor: body.amount_minor,
+      bankCode: body.bank_code,
+      accountNumber: body.account_number,
+      accountName: body.account_name,
+      narration: body.narration,
+      plannedOutcome,
+      completeInMs: options.completionDelayMs,
+    });
+    return transferView(transfer);
+  });
+
+  app.get<{ Params: { reference: string } }>('/nip/transfers/:reference', async (request, reply) => {
+    if (await unavailable('nip', reply)) return reply;
+    const transfer = await store.findTransfer(request.params.reference);
+    if (!transfer) return reply.status(404).send({ response_code: NIP.notFound, message: 'Unable to locate record' });
+    return transferView(transfer);
+  });
+
+  app.post(
+    '/providers/:provider/virtual-accounts',
+    { schema: { params: z.object({ provider: z.string() }), body: AllocateBody } },
+    async (request, reply) => {
+      const { provider } = request.params;
+      if (!isProvider(provider))
+        return reply.status(404).send({ response_code: 'XX', message: `unknown provider ${provider}` });
+      if (await unavailable(provider, reply)) return reply;
+      const settings = VIRTUAL_ACCOUNT_PROVIDERS[provider];
+      const body = request.body;
+      const found = await store.pool.query<VirtualAccountRow>(
+        'select * from sandbox_bank.virtual_accounts where provider = $1 and reference = $2',
+        [provider, body.reference],
+      );
+      if (found.rows[0]) return accountView(found.rows[0]);
+      const serial = await store.nextSerial(provider, settings.serialBase);
+      const { rows } = await store.pool.query<VirtualAccountRow>(
+        `insert into sandbox_bank.virtual_accounts
+           (provider, account_number, reference, account_name, customer_id, bank_code, status)
+         values ($1, $2, $3, $4, $5, $6, 'active')
+         on conflict (provider, reference) do update set reference = excluded.reference returning *`,
+        [
+          provider,
+          nuban(settings.bankCode, serial),
+          body.reference,
+          body.account_name,
+          body.customer_id,
+          settings.bankCode,
+        ],
+      );
+      return reply.status(201).send(accountView(rows[0]!));
+    },
+  );
+
+  app.post<{ Params: { provider: string; accountNumber: string }; Body: { reason?: string } | undefined }>(
+    '/providers/:provider/virtual-accounts/:accountNumber/close',
+    async (request, reply) => {
+      const { provider, accountNumber } = request.params;
+      if (!isProvider(provider))
+        return reply.status(404).send({ response_code: 'XX', message: `unknown provider ${provider}` });
+      if (await unavailable(provider, reply)) return reply;
+      const { rows } = await store.pool.query<VirtualAccountRow>(
+        `update sandbox_bank.virtual_accounts set status = 'closed', close_reason = coalesce(close_reason, $3)
+          where provider = $1 and account_number = $2 returning *`,
+        [provider, accountNumber, request.body?.reason ?? null],
+      );
+      if (!rows[0]) return reply.status(404).send({ response_code: NIP.notFound, message: 'Unable to locate record' });
+      return accountView(rows[0]);
+    },
+  );
+
+  // ---- control routes (tests and operators) ----
+
+  app.post<{ Params: { provider: string } }>('/control/providers/:provider/down', async (request, reply) => {
+    if (!(PROVIDERS as readonly string[]).includes(request.params.provider))
+      return reply.status(404).send({ message: 'unknown provider' });
+    await store.setDown(request.params.provider, true);
+    return { provider: request.params.provider, down: true };
+  });
+  app.post<{ Params: { provider: string } }>('/control/providers/:provider/up', async (request, reply) => {
+    if (!(PROVIDERS as readonly string[]).includes(request.params.provider))
+      return reply.status(404).send({ message: 'unknown provider' });
+    await store.setDown(request.params.provider, false);
+    return { provider: request.params.provider, down: false };
+  });
+
+  for (const [action, outcome, code, message] of [
+    ['confirm', 'successful', NIP.success, 'Approved or completed successfully'],
+    ['fail', 'failed', NIP.notPermitted, 'Transaction not permitted to sender'],
+  ] as const) {
+    app.post<{ Params: { reference: string } }>(`/control/transfers/:reference/${action}`, async (request, reply) => {
+      const settled = await store.transaction((client) =>
+        store.settleTransfer(client, request.params.reference, outcome, code, message),
+      );
+      if (settled) return { reference: settled.reference, status: outcome };
+      const transfer = await store.findTransfer(request.params.reference);
+      if (!transfer) return reply.status(404).send({ message: `no transfer ${request.params.reference}` });
+      return reply.status(409).send({ message: `transfer is already ${transfer.status}` });
+    });
+  }
+
+  app.post(
+    '/control/providers/:provider/virtual-accounts/:accountNumber/credits',
+    { schema: { params: z.object({ provider: z.string(), accountNumber: z.string() }), body: CreditBody } },
+    async (request, reply) => {
+      const { provider, accountNumber } = request.params;
+      const body = request.body;
+      const { rows } = await store.pool.query<VirtualAccountRow>(
+        'select * from sandbox_bank.virtual_accounts where provider = $1 and account_number = $2',
+        [provider, accountNumber],
+      );
+      const account = rows[0];
+      if (!account) return reply.status(404).send({ message: `no ${provider} account ${accountNumber}` });
+      const transactionReference = body.reference ?? `SBXCR${newSessionId().slice(-20)}`;
+      const sessionId = newSessionId();
+      const senderName = body.sender_name ?? 'SANDBOX SENDER';
+      const result = await store.transaction(async (client) => {
+        const inserted = await client.query(
+          `insert into sandbox_bank.inbound_credits
+             (transaction_reference, session_id, provider, account_number, amount_minor, sender_name)
+           values ($1, $2, $3, $4, $5, $6) on conflict (transaction_reference) do nothing`,
+          [transactionReference, sessionId, provider, accountNumber, body.amount_minor, senderName],
+        );
+        if (inserted.rowCount === 0) return undefined;
+        const eventId = await store.queueCallback(client, 'virtual_account.credit', {
+          provider,
+          account_number: accountNumber,
+          provider_reference: account.reference,
+          amount_minor: body.amount_minor,
+          currency: 'NGN',
+          sender_name: senderName,
+          transaction_reference: transactionReference,
+          session_id: sessionId,
+        });
+        return { transaction_reference: transactionReference, session_id: sessionId, event_id: eventId };
+      });
+      if (!result) return reply.status(409).send({ message: `credit ${transactionReference} was already sent` });
+      return reply.status(202).send(result);
+    },
+  );
+
+  return server;
+}

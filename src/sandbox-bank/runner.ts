@@ -1,0 +1,107 @@
+// The sandbox bank's background work: completing accepted transfers when their time comes, and
+// delivering queued callbacks to the gateway (signed, retried with backoff until a 2xx).
+import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+import { NIP } from './app.ts';
+import type { SandboxStore } from './store.ts';
+
+export interface RunnerOptions {
+  store: SandboxStore;
+  /** Full URL the callbacks are POSTed to, e.g. http://127.0.0.1:3000/provider-callbacks/sandbox-bank */
+  callbackUrl: string;
+  callbackSecret: string;
+  intervalMs?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+const MAX_BACKOFF_MS = 60_000;
+
+export function backoffMs(attempts: number): number {
+  return Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.max(0, attempts - 1));
+}
+
+export class SandboxRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  private readonly options: RunnerOptions;
+
+  constructor(options: RunnerOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .catch((error: unknown) => this.options.log?.('sandbox runner tick failed', { error: String(error) }))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs ?? 200);
+        });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  async tick(): Promise<void> {
+    await this.completeDueTransfers();
+    await this.deliverCallbacks();
+  }
+
+  async completeDueTransfers(): Promise<void> {
+    const { store } = this.options;
+    for (const transfer of await store.dueTransfers()) {
+      const failed = transfer.planned_outcome === 'failed';
+      await store.transaction((client) =>
+        store.settleTransfer(
+          client,
+          transfer.reference,
+          failed ? 'failed' : 'successful',
+          failed ? NIP.notPermitted : NIP.success,
+          failed ? 'Transaction not permitted to sender' : 'Approved or completed successfully',
+        ),
+      );
+    }
+  }
+
+  async deliverCallbacks(): Promise<void> {
+    const { store, callbackUrl, callbackSecret } = this.options;
+    await store.transaction(async (client) => {
+      const due = await store.claimDueCallbacks(client);
+      for (const callback of due) {
+        const body = JSON.stringify(callback.payload);
+        let error: string | undefined;
+        try {
+          const response = await fetch(callbackUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(callbackSecret, body) },
+            body,
+            signal: AbortSignal.timeout(5_000),
+          });
+          if (!response.ok) error = `HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`;
+        } catch (cause) {
+          error = cause instanceof Error ? cause.message : String(cause);
+        }
+        if (error === undefined) {
+          await client.query(
+            'update sandbox_bank.callbacks set delivered_at = now(), attempts = attempts + 1 where event_id = $1',
+            [callback.event_id],
+          );
+        } else {
+          const attempts = callback.attempts + 1;
+          await client.query(
+            `update sandbox_bank.callbacks set attempts = $2, last_error = $3,
+                    next_attempt_at = now() + ($4::integer * interval '1 millisecond') where event_id = $1`,
+            [callback.event_id, attempts, error, backoffMs(attempts)],
+          );
+          this.options.log?.('callback delivery failed', { event_id: callback.event_id, attempts, error });
+        }
+      }
+    });
+  }
+}

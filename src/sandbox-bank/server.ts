@@ -1,0 +1,43 @@
+// The sandbox bank process (started by `npm start` beside the API and worker). Its state lives in
+// the `sandbox_bank` schema of SANDBOX_BANK_DATABASE_URL (by default the gateway's database
+// server), apart from the gateway's own tables.
+import { loadConfig } from '../config.ts';
+import { assertNodeVersion } from '../stack/node-version.ts';
+import { buildSandboxBank } from './app.ts';
+import { SandboxRunner } from './runner.ts';
+import { SandboxStore } from './store.ts';
+
+assertNodeVersion();
+const config = loadConfig();
+const store = new SandboxStore(config.sandboxBankDatabaseUrl);
+await store.migrate();
+const app = await buildSandboxBank({
+  store,
+  completionDelayMs: config.SANDBOX_BANK_COMPLETION_DELAY_MS,
+  hangMs: config.SANDBOX_BANK_HANG_MS,
+  logLevel: config.LOG_LEVEL,
+});
+const runner = new SandboxRunner({
+  store,
+  callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox-bank`,
+  callbackSecret: config.providerCallbackSecret,
+  log: (message, fields) => app.log.warn(fields ?? {}, message),
+});
+
+let stopping = false;
+async function shutdown() {
+  if (stopping) return;
+  stopping = true;
+  try {
+    await runner.stop();
+    await app.close();
+    await store.close();
+  } finally {
+    process.exit(0);
+  }
+}
+process.once('SIGINT', () => void shutdown());
+process.once('SIGTERM', () => void shutdown());
+
+await app.listen({ host: config.SANDBOX_BANK_HOST, port: config.SANDBOX_BANK_PORT });
+runner.start();

@@ -1,0 +1,298 @@
+// The sandbox bank's own state, in its own PostgreSQL schema (`sandbox_bank`). It knows nothing
+// of the gateway's tables. Callbacks to the gateway go through an outbox table, written in the
+// same transaction as the state change they announce, so a restart never loses one.
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+export const SCHEMA = 'sandbox_bank';
+
+const DDL = `
+create schema if not exists ${SCHEMA};
+create table if not exists ${SCHEMA}.transfers (
+  reference text primary key,
+  session_id text not null unique,
+  amount_minor bigint not null,
+  bank_code text not null,
+  account_number text not null,
+  account_name text not null,
+  narration text not null default '',
+  status text not null check (status in ('pending', 'successful', 'failed')),
+  response_code text not null,
+  planned_outcome text not null check (planned_outcome in ('successful', 'failed', 'held')),
+  complete_at timestamptz,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+create table if not exists ${SCHEMA}.submission_attempts (
+  reference text primary key,
+  attempts integer not null
+);
+create table if not exists ${SCHEMA}.virtual_accounts (
+  provider text not null,
+  account_number text not null,
+  reference text not null,
+  account_name text not null,
+  customer_id text not null,
+  bank_code text not null,
+  status text not null check (status in ('active', 'closed')),
+  close_reason text,
+  created_at timestamptz not null default now(),
+  primary key (provider, account_number),
+  unique (provider, reference)
+);
+create table if not exists ${SCHEMA}.account_serials (
+  provider text primary key,
+  next_serial bigint not null
+);
+create table if not exists ${SCHEMA}.inbound_credits (
+  transaction_reference text primary key,
+  session_id text not null,
+  provider text not null,
+  account_number text not null,
+  amount_minor bigint not null,
+  sender_name text not null,
+  created_at timestamptz not null default now()
+);
+create table if not exists ${SCHEMA}.callbacks (
+  event_id text primary key,
+  type text not null,
+  payload jsonb not null,
+  attempts integer not null default 0,
+  next_attempt_at timestamptz not null default now(),
+  delivered_at timestamptz,
+  last_error text,
+  created_at timestamptz not null default now()
+);
+create index if not exists callbacks_due_idx on ${SCHEMA}.callbacks (next_attempt_at) where delivered_at is null;
+create table if not exists ${SCHEMA}.provider_state (
+  provider text primary key,
+  down boolean not null
+);
+`;
+
+export type TransferStatus = 'pending' | 'successful' | 'failed';
+
+export interface TransferRow {
+  reference: string;
+  session_id: string;
+  amount_minor: string;
+  bank_code: string;
+  account_number: string;
+  account_name: string;
+  narration: string;
+  status: TransferStatus;
+  response_code: string;
+  planned_outcome: 'successful' | 'failed' | 'held';
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface VirtualAccountRow {
+  provider: string;
+  account_number: string;
+  reference: string;
+  account_name: string;
+  customer_id: string;
+  bank_code: string;
+  status: 'active' | 'closed';
+  created_at: Date;
+}
+
+export interface CallbackRow {
+  event_id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+/** NIP session ids are 30 digits: here a fixed sandbox institution prefix, the time, and randomness. */
+export function newSessionId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/\D/g, '').slice(2, 14); // yyMMddHHmmss
+  const random = BigInt(`0x${randomBytes(8).toString('hex')}`)
+    .toString()
+    .padStart(20, '0')
+    .slice(-12);
+  return `999999${stamp}${random}`;
+}
+
+export function newEventId(): string {
+  return `sbx_evt_${randomUUID().replaceAll('-', '')}`;
+}
+
+export class SandboxStore {
+  readonly pool: pg.Pool;
+
+  constructor(databaseUrl: string) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  }
+
+  async migrate(): Promise<void> {
+    // Serialise concurrent starts (tests start several banks on one database).
+    const client = await this.pool.connect();
+    try {
+      await client.query('select pg_advisory_lock(hashtext($1))', [SCHEMA]);
+      await client.query(DDL);
+    } finally {
+      await client.query('select pg_advisory_unlock(hashtext($1))', [SCHEMA]);
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async isDown(provider: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ down: boolean }>(
+      `select down from ${SCHEMA}.provider_state where provider = $1`,
+      [provider],
+    );
+    return rows[0]?.down ?? false;
+  }
+
+  async setDown(provider: string, down: boolean): Promise<void> {
+    await this.pool.query(
+      `insert into ${SCHEMA}.provider_state (provider, down) values ($1, $2)
+       on conflict (provider) do update set down = excluded.down`,
+      [provider, down],
+    );
+  }
+
+  /** Counts a submission attempt for a reference; returns the attempt number (1-based). */
+  async countAttempt(reference: string): Promise<number> {
+    const { rows } = await this.pool.query<{ attempts: number }>(
+      `insert into ${SCHEMA}.submission_attempts (reference, attempts) values ($1, 1)
+       on conflict (reference) do update set attempts = ${SCHEMA}.submission_attempts.attempts + 1
+       returning attempts`,
+      [reference],
+    );
+    return rows[0]!.attempts;
+  }
+
+  async findTransfer(reference: string): Promise<TransferRow | undefined> {
+    const { rows } = await this.pool.query<TransferRow>(`select * from ${SCHEMA}.transfers where reference = $1`, [
+      reference,
+    ]);
+    return rows[0];
+  }
+
+  /** Records an accepted transfer; a repeat of the same reference returns the first one. */
+  async acceptTransfer(input: {
+    reference: string;
+    amountMinor: number;
+    bankCode: string;
+    accountNumber: string;
+    accountName: string;
+    narration: string;
+    plannedOutcome: 'successful' | 'failed' | 'held';
+    completeInMs: number;
+  }): Promise<{ transfer: TransferRow; created: boolean }> {
+    const { rows } = await this.pool.query<TransferRow>(
+      `insert into ${SCHEMA}.transfers
+         (reference, session_id, amount_minor, bank_code, account_number, account_name, narration, status,
+          response_code, planned_outcome, complete_at)
+       values ($1, $2, $3, $4, $5, $6, $7, 'pending', '09', $8,
+               case when $8 = 'held' then null else now() + ($9::integer * interval '1 millisecond') end)
+       on conflict (reference) do nothing returning *`,
+      [
+        input.reference,
+        newSessionId(),
+        input.amountMinor,
+        input.bankCode,
+        input.accountNumber,
+        input.accountName,
+        input.narration,
+        input.plannedOutcome,
+        input.completeInMs,
+      ],
+    );
+    if (rows[0]) return { transfer: rows[0], created: true };
+    return { transfer: (await this.findTransfer(input.reference))!, created: false };
+  }
+
+  /** Settles a pending transfer and queues its callback, in one transaction. */
+  async settleTransfer(
+    client: pg.PoolClient,
+    reference: string,
+    outcome: 'successful' | 'failed',
+    responseCode: string,
+    message: string,
+  ): Promise<TransferRow | undefined> {
+    const { rows } = await client.query<TransferRow>(
+      `update ${SCHEMA}.transfers set status = $2, response_code = $3, updated_at = now()
+        where reference = $1 and status = 'pending' returning *`,
+      [reference, outcome, responseCode],
+    );
+    const transfer = rows[0];
+    if (!transfer) return undefined;
+    await this.queueCallback(client, outcome === 'successful' ? 'transfer.successful' : 'transfer.failed', {
+      reference: transfer.reference,
+      session_id: transfer.session_id,
+      amount_minor: Number(transfer.amount_minor),
+      bank_code: transfer.bank_code,
+      account_number: transfer.account_number,
+      status: outcome,
+      response_code: responseCode,
+      message,
+    });
+    return transfer;
+  }
+
+  /** Pending, not held transfers whose time has come. */
+  async dueTransfers(limit = 50): Promise<TransferRow[]> {
+    const { rows } = await this.pool.query<TransferRow>(
+      `select * from ${SCHEMA}.transfers
+        where status = 'pending' and planned_outcome <> 'held' and complete_at <= now()
+        order by complete_at limit $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async queueCallback(client: pg.PoolClient, type: string, data: Record<string, unknown>): Promise<string> {
+    const eventId = newEventId();
+    const payload = { event_id: eventId, type, occurred_at: new Date().toISOString(), data };
+    await client.query(`insert into ${SCHEMA}.callbacks (event_id, type, payload) values ($1, $2, $3)`, [
+      eventId,
+      type,
+      JSON.stringify(payload),
+    ]);
+    return eventId;
+  }
+
+  /** Claims due callbacks (other bank processes skip the locked ones). */
+  async claimDueCallbacks(client: pg.PoolClient, limit = 20): Promise<CallbackRow[]> {
+    const { rows } = await client.query<CallbackRow>(
+      `select event_id, type, payload, attempts from ${SCHEMA}.callbacks
+        where delivered_at is null and next_attempt_at <= now()
+        order by next_attempt_at limit $1 for update skip locked`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async nextSerial(provider: string, base: number): Promise<number> {
+    const { rows } = await this.pool.query<{ serial: string }>(
+      `insert into ${SCHEMA}.account_serials (provider, next_serial) values ($1, $2 + 1)
+       on conflict (provider) do update set next_serial = ${SCHEMA}.account_serials.next_serial + 1
+       returning next_serial - 1 as serial`,
+      [provider, base],
+    );
+    return Number(rows[0]!.serial);
+  }
+}

@@ -1,0 +1,328 @@
+// The provider layer against the real sandbox bank over HTTP: every magic account, the flaky
+// bank's two transient failures, a provider taken down and brought back, virtual-account
+// allocation, and signed callbacks arriving at the gateway (and forged ones refused).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { CallbackDispatcher, type ProviderCallback } from '../../src/provider-callbacks/dispatcher.ts';
+import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { SandboxBankSwitch, SandboxVirtualAccountProvider } from '../../src/providers/sandbox-bank-adapter.ts';
+import { ProviderError } from '../../src/providers/types.ts';
+import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
+import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/global-setup.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let bank: TestSandboxBank;
+let bankSwitch: SandboxBankSwitch;
+const received: ProviderCallback[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const bankPort = await freePort();
+  const dispatcher = new CallbackDispatcher();
+  for (const type of ['transfer.successful', 'transfer.failed', 'virtual_account.credit']) {
+    dispatcher.on(type, async (callback) => {
+      received.push(callback);
+      return `seen ${callback.type}`;
+    });
+  }
+  gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, dispatcher });
+  app = gateway.app;
+  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  bank = await startSandboxBank({
+    databaseUrl: db.url,
+    gatewayUrl,
+    port: bankPort,
+    completionDelayMs: 150,
+    hangMs: 1_500,
+  });
+  bankSwitch = new SandboxBankSwitch({ baseUrl: bank.url, timeoutMs: 500 });
+});
+afterAll(async () => {
+  await bank?.close();
+  await gateway?.close();
+  await db?.drop();
+});
+
+async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ProviderError);
+  return error as ProviderError;
+}
+
+const transferInput = (reference: string, accountNumber: string) => ({
+  reference,
+  amountMinor: 1_234_500,
+  bankCode: '058',
+  accountNumber,
+  accountName: 'TEST RECIPIENT',
+  narration: 'sandbox test',
+});
+
+const callbackFor = (reference: string) => () => received.find((callback) => callback.data.reference === reference);
+
+describe('name enquiry', () => {
+  it('refuses 0000000000 as a definitive invalid_account, keeping the raw code', async () => {
+    const error = await providerError(bankSwitch.nameEnquiry('058', '0000000000'));
+    expect(error).toMatchObject({ outcome: 'invalid_account', transient: false, rawCode: '07' });
+  });
+
+  it('returns the same account name for the same number', async () => {
+    const first = await bankSwitch.nameEnquiry('044', '0123456789');
+    const second = await bankSwitch.nameEnquiry('058', '0123456789');
+    expect(first.accountName).toMatch(/^[A-Z]+ [A-Z]+$/);
+    expect(second.accountName).toBe(first.accountName);
+    expect((await bankSwitch.nameEnquiry('044', '0123456780')).accountName).not.toBe(first.accountName);
+  });
+});
+
+describe('transfers', () => {
+  it('accepts an ordinary account, completes it in about a second, and calls the gateway back', async () => {
+    const reference = `ok-${Date.now()}`;
+    const accepted = await bankSwitch.submitTransfer(transferInput(reference, '0123456789'));
+    expect(accepted.status).toBe('pending');
+    expect(accepted.sessionId).toMatch(/^\d{30}$/);
+    expect(accepted.rawCode).toBe('09');
+
+    const callback = await eventually(callbackFor(reference));
+    expect(callback).toMatchObject({ provider: 'sandbox-bank', type: 'transfer.successful' });
+    expect(callback.data).toMatchObject({
+      session_id: accepted.sessionId,
+      amount_minor: 1_234_500,
+      status: 'successful',
+      response_code: '00',
+    });
+    expect(await bankSwitch.transferStatus(reference)).toMatchObject({
+      status: 'successful',
+      rawCode: '00',
+      sessionId: accepted.sessionId,
+    });
+
+    // The same reference submitted again is the same transfer, not a second one.
+    const again = await bankSwitch.submitTransfer(transferInput(reference, '0123456789'));
+    expect(again.sessionId).toBe(accepted.sessionId);
+  });
+
+  it('accepts 1111111111 and then fails it at the bank', async () => {
+    const reference = `fail-${Date.now()}`;
+    expect((await bankSwitch.submitTransfer(transferInput(reference, '1111111111'))).status).toBe('pending');
+    const callback = await eventually(callbackFor(reference));
+    expect(callback.type).toBe('transfer.failed');
+    expect(callback.data).toMatchObject({ status: 'failed', response_code: '57' });
+    expect(await bankSwitch.transferStatus(reference)).toMatchObject({ status: 'failed', rawCode: '57' });
+  });
+
+  it('holds 2222222222 pending until an operator confirms or fails it', async () => {
+    const held = `held-${Date.now()}`;
+    const heldToo = `held2-${Date.now()}`;
+    await bankSwitch.submitTransfer(transferInput(held, '2222222222'));
+    await bankSwitch.submitTransfer(transferInput(heldToo, '2222222222'));
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect((await bankSwitch.transferStatus(held)).status).toBe('pending');
+    expect(callbackFor(held)()).toBeUndefined();
+
+    expect(await bank.control(`/control/transfers/${held}/confirm`)).toEqual({
+      status: 200,
+      body: { reference: held, status: 'successful' },
+    });
+    expect((await eventually(callbackFor(held))).type).toBe('transfer.successful');
+    expect((await bank.control(`/control/transfers/${heldToo}/fail`)).status).toBe(200);
+    expect((await eventually(callbackFor(heldToo))).type).toBe('transfer.failed');
+    // Settled transfers cannot be settled again.
+    expect((await bank.control(`/control/transfers/${held}/fail`)).status).toBe(409);
+    expect((await bankSwitch.transferStatus(held)).status).toBe('successful');
+  });
+
+  it('errors, then times out, on 3333333333, and accepts and completes on the third try', async () => {
+    const reference = `flaky-${Date.now()}`;
+    const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
+    expect(first).toMatchObject({ outcome: 'unavailable', transient: true, httpStatus: 500, rawCode: '96' });
+    const second = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
+    expect(second).toMatchObject({ outcome: 'timeout', transient: true });
+    const third = await bankSwitch.submitTransfer(transferInput(reference, '3333333333'));
+    expect(third.status).toBe('pending');
+    expect((await eventually(callbackFor(reference))).type).toBe('transfer.successful');
+  });
+
+  it('answers a status query for an unknown reference with a definitive not_found', async () => {
+    const error = await providerError(bankSwitch.transferStatus('never-sent'));
+    expect(error).toMatchObject({ outcome: 'not_found', transient: false, rawCode: '25', httpStatus: 404 });
+  });
+});
+
+describe('a provider taken down', () => {
+  it('makes calls fail as transient, and they succeed again once it is back', async () => {
+    expect((await bank.control('/control/providers/nip/down')).status).toBe(200);
+    try {
+      const error = await providerError(bankSwitch.nameEnquiry('058', '0123456789'));
+      expect(error).toMatchObject({ outcome: 'unavailable', transient: true, httpStatus: 503, rawCode: '91' });
+      const submit = await providerError(bankSwitch.submitTransfer(transferInput(`down-${Date.now()}`, '0123456789')));
+      expect(submit.transient).toBe(true);
+    } finally {
+      expect((await bank.control('/control/providers/nip/up')).status).toBe(200);
+    }
+    expect((await bankSwitch.nameEnquiry('058', '0123456789')).accountName).toBeTruthy();
+  });
+
+  it('is a transient network error when nothing listens at all', async () => {
+    const nowhere = new SandboxBankSwitch({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    expect(await providerError(nowhere.nameEnquiry('058', '0123456789'))).toMatchObject({
+      outcome: 'network_error',
+      transient: true,
+    });
+  });
+});
+
+describe('virtual accounts', () => {
+  it('allocates NUBAN-shaped accounts, unique per provider, once per reference', async () => {
+    const wema = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const providus = new SandboxVirtualAccountProvider('providus', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const a = await wema.allocate({ reference: 'va-1', accountName: 'Ada Obi', customerId: 'cus_1' });
+    const b = await wema.allocate({ reference: 'va-2', accountName: 'Ada Obi', customerId: 'cus_1' });
+    const again = await wema.allocate({ reference: 'va-1', accountName: 'Ada Obi', customerId: 'cus_1' });
+    const c = await providus.allocate({ reference: 'va-1', accountName: 'Ada Obi', customerId: 'cus_1' });
+    expect(a).toMatchObject({ bankCode: '035', bankName: 'Wema Bank' });
+    expect(c).toMatchObject({ bankCode: '101', bankName: 'Providus Bank' });
+    for (const account of [a, b, c]) expect(isValidNuban(account.bankCode, account.accountNumber)).toBe(true);
+    expect(b.accountNumber).not.toBe(a.accountNumber);
+    expect(again.accountNumber).toBe(a.accountNumber);
+
+    await wema.close(a.accountNumber, 'customer left');
+    const closedAgain = wema.close(a.accountNumber);
+    await expect(closedAgain).resolves.toBeUndefined();
+    expect(await providerError(wema.close('0000000001'))).toMatchObject({ outcome: 'not_found', transient: false });
+  });
+
+  it('sends an inbound credit callback with its own transaction reference', async () => {
+    const wema = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const account = await wema.allocate({ reference: 'va-credit', accountName: 'Musa Bello', customerId: 'cus_2' });
+    const sent = await bank.control(`/control/providers/wema/virtual-accounts/${account.accountNumber}/credits`, {
+      amount_minor: 750_050,
+      sender_name: 'OKAFOR STORES',
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.body.transaction_reference).toMatch(/^SBXCR\d{20}$/);
+    const callback = await eventually(() =>
+      received.find(
+        (cb) =>
+          cb.type === 'virtual_account.credit' && cb.data.transaction_reference === sent.body.transaction_reference,
+      ),
+    );
+    expect(callback.data).toMatchObject({
+      provider: 'wema',
+      account_number: account.accountNumber,
+      amount_minor: 750_050,
+      sender_name: 'OKAFOR STORES',
+      provider_reference: 'va-credit',
+    });
+  });
+});
+
+describe('callback intake', () => {
+  const post = (body: string, signature: string | undefined) =>
+    app.inject({
+      method: 'POST',
+      url: '/provider-callbacks/sandbox-bank',
+      headers: { 'content-type': 'application/json', ...(signature ? { [SIGNATURE_HEADER]: signature } : {}) },
+      payload: body,
+    });
+  const storedCount = async (eventId: string) => {
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*) as n from provider_callbacks where event_id = ?', [eventId]);
+    return Number(row?.n);
+  };
+
+  it('refuses a bad signature with 401 and applies nothing', async () => {
+    const body = JSON.stringify({
+      event_id: 'forged-1',
+      type: 'transfer.successful',
+      data: { reference: 'forged-ref' },
+    });
+    for (const signature of [
+      undefined,
+      signPayload('not-the-secret-at-all', body),
+      'garbage',
+      signPayload(TEST_CALLBACK_SECRET, `${body} `),
+    ]) {
+      const response = await post(body, signature);
+      expect(response.statusCode).toBe(401);
+      expect(response.json().error.code).toBe('UNAUTHORIZED');
+    }
+    expect(await storedCount('forged-1')).toBe(0);
+    expect(callbackFor('forged-ref')()).toBeUndefined();
+  });
+
+  it('refuses a correctly signed callback whose timestamp is stale', async () => {
+    const body = JSON.stringify({ event_id: 'stale-1', type: 'transfer.successful', data: { reference: 'stale-ref' } });
+    const response = await post(body, signPayload(TEST_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000) - 600));
+    expect(response.statusCode).toBe(401);
+    expect(response.json().error.message).toContain('tolerance');
+    expect(await storedCount('stale-1')).toBe(0);
+  });
+
+  it('applies a signed event once, however often it arrives', async () => {
+    const body = JSON.stringify({ event_id: 'dup-1', type: 'transfer.successful', data: { reference: 'dup-ref' } });
+    const responses = await Promise.all(
+      Array.from({ length: 3 }, () => post(body, signPayload(TEST_CALLBACK_SECRET, body))),
+    );
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
+    expect(responses.map((response) => response.json().data.status).sort()).toEqual([
+      'accepted',
+      'duplicate',
+      'duplicate',
+    ]);
+    expect(received.filter((callback) => callback.eventId === 'dup-1')).toHaveLength(1);
+    expect(await storedCount('dup-1')).toBe(1);
+  });
+
+  it('answers 404 for a provider it has no secret for, and 400 for a signed body that is not a callback', async () => {
+    const body = JSON.stringify({ hello: 'world' });
+    const unknown = await app.inject({
+      method: 'POST',
+      url: '/provider-callbacks/acme-bank',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, body) },
+      payload: body,
+    });
+    expect(unknown.statusCode).toBe(404);
+    const invalid = await post(body, signPayload(TEST_CALLBACK_SECRET, body));
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(
+      expect.arrayContaining(['event_id', 'type', 'data']),
+    );
+  });
+});
+
+describe('GET /api/v1/banks', () => {
+  it('lists the sandbox bank list in the {data:{items}, meta} envelope for a tenant key', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const response = await app.inject({
+      method: 'GET',
+      url: '/api/v1/banks',
+      headers: { authorization: `Bearer ${tenant.apiKey}` },
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.data.items).toContainEqual({ code: '058', name: 'Guaranty Trust Bank', slug: 'guaranty-trust-bank' });
+    expect(body.data.items.length).toBeGreaterThanOrEqual(20);
+    expect(body.meta.requestId).toBe(response.headers['x-request-id']);
+    expect((await app.inject({ method: 'GET', url: '/api/v1/banks' })).statusCode).toBe(401);
+  });
+});

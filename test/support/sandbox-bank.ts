@@ -1,0 +1,59 @@
+// Runs the real sandbox bank (HTTP server and its background runner) for a test file, with its
+// state in that file's database and its callbacks aimed at that file's gateway.
+import type { FastifyInstance } from 'fastify';
+import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
+import { SandboxRunner } from '../../src/sandbox-bank/runner.ts';
+import { SandboxStore } from '../../src/sandbox-bank/store.ts';
+import { TEST_CALLBACK_SECRET } from './app.ts';
+
+export interface TestSandboxBank {
+  url: string;
+  app: FastifyInstance;
+  store: SandboxStore;
+  /** POSTs to a control route and returns the JSON answer. */
+  control(path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function startSandboxBank(options: {
+  databaseUrl: string;
+  gatewayUrl: string;
+  port?: number;
+  completionDelayMs?: number;
+  hangMs?: number;
+}): Promise<TestSandboxBank> {
+  const store = new SandboxStore(options.databaseUrl);
+  await store.migrate();
+  const app = await buildSandboxBank({
+    store,
+    completionDelayMs: options.completionDelayMs ?? 200,
+    hangMs: options.hangMs ?? 3_000,
+    logLevel: 'warn',
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
+  const runner = new SandboxRunner({
+    store,
+    callbackUrl: `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
+    callbackSecret: TEST_CALLBACK_SECRET,
+    intervalMs: 50,
+  });
+  runner.start();
+  return {
+    url,
+    app,
+    store,
+    async control(path, body) {
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      return { status: response.status, body: await response.json() };
+    },
+    async close() {
+      await runner.stop();
+      await app.close();
+      await store.close();
+    },
+  };
+}
