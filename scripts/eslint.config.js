@@ -45,7 +45,7 @@ export default tseslint.config(
     basePath: root,
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths: [
@@ -54,12 +54,16 @@ export default tseslint.config(
             '@mikro-orm/postgresql',
             'pg',
             'fastify',
-          ],
+          ].map((name) => ({
+            name,
+            message: 'workflow code must stay deterministic: no Node built-ins, ORM or network',
+          })),
           patterns: [
             { group: ['node:*'], message: 'workflow code must not use Node built-ins' },
             {
-              group: ['../src/**', '../activities/**', '!../activities/index.ts'],
-              message: 'workflows import activity types only',
+              group: ['../src/**', '../activities/**'],
+              message: 'workflows import activity and shared types only (import type)',
+              allowTypeImports: true,
             },
           ],
         },

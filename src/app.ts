@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.ts';
 import { registerAuth } from './http/auth.ts';
@@ -20,11 +20,19 @@ import { bankRoutes } from './banks/routes.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
 import type { Providers } from './providers/registry.ts';
+import { registerTransferCallbacks } from './transfers/callbacks.ts';
+import { transferRoutes } from './transfers/routes.ts';
+import { TransferService } from './transfers/service.ts';
 
 export interface AppDeps {
   config: Pick<
     Config,
-    'LOG_LEVEL' | 'BODY_LIMIT_BYTES' | 'RATE_LIMIT_PER_MINUTE' | 'TEMPORAL_NAMESPACE' | 'providerCallbackSecret'
+    | 'LOG_LEVEL'
+    | 'BODY_LIMIT_BYTES'
+    | 'RATE_LIMIT_PER_MINUTE'
+    | 'TEMPORAL_NAMESPACE'
+    | 'TEMPORAL_TASK_QUEUE'
+    | 'providerCallbackSecret'
   >;
   orm: MikroORM;
   temporal: Connection;
@@ -104,6 +112,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
   walletRoutes(app, { orm: deps.orm });
+  const client = new Client({ connection: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
+  const transfers = new TransferService({
+    orm: deps.orm,
+    client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    banks: deps.providers.banks,
+  });
+  transferRoutes(app, { orm: deps.orm, transfers });
+  registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client });
   bankRoutes(app, { banks: deps.providers.banks });
   await providerCallbackRoutes(app, {
     orm: deps.orm,

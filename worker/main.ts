@@ -12,6 +12,7 @@ import {
 import { createActivities } from '../activities/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
+import { createProviders } from '../src/providers/registry.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
 
 assertNodeVersion();
@@ -33,7 +34,7 @@ const worker = await Worker.create({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundle: bundle,
-  activities: createActivities({ orm }),
+  activities: createActivities({ orm, providers: createProviders(config) }),
 });
 console.error(
   JSON.stringify({

@@ -1,4 +1,3 @@
 // Entry point of the workflow bundle the worker loads. Workflow code is deterministic: it imports
 // activity types only, never Node built-ins, the ORM or the network (lint enforces this).
-// Feature workflows (transfers, cards, webhook deliveries) are exported from here as they land.
-export {};
+export { transferWorkflow } from './transfer.ts';

@@ -8,6 +8,27 @@ import { postEntry, systemAccountId, tenantAccountId, walletBalance } from '../l
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
+import { userInfo } from 'node:os';
+import { Client, Connection } from '@temporalio/client';
+import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { AmountMinorKey, TenantIdKey, TransferReferenceKey } from '../../workflows/search-attributes.ts';
+
+async function withTemporal<T>(config: Config, work: (client: Client) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: 5_000 });
+  try {
+    return await work(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** `90s`, `15m`, `2h`, `1d` → milliseconds. */
+export function durationMs(value: string, flag: string): number {
+  const match = /^(\d+)(s|m|h|d)$/.exec(value);
+  if (!match) throw new AdminUsageError(`--${flag} must look like 90s, 15m, 2h or 1d, got '${value}'`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
 
 export class AdminUsageError extends Error {
   constructor(message: string) {
@@ -30,6 +51,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   key create    --tenant ID [--live]
   key revoke    --key-prefix P
   wallet fund   --tenant ID --amount-minor N [--reference R]
+  transfers stuck   [--older-than 15m]
+  transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -175,6 +198,81 @@ export const COMMANDS: Record<string, AdminCommand> = {
         applied: posted.created,
         wallet: await wallet(em, id),
       };
+    },
+  },
+  'transfers stuck': {
+    options: { 'older-than': { type: 'string' } },
+    async run(em, values, config) {
+      const olderThan = text(values, 'older-than') ?? '15m';
+      const before = new Date(Date.now() - durationMs(olderThan, 'older-than'));
+      return withTemporal(config, async (client) => {
+        const query =
+          `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
+          `AND TransferStatus = 'processing' AND StartTime < '${before.toISOString()}'`;
+        const transfers = [];
+        for await (const execution of client.workflow.list({ query })) {
+          const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
+          const reference = execution.typedSearchAttributes.get(TransferReferenceKey);
+          const [row] = await em.execute<
+            { id: string; amount_minor: string; stuck_since: Date | null; session_id: string | null }[]
+          >('select id, amount_minor, stuck_since, session_id from transfers where tenant_id = ? and reference = ?', [
+            tenantId ?? '',
+            reference ?? '',
+          ]);
+          transfers.push({
+            transfer_id: row?.id ?? null,
+            workflow_id: execution.workflowId,
+            tenant_id: tenantId ?? null,
+            reference: reference ?? null,
+            amount_minor: row
+              ? Number(row.amount_minor)
+              : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
+            session_id: row?.session_id ?? null,
+            started_at: execution.startTime.toISOString(),
+            stuck_since: row?.stuck_since ? new Date(row.stuck_since).toISOString() : null,
+          });
+        }
+        return {
+          older_than: olderThan,
+          started_before: before.toISOString(),
+          count: transfers.length,
+          transfers,
+          query,
+        };
+      });
+    },
+  },
+  'transfers resolve': {
+    options: { id: { type: 'string' }, outcome: { type: 'string' }, note: { type: 'string' } },
+    async run(em, values, config) {
+      const id = text(values, 'id', true);
+      const outcome = text(values, 'outcome', true);
+      const note = text(values, 'note', true);
+      if (outcome !== 'successful' && outcome !== 'failed') {
+        throw new AdminUsageError(`--outcome must be successful or failed, got '${outcome}'`);
+      }
+      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
+      const [row] = await em.execute<{ tenant_id: string; reference: string; status: string }[]>(
+        'select tenant_id, reference, status from transfers where id = ?',
+        [id],
+      );
+      if (!row) throw new TenantError(`no transfer ${id}`);
+      if (row.status === 'completed' || row.status === 'failed') {
+        throw new TenantError(`transfer ${id} is already ${row.status}; nothing to resolve`);
+      }
+      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      const operator = process.env.GATEWAY_OPERATOR ?? userInfo().username;
+      await withTemporal(config, (client) =>
+        client.workflow.getHandle(workflowId).signal(resolveSignal, { outcome, note, operator }),
+      );
+      // Wait briefly for the workflow to apply it, so the operator sees the result.
+      let status = row.status;
+      for (let i = 0; i < 60 && status !== 'completed' && status !== 'failed'; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const [now] = await em.execute<{ status: string }[]>('select status from transfers where id = ?', [id]);
+        status = now?.status ?? status;
+      }
+      return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
     },
   },
 };

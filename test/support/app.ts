@@ -26,6 +26,7 @@ export interface TestAppOptions {
   /** Where the sandbox bank listens; by default an address where nothing does. */
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
+  taskQueue?: string;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
 }
@@ -45,6 +46,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
     TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,
   };
   const providers = createProviders({

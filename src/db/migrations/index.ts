@@ -2,5 +2,6 @@
 // list runs under `npm start`, the tests and a production deploy.
 import { Migration0001Platform } from './0001-platform.ts';
 import { Migration0002ProviderCallbacks } from './0002-provider-callbacks.ts';
+import { Migration0003Transfers } from './0003-transfers.ts';
 
-export const migrations = [Migration0001Platform, Migration0002ProviderCallbacks];
+export const migrations = [Migration0001Platform, Migration0002ProviderCallbacks, Migration0003Transfers];

@@ -1,0 +1,299 @@
+// The transfer workflow's side effects: the bank (through the provider adapter) and PostgreSQL
+// (ledger, projection, events, each change with its event in one transaction). Every activity is
+// idempotent on the transfer id, so a retry after a crash applies nothing twice. Business refusals
+// are non-retryable ApplicationFailures with a stable type; transient bank faults are plain
+// errors that Temporal retries.
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { recordEvent } from '../src/events/events.ts';
+import { InsufficientFundsError, postEntry, systemAccountId, tenantAccountId } from '../src/ledger/ledger.ts';
+import type { Providers } from '../src/providers/registry.ts';
+import { ProviderError } from '../src/providers/types.ts';
+import { type TransferRow, createView, itemView } from '../src/transfers/views.ts';
+import type {
+  BankOutcome,
+  OperatorResolution,
+  TransferCreateView,
+  TransferRequest,
+} from '../workflows/transfer-definitions.ts';
+
+export interface TransferActivityDeps {
+  orm: MikroORM;
+  providers: Providers;
+}
+
+/** Transient provider faults are rethrown for Temporal to retry; definitive ones are not retried. */
+function providerFailure(error: unknown, type: string): never {
+  if (error instanceof ProviderError && !error.transient) {
+    throw ApplicationFailure.create({
+      type,
+      message: error.message,
+      nonRetryable: true,
+      details: [{ outcome: error.outcome, providerCode: error.rawCode ?? null }],
+      cause: error,
+    });
+  }
+  throw error;
+}
+
+async function loadTransfer(em: EntityManager, transferId: string, lock = false): Promise<TransferRow | undefined> {
+  const [row] = await em.execute<TransferRow[]>(`select * from transfers where id = ?${lock ? ' for update' : ''}`, [
+    transferId,
+  ]);
+  return row;
+}
+
+async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {
+  await recordEvent(em, {
+    tenantId: row.tenant_id,
+    type,
+    sourceKey: `transfer:${row.id}:${type}`,
+    payload: { ...itemView(row, { withCompletedAt: true }) },
+  });
+}
+
+export function createTransferActivities({ orm, providers }: TransferActivityDeps) {
+  return {
+    async nameEnquiry(input: {
+      bankCode: string;
+      accountNumber: string;
+    }): Promise<{ accountName: string; sessionId: string }> {
+      try {
+        const result = await providers.bankSwitch.nameEnquiry(input.bankCode, input.accountNumber);
+        return { accountName: result.accountName, sessionId: result.sessionId };
+      } catch (error) {
+        if (error instanceof ProviderError && error.outcome === 'invalid_account') {
+          throw ApplicationFailure.create({
+            type: 'invalid_account',
+            message: `recipient account ${input.accountNumber} was not found at bank ${input.bankCode}`,
+            nonRetryable: true,
+          });
+        }
+        return providerFailure(error, 'name_enquiry_failed');
+      }
+    },
+
+    /**
+     * Creates the transfer and reserves amount + fee (wallet → in flight), with its
+     * transfer.created event, in one transaction; refuses over the daily limit or the balance.
+     */
+    async reserveFunds(input: {
+      transferId: string;
+      request: TransferRequest;
+      recipientName: string;
+      nameEnquirySessionId: string;
+    }): Promise<TransferCreateView> {
+      const { request } = input;
+      const total = request.amountMinor + request.feeMinor;
+      return orm.em.fork().transactional(async (tx) => {
+        // One reservation at a time per tenant, so the daily limit holds under concurrency.
+        const [tenant] = await tx.execute<{ daily_transfer_limit_minor: string }[]>(
+          'select daily_transfer_limit_minor from tenants where id = ? for update',
+          [request.tenantId],
+        );
+        if (!tenant) throw ApplicationFailure.nonRetryable(`no tenant ${request.tenantId}`, 'unknown_tenant');
+        const existing = await loadTransfer(tx, input.transferId);
+        if (existing) return createView(existing);
+
+        const limit = Number(tenant.daily_transfer_limit_minor);
+        const [usage] = await tx.execute<{ used: string }[]>(
+          `select coalesce(sum(amount_minor), 0)::text as used from transfers
+            where tenant_id = ? and status <> 'failed'
+              and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`,
+          [request.tenantId],
+        );
+        const used = Number(usage!.used);
+        if (used + request.amountMinor > limit) {
+          throw ApplicationFailure.create({
+            type: 'limit_exceeded',
+            message: `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
+            nonRetryable: true,
+            details: [{ limit, used }],
+          });
+        }
+
+        const [row] = await tx.execute<TransferRow[]>(
+          `insert into transfers
+             (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account,
+              recipient_bank_code, recipient_bank, recipient_name, narration, metadata, status, name_enquiry_session_id)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) returning *`,
+          [
+            input.transferId,
+            request.tenantId,
+            request.reference,
+            request.requestHash,
+            request.amountMinor,
+            request.feeMinor,
+            request.currency,
+            request.recipientAccount,
+            request.recipientBankCode,
+            request.recipientBankName,
+            input.recipientName,
+            request.narration,
+            JSON.stringify(request.metadata),
+            input.nameEnquirySessionId,
+          ],
+        );
+        try {
+          await postEntry(tx, {
+            idempotencyKey: `transfer:${input.transferId}:reserve`,
+            kind: 'transfer_reserve',
+            tenantId: request.tenantId,
+            description: `reserve transfer ${request.reference}`,
+            postings: [
+              { accountId: await tenantAccountId(tx, request.tenantId, 'wallet'), amountMinor: -total },
+              { accountId: await tenantAccountId(tx, request.tenantId, 'in_flight'), amountMinor: total },
+            ],
+          });
+        } catch (error) {
+          if (error instanceof InsufficientFundsError) {
+            throw ApplicationFailure.create({
+              type: 'insufficient_balance',
+              message: `wallet balance ${error.availableMinor} is below the ${total} kobo required (amount plus fee)`,
+              nonRetryable: true,
+              details: [{ required: total, available: error.availableMinor }],
+            });
+          }
+          throw error;
+        }
+        await emitTransferEvent(tx, row!, 'transfer.created');
+        return createView(row!);
+      });
+    },
+
+    /** Sends the transfer to the bank under our transfer id; the bank treats a repeat as the same transfer. */
+    async submitToBank(input: {
+      transferId: string;
+      request: TransferRequest;
+      recipientName: string;
+    }): Promise<{ status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }> {
+      try {
+        const result = await providers.bankSwitch.submitTransfer({
+          reference: input.transferId,
+          amountMinor: input.request.amountMinor,
+          bankCode: input.request.recipientBankCode,
+          accountNumber: input.request.recipientAccount,
+          accountName: input.recipientName,
+          narration: input.request.narration,
+        });
+        return { status: result.status, sessionId: result.sessionId, providerCode: result.rawCode };
+      } catch (error) {
+        return providerFailure(error, 'bank_rejected');
+      }
+    },
+
+    async markProcessing(input: { transferId: string; sessionId: string }): Promise<void> {
+      await orm.em
+        .fork()
+        .execute(
+          `update transfers set status = 'processing', session_id = ?, updated_at = now() where id = ? and status = 'pending'`,
+          [input.sessionId, input.transferId],
+        );
+    },
+
+    /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
+    async queryBankStatus(input: { transferId: string }): Promise<BankOutcome | { status: 'pending' | 'unknown' }> {
+      try {
+        const result = await providers.bankSwitch.transferStatus(input.transferId);
+        if (result.status === 'pending') return { status: 'pending' };
+        return {
+          status: result.status,
+          sessionId: result.sessionId,
+          providerCode: result.rawCode,
+          ...(result.message ? { message: result.message } : {}),
+          source: 'status_query',
+        };
+      } catch (error) {
+        if (error instanceof ProviderError && error.outcome === 'not_found') return { status: 'unknown' };
+        throw error;
+      }
+    },
+
+    /** Success: in flight → bank settlement (amount) and fee revenue (fee); transfer.settled. */
+    async settleTransfer(input: {
+      transferId: string;
+      outcome: BankOutcome;
+      resolution?: OperatorResolution;
+    }): Promise<TransferCreateView> {
+      return orm.em.fork().transactional(async (tx) => {
+        const current = await loadTransfer(tx, input.transferId, true);
+        if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
+        if (current.status === 'completed' || current.status === 'failed') return createView(current);
+        const amount = Number(current.amount_minor);
+        const fee = Number(current.fee_minor);
+        await postEntry(tx, {
+          idempotencyKey: `transfer:${current.id}:settle`,
+          kind: 'transfer_settle',
+          tenantId: current.tenant_id,
+          description: `settle transfer ${current.reference}`,
+          postings: [
+            { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -(amount + fee) },
+            { accountId: await systemAccountId(tx, 'bank_settlement'), amountMinor: amount },
+            { accountId: await systemAccountId(tx, 'fee_revenue'), amountMinor: fee },
+          ],
+        });
+        const [row] = await tx.execute<TransferRow[]>(
+          `update transfers set status = 'completed', completed_at = now(), updated_at = now(),
+                  session_id = coalesce(?, session_id), provider_code = ?
+            where id = ? returning *`,
+          [input.outcome.sessionId || null, input.outcome.providerCode ?? null, current.id],
+        );
+        if (input.resolution) await recordResolution(tx, current.id, input.resolution);
+        await emitTransferEvent(tx, row!, 'transfer.settled');
+        return createView(row!);
+      });
+    },
+
+    /** Failure: amount + fee back from in flight to the wallet; transfer.failed. */
+    async reverseTransfer(input: {
+      transferId: string;
+      reason: string;
+      providerCode?: string;
+      resolution?: OperatorResolution;
+    }): Promise<TransferCreateView> {
+      return orm.em.fork().transactional(async (tx) => {
+        const current = await loadTransfer(tx, input.transferId, true);
+        if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
+        if (current.status === 'completed' || current.status === 'failed') return createView(current);
+        const total = Number(current.amount_minor) + Number(current.fee_minor);
+        await postEntry(tx, {
+          idempotencyKey: `transfer:${current.id}:reverse`,
+          kind: 'transfer_reverse',
+          tenantId: current.tenant_id,
+          description: `reverse transfer ${current.reference}: ${input.reason}`,
+          postings: [
+            { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -total },
+            { accountId: await tenantAccountId(tx, current.tenant_id, 'wallet'), amountMinor: total },
+          ],
+        });
+        const [row] = await tx.execute<TransferRow[]>(
+          `update transfers set status = 'failed', completed_at = now(), updated_at = now(),
+                  failure_reason = ?, provider_code = ? where id = ? returning *`,
+          [input.reason.slice(0, 500), input.providerCode ?? null, current.id],
+        );
+        if (input.resolution) await recordResolution(tx, current.id, input.resolution);
+        await emitTransferEvent(tx, row!, 'transfer.failed');
+        return createView(row!);
+      });
+    },
+
+    /** Unconfirmed after 24 h: marked for operators, never guessed at. */
+    async flagStuck(input: { transferId: string }): Promise<void> {
+      await orm.em
+        .fork()
+        .execute('update transfers set stuck_since = coalesce(stuck_since, now()), updated_at = now() where id = ?', [
+          input.transferId,
+        ]);
+    },
+  };
+}
+
+async function recordResolution(em: EntityManager, transferId: string, resolution: OperatorResolution): Promise<void> {
+  await em.execute(
+    'insert into transfer_resolutions (id, transfer_id, outcome, note, operator) values (?, ?, ?, ?, ?)',
+    [randomUUID(), transferId, resolution.outcome, resolution.note, resolution.operator],
+  );
+}
+
+export type TransferActivities = ReturnType<typeof createTransferActivities>;

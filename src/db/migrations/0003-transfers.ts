@@ -1,0 +1,74 @@
+// Transfers (the read projection the API serves, kept by the transfer workflow's activities),
+// the tenant event log, stored Idempotency-Key responses, and the audit of operator resolutions.
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration0003Transfers extends Migration {
+  override name = '0003-transfers';
+
+  override up(): void {
+    this.addSql(`
+      create table transfers (
+        id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        reference text not null,
+        request_hash text not null,
+        amount_minor bigint not null check (amount_minor between 100 and 1000000000),
+        fee_minor bigint not null check (fee_minor >= 0),
+        currency char(3) not null default 'NGN',
+        recipient_account text not null,
+        recipient_bank_code text not null,
+        recipient_bank text not null,
+        recipient_name text not null,
+        narration text not null,
+        metadata jsonb not null default '{}',
+        status text not null check (status in ('pending', 'processing', 'completed', 'failed')),
+        name_enquiry_session_id text,
+        session_id text,
+        provider_code text,
+        failure_reason text,
+        stuck_since timestamptz,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        completed_at timestamptz,
+        constraint transfers_tenant_reference unique (tenant_id, reference)
+      )`);
+    this.addSql('create index transfers_tenant_created_idx on transfers (tenant_id, created_at desc, id desc)');
+    this.addSql('create index transfers_tenant_status_idx on transfers (tenant_id, status, created_at desc)');
+
+    this.addSql(`
+      create table events (
+        id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        type text not null,
+        source_key text not null unique,
+        payload jsonb not null,
+        created_at timestamptz not null default now()
+      )`);
+    this.addSql('create index events_tenant_created_idx on events (tenant_id, created_at desc)');
+
+    this.addSql(`
+      create table idempotency_keys (
+        tenant_id uuid not null references tenants (id),
+        key text not null,
+        method text not null,
+        path text not null,
+        request_hash text not null,
+        state text not null check (state in ('processing', 'completed')),
+        response_status integer,
+        response_body jsonb,
+        created_at timestamptz not null default now(),
+        expires_at timestamptz not null,
+        primary key (tenant_id, key)
+      )`);
+
+    this.addSql(`
+      create table transfer_resolutions (
+        id uuid primary key,
+        transfer_id uuid not null references transfers (id),
+        outcome text not null check (outcome in ('successful', 'failed')),
+        note text not null,
+        operator text not null,
+        created_at timestamptz not null default now()
+      )`);
+  }
+}

@@ -1,0 +1,11 @@
+// Transfer money rules (decisions §4), pure and unit-tested.
+
+export const MIN_TRANSFER_MINOR = 100; // ₦1
+export const MAX_TRANSFER_MINOR = 1_000_000_000; // ₦10,000,000
+
+/** ₦10 up to ₦5,000; ₦25 up to ₦50,000; ₦50 above. */
+export function transferFee(amountMinor: number): number {
+  if (amountMinor <= 500_000) return 1_000;
+  if (amountMinor <= 5_000_000) return 2_500;
+  return 5_000;
+}

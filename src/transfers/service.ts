@@ -1,0 +1,221 @@
+// Transfer creation and reads. Create is one Update-with-Start round trip: the transfer workflow
+// enquires the name and reserves the funds, then answers; reads come from the PostgreSQL
+// projection that the workflow's activities keep.
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import {
+  type Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { ApiError, type ErrorKind } from '../http/errors.ts';
+import { canonicalJson, sha256 } from '../http/idempotency.ts';
+import type { BankDirectory } from '../providers/registry.ts';
+import {
+  type TransferRequest,
+  type TransferWorkflowInput,
+  TRANSFER_WORKFLOW_TYPE,
+  createUpdate,
+  transferWorkflowId,
+} from '../../workflows/transfer-definitions.ts';
+import type { transferWorkflow } from '../../workflows/transfer.ts';
+import { transferFee } from './fees.ts';
+import { type PublicTransferStatus, type TransferRow, createView, internalStatuses, itemView } from './views.ts';
+
+export interface CreateTransferBody {
+  amount_minor: number;
+  recipient_account: string;
+  recipient_bank_code: string;
+  narration: string;
+  reference?: string | undefined;
+  currency?: 'NGN' | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface TransferServiceDeps {
+  orm: MikroORM;
+  client: Client;
+  taskQueue: string;
+  banks: BankDirectory;
+}
+
+const REFUSAL_KINDS: Record<string, ErrorKind> = {
+  insufficient_balance: 'insufficient_balance',
+  invalid_account: 'invalid_account',
+  limit_exceeded: 'limit_exceeded',
+  duplicate_reference: 'duplicate_reference',
+  unavailable: 'unavailable',
+};
+
+export class TransferService {
+  private readonly deps: TransferServiceDeps;
+
+  constructor(deps: TransferServiceDeps) {
+    this.deps = deps;
+  }
+
+  async create(tenantId: string, body: CreateTransferBody): Promise<{ status: 200 | 201; body: unknown }> {
+    let bank;
+    try {
+      bank = await this.deps.banks.find(body.recipient_bank_code);
+    } catch (cause) {
+      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+    }
+    if (!bank) {
+      throw ApiError.validation([
+        { path: 'recipient_bank_code', message: 'is not a supported bank code (GET /api/v1/banks lists them)' },
+      ]);
+    }
+    const reference = body.reference ?? `ref_${randomUUID().replaceAll('-', '')}`;
+    const metadata = body.metadata ?? {};
+    const requestHash = sha256(
+      canonicalJson({
+        amount_minor: body.amount_minor,
+        recipient_account: body.recipient_account,
+        recipient_bank_code: body.recipient_bank_code,
+        narration: body.narration,
+        currency: 'NGN',
+        metadata,
+      }),
+    );
+
+    // A repeat of a transfer that exists answers from the projection, without Temporal.
+    const existing = await this.findByReference(tenantId, reference);
+    if (existing) return this.repeat(existing, requestHash);
+
+    const request: TransferRequest = {
+      tenantId,
+      reference,
+      requestHash,
+      amountMinor: body.amount_minor,
+      feeMinor: transferFee(body.amount_minor),
+      currency: 'NGN',
+      recipientAccount: body.recipient_account,
+      recipientBankCode: bank.code,
+      recipientBankName: bank.name,
+      narration: body.narration,
+      metadata,
+    };
+    const workflowId = transferWorkflowId(tenantId, reference);
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.deps.taskQueue,
+      args: [{ request } satisfies TransferWorkflowInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // A closed run that created the transfer is never started again (its repeat is answered from
+      // the projection below); a run that refused it may be, so the reference can be retried.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      memo: { tenantId, reference },
+    });
+    try {
+      const result = await this.deps.client.workflow.executeUpdateWithStart(createUpdate, {
+        args: [request],
+        startWorkflowOperation,
+      });
+      return { status: result.created ? 201 : 200, body: { success: true, data: result.transfer } };
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        // The transfer's workflow finished between our projection read and the start.
+        const finished = await this.findByReference(tenantId, reference);
+        if (finished) return this.repeat(finished, requestHash);
+      }
+      throw this.refusal(error, tenantId, reference);
+    }
+  }
+
+  private repeat(existing: TransferRow, requestHash: string): { status: 200; body: unknown } {
+    if (existing.request_hash !== requestHash) {
+      throw new ApiError(
+        'duplicate_reference',
+        `reference ${existing.reference} was already used for a different transfer`,
+        { transfer_id: existing.id },
+      );
+    }
+    return { status: 200, body: { success: true, data: createView(existing) } };
+  }
+
+  private refusal(error: unknown, tenantId: string, reference: string): ApiError {
+    const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS[cause.type]) {
+      const details = (cause.details?.[0] as Record<string, unknown> | undefined) ?? null;
+      const kind = REFUSAL_KINDS[cause.type]!;
+      return new ApiError(kind, cause.message, kind === 'invalid_account' || kind === 'unavailable' ? null : details, {
+        cause: error,
+      });
+    }
+    return new ApiError(
+      'unavailable',
+      `transfer ${reference} for ${tenantId} could not be created right now; retry`,
+      null,
+      {
+        cause: error,
+      },
+    );
+  }
+
+  async findByReference(tenantId: string, reference: string): Promise<TransferRow | undefined> {
+    const [row] = await this.deps.orm.em
+      .fork()
+      .execute<TransferRow[]>('select * from transfers where tenant_id = ? and reference = ?', [tenantId, reference]);
+    return row;
+  }
+
+  async get(tenantId: string, id: string) {
+    const [row] = /^[0-9a-f-]{36}$/i.test(id)
+      ? await this.deps.orm.em
+          .fork()
+          .execute<TransferRow[]>('select * from transfers where id = ? and tenant_id = ?', [id, tenantId])
+      : [];
+    if (!row) throw new ApiError('not_found', `no transfer ${id}`);
+    return itemView(row, { withCompletedAt: true });
+  }
+
+  async list(
+    tenantId: string,
+    query: {
+      page: number;
+      limit: number;
+      status?: PublicTransferStatus;
+      from?: string;
+      to?: string;
+      reference?: string;
+    },
+  ) {
+    const where = ['tenant_id = ?'];
+    const params: unknown[] = [tenantId];
+    if (query.status) {
+      const statuses = internalStatuses(query.status);
+      where.push(`status in (${statuses.map(() => '?').join(', ')})`);
+      params.push(...statuses);
+    }
+    if (query.from) {
+      where.push('created_at >= ?');
+      params.push(query.from);
+    }
+    if (query.to) {
+      where.push('created_at <= ?');
+      params.push(query.to);
+    }
+    if (query.reference) {
+      where.push('reference = ?');
+      params.push(query.reference);
+    }
+    const em = this.deps.orm.em.fork();
+    const filter = where.join(' and ');
+    const [count] = await em.execute<{ total: string }[]>(
+      `select count(*)::text as total from transfers where ${filter}`,
+      params,
+    );
+    const rows = await em.execute<TransferRow[]>(
+      `select * from transfers where ${filter} order by created_at desc, id desc limit ? offset ?`,
+      [...params, query.limit, (query.page - 1) * query.limit],
+    );
+    const total = Number(count!.total);
+    return {
+      items: rows.map((row) => itemView(row, { withCompletedAt: false })),
+      pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
+    };
+  }
+}

@@ -1,0 +1,566 @@
+// Transfers end to end on a real Temporal server, PostgreSQL and the sandbox bank over HTTP:
+// the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
+// ledger, which sums to zero after every test.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
+import { createProviders } from '../../src/providers/registry.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/global-setup.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = `transfers-${process.pid}`;
+const PROVIDER_TIMEOUT_MS = 1_000;
+const HISTORIES = join(PROJECT_ROOT, 'test/fixtures/histories');
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+let client: Client;
+let connection: Connection;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const bankPort = await freePort();
+  const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
+  gateway = await createTestApp(db.orm, {
+    sandboxBankUrl,
+    taskQueue: TASK_QUEUE,
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+  });
+  app = gateway.app;
+  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  bank = await startSandboxBank({
+    databaseUrl: db.url,
+    gatewayUrl,
+    port: bankPort,
+    completionDelayMs: 300,
+    hangMs: 3_000,
+  });
+  const providers = createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS });
+  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE });
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection });
+});
+afterEach(async () => {
+  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+  await bank?.close();
+  await gateway?.close();
+  await db?.drop();
+});
+
+const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
+
+let counter = 0;
+function body(overrides: Record<string, unknown> = {}) {
+  counter += 1;
+  return {
+    amount_minor: 250_000,
+    recipient_account: '0123456789',
+    recipient_bank_code: '058',
+    narration: 'Invoice 42',
+    reference: `ref-${process.pid}-${counter}`,
+    ...overrides,
+  };
+}
+
+async function create(apiKey: string, payload: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/v1/transfers',
+    headers: auth(apiKey, headers),
+    payload: payload as object,
+  });
+}
+
+async function get(apiKey: string, id: string) {
+  return app.inject({ method: 'GET', url: `/api/v1/transfers/${id}`, headers: auth(apiKey) });
+}
+
+async function waitForStatus(apiKey: string, id: string, status: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await get(apiKey, id);
+    if (response.json().data?.status === status) return response.json().data;
+    if (Date.now() > deadline) throw new Error(`transfer ${id} never became ${status}: ${response.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function wallet(tenantId: string) {
+  const balance = await walletBalance(db.orm.em.fork(), tenantId);
+  return { available: balance.availableMinor, pending: balance.pendingMinor };
+}
+
+async function entries(transferId: string) {
+  const rows = await db.orm.em
+    .fork()
+    .execute<{ kind: string }[]>(`select kind from journal_entries where idempotency_key like ? order by created_at`, [
+      `transfer:${transferId}:%`,
+    ]);
+  return rows.map((row) => row.kind);
+}
+
+async function events(transferId: string) {
+  const rows = await db.orm.em
+    .fork()
+    .execute<{ type: string; payload: Record<string, unknown> }[]>(
+      `select type, payload from events where payload->>'id' = ? order by created_at`,
+      [transferId],
+    );
+  return rows;
+}
+
+async function recordHistory(name: string, tenantId: string, reference: string) {
+  if (!process.env.RECORD_HISTORIES) return;
+  const history = await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).fetchHistory();
+  mkdirSync(HISTORIES, { recursive: true });
+  writeFileSync(join(HISTORIES, `${name}.json`), `${historyToJSON(history)}\n`);
+}
+
+describe('POST /api/v1/transfers', () => {
+  it('creates a transfer, answers 201 pending with every field, and settles it at the bank', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const payload = body({ amount_minor: 1_234_567, metadata: { invoice: 'INV-42' } });
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    const data = response.json().data;
+    expect(response.json().success).toBe(true);
+    expect(data).toMatchObject({
+      amount_minor: 1_234_567,
+      fee_minor: 2_500,
+      total_minor: 1_237_067,
+      recipient_account: '0123456789',
+      recipient_bank: 'Guaranty Trust Bank',
+      recipient_bank_code: '058',
+      status: 'pending',
+      reference: payload.reference,
+      narration: 'Invoice 42',
+      currency: 'NGN',
+      metadata: { invoice: 'INV-42' },
+    });
+    expect(data.recipient_name).toMatch(/^[A-Z]+ [A-Z]+$/);
+    expect(data.session_id).toMatch(/^\d{30}$/);
+    expect(Number.isNaN(Date.parse(data.created_at))).toBe(false);
+    // Reserved at once: the request returned after the reservation.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 1_237_067, pending: 1_237_067 });
+
+    const settled = await waitForStatus(tenant.apiKey, data.id, 'successful');
+    expect(settled).toMatchObject({
+      id: data.id,
+      reference: payload.reference,
+      amount_minor: 1_234_567,
+      bankCode: '058',
+    });
+    expect(Date.parse(settled.completedAt)).toBeGreaterThanOrEqual(Date.parse(settled.createdAt));
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 8_762_933, pending: 0 });
+    expect(await entries(data.id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    const emitted = await events(data.id);
+    expect(emitted.map((event) => event.type)).toEqual(['transfer.created', 'transfer.settled']);
+    expect(emitted[1]!.payload).toMatchObject({ id: data.id, status: 'successful', amount_minor: 1_234_567 });
+    await recordHistory('transfer-success', tenant.tenantId, payload.reference);
+  });
+
+  it.each([
+    [500_000, 1_000],
+    [500_001, 2_500],
+    [5_000_000, 2_500],
+    [5_000_001, 5_000],
+  ])('charges the fee of %i kobo as %i kobo', async (amount, fee) => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const response = await create(tenant.apiKey, body({ amount_minor: amount }));
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data).toMatchObject({ amount_minor: amount, fee_minor: fee, total_minor: amount + fee });
+    await waitForStatus(tenant.apiKey, response.json().data.id, 'successful');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - amount - fee, pending: 0 });
+  });
+
+  it('generates a reference when none is given', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { reference: _omitted, ...payload } = body();
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data.reference).toMatch(/^ref_[0-9a-f]{32}$/);
+    await waitForStatus(tenant.apiKey, response.json().data.id, 'successful');
+  });
+
+  it('refuses a transfer beyond the wallet with insufficient_balance {required, available}', async () => {
+    const tenant = await createFundedTenant(db.orm, 500_999);
+    const refused = body({ amount_minor: 500_000 });
+    const response = await create(tenant.apiKey, refused);
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual({
+      success: false,
+      error: {
+        code: 'insufficient_balance',
+        message: expect.any(String),
+        status: 422,
+        details: { required: 501_000, available: 500_999 },
+      },
+    });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 500_999, pending: 0 });
+
+    // Nothing was created, so the same reference goes through once the wallet can pay.
+    await db.orm.em.fork().transactional(async (tx) => {
+      await postEntry(tx, {
+        idempotencyKey: `top-up:${tenant.tenantId}`,
+        kind: 'wallet_funding',
+        tenantId: tenant.tenantId,
+        postings: [
+          { accountId: await systemAccountId(tx, 'external_funding'), amountMinor: -1 },
+          { accountId: await tenantAccountId(tx, tenant.tenantId, 'wallet'), amountMinor: 1 },
+        ],
+      });
+    });
+    const retried = await create(tenant.apiKey, refused);
+    expect(retried.statusCode).toBe(201);
+    await waitForStatus(tenant.apiKey, retried.json().data.id, 'successful');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+  });
+
+  it('refuses 0000000000 with invalid_account and reserves nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const response = await create(tenant.apiKey, body({ recipient_account: '0000000000' }));
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual({
+      success: false,
+      error: { code: 'invalid_account', message: expect.stringContaining('0000000000'), status: 422 },
+    });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+  });
+
+  it('refuses past the daily limit with limit_exceeded {limit, used}, counting only transfers that did not fail', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 1000000 where id = ?', [tenant.tenantId]);
+    const failed = await create(tenant.apiKey, body({ amount_minor: 900_000, recipient_account: '1111111111' }));
+    await waitForStatus(tenant.apiKey, failed.json().data.id, 'failed');
+    const first = await create(tenant.apiKey, body({ amount_minor: 600_000 }));
+    expect(first.statusCode).toBe(201);
+    const second = await create(tenant.apiKey, body({ amount_minor: 400_001 }));
+    expect(second.statusCode).toBe(422);
+    expect(second.json().error).toEqual({
+      code: 'limit_exceeded',
+      message: expect.any(String),
+      status: 422,
+      details: { limit: 1_000_000, used: 600_000 },
+    });
+    const exact = await create(tenant.apiKey, body({ amount_minor: 400_000 }));
+    expect(exact.statusCode).toBe(201);
+    await waitForStatus(tenant.apiKey, first.json().data.id, 'successful');
+    await waitForStatus(tenant.apiKey, exact.json().data.id, 'successful');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 602_500 - 401_000, pending: 0 });
+  });
+
+  it('answers 400 validation_error naming each bad field, and reserves nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ amount_minor: 99 }, 'amount_minor'],
+      [{ amount_minor: 1_000_000_001 }, 'amount_minor'],
+      [{ amount_minor: 1000.5 }, 'amount_minor'],
+      [{ amount_minor: '1000' }, 'amount_minor'],
+      [{ recipient_account: '012345678' }, 'recipient_account'],
+      [{ recipient_account: '01234567890' }, 'recipient_account'],
+      [{ recipient_account: '01234S6789' }, 'recipient_account'],
+      [{ recipient_bank_code: '999' }, 'recipient_bank_code'],
+      [{ narration: 'x'.repeat(101) }, 'narration'],
+      [{ narration: undefined }, 'narration'],
+      [{ currency: 'USD' }, 'currency'],
+      [{ reference: 'has space' }, 'reference'],
+      [{ reference: 'r'.repeat(65) }, 'reference'],
+      [{ metadata: 'not an object' }, 'metadata'],
+    ];
+    for (const [override, field] of cases) {
+      const response = await create(tenant.apiKey, body(override));
+      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
+      expect(response.json().success).toBe(false);
+      expect(response.json().error.code).toBe('validation_error');
+      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+    }
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    const [count] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*) as n from transfers where tenant_id = ?', [tenant.tenantId]);
+    expect(Number(count!.n)).toBe(0);
+  });
+});
+
+describe('replay safety', () => {
+  it('returns the original transfer for a repeat of the same reference and body, and 409 for another body', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = body();
+    const first = await create(tenant.apiKey, payload);
+    expect(first.statusCode).toBe(201);
+    const again = await create(tenant.apiKey, payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.id).toBe(first.json().data.id);
+    const other = await create(tenant.apiKey, { ...payload, amount_minor: 250_001 });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error).toEqual({
+      code: 'duplicate_reference',
+      message: expect.any(String),
+      status: 409,
+      details: { transfer_id: first.json().data.id },
+    });
+    await waitForStatus(tenant.apiKey, first.json().data.id, 'successful');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 251_000, pending: 0 });
+    expect(await entries(first.json().data.id)).toEqual(['transfer_reserve', 'transfer_settle']);
+  });
+
+  it('replays the first response for a repeated Idempotency-Key, and refuses it with another body', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { reference: _none, ...payload } = body();
+    const key = `idem-${counter}`;
+    const first = await create(tenant.apiKey, payload, { 'idempotency-key': key });
+    expect(first.statusCode).toBe(201);
+    const again = await create(tenant.apiKey, payload, { 'idempotency-key': key });
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const reused = await create(tenant.apiKey, { ...payload, narration: 'something else' }, { 'idempotency-key': key });
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().error.code).toBe('idempotency_key_reused');
+    await waitForStatus(tenant.apiKey, first.json().data.id, 'successful');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 251_000, pending: 0 });
+  });
+
+  it('turns 20 concurrent identical POSTs into one transfer and one reservation', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = body();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => create(tenant.apiKey, payload)));
+    const statuses = responses.map((response) => response.statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(responses.filter((r) => ![200, 201, 409].includes(r.statusCode)).map((r) => r.body)).toEqual([]);
+    const ids = new Set(responses.filter((r) => r.statusCode < 300).map((r) => r.json().data.id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as [string];
+    await waitForStatus(tenant.apiKey, id, 'successful');
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 251_000, pending: 0 });
+  });
+});
+
+describe('bank outcomes', () => {
+  it('refunds amount + fee in full when the bank fails the transfer', async () => {
+    const tenant = await createFundedTenant(db.orm, 2_000_000);
+    const payload = body({ recipient_account: '1111111111', amount_minor: 1_500_000 });
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 497_500, pending: 1_502_500 });
+    const failed = await waitForStatus(tenant.apiKey, response.json().data.id, 'failed');
+    expect(failed.completedAt).toBeDefined();
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 2_000_000, pending: 0 });
+    expect(await entries(response.json().data.id)).toEqual(['transfer_reserve', 'transfer_reverse']);
+    expect((await events(response.json().data.id)).map((event) => event.type)).toEqual([
+      'transfer.created',
+      'transfer.failed',
+    ]);
+    await recordHistory('transfer-bank-failure', tenant.tenantId, payload.reference);
+  });
+
+  it('retries the flaky bank through an error and a timeout, then completes once', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = body({ recipient_account: '3333333333' });
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    await waitForStatus(tenant.apiKey, response.json().data.id, 'successful', 45_000);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 749_000, pending: 0 });
+    expect(await entries(response.json().data.id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    const [attempts] = await db.orm.em
+      .fork()
+      .execute<{ attempts: number }[]>('select attempts from sandbox_bank.submission_attempts where reference = ?', [
+        response.json().data.id,
+      ]);
+    expect(attempts!.attempts).toBe(3);
+    await recordHistory('transfer-flaky-bank', tenant.tenantId, payload.reference);
+  }, 60_000);
+});
+
+function admin(...args: string[]): Promise<{ code: number | null; json: any; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        GATEWAY_OPERATOR: 'ops-test',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, json: code === 0 ? JSON.parse(stdout) : undefined, stderr }));
+  });
+}
+
+describe('stuck transfers and operators', () => {
+  it('keeps 2222222222 processing, lists it as stuck, and resolves it by operator command with an audit record', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = body({ recipient_account: '2222222222', amount_minor: 300_000 });
+    const created = await create(tenant.apiKey, payload);
+    const id = created.json().data.id as string;
+    const handle = client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference));
+    const deadline = Date.now() + 15_000;
+    while ((await handle.query(statusQuery)).status !== 'processing') {
+      if (Date.now() > deadline) throw new Error('never processing');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
+
+    let listed;
+    for (let i = 0; i < 50; i += 1) {
+      listed = await admin('transfers', 'stuck', '--older-than', '0s');
+      if (listed.json?.transfers.some((t: { transfer_id: string }) => t.transfer_id === id)) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(listed.code).toBe(0);
+    expect(listed.json.transfers).toContainEqual(
+      expect.objectContaining({
+        transfer_id: id,
+        tenant_id: tenant.tenantId,
+        reference: payload.reference,
+        amount_minor: 300_000,
+      }),
+    );
+    const notYet = await admin('transfers', 'stuck', '--older-than', '1h');
+    expect(notYet.json.transfers.map((t: { transfer_id: string }) => t.transfer_id)).not.toContain(id);
+
+    const resolved = await admin(
+      'transfers',
+      'resolve',
+      '--id',
+      id,
+      '--outcome',
+      'failed',
+      '--note',
+      'bank confirmed reversal by phone',
+    );
+    expect(resolved.code).toBe(0);
+    expect(resolved.json).toMatchObject({ transfer_id: id, outcome: 'failed', status: 'failed', operator: 'ops-test' });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    const [audit] = await db.orm.em
+      .fork()
+      .execute<{ outcome: string; note: string; operator: string }[]>(
+        'select outcome, note, operator from transfer_resolutions where transfer_id = ?',
+        [id],
+      );
+    expect(audit).toEqual({ outcome: 'failed', note: 'bank confirmed reversal by phone', operator: 'ops-test' });
+    const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'successful', '--note', 'oops');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already failed');
+    await recordHistory('transfer-stuck-resolved', tenant.tenantId, payload.reference);
+  }, 60_000);
+
+  it('completes a transfer once when the worker dies and restarts while it waits for the bank', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = body({ recipient_account: '2222222222', amount_minor: 200_000 });
+    const created = await create(tenant.apiKey, payload);
+    const id = created.json().data.id as string;
+    const handle = client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference));
+    while ((await handle.query(statusQuery)).status !== 'processing')
+      await new Promise((resolve) => setTimeout(resolve, 100));
+
+    await worker.stop();
+    // The bank confirms while no worker runs: the callback lands as a signal in the history.
+    expect((await bank.control(`/control/transfers/${id}/confirm`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
+
+    worker = await startTestWorker({
+      orm: db.orm,
+      providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS }),
+      taskQueue: TASK_QUEUE,
+    });
+    await waitForStatus(tenant.apiKey, id, 'successful');
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 799_000, pending: 0 });
+  }, 60_000);
+});
+
+describe('GET /api/v1/transfers', () => {
+  it('lists the tenant’s transfers newest first with filters and pagination, and hides other tenants’', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const other = await createFundedTenant(db.orm, 1_000_000);
+    const ids: string[] = [];
+    for (const account of ['0123456789', '0123456788', '1111111111', '0123456787', '0123456786']) {
+      const response = await create(tenant.apiKey, body({ recipient_account: account }));
+      ids.push(response.json().data.id);
+    }
+    await waitForStatus(tenant.apiKey, ids[2]!, 'failed');
+    for (const id of [ids[0]!, ids[1]!, ids[3]!, ids[4]!]) await waitForStatus(tenant.apiKey, id, 'successful');
+    const otherTransfer = await create(other.apiKey, body());
+
+    const list = async (query: string) =>
+      (await app.inject({ method: 'GET', url: `/api/v1/transfers${query}`, headers: auth(tenant.apiKey) })).json();
+
+    const page1 = await list('?limit=2');
+    expect(page1.status).toBe('success');
+    expect(page1.pagination).toEqual({ page: 1, limit: 2, total: 5, totalPages: 3 });
+    expect(page1.data.map((t: { id: string }) => t.id)).toEqual([ids[4], ids[3]]);
+    expect(Object.keys(page1.data[0]).sort()).toEqual(
+      [
+        'accountName',
+        'accountNumber',
+        'amount_minor',
+        'bankCode',
+        'createdAt',
+        'currency',
+        'id',
+        'reference',
+        'status',
+      ].sort(),
+    );
+    const page3 = await list('?limit=2&page=3');
+    expect(page3.data.map((t: { id: string }) => t.id)).toEqual([ids[0]]);
+    expect((await list('?status=failed')).data.map((t: { id: string }) => t.id)).toEqual([ids[2]]);
+    expect((await list('?status=successful')).pagination.total).toBe(4);
+    expect((await list('?status=pending')).pagination.total).toBe(0);
+    const firstRef = (await get(tenant.apiKey, ids[0]!)).json().data.reference;
+    expect((await list(`?reference=${firstRef}`)).data.map((t: { id: string }) => t.id)).toEqual([ids[0]]);
+    expect((await list('?from=2999-01-01T00:00:00Z')).pagination.total).toBe(0);
+    expect(
+      (await list(`?to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).pagination.total,
+    ).toBe(5);
+
+    const bad = await app.inject({
+      method: 'GET',
+      url: '/api/v1/transfers?limit=101&status=done',
+      headers: auth(tenant.apiKey),
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(
+      bad
+        .json()
+        .error.details.fields.map((f: { path: string }) => f.path)
+        .sort(),
+    ).toEqual(['limit', 'status']);
+
+    const foreign = await get(tenant.apiKey, otherTransfer.json().data.id);
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json()).toEqual({
+      success: false,
+      error: { code: 'not_found', message: expect.any(String), status: 404 },
+    });
+    expect((await get(tenant.apiKey, 'not-a-uuid')).statusCode).toBe(404);
+    await waitForStatus(other.apiKey, otherTransfer.json().data.id, 'successful');
+  }, 60_000);
+});

@@ -1,0 +1,65 @@
+// A real Temporal worker for a test file: the project's workflow bundle (built once per file) and
+// its activities, against that file's database and sandbox bank, on the file's own task queue.
+import { createRequire } from 'node:module';
+import {
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  DefaultLogger,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities/index.ts';
+import type { MikroORM } from '../../src/db/orm.ts';
+import type { Providers } from '../../src/providers/registry.ts';
+
+const require = createRequire(import.meta.url);
+export const WORKFLOWS_PATH = require.resolve('../../workflows/index.ts');
+
+let runtimeInstalled = false;
+let bundle: WorkflowBundleWithSourceMap | undefined;
+
+/** Quiet SDK logs; must run before the first connection or worker of the process. */
+export function installRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
+  runtimeInstalled = true;
+}
+
+export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export interface TestWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+export async function startTestWorker(options: {
+  orm: MikroORM;
+  providers: Providers;
+  taskQueue: string;
+  connection?: NativeConnection;
+  namespace?: string;
+}): Promise<TestWorker> {
+  installRuntime();
+  const connection = options.connection ?? (await NativeConnection.connect({ address: inject('temporalAddress') }));
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ orm: options.orm, providers: options.providers }),
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      if (!options.connection) await connection.close();
+    },
+  };
+}

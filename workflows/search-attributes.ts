@@ -1,0 +1,8 @@
+// The custom search attributes workflows upsert and operators query (registered on the server by
+// `npm start` / `npm run setup`; see src/stack/temporal-dev.ts for their types).
+import { defineSearchAttributeKey } from '@temporalio/common';
+
+export const TenantIdKey = defineSearchAttributeKey('TenantId', 'KEYWORD');
+export const TransferReferenceKey = defineSearchAttributeKey('TransferReference', 'KEYWORD');
+export const TransferStatusKey = defineSearchAttributeKey('TransferStatus', 'KEYWORD');
+export const AmountMinorKey = defineSearchAttributeKey('AmountMinor', 'INT');

@@ -1,0 +1,271 @@
+// One workflow per transfer (id `transfer:<tenant>:<reference>`). The API starts it with
+// Update-with-Start: the `create` update enquires the recipient's name and reserves amount + fee,
+// and returns the create response as soon as the money is reserved. The workflow then submits to
+// the bank (retrying transient faults), waits for the bank's confirmation signal while querying
+// the bank's status on its own schedule, and settles or reverses. Unconfirmed after 24 h it stays
+// `processing`, flagged as stuck, until the bank's status or an operator resolves it.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { TransferActivities } from '../activities/transfers.ts';
+import {
+  type BankOutcome,
+  type OperatorResolution,
+  REFUSALS,
+  type TransferCreateView,
+  type TransferState,
+  type TransferWorkflowInput,
+  bankConfirmedSignal,
+  createUpdate,
+  resolveSignal,
+  statusQuery,
+} from './transfer-definitions.ts';
+import { AmountMinorKey, TenantIdKey, TransferReferenceKey, TransferStatusKey } from './search-attributes.ts';
+
+const HOUR = 60 * 60 * 1000;
+export const STUCK_AFTER_MS = 24 * HOUR;
+
+// The create path runs while the API request waits: few, quick retries.
+const createPath = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+// The bank may be down for a while: keep retrying transient faults for up to an hour.
+const bank = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '1m',
+  scheduleToCloseTimeout: '1h',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+const statusCheck = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumAttempts: 3 },
+});
+// Ledger and projection writes must happen eventually, whatever the database's hiccups.
+const ledger = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
+export function nextStatusCheckMs(checks: number, waitedMs: number): number {
+  const early = [15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000];
+  if (checks < early.length) return early[checks]!;
+  return waitedMs < STUCK_AFTER_MS ? HOUR : 6 * HOUR;
+}
+
+function refusalFrom(error: unknown): ApplicationFailure {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure && (REFUSALS as readonly string[]).includes(cause.type ?? '')) {
+    return ApplicationFailure.create({
+      type: cause.type ?? 'unavailable',
+      message: cause.message,
+      nonRetryable: true,
+      details: cause.details ? [...cause.details] : [],
+    });
+  }
+  // The bank or database could not be reached in time: the request may be retried.
+  return ApplicationFailure.create({
+    type: 'unavailable',
+    message: 'the transfer could not be created right now; retry with the same reference',
+    nonRetryable: true,
+  });
+}
+
+export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
+  const { request } = input;
+  const state: TransferState = {
+    transferId: input.resume?.transfer.id,
+    status: input.resume ? 'processing' : 'pending',
+    sessionId: input.resume?.sessionId,
+    stuck: input.resume?.stuck ?? false,
+    bankOutcome: undefined,
+    resolution: undefined,
+    statusChecks: input.resume?.statusChecks ?? 0,
+  };
+  let current: TransferCreateView | undefined = input.resume?.transfer;
+
+  setHandler(statusQuery, () => state);
+  // The bank may confirm before our submit activity has returned: keep the first word we get.
+  setHandler(bankConfirmedSignal, (outcome: BankOutcome) => {
+    state.bankOutcome ??= outcome;
+  });
+  setHandler(resolveSignal, (resolution: OperatorResolution) => {
+    state.resolution ??= resolution;
+  });
+
+  let creation: Promise<TransferCreateView> | undefined = current ? Promise.resolve(current) : undefined;
+  setHandler(createUpdate, async (repeat) => {
+    if (repeat.requestHash !== request.requestHash) {
+      throw ApplicationFailure.create({
+        type: 'duplicate_reference',
+        message: `reference ${request.reference} was already used for a different transfer`,
+        nonRetryable: true,
+        details: [{ transfer_id: state.transferId ?? null }],
+      });
+    }
+    const first = creation === undefined;
+    creation ??= create();
+    const created = await creation;
+    return {
+      transfer: { ...(current ?? created), status: state.status === 'refused' ? 'failed' : state.status },
+      created: first,
+    };
+  });
+
+  async function create(): Promise<TransferCreateView> {
+    const transferId = uuid4();
+    state.transferId = transferId;
+    try {
+      const enquiry = await createPath.nameEnquiry({
+        bankCode: request.recipientBankCode,
+        accountNumber: request.recipientAccount,
+      });
+      const view = await createPath.reserveFunds({
+        transferId,
+        request,
+        recipientName: enquiry.accountName,
+        nameEnquirySessionId: enquiry.sessionId,
+      });
+      current = view;
+      return view;
+    } catch (error) {
+      throw refusalFrom(error);
+    }
+  }
+
+  if (!(await condition(() => creation !== undefined, '1 minute'))) {
+    log.warn('transfer workflow started without a create update');
+    return state;
+  }
+  try {
+    current = await creation!;
+  } catch (error) {
+    // Refused (balance, limit, account) or not creatable now: nothing was reserved. The run ends
+    // failed, which lets a later request with the same reference start afresh (the API starts runs
+    // with ALLOW_DUPLICATE_FAILED_ONLY), while a created transfer's id can never run twice.
+    state.status = 'refused';
+    await condition(allHandlersFinished);
+    throw ApplicationFailure.create({
+      type: 'transfer_refused',
+      message: `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
+      nonRetryable: true,
+    });
+  }
+  const transfer = current;
+  const transferId = transfer.id;
+
+  upsertSearchAttributes([
+    { key: TenantIdKey, value: request.tenantId },
+    { key: TransferReferenceKey, value: request.reference },
+    { key: TransferStatusKey, value: state.status },
+    { key: AmountMinorKey, value: request.amountMinor },
+  ]);
+
+  if (!input.resume) {
+    try {
+      const submitted = await bank.submitToBank({ transferId, request, recipientName: transfer.recipient_name });
+      state.sessionId = submitted.sessionId;
+      if (submitted.status !== 'pending') {
+        state.bankOutcome ??= {
+          status: submitted.status,
+          sessionId: submitted.sessionId,
+          providerCode: submitted.providerCode,
+          source: 'submission',
+        };
+      }
+    } catch (error) {
+      const cause = error instanceof ActivityFailure ? error.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === 'bank_rejected') {
+        // A definitive refusal: the bank will never pay this out.
+        const details = (cause.details?.[0] ?? {}) as { providerCode?: string | null };
+        state.bankOutcome ??= {
+          status: 'failed',
+          message: cause.message,
+          source: 'submission',
+          ...(details.providerCode ? { providerCode: details.providerCode } : {}),
+        };
+      } else {
+        // Retries ran out without a clear answer: the bank may still have it. Ask it.
+        const known = await statusCheck.queryBankStatus({ transferId }).catch(() => ({ status: 'unknown' as const }));
+        if (known.status === 'unknown') {
+          state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
+        } else if (known.status === 'successful' || known.status === 'failed') {
+          state.bankOutcome ??= known;
+        }
+      }
+    }
+    await ledger.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
+    state.status = 'processing';
+    upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+  }
+
+  let waitedMs = input.resume?.waitedMs ?? 0;
+  while (!state.bankOutcome && !state.resolution) {
+    const interval = nextStatusCheckMs(state.statusChecks, waitedMs);
+    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) break;
+    waitedMs += interval;
+    state.statusChecks += 1;
+    try {
+      const known = await statusCheck.queryBankStatus({ transferId });
+      if (known.status === 'successful' || known.status === 'failed') state.bankOutcome ??= known;
+    } catch (error) {
+      log.warn('bank status query failed; will ask again', { transferId, error: String(error) });
+    }
+    if (!state.bankOutcome && !state.resolution && !state.stuck && waitedMs >= STUCK_AFTER_MS) {
+      state.stuck = true;
+      await ledger.flagStuck({ transferId });
+      log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
+    }
+    if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof transferWorkflow>({
+        request,
+        resume: {
+          transfer: { ...transfer, status: 'processing' },
+          sessionId: state.sessionId ?? '',
+          waitedMs,
+          stuck: state.stuck,
+          statusChecks: state.statusChecks,
+        },
+      });
+    }
+  }
+
+  // The bank's own word wins over an operator's; an operator decides only when the bank is silent.
+  const outcome = state.bankOutcome;
+  const resolution = outcome ? undefined : state.resolution;
+  const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
+  if (succeeded) {
+    await ledger.settleTransfer({
+      transferId,
+      outcome: outcome ?? {
+        status: 'successful',
+        source: 'callback',
+        ...(state.sessionId ? { sessionId: state.sessionId } : {}),
+      },
+      ...(resolution ? { resolution } : {}),
+    });
+    state.status = 'completed';
+  } else {
+    await ledger.reverseTransfer({
+      transferId,
+      reason: outcome?.message ?? (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank'),
+      ...(outcome?.providerCode ? { providerCode: outcome.providerCode } : {}),
+      ...(resolution ? { resolution } : {}),
+    });
+    state.status = 'failed';
+  }
+  upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
+  await condition(allHandlersFinished);
+  return state;
+}
