@@ -426,11 +426,13 @@ describe('stuck transfers and operators', () => {
     }
     expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
 
-    let listed;
-    for (let i = 0; i < 50; i += 1) {
-      listed = await admin('transfers', 'stuck', '--older-than', '0s');
-      if (listed.json?.transfers.some((t: { transfer_id: string }) => t.transfer_id === id)) break;
+    const listsIt = (result: { json: any }) =>
+      result.json?.transfers.some((t: { transfer_id: string }) => t.transfer_id === id) === true;
+    // Visibility is eventually consistent: give it a moment.
+    let listed = await admin('transfers', 'stuck', '--older-than', '0s');
+    for (let i = 0; i < 50 && !listsIt(listed); i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 200));
+      listed = await admin('transfers', 'stuck', '--older-than', '0s');
     }
     expect(listed.code).toBe(0);
     expect(listed.json.transfers).toContainEqual(
