@@ -1,0 +1,94 @@
+// The 24-hour path under Temporal's time-skipping test server: a transfer the bank never confirms
+// stays `processing` (never guessed at), is flagged as stuck after 24 h, and settles once the
+// bank's own status query finally reports it.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { createProviders } from '../../src/providers/registry.ts';
+import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
+import { findTool } from '../../src/stack/tools.ts';
+import { TransferService } from '../../src/transfers/service.ts';
+import type { TransferRow } from '../../src/transfers/views.ts';
+import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { createFundedTenant } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = 'transfers-24h';
+
+let env: TestWorkflowEnvironment;
+let db: TestDatabase;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+let transfers: TransferService;
+
+beforeAll(async () => {
+  installRuntime();
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
+  });
+  // The time-skipping server knows no custom search attributes until told, like a real cluster.
+  // (It cannot list them, so all are added at once.)
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: 'default',
+    searchAttributes: allSearchAttributes(),
+  });
+  db = await createTestDatabase();
+  // No gateway listens for callbacks here: the workflow must learn the outcome by asking the bank.
+  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
+  const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
+  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE, connection: env.nativeConnection });
+  transfers = new TransferService({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, banks: providers.banks });
+});
+afterAll(async () => {
+  await worker?.stop();
+  await bank?.close();
+  await db?.drop();
+  await env?.teardown();
+});
+
+async function row(id: string): Promise<TransferRow> {
+  const [found] = await db.orm.em.fork().execute<TransferRow[]>('select * from transfers where id = ?', [id]);
+  return found!;
+}
+
+describe('a transfer the bank never confirms', () => {
+  it('stays processing past 24 h, is flagged stuck, and settles when the bank finally reports it', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const created = await transfers.create(tenant.tenantId, {
+      amount_minor: 400_000,
+      recipient_account: '2222222222',
+      recipient_bank_code: '058',
+      narration: 'rent',
+      reference: 'held-for-a-day',
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body as { data: { id: string } }).data.id;
+    const handle = env.client.workflow.getHandle(transferWorkflowId(tenant.tenantId, 'held-for-a-day'));
+    while ((await handle.query(statusQuery)).status !== 'processing') await new Promise((r) => setTimeout(r, 100));
+
+    await env.sleep('23 hours');
+    expect((await handle.query(statusQuery)).stuck).toBe(false);
+    expect((await row(id)).stuck_since).toBeNull();
+
+    await env.sleep('2 hours');
+    const state = await handle.query(statusQuery);
+    expect(state).toMatchObject({ status: 'processing', stuck: true });
+    expect(state.statusChecks).toBeGreaterThanOrEqual(8);
+    const stuck = await row(id);
+    expect(stuck.status).toBe('processing');
+    expect(stuck.stuck_since).not.toBeNull();
+    const reserved = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect([reserved.availableMinor, reserved.pendingMinor]).toEqual([599_000, 401_000]);
+
+    // The bank settles it on its side; its callback cannot reach us, so the next status query finds it.
+    expect((await bank.control(`/control/transfers/${id}/confirm`)).status).toBe(200);
+    await env.sleep('7 hours');
+    expect(await handle.result()).toMatchObject({ status: 'completed', stuck: true });
+    expect((await row(id)).status).toBe('completed');
+    const settled = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect([settled.availableMinor, settled.pendingMinor]).toEqual([599_000, 0]);
+    expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+  }, 120_000);
+});
