@@ -24,13 +24,14 @@ beforeAll(async () => {
   db = await createTestDatabase();
   const bankPort = await freePort();
   const dispatcher = new CallbackDispatcher();
+  gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, dispatcher });
+  // Observe what reaches the dispatcher, in place of the gateway's own handlers (tested elsewhere).
   for (const type of ['transfer.successful', 'transfer.failed', 'virtual_account.credit']) {
     dispatcher.on(type, async (callback) => {
       received.push(callback);
       return `seen ${callback.type}`;
     });
   }
-  gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, dispatcher });
   app = gateway.app;
   const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   bank = await startSandboxBank({

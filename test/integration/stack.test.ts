@@ -78,7 +78,7 @@ describe('npm start', () => {
     expect(first.output()).toContain(`API            http://127.0.0.1:${port}`);
     expect(first.output()).toContain(`API docs       http://127.0.0.1:${port}/docs`);
     expect(first.output()).toContain(`Temporal UI    http://127.0.0.1:${uiPort}`);
-    expect(first.output()).toContain('migrations applied: 0001-platform, 0002-provider-callbacks');
+    expect(first.output()).toContain('migrations applied: 0001-platform, 0002-provider-callbacks, 0003-transfers');
     expect(first.output()).toContain(`Sandbox bank   http://127.0.0.1:${bankPort}`);
 
     const health = await fetch(`http://127.0.0.1:${port}/health`);
@@ -116,6 +116,33 @@ describe('npm start', () => {
       expect(banks.status).toBe(200);
       const items = ((await banks.json()) as { data: { items: { code: string }[] } }).data.items;
       expect(items.map((bank) => bank.code)).toContain('058');
+
+      // A transfer goes all the way through the running topology: API, worker, sandbox bank, callback.
+      const headers = { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' };
+      const posted = await fetch(`http://127.0.0.1:${port}/api/v1/transfers`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          amount_minor: 50_000,
+          recipient_account: '0123456789',
+          recipient_bank_code: '058',
+          narration: 'stack test',
+        }),
+      });
+      expect(posted.status).toBe(201);
+      const transfer = ((await posted.json()) as { data: { id: string; total_minor: number } }).data;
+      expect(transfer.total_minor).toBe(51_000);
+      let status = 'pending';
+      for (let i = 0; i < 100 && status === 'pending'; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const got = await fetch(`http://127.0.0.1:${port}/api/v1/transfers/${transfer.id}`, { headers });
+        status = ((await got.json()) as { data: { status: string } }).data.status;
+      }
+      expect(status).toBe('successful');
+      const after = await fetch(`http://127.0.0.1:${port}/api/v1/wallet`, { headers });
+      expect(((await after.json()) as { data: { available_minor: number } }).data.available_minor).toBe(
+        123_456 - 51_000,
+      );
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);

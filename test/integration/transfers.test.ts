@@ -1,16 +1,15 @@
 // Transfers end to end on a real Temporal server, PostgreSQL and the sandbox bank over HTTP:
 // the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
 // ledger, which sums to zero after every test.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { createProviders } from '../../src/providers/registry.ts';
-import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { PROJECT_ROOT, findTool } from '../../src/stack/tools.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -128,9 +127,24 @@ async function events(transferId: string) {
 
 async function recordHistory(name: string, tenantId: string, reference: string) {
   if (!process.env.RECORD_HISTORIES) return;
-  const history = await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).fetchHistory();
+  // The CLI writes the canonical JSON history that the SDK's replayer reads.
+  const shown = spawnSync(
+    findTool('temporal'),
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      transferWorkflowId(tenantId, reference),
+      '--output',
+      'json',
+      '--address',
+      inject('temporalAddress'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
   mkdirSync(HISTORIES, { recursive: true });
-  writeFileSync(join(HISTORIES, `${name}.json`), `${historyToJSON(history)}\n`);
+  writeFileSync(join(HISTORIES, `${name}.json`), shown.stdout);
 }
 
 describe('POST /api/v1/transfers', () => {
