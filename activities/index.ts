@@ -2,15 +2,21 @@
 // dependencies injected, so tests run them against their own database and sandbox bank.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Providers } from '../src/providers/registry.ts';
+import type { Resolver } from '../src/webhooks/destinations.ts';
 import { createTransferActivities } from './transfers.ts';
+import { createWebhookActivities } from './webhooks.ts';
 
 export interface ActivityDeps {
   orm: MikroORM;
   providers: Providers;
+  webhooks: { encryptionKey: Buffer; timeoutMs: number; resolver?: Resolver };
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createTransferActivities(deps) };
+  return {
+    ...createTransferActivities(deps),
+    ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -23,6 +23,9 @@ import type { Providers } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
+import type { Resolver } from './webhooks/destinations.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { WebhookService } from './webhooks/service.ts';
 
 export interface AppDeps {
   config: Pick<
@@ -33,12 +36,16 @@ export interface AppDeps {
     | 'TEMPORAL_NAMESPACE'
     | 'TEMPORAL_TASK_QUEUE'
     | 'providerCallbackSecret'
+    | 'webhookEncryptionKey'
+    | 'webhookRetryScheduleMs'
   >;
   orm: MikroORM;
   temporal: Connection;
   providers: Providers;
   /** Acts on provider callbacks; features register their handlers on it. */
   dispatcher: CallbackDispatcher;
+  /** DNS for the webhook SSRF check (tests give a fixed one). */
+  resolver?: Resolver;
   /** Where JSON log lines go (stdout by default); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }
@@ -121,6 +128,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   transferRoutes(app, { orm: deps.orm, transfers });
   registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client });
+  const webhooks = new WebhookService({
+    orm: deps.orm,
+    client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    encryptionKey: deps.config.webhookEncryptionKey,
+    scheduleMs: deps.config.webhookRetryScheduleMs,
+    ...(deps.resolver ? { resolver: deps.resolver } : {}),
+  });
+  webhookRoutes(app, { orm: deps.orm, webhooks });
   bankRoutes(app, { banks: deps.providers.banks });
   await providerCallbackRoutes(app, {
     orm: deps.orm,

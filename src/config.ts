@@ -42,13 +42,27 @@ const EnvSchema = z
     GATEWAY_CALLBACK_URL: z.url().optional(),
     PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
     PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
+    WEBHOOK_ENCRYPTION_KEY: z
+      .string()
+      .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+      .optional(),
+    WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
+      .default('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h'),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;
     // Production never falls back to the embedded, single-machine defaults.
-    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PROVIDER_CALLBACK_SECRET'] as const) {
+    for (const key of [
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'PROVIDER_CALLBACK_SECRET',
+      'WEBHOOK_ENCRYPTION_KEY',
+    ] as const) {
       if (!env[key]) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
       }
@@ -74,6 +88,22 @@ export interface Config extends Env {
   gatewayCallbackUrl: string;
   /** Shared secret of provider callback signatures (a fixed value only outside production). */
   providerCallbackSecret: string;
+  /** AES-256 key that encrypts webhook signing secrets at rest (a fixed value only outside production). */
+  webhookEncryptionKey: Buffer;
+  /** Delay before each webhook attempt, in ms (the first is normally 0). */
+  webhookRetryScheduleMs: number[];
+}
+
+/** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
+const DEVELOPMENT_WEBHOOK_KEY = Buffer.from('development-only-webhook-key-32b', 'utf8');
+
+export function parseDurationsMs(list: string): number[] {
+  const units = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+  return list.split(',').map((part) => {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
+    if (!match) throw new ConfigError([`WEBHOOK_RETRY_SCHEDULE: bad duration '${part}'`]);
+    return Number(match[1]) * units[match[2] as keyof typeof units];
+  });
 }
 
 /** Used only when NODE_ENV is not production, where PROVIDER_CALLBACK_SECRET is required. */
@@ -122,5 +152,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sandboxBankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL ?? databaseUrl,
     gatewayCallbackUrl: (env.GATEWAY_CALLBACK_URL ?? `http://${localHost(env.HOST)}:${env.PORT}`).replace(/\/$/, ''),
     providerCallbackSecret: env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET,
+    webhookEncryptionKey: env.WEBHOOK_ENCRYPTION_KEY
+      ? Buffer.from(env.WEBHOOK_ENCRYPTION_KEY, 'base64')
+      : DEVELOPMENT_WEBHOOK_KEY,
+    webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
   };
 }

@@ -9,7 +9,9 @@ import {
   bundleWorkflowCode,
   makeTelemetryFilterString,
 } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.ts';
+import { EventFanout } from '../src/webhooks/fanout.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
@@ -34,7 +36,11 @@ const worker = await Worker.create({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundle: bundle,
-  activities: createActivities({ orm, providers: createProviders(config) }),
+  activities: createActivities({
+    orm,
+    providers: createProviders(config),
+    webhooks: { encryptionKey: config.webhookEncryptionKey, timeoutMs: config.WEBHOOK_TIMEOUT_MS },
+  }),
 });
 console.error(
   JSON.stringify({
@@ -45,9 +51,21 @@ console.error(
     time: Date.now(),
   }),
 );
+// The worker process also fans events out to webhook deliveries (see src/webhooks/fanout.ts).
+const clientConnection = await Connection.connect({ address: config.temporalAddress });
+const fanout = new EventFanout({
+  orm,
+  client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  scheduleMs: config.webhookRetryScheduleMs,
+  log: (message, fields) => console.error(JSON.stringify({ level: 40, service: 'worker', msg: message, ...fields })),
+});
+fanout.start();
 try {
   await worker.run();
 } finally {
+  await fanout.stop();
+  await clientConnection.close();
   await connection.close();
   await orm.close();
 }

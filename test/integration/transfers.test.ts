@@ -1,25 +1,24 @@
 // Transfers end to end on a real Temporal server, PostgreSQL and the sandbox bank over HTTP:
 // the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
 // ledger, which sums to zero after every test.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { createProviders } from '../../src/providers/registry.ts';
-import { PROJECT_ROOT, findTool } from '../../src/stack/tools.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { freePort } from '../support/global-setup.ts';
+import { recordHistory } from '../support/histories.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from '../support/worker.ts';
 
 const TASK_QUEUE = `transfers-${process.pid}`;
 const PROVIDER_TIMEOUT_MS = 1_000;
-const HISTORIES = join(PROJECT_ROOT, 'test/fixtures/histories');
 
 let db: TestDatabase;
 let gateway: TestApp;
@@ -125,28 +124,6 @@ async function events(transferId: string) {
   return rows;
 }
 
-async function recordHistory(name: string, tenantId: string, reference: string) {
-  if (!process.env.RECORD_HISTORIES) return;
-  // The CLI writes the canonical JSON history that the SDK's replayer reads.
-  const shown = spawnSync(
-    findTool('temporal'),
-    [
-      'workflow',
-      'show',
-      '--workflow-id',
-      transferWorkflowId(tenantId, reference),
-      '--output',
-      'json',
-      '--address',
-      inject('temporalAddress'),
-    ],
-    { encoding: 'utf8' },
-  );
-  if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
-  mkdirSync(HISTORIES, { recursive: true });
-  writeFileSync(join(HISTORIES, `${name}.json`), shown.stdout);
-}
-
 describe('POST /api/v1/transfers', () => {
   it('creates a transfer, answers 201 pending with every field, and settles it at the bank', async () => {
     const tenant = await createFundedTenant(db.orm, 10_000_000);
@@ -187,7 +164,7 @@ describe('POST /api/v1/transfers', () => {
     const emitted = await events(data.id);
     expect(emitted.map((event) => event.type)).toEqual(['transfer.created', 'transfer.settled']);
     expect(emitted[1]!.payload).toMatchObject({ id: data.id, status: 'successful', amount_minor: 1_234_567 });
-    await recordHistory('transfer-success', tenant.tenantId, payload.reference);
+    recordHistory('transfer-success', transferWorkflowId(tenant.tenantId, payload.reference));
   });
 
   it.each([
@@ -385,7 +362,7 @@ describe('bank outcomes', () => {
       'transfer.created',
       'transfer.failed',
     ]);
-    await recordHistory('transfer-bank-failure', tenant.tenantId, payload.reference);
+    recordHistory('transfer-bank-failure', transferWorkflowId(tenant.tenantId, payload.reference));
   });
 
   it('retries the flaky bank through an error and a timeout, then completes once', async () => {
@@ -402,7 +379,7 @@ describe('bank outcomes', () => {
         response.json().data.id,
       ]);
     expect(attempts!.attempts).toBe(3);
-    await recordHistory('transfer-flaky-bank', tenant.tenantId, payload.reference);
+    recordHistory('transfer-flaky-bank', transferWorkflowId(tenant.tenantId, payload.reference));
   }, 60_000);
 });
 
@@ -483,7 +460,7 @@ describe('stuck transfers and operators', () => {
     const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'successful', '--note', 'oops');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already failed');
-    await recordHistory('transfer-stuck-resolved', tenant.tenantId, payload.reference);
+    recordHistory('transfer-stuck-resolved', transferWorkflowId(tenant.tenantId, payload.reference));
   }, 60_000);
 
   it('completes a transfer once when the worker dies and restarts while it waits for the bank', async () => {

@@ -14,13 +14,15 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the success, bank-failure, flaky-bank and stuck-then-resolved transfer paths', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
         'transfer-flaky-bank.json',
         'transfer-stuck-resolved.json',
         'transfer-success.json',
+        'webhook-retry-then-success.json',
+        'webhook-replay-after-success.json',
       ]),
     );
   });

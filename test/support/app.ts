@@ -9,6 +9,7 @@ import { createTenant } from '../../src/tenants/tenants.ts';
 import { postEntry, systemAccountId, tenantAccountId } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { createProviders } from '../../src/providers/registry.ts';
+import type { Resolver } from '../../src/webhooks/destinations.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,6 +20,7 @@ export interface TestApp {
 }
 
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789';
+export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7);
 
 export interface TestAppOptions {
   temporalAddress?: string;
@@ -27,6 +29,8 @@ export interface TestAppOptions {
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
   taskQueue?: string;
+  webhookScheduleMs?: number[];
+  resolver?: Resolver;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
 }
@@ -48,13 +52,23 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,
+    webhookEncryptionKey: TEST_WEBHOOK_KEY,
+    webhookRetryScheduleMs: options.webhookScheduleMs ?? [0, 500, 1_000],
   };
   const providers = createProviders({
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
     PROVIDER_TIMEOUT_MS: options.providerTimeoutMs ?? 2_000,
   });
   const dispatcher = options.dispatcher ?? new CallbackDispatcher();
-  const app = await buildApp({ config, orm, temporal, logStream, providers, dispatcher });
+  const app = await buildApp({
+    config,
+    orm,
+    temporal,
+    logStream,
+    providers,
+    dispatcher,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
   options.extend?.(app);
   await app.ready();
   return {
@@ -69,9 +83,14 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
 }
 
 /** A tenant with a test key and, optionally, a funded wallet. */
-export async function createFundedTenant(orm: MikroORM, walletMinor = 0, name = 'test tenant') {
+export async function createFundedTenant(
+  orm: MikroORM,
+  walletMinor = 0,
+  name = 'test tenant',
+  mode: 'test' | 'live' = 'test',
+) {
   const em = orm.em.fork();
-  const { tenant, key } = await createTenant(em, { name });
+  const { tenant, key } = await createTenant(em, { name, mode });
   if (walletMinor > 0) {
     await postEntry(em, {
       idempotencyKey: `wallet-funding:${tenant.tenant_id}:test-initial`,

@@ -13,6 +13,8 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import type { Providers } from '../../src/providers/registry.ts';
+import type { Resolver } from '../../src/webhooks/destinations.ts';
+import { TEST_WEBHOOK_KEY } from './app.ts';
 
 const require = createRequire(import.meta.url);
 export const WORKFLOWS_PATH = require.resolve('../../workflows/index.ts');
@@ -43,6 +45,8 @@ export async function startTestWorker(options: {
   taskQueue: string;
   connection?: NativeConnection;
   namespace?: string;
+  webhookTimeoutMs?: number;
+  resolver?: Resolver;
 }): Promise<TestWorker> {
   installRuntime();
   const connection = options.connection ?? (await NativeConnection.connect({ address: inject('temporalAddress') }));
@@ -51,7 +55,15 @@ export async function startTestWorker(options: {
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ orm: options.orm, providers: options.providers }),
+    activities: createActivities({
+      orm: options.orm,
+      providers: options.providers,
+      webhooks: {
+        encryptionKey: TEST_WEBHOOK_KEY,
+        timeoutMs: options.webhookTimeoutMs ?? 2_000,
+        ...(options.resolver ? { resolver: options.resolver } : {}),
+      },
+    }),
   });
   const running = worker.run();
   return {

@@ -46,15 +46,28 @@ describe('loadConfig', () => {
 
   it('refuses the embedded fallbacks and the development secret in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
-      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required/,
+      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required[\s\S]*WEBHOOK_ENCRYPTION_KEY: is required/,
     );
     const production = loadConfig({
       NODE_ENV: 'production',
       DATABASE_URL: 'postgres://db/gw',
       TEMPORAL_ADDRESS: 't:7233',
       PROVIDER_CALLBACK_SECRET: 'a-real-secret-from-the-vault',
+      WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
     });
     expect(production.providerCallbackSecret).toBe('a-real-secret-from-the-vault');
+    expect(production.webhookEncryptionKey).toEqual(Buffer.alloc(32, 1));
+    expect(() => loadConfig({ WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(
+      /WEBHOOK_ENCRYPTION_KEY: must be 32 bytes/,
+    );
+  });
+
+  it('reads the webhook retry schedule', () => {
+    expect(loadConfig({}).webhookRetryScheduleMs).toEqual([
+      0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
+    ]);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0s, 250ms,1m' }).webhookRetryScheduleMs).toEqual([0, 250, 60_000]);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5 minutes' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
   });
 
   it('treats empty variables as unset', () => {

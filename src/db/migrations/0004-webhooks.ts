@@ -1,0 +1,55 @@
+// Webhook endpoints (secrets encrypted at rest: signing needs them back), one delivery per
+// (event, endpoint) with its recorded attempts, and the fan-out marker on events.
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration0004Webhooks extends Migration {
+  override name = '0004-webhooks';
+
+  override up(): void {
+    this.addSql(`
+      create table webhook_endpoints (
+        id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        url text not null,
+        mode text not null check (mode in ('test', 'live')),
+        events text[] not null,
+        secret_ciphertext text not null,
+        status text not null check (status in ('listening', 'disabled', 'deleted')),
+        disabled_reason text,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now()
+      )`);
+    this.addSql('create index webhook_endpoints_tenant_idx on webhook_endpoints (tenant_id, created_at desc)');
+    this.addSql(`
+      create table webhook_deliveries (
+        id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        event_id uuid not null references events (id),
+        endpoint_id uuid not null references webhook_endpoints (id),
+        event_type text not null,
+        status text not null check (status in ('queued', 'retrying', 'succeeded', 'failed')),
+        attempt_count integer not null default 0,
+        signature text,
+        replay_id text,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        constraint webhook_deliveries_pair unique (event_id, endpoint_id)
+      )`);
+    this.addSql('create index webhook_deliveries_tenant_idx on webhook_deliveries (tenant_id, created_at desc)');
+    this.addSql(`
+      create table webhook_attempts (
+        id bigint generated always as identity primary key,
+        delivery_id uuid not null references webhook_deliveries (id),
+        number integer not null,
+        attempted_at timestamptz not null,
+        status_code integer,
+        error text,
+        duration_ms integer not null,
+        response_body text,
+        replay_id text,
+        constraint webhook_attempts_number unique (delivery_id, number)
+      )`);
+    this.addSql('alter table events add column fanned_out_at timestamptz');
+    this.addSql('create index events_unfanned_idx on events (created_at) where fanned_out_at is null');
+  }
+}

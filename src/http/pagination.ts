@@ -1,0 +1,59 @@
+// Pagination of the resource-style lists (virtual accounts, deliveries, events): `page` (default
+// 1) or `offset` (wins when both are given), `limit` (default 20, at most 100), answered as
+// `{page, limit, offset, total, pages, has_more}`. Wrapper payloads (`filters`, `params`) are
+// refused: parameters are sent directly in the query string.
+import { z } from 'zod';
+
+export const PaginationQuery = z.object({
+  page: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be 1 or more')
+    .optional(),
+  limit: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be 1 or more')
+    .max(100, 'must be at most 100')
+    .default(20),
+  offset: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(0, 'must be 0 or more')
+    .optional(),
+  filters: z
+    .never({ error: 'wrapper payloads are not accepted: send each filter as its own query parameter' })
+    .optional(),
+  params: z
+    .never({ error: 'wrapper payloads are not accepted: send each parameter as its own query parameter' })
+    .optional(),
+});
+
+export interface Window {
+  limit: number;
+  offset: number;
+}
+
+export function windowOf(query: { page?: number | undefined; limit: number; offset?: number | undefined }): Window {
+  return { limit: query.limit, offset: query.offset ?? ((query.page ?? 1) - 1) * query.limit };
+}
+
+export function paginationView(window: Window, total: number) {
+  return {
+    page: Math.floor(window.offset / window.limit) + 1,
+    limit: window.limit,
+    offset: window.offset,
+    total,
+    pages: Math.ceil(total / window.limit),
+    has_more: window.offset + window.limit < total,
+  };
+}
+
+export const PaginationSchema = z.object({
+  page: z.number(),
+  limit: z.number(),
+  offset: z.number(),
+  total: z.number(),
+  pages: z.number(),
+  has_more: z.boolean(),
+});

@@ -1,0 +1,32 @@
+// Event names tenants can subscribe to. `*` subscribes to all of them except the delivery
+// events, which an endpoint must name explicitly (decisions §8).
+export const EVENT_TYPES = [
+  'transfer.created',
+  'transfer.settled',
+  'transfer.failed',
+  'webhook.endpoint.created',
+  'event.delivery.queued',
+  'event.delivery.failed',
+  'event.delivery.succeeded',
+  'virtual_account.created',
+  'virtual_account.credited',
+  'virtual_account.closed',
+  'card.created',
+  'card.locked',
+  'card.unlocked',
+  'card.funded',
+  'card.funding_failed',
+  'identity.customer.created',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export function isDeliveryEvent(type: string): boolean {
+  return type.startsWith('event.delivery.');
+}
+
+/** Whether an endpoint subscribed to `subscribed` receives events of `type`. */
+export function subscribes(subscribed: readonly string[], type: string): boolean {
+  if (subscribed.includes(type)) return true;
+  return subscribed.includes('*') && !isDeliveryEvent(type);
+}

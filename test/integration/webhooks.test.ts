@@ -1,0 +1,485 @@
+// Webhooks end to end with a real local receiver: registration and its SSRF guard, fan-out from
+// events, Standard Webhooks signatures checked with the `standardwebhooks` library, retries,
+// Retry-After, 410, replay, a worker that dies during a retry wait, and tenant isolation.
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createProviders } from '../../src/providers/registry.ts';
+import type { Resolver } from '../../src/webhooks/destinations.ts';
+import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/global-setup.ts';
+import { recordHistory } from '../support/histories.ts';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = `webhooks-${process.pid}`;
+const SCHEDULE_MS = [0, 800, 1_500, 3_000];
+// DNS as the tests want it, without the network: one public name, one that points inside.
+const resolver: Resolver = async (host) => {
+  if (host === 'hooks.example.com') return ['93.184.216.34'];
+  if (host === 'internal.example.com') return ['10.1.2.3'];
+  throw new Error(`no such host ${host}`);
+};
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+let fanout: EventFanout;
+let receiver: Receiver;
+let connection: Connection;
+
+const providersFor = (url: string) => createProviders({ sandboxBankUrl: url, PROVIDER_TIMEOUT_MS: 1_000 });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const bankPort = await freePort();
+  gateway = await createTestApp(db.orm, {
+    sandboxBankUrl: `http://127.0.0.1:${bankPort}`,
+    taskQueue: TASK_QUEUE,
+    webhookScheduleMs: SCHEDULE_MS,
+    resolver,
+  });
+  app = gateway.app;
+  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, completionDelayMs: 100 });
+  worker = await startTestWorker({ orm: db.orm, providers: providersFor(bank.url), taskQueue: TASK_QUEUE, resolver });
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  fanout = new EventFanout({
+    orm: db.orm,
+    client: new Client({ connection }),
+    taskQueue: TASK_QUEUE,
+    scheduleMs: SCHEDULE_MS,
+    jitter: 0,
+    intervalMs: 100,
+  });
+  fanout.start();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await fanout?.stop();
+  await worker?.stop();
+  await connection?.close();
+  await receiver?.close();
+  await bank?.close();
+  await gateway?.close();
+  await db?.drop();
+});
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+async function register(apiKey: string, body: Record<string, unknown>, url = '/api/v1/webhook-endpoints') {
+  return app.inject({ method: 'POST', url, headers: auth(apiKey), payload: body });
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function settledTransfer(apiKey: string, account = '0123456789') {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/transfers',
+    headers: auth(apiKey),
+    payload: {
+      amount_minor: 100_000,
+      recipient_account: account,
+      recipient_bank_code: '058',
+      narration: 'webhook test',
+    },
+  });
+  expect(response.statusCode).toBe(201);
+  return response.json().data.id as string;
+}
+
+async function deliveries(apiKey: string, query = '') {
+  const response = await app.inject({
+    method: 'GET',
+    url: `/api/v1/webhook-deliveries${query}`,
+    headers: auth(apiKey),
+  });
+  return response.json().data;
+}
+
+async function eventIdOf(apiKey: string, type: string, transferId: string): Promise<string> {
+  return eventually(async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: `/api/v1/events?type=${type}&limit=100`,
+      headers: auth(apiKey),
+    });
+    return response.json().data.items.find((event: { data: { id: string } }) => event.data.id === transferId)?.id as
+      string | undefined;
+  });
+}
+
+describe('registration', () => {
+  it('registers an endpoint, listening, with the id of its webhook.endpoint.created event, and never returns the secret', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const response = await register(tenant.apiKey, {
+      url: `${receiver.url}/reg`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    expect(response.statusCode).toBe(201);
+    const data = response.json().data;
+    expect(Object.keys(data).sort()).toEqual(['created_at', 'event_id', 'events', 'id', 'status', 'url']);
+    expect(data).toMatchObject({ url: `${receiver.url}/reg`, events: ['transfer.settled'], status: 'listening' });
+    const event = await app.inject({
+      method: 'GET',
+      url: `/api/v1/events/${data.event_id}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(event.json().data).toMatchObject({
+      id: data.event_id,
+      type: 'webhook.endpoint.created',
+      data: { id: data.id },
+    });
+
+    const listed = await app.inject({ method: 'GET', url: '/api/v1/webhook-endpoints', headers: auth(tenant.apiKey) });
+    expect(listed.json().data.items).toHaveLength(1);
+    expect(JSON.stringify(listed.json())).not.toMatch(/whsec_|secret/);
+    // Also reachable unversioned, as the interface shows it.
+    const legacy = await register(
+      tenant.apiKey,
+      { url: `${receiver.url}/reg2`, events: ['*'], signing_secret: newSecret() },
+      '/webhook-endpoints',
+    );
+    expect(legacy.statusCode).toBe(201);
+  });
+
+  it('refuses bad bodies with 400 naming the field', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ url: 'not a url', events: ['*'], signing_secret: newSecret() }, 'url'],
+      [{ url: `${receiver.url}/x`, events: ['transfer.teleported'], signing_secret: newSecret() }, 'events.0'],
+      [{ url: `${receiver.url}/x`, events: [], signing_secret: newSecret() }, 'events'],
+      [{ url: `${receiver.url}/x`, events: ['*'], signing_secret: 'short' }, 'signing_secret'],
+      [{ url: `${receiver.url}/x`, events: ['*'] }, 'signing_secret'],
+    ];
+    for (const [body, field] of cases) {
+      const response = await register(tenant.apiKey, body);
+      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
+      expect(response.json().error.code).toBe('VALIDATION_ERROR');
+      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+    }
+  });
+
+  it('lets live keys register only https URLs on public addresses', async () => {
+    const live = await createFundedTenant(db.orm, 0, 'live tenant', 'live');
+    const refused = [
+      'http://hooks.example.com/x',
+      'https://127.0.0.1/x',
+      'https://localhost/x',
+      'https://10.0.0.8/x',
+      'https://192.168.1.1/x',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/x',
+      'https://[::ffff:127.0.0.1]/x',
+      'https://2130706433/x',
+      'https://0x7f.1/x',
+      'https://internal.example.com/x',
+    ];
+    for (const url of refused) {
+      const response = await register(live.apiKey, { url, events: ['*'], signing_secret: newSecret() });
+      expect({ url, status: response.statusCode }).toEqual({ url, status: 400 });
+      expect(response.json().error.details.fields[0].path).toBe('url');
+    }
+    const accepted = await register(live.apiKey, {
+      url: 'https://hooks.example.com/x',
+      events: ['*'],
+      signing_secret: newSecret(),
+    });
+    expect(accepted.statusCode).toBe(201);
+    // Sandbox keys may use loopback over http, but not private networks.
+    const sandbox = await createFundedTenant(db.orm);
+    expect(
+      (await register(sandbox.apiKey, { url: 'http://127.0.0.1:9/x', events: ['*'], signing_secret: newSecret() }))
+        .statusCode,
+    ).toBe(201);
+    expect(
+      (await register(sandbox.apiKey, { url: 'http://10.0.0.8/x', events: ['*'], signing_secret: newSecret() }))
+        .statusCode,
+    ).toBe(400);
+  });
+});
+
+describe('delivery', () => {
+  it('delivers transfer.settled signed per Standard Webhooks, verifiable with the standardwebhooks library', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const secret = newSecret();
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/signed`,
+      events: ['transfer.settled'],
+      signing_secret: secret,
+    });
+    const transferId = await settledTransfer(tenant.apiKey);
+    const request = await eventually(() => receiver.on('/signed')[0]);
+    const payload = new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Record<
+      string,
+      any
+    >;
+    expect(payload).toMatchObject({
+      type: 'transfer.settled',
+      data: { id: transferId, status: 'successful', amount_minor: 100_000 },
+    });
+    expect(request.headers['webhook-id']).toBe(payload.id);
+    expect(Object.keys(payload).sort()).toEqual(['created_at', 'data', 'id', 'type']);
+    expect(() => new Webhook(newSecret()).verify(request.body, request.headers as Record<string, string>)).toThrow();
+    // Only the subscribed type arrived.
+    expect(receiver.on('/signed')).toHaveLength(1);
+
+    const [delivery] = (await deliveries(tenant.apiKey, `?event_id=${payload.id}`)).items;
+    expect(delivery).toMatchObject({
+      event_id: payload.id,
+      event_type: 'transfer.settled',
+      status: 'succeeded',
+      attempt_count: 1,
+      endpoint_status: 'listening',
+      signature: request.headers['webhook-signature'],
+      replay_id: null,
+    });
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ number: 1, status_code: 200, error: null, response_body: 'ok', replay_id: null }),
+    ]);
+  });
+
+  it('signs with the raw bytes of a secret that is not whsec_', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const secret = 'plain-text-secret-of-our-tenant';
+    await register(tenant.apiKey, { url: `${receiver.url}/raw`, events: ['transfer.settled'], signing_secret: secret });
+    await settledTransfer(tenant.apiKey);
+    const request = await eventually(() => receiver.on('/raw')[0]);
+    expect(() =>
+      new Webhook(secret, { format: 'raw' }).verify(request.body, request.headers as Record<string, string>),
+    ).not.toThrow();
+  });
+
+  it('retries a receiver that answers 500, with the same webhook-id, and records both attempts', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    receiver.plan('/flaky', { status: 500, body: 'boom' });
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/flaky`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    const [first, second] = await eventually(() =>
+      receiver.on('/flaky').length >= 2 ? receiver.on('/flaky') : undefined,
+    );
+    expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(700);
+    const delivery = await eventually(async () => {
+      const [found] = (await deliveries(tenant.apiKey, '?status=succeeded')).items;
+      return found;
+    });
+    expect(delivery).toMatchObject({ status: 'succeeded', attempt_count: 2 });
+    expect(
+      delivery.attempts.map((a: { number: number; status_code: number; response_body: string }) => [
+        a.number,
+        a.status_code,
+        a.response_body,
+      ]),
+    ).toEqual([
+      [1, 500, 'boom'],
+      [2, 200, 'ok'],
+    ]);
+    recordHistory('webhook-retry-then-success', deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
+  });
+
+  it('honours Retry-After on 503', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    receiver.plan('/busy', { status: 503, headers: { 'retry-after': '2' } });
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/busy`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    const [first, second] = await eventually(() =>
+      receiver.on('/busy').length >= 2 ? receiver.on('/busy') : undefined,
+    );
+    // The schedule's next step would be 0.8 s; the receiver asked for 2 s.
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(1_900);
+  });
+
+  it('disables the endpoint on 410 and stops', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    receiver.plan('/gone', { status: 410 });
+    const endpoint = await register(tenant.apiKey, {
+      url: `${receiver.url}/gone`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    const delivery = await eventually(async () => {
+      const [found] = (await deliveries(tenant.apiKey, `?endpoint_id=${endpoint.json().data.id}&status=failed`)).items;
+      return found;
+    });
+    expect(delivery).toMatchObject({ status: 'failed', attempt_count: 1, endpoint_status: 'disabled' });
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(receiver.on('/gone')).toHaveLength(1);
+  });
+
+  it('sends nothing for a settled transfer to an endpoint subscribed only to transfer.failed', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/failed-only`,
+      events: ['transfer.failed'],
+      signing_secret: newSecret(),
+    });
+    const settled = await settledTransfer(tenant.apiKey);
+    const failed = await settledTransfer(tenant.apiKey, '1111111111');
+    const request = await eventually(() => receiver.on('/failed-only')[0]);
+    expect(JSON.parse(request.body)).toMatchObject({ type: 'transfer.failed', data: { id: failed } });
+    await eventIdOf(tenant.apiKey, 'transfer.settled', settled);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.on('/failed-only')).toHaveLength(1);
+  });
+
+  it('records event.delivery.* events and delivers them only to endpoints that name them', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    await register(tenant.apiKey, { url: `${receiver.url}/all`, events: ['*'], signing_secret: newSecret() });
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/ops`,
+      events: ['event.delivery.succeeded'],
+      signing_secret: newSecret(),
+    });
+    const transferId = await settledTransfer(tenant.apiKey);
+    const settledEvent = await eventIdOf(tenant.apiKey, 'transfer.settled', transferId);
+    const opsRequest = await eventually(() =>
+      receiver.on('/ops').find((request) => JSON.parse(request.body).data.event_id === settledEvent),
+    );
+    expect(JSON.parse(opsRequest.body)).toMatchObject({
+      type: 'event.delivery.succeeded',
+      data: { event_type: 'transfer.settled', attempt: 1 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(
+      receiver
+        .on('/all')
+        .map((request) => JSON.parse(request.body).type as string)
+        .filter((type) => type.startsWith('event.delivery.')),
+    ).toEqual([]);
+    // No event about the delivery of a delivery event.
+    const queued = await app.inject({
+      method: 'GET',
+      url: '/api/v1/events?type=event.delivery.queued&limit=100',
+      headers: auth(tenant.apiKey),
+    });
+    expect(
+      queued
+        .json()
+        .data.items.every(
+          (event: { data: { event_type: string } }) => !event.data.event_type.startsWith('event.delivery.'),
+        ),
+    ).toBe(true);
+  });
+});
+
+describe('replay and durability', () => {
+  it('replays a succeeded delivery now, with the same webhook-id and a replay_id', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/replay`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    const first = await eventually(() => receiver.on('/replay')[0]);
+    const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
+    const replay = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.json().data).toEqual({
+      delivery_id: delivery.id,
+      replay_id: expect.stringMatching(/^rpl_[0-9a-f]{32}$/),
+    });
+    const second = await eventually(() => receiver.on('/replay')[1]);
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    const after = await eventually(async () => {
+      const found = (
+        await app.inject({
+          method: 'GET',
+          url: `/api/v1/webhook-deliveries/${delivery.id}`,
+          headers: auth(tenant.apiKey),
+        })
+      ).json().data;
+      return found.attempt_count === 2 ? found : undefined;
+    });
+    expect(after).toMatchObject({ status: 'succeeded', replay_id: replay.json().data.replay_id });
+    expect(after.attempts[1]).toMatchObject({ number: 2, status_code: 200, replay_id: replay.json().data.replay_id });
+    recordHistory('webhook-replay-after-success', deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
+  });
+
+  it('still delivers when the worker dies during the retry wait', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    receiver.plan('/durable', { status: 502 });
+    await register(tenant.apiKey, {
+      url: `${receiver.url}/durable`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    await eventually(() => receiver.on('/durable')[0]);
+    await worker.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(receiver.on('/durable')).toHaveLength(1);
+    worker = await startTestWorker({ orm: db.orm, providers: providersFor(bank.url), taskQueue: TASK_QUEUE, resolver });
+    const second = await eventually(() => receiver.on('/durable')[1]);
+    expect(second.headers['webhook-id']).toBe(receiver.on('/durable')[0]!.headers['webhook-id']);
+    const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
+    expect(delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([502, 200]);
+  });
+
+  it("shows another tenant's key none of these deliveries or events", async () => {
+    const owner = await createFundedTenant(db.orm, 1_000_000);
+    const stranger = await createFundedTenant(db.orm);
+    await register(owner.apiKey, {
+      url: `${receiver.url}/private`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(owner.apiKey);
+    const delivery = await eventually(async () => (await deliveries(owner.apiKey)).items[0]);
+    expect((await deliveries(stranger.apiKey)).pagination.total).toBe(0);
+    const get = await app.inject({
+      method: 'GET',
+      url: `/api/v1/webhook-deliveries/${delivery.id}`,
+      headers: auth(stranger.apiKey),
+    });
+    expect(get.statusCode).toBe(404);
+    expect(get.json().error.code).toBe('NOT_FOUND');
+    const replay = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
+      headers: auth(stranger.apiKey),
+    });
+    expect(replay.statusCode).toBe(404);
+    const event = await app.inject({
+      method: 'GET',
+      url: `/api/v1/events/${delivery.event_id}`,
+      headers: auth(stranger.apiKey),
+    });
+    expect(event.statusCode).toBe(404);
+    const events = await app.inject({ method: 'GET', url: '/api/v1/events', headers: auth(stranger.apiKey) });
+    expect(events.json().data.pagination.total).toBe(0);
+  });
+});

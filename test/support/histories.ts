@@ -1,0 +1,22 @@
+// Writes a workflow's history as a replay fixture when RECORD_HISTORIES is set
+// (`npm run record-histories`); otherwise does nothing.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { PROJECT_ROOT, findTool } from '../../src/stack/tools.ts';
+
+export const HISTORIES_DIR = join(PROJECT_ROOT, 'test/fixtures/histories');
+
+export function recordHistory(name: string, workflowId: string): void {
+  if (!process.env.RECORD_HISTORIES) return;
+  // The CLI writes the canonical JSON history that the SDK's replayer reads.
+  const shown = spawnSync(
+    findTool('temporal'),
+    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', inject('temporalAddress')],
+    { encoding: 'utf8' },
+  );
+  if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  writeFileSync(join(HISTORIES_DIR, `${name}.json`), shown.stdout);
+}

@@ -1,0 +1,149 @@
+// Pure rules, table-driven: fees, webhook subscriptions, signatures, secrets, Retry-After,
+// destinations, and the small helpers money paths rely on.
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { retryAfterMs } from '../../activities/webhooks.ts';
+import { canonicalJson } from '../../src/http/idempotency.ts';
+import { transferFee } from '../../src/transfers/fees.ts';
+import { publicStatus } from '../../src/transfers/views.ts';
+import { checkDestination } from '../../src/webhooks/destinations.ts';
+import { subscribes } from '../../src/webhooks/event-types.ts';
+import { deliveryIdFor } from '../../src/webhooks/fanout.ts';
+import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
+import { webhookHeaders } from '../../src/webhooks/signing.ts';
+import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
+import { meaningOf } from '../../src/providers/codes.ts';
+import { nextStatusCheckMs } from '../../workflows/transfer.ts';
+
+describe('transferFee', () => {
+  it.each([
+    [100, 1_000],
+    [500_000, 1_000],
+    [500_001, 2_500],
+    [5_000_000, 2_500],
+    [5_000_001, 5_000],
+    [1_000_000_000, 5_000],
+  ])('%i kobo → %i kobo', (amount, fee) => {
+    expect(transferFee(amount)).toBe(fee);
+  });
+});
+
+describe('transfer statuses', () => {
+  it.each([
+    ['pending', 'pending'],
+    ['processing', 'pending'],
+    ['completed', 'successful'],
+    ['failed', 'failed'],
+  ] as const)('%s reads as %s on get and list', (internal, shown) => {
+    expect(publicStatus(internal)).toBe(shown);
+  });
+});
+
+describe('webhook subscriptions', () => {
+  it.each([
+    [['transfer.settled'], 'transfer.settled', true],
+    [['transfer.failed'], 'transfer.settled', false],
+    [['*'], 'transfer.settled', true],
+    [['*'], 'event.delivery.succeeded', false],
+    [['*', 'event.delivery.failed'], 'event.delivery.failed', true],
+  ] as const)('%j receives %s: %s', (subscribed, type, expected) => {
+    expect(subscribes(subscribed, type)).toBe(expected);
+  });
+});
+
+describe('webhook signatures', () => {
+  it('verify with the standardwebhooks library, for whsec_ and raw secrets', () => {
+    const body = JSON.stringify({ id: 'evt', type: 'transfer.settled', created_at: '2026-01-01T00:00:00Z', data: {} });
+    const now = Math.floor(Date.now() / 1000);
+    const whsec = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
+    expect(new Webhook(whsec).verify(body, webhookHeaders(whsec, 'evt', now, body))).toMatchObject({ id: 'evt' });
+    const raw = 'a-plain-secret-string';
+    expect(new Webhook(raw, { format: 'raw' }).verify(body, webhookHeaders(raw, 'evt', now, body))).toMatchObject({
+      id: 'evt',
+    });
+    const tampered = body.replace('transfer.settled', 'transfer.failed');
+    expect(() => new Webhook(whsec).verify(tampered, webhookHeaders(whsec, 'evt', now, body))).toThrow();
+  });
+
+  it('keep secrets encrypted at rest and readable only with the key', () => {
+    const key = Buffer.alloc(32, 3);
+    const stored = encryptSecret(key, 'whsec_top-secret');
+    expect(stored).not.toContain('top-secret');
+    expect(decryptSecret(key, stored)).toBe('whsec_top-secret');
+    expect(() => decryptSecret(Buffer.alloc(32, 4), stored)).toThrow();
+  });
+});
+
+describe('retryAfterMs', () => {
+  it.each([
+    ['5', 5_000],
+    ['0', 0],
+    [null, null],
+    ['soon', null],
+  ] as const)('%s → %s', (header, expected) => {
+    expect(retryAfterMs(header)).toBe(expected);
+  });
+
+  it('reads an HTTP date', () => {
+    const now = Date.parse('2026-11-22T12:00:00Z');
+    expect(retryAfterMs('Sun, 22 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+  });
+});
+
+describe('checkDestination', () => {
+  const resolver = async (host: string) => (host === 'public.example' ? ['8.8.8.8'] : ['192.168.0.10']);
+  it.each([
+    ['https://public.example/hook', 'live', true],
+    ['http://public.example/hook', 'live', false],
+    ['https://private.example/hook', 'live', false],
+    ['https://127.0.0.1/hook', 'live', false],
+    ['https://[::ffff:7f00:1]/hook', 'live', false],
+    ['https://017700000001/hook', 'live', false],
+    ['https://user:pw@public.example/hook', 'live', false],
+    ['http://127.0.0.1:4000/hook', 'test', true],
+    ['http://[::1]:4000/hook', 'test', true],
+    ['http://private.example/hook', 'test', false],
+    ['ftp://public.example/hook', 'test', false],
+  ] as const)('%s with a %s key → allowed: %s', async (url, mode, allowed) => {
+    const result = await checkDestination(url, mode, resolver).then(
+      () => true,
+      () => false,
+    );
+    expect(result).toBe(allowed);
+  });
+});
+
+describe('helpers', () => {
+  it('derive the same delivery id for the same pair, and another for another', () => {
+    const a = deliveryIdFor('e1', 'p1');
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(deliveryIdFor('e1', 'p1')).toBe(a);
+    expect(deliveryIdFor('e1', 'p2')).not.toBe(a);
+  });
+
+  it('hash request bodies regardless of key order', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, 2], c: null } })).toBe(canonicalJson({ a: { c: null, d: [1, 2] }, b: 1 }));
+    expect(canonicalJson({ a: 1 })).not.toBe(canonicalJson({ a: '1' }));
+  });
+
+  it('ask the bank after 15 s, 30 s, … then hourly, then every 6 h past a day', () => {
+    expect([0, 1, 2, 3, 4, 5, 6].map((checks) => nextStatusCheckMs(checks, 0))).toEqual([
+      15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
+    ]);
+    expect(nextStatusCheckMs(7, 3_600_000)).toBe(3_600_000);
+    expect(nextStatusCheckMs(30, 24 * 3_600_000)).toBe(6 * 3_600_000);
+  });
+
+  it('make NUBANs whose check digit validates', () => {
+    expect(nuban('035', 810_000_001)).toMatch(/^810000001\d$/);
+    expect(isValidNuban('035', nuban('035', 810_000_001))).toBe(true);
+    expect(isValidNuban('058', nuban('035', 810_000_001))).toBe(false);
+  });
+
+  it('map NIP codes to outcomes', () => {
+    expect(meaningOf('00')).toEqual({ kind: 'status', status: 'successful' });
+    expect(meaningOf('07')).toMatchObject({ kind: 'error', outcome: 'invalid_account', transient: false });
+    expect(meaningOf('96')).toMatchObject({ kind: 'error', outcome: 'unavailable', transient: true });
+    expect(meaningOf('Z9')).toMatchObject({ kind: 'error', outcome: 'unknown', transient: true });
+  });
+});
