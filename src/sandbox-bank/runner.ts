@@ -1,6 +1,7 @@
 // The sandbox bank's background work: completing accepted transfers when their time comes, and
 // delivering queued callbacks to the gateway (signed, retried with backoff until a 2xx).
 import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+import { PollingLoop } from '../stack/polling-loop.ts';
 import { NIP } from './app.ts';
 import type { SandboxStore } from './store.ts';
 
@@ -20,32 +21,24 @@ export function backoffMs(attempts: number): number {
 }
 
 export class SandboxRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
-
   private readonly options: RunnerOptions;
+  private readonly loop: PollingLoop;
 
   constructor(options: RunnerOptions) {
     this.options = options;
+    this.loop = new PollingLoop(
+      () => this.tick(),
+      options.intervalMs ?? 200,
+      (error) => options.log?.('sandbox runner tick failed', { error: String(error) }),
+    );
   }
 
   start(): void {
-    const tick = () => {
-      if (this.stopped) return;
-      this.running = this.tick()
-        .catch((error: unknown) => this.options.log?.('sandbox runner tick failed', { error: String(error) }))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs ?? 200);
-        });
-    };
-    tick();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async tick(): Promise<void> {

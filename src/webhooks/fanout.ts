@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
+import { PollingLoop } from '../stack/polling-loop.ts';
 import {
   DELIVERY_WORKFLOW_TYPE,
   type DeliveryInput,
@@ -33,31 +34,23 @@ export interface FanoutOptions {
 
 export class EventFanout {
   private readonly options: FanoutOptions;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: PollingLoop;
 
   constructor(options: FanoutOptions) {
     this.options = options;
+    this.loop = new PollingLoop(
+      () => this.tick(),
+      options.intervalMs ?? 200,
+      (error) => options.log?.('event fan-out pass failed', { error: String(error) }),
+    );
   }
 
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.tick()
-        .then(() => undefined)
-        .catch((error: unknown) => this.options.log?.('event fan-out pass failed', { error: String(error) }))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs ?? 200);
-        });
-    };
-    loop();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass over events not yet fanned out; returns how many deliveries it started. */

@@ -1,11 +1,9 @@
 // The operator CLI run as an operator runs it: a separate process, JSON on stdout, a non-zero exit
 // and a clear message on stderr for bad arguments.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
-import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { type TestApp, createTestApp } from '../support/app.ts';
+import { runAdmin } from '../support/cli.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 
 let db: TestDatabase;
@@ -20,31 +18,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  json: Record<string, any>;
-}
-
-function admin(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
-      env: { ...process.env, DATABASE_URL: db.url, NODE_ENV: 'test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      let json = {};
-      if (code === 0) json = JSON.parse(stdout) as Record<string, any>;
-      resolve({ code, stdout, stderr, json });
-    });
-  });
-}
+const admin = (...args: string[]) => runAdmin({ DATABASE_URL: db.url }, ...args);
 
 async function wallet(apiKey: string) {
   const response = await gateway.app.inject({

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ensureSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { SEARCH_ATTRIBUTES } from '../../src/stack/temporal-dev.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { runAdmin } from '../support/cli.ts';
 import { freePorts } from '../support/global-setup.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-stack-'));
@@ -45,18 +46,6 @@ async function waitFor(stack: Stack, text: string, timeoutMs = 120_000): Promise
   }
 }
 
-async function admin(env: Record<string, string>, ...args: string[]): Promise<Record<string, any>> {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const code = await new Promise((resolve) => child.once('exit', resolve));
-  expect(code).toBe(0);
-  return JSON.parse(stdout) as Record<string, any>;
-}
-
 describe('npm start', () => {
   it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
     const [port, pgPort, temporalPort, uiPort, bankPort] = (await freePorts(5)) as [
@@ -85,8 +74,8 @@ describe('npm start', () => {
     expect(health.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
 
-    const created = await admin(
-      { EMBEDDED_PG_PORT: String(pgPort) },
+    const { json: created } = await runAdmin(
+      { DATABASE_URL: '', EMBEDDED_PG_PORT: String(pgPort) },
       'tenant',
       'create',
       '--name',
@@ -94,6 +83,7 @@ describe('npm start', () => {
       '--wallet-minor',
       '123456',
     );
+    expect(created.api_key).toMatch(/^sk_test_/);
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
     for (const name of ['api', 'worker', 'sandbox-bank', 'temporal', 'postgres']) {

@@ -1,16 +1,14 @@
 // Transfers end to end on a real Temporal server, PostgreSQL and the sandbox bank over HTTP:
 // the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
 // ledger, which sums to zero after every test.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { createProviders } from '../../src/providers/registry.ts';
-import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { runAdmin } from '../support/cli.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { freePort } from '../support/global-setup.ts';
 import { recordHistory } from '../support/histories.ts';
@@ -383,25 +381,11 @@ describe('bank outcomes', () => {
   }, 60_000);
 });
 
-function admin(...args: string[]): Promise<{ code: number | null; json: any; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        GATEWAY_OPERATOR: 'ops-test',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, json: code === 0 ? JSON.parse(stdout) : undefined, stderr }));
-  });
-}
+const admin = (...args: string[]) =>
+  runAdmin(
+    { DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), GATEWAY_OPERATOR: 'ops-test' },
+    ...args,
+  );
 
 describe('stuck transfers and operators', () => {
   it('keeps 2222222222 processing, lists it as stuck, and resolves it by operator command with an audit record', async () => {
