@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Providers } from '../src/providers/registry.ts';
 import type { Resolver } from '../src/webhooks/destinations.ts';
 import { createTransferActivities } from './transfers.ts';
+import { createVirtualAccountActivities } from './virtual-accounts.ts';
 import { createWebhookActivities } from './webhooks.ts';
 
 export interface ActivityDeps {
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createTransferActivities(deps),
     ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
+    ...createVirtualAccountActivities({ orm: deps.orm }),
   };
 }
 

@@ -25,6 +25,10 @@ import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
 import type { Resolver } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
+import { identityRoutes } from './identity/routes.ts';
+import { registerCreditCallbacks } from './virtual-accounts/callbacks.ts';
+import { virtualAccountRoutes } from './virtual-accounts/routes.ts';
+import { VirtualAccountService } from './virtual-accounts/service.ts';
 import { WebhookService } from './webhooks/service.ts';
 
 export interface AppDeps {
@@ -137,6 +141,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
   });
   webhookRoutes(app, { orm: deps.orm, webhooks });
+  const accounts = new VirtualAccountService({
+    orm: deps.orm,
+    client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    providers: deps.providers,
+  });
+  virtualAccountRoutes(app, { orm: deps.orm, accounts });
+  registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });
+  identityRoutes(app, { orm: deps.orm });
   bankRoutes(app, { banks: deps.providers.banks });
   await providerCallbackRoutes(app, {
     orm: deps.orm,

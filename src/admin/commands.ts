@@ -8,6 +8,7 @@ import { postEntry, systemAccountId, tenantAccountId, walletBalance } from '../l
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
+import { type VirtualAccountRow, virtualAccountView } from '../virtual-accounts/views.ts';
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
@@ -20,6 +21,29 @@ async function withTemporal<T>(config: Config, work: (client: Client) => Promise
   } finally {
     await connection.close();
   }
+}
+
+/** Operators freeze an active account (no closure by the tenant is blocked) and unfreeze it. */
+function freezeCommand(frozen: boolean): AdminCommand {
+  return {
+    options: { id: { type: 'string' } },
+    async run(em, values) {
+      const id = text(values, 'id', true);
+      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a virtual account id (a UUID), got '${id}'`);
+      const [from, to] = frozen ? ['active', 'frozen'] : ['frozen', 'active'];
+      const [row] = await em.execute<VirtualAccountRow[]>(
+        'update virtual_accounts set status = ?, updated_at = now() where id = ? and status = ? returning *',
+        [to, id, from],
+      );
+      if (row) return virtualAccountView(row);
+      const [current] = await em.execute<{ status: string }[]>('select status from virtual_accounts where id = ?', [
+        id,
+      ]);
+      throw new TenantError(
+        current ? `virtual account ${id} is ${current.status}, not ${from}` : `no virtual account ${id}`,
+      );
+    },
+  };
 }
 
 /** `90s`, `15m`, `2h`, `1d` → milliseconds. */
@@ -52,6 +76,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   key revoke    --key-prefix P
   wallet fund   --tenant ID --amount-minor N [--reference R]
   transfers stuck   [--older-than 15m]
+  virtual-account freeze   --id ID
+  virtual-account unfreeze --id ID
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
@@ -275,4 +301,6 @@ export const COMMANDS: Record<string, AdminCommand> = {
       return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
     },
   },
+  'virtual-account freeze': freezeCommand(true),
+  'virtual-account unfreeze': freezeCommand(false),
 };

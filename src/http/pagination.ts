@@ -2,7 +2,9 @@
 // 1) or `offset` (wins when both are given), `limit` (default 20, at most 100), answered as
 // `{page, limit, offset, total, pages, has_more}`. Wrapper payloads (`filters`, `params`) are
 // refused: parameters are sent directly in the query string.
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { ApiError } from './errors.ts';
 
 export const PaginationQuery = z.object({
   page: z.coerce
@@ -57,3 +59,22 @@ export const PaginationSchema = z.object({
   pages: z.number(),
   has_more: z.boolean(),
 });
+
+/**
+ * preValidation hook: refuses `filters`/`params` wrappers in any spelling the query parser keeps
+ * as a key (`filters=…`, `filters[status]=…`, `params.page=…`).
+ */
+export function refuseWrapperPayloads(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  const keys = Object.keys((request.query ?? {}) as Record<string, unknown>).filter((key) =>
+    /^(filters|params)(\[|\.|$)/.test(key),
+  );
+  if (keys.length === 0) return done();
+  done(
+    ApiError.validation(
+      keys.map((key) => ({
+        path: key,
+        message: 'wrapper payloads are not accepted: send each parameter directly in the query string',
+      })),
+    ),
+  );
+}

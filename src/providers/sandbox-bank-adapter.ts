@@ -31,6 +31,7 @@ interface BankAnswer {
   bank_name?: string;
   provider_reference?: string;
   banks?: Bank[];
+  transaction_reference?: string;
 }
 
 async function call(
@@ -234,5 +235,34 @@ export class SandboxVirtualAccountProvider implements VirtualAccountProvider {
         { rawCode: answer.response_code, httpStatus: status },
       );
     }
+  }
+
+  async simulateInboundCredit(
+    accountNumber: string,
+    credit: { amountMinor: number; senderName?: string; reference?: string },
+  ): Promise<{ transactionReference: string; sessionId: string }> {
+    const { status, answer } = await call(
+      this.name,
+      this.options,
+      'POST',
+      `/control/providers/${this.name}/virtual-accounts/${encodeURIComponent(accountNumber)}/credits`,
+      {
+        amount_minor: credit.amountMinor,
+        ...(credit.senderName ? { sender_name: credit.senderName } : {}),
+        ...(credit.reference ? { reference: credit.reference } : {}),
+      },
+    );
+    if (status >= 400) {
+      throw new ProviderError(
+        this.name,
+        status === 409 ? 'rejected' : 'not_found',
+        false,
+        answer.message ?? `credit refused (HTTP ${status})`,
+        {
+          httpStatus: status,
+        },
+      );
+    }
+    return { transactionReference: answer.transaction_reference ?? '', sessionId: answer.session_id ?? '' };
   }
 }

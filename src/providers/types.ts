@@ -100,4 +100,9 @@ export interface VirtualAccountProvider {
   readonly name: string;
   allocate(input: AllocateVirtualAccountInput): Promise<AllocatedVirtualAccount>;
   close(accountNumber: string, reason?: string): Promise<void>;
+  /** Sandbox providers only: have the bank send an inbound credit for an account. */
+  simulateInboundCredit?(
+    accountNumber: string,
+    credit: { amountMinor: number; senderName?: string; reference?: string },
+  ): Promise<{ transactionReference: string; sessionId: string }>;
 }

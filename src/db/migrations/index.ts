@@ -4,10 +4,12 @@ import { Migration0001Platform } from './0001-platform.ts';
 import { Migration0002ProviderCallbacks } from './0002-provider-callbacks.ts';
 import { Migration0003Transfers } from './0003-transfers.ts';
 import { Migration0004Webhooks } from './0004-webhooks.ts';
+import { Migration0005VirtualAccounts } from './0005-virtual-accounts.ts';
 
 export const migrations = [
   Migration0001Platform,
   Migration0002ProviderCallbacks,
   Migration0003Transfers,
   Migration0004Webhooks,
+  Migration0005VirtualAccounts,
 ];

@@ -1,0 +1,43 @@
+// Inbound-credit callbacks → one workflow per provider transaction reference, which applies the
+// credit once (however often, or however concurrently, the bank sends it).
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
+import { type InboundCredit, inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
+import type { inboundCreditWorkflow } from '../../workflows/virtual-accounts.ts';
+
+export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { client: Client; taskQueue: string }) {
+  dispatcher.on('virtual_account.credit', async (callback) => {
+    const data = callback.data;
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const credit: InboundCredit = {
+      provider: text(data.provider),
+      accountNumber: text(data.account_number),
+      amountMinor: Number(data.amount_minor),
+      transactionReference: text(data.transaction_reference),
+      senderName: typeof data.sender_name === 'string' ? data.sender_name : '',
+      sessionId: typeof data.session_id === 'string' ? data.session_id : '',
+    };
+    if (
+      !credit.provider ||
+      !credit.accountNumber ||
+      !credit.transactionReference ||
+      !Number.isSafeInteger(credit.amountMinor) ||
+      credit.amountMinor <= 0
+    ) {
+      return 'ignored: malformed credit';
+    }
+    const workflowId = inboundCreditWorkflowId(credit.provider, credit.transactionReference);
+    try {
+      await deps.client.workflow.start<typeof inboundCreditWorkflow>('inboundCreditWorkflow', {
+        workflowId,
+        taskQueue: deps.taskQueue,
+        args: [credit],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return `already applying ${workflowId}`;
+      throw error;
+    }
+    return `started ${workflowId}`;
+  });
+}

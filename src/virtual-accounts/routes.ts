@@ -1,0 +1,143 @@
+// Endpoints 1–3 and the single-account read, plus the sandbox inbound-credit route.
+import type { FastifyInstance } from 'fastify';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../http/auth.ts';
+import { ResourceErrorSchema, ok } from '../http/envelope.ts';
+import { withIdempotency } from '../http/idempotency.ts';
+import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
+import { SORTS, type VirtualAccountService } from './service.ts';
+
+export const CreateVirtualAccountBody = z.object({
+  customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
+  account_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
+  provider: z.string().min(1).max(50).optional(),
+  account_type: z.string().min(1).max(50).optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  bvn: z
+    .string()
+    .regex(/^\d{11}$/, 'must be 11 digits')
+    .optional(),
+  country: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166 alpha-2 code such as NG')
+    .optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as NGN')
+    .optional(),
+  request_id: z.string().min(1).max(200).optional(),
+  preferred_bank: z.string().min(1).max(100).optional(),
+});
+
+const ListQuery = PaginationQuery.extend({
+  customer_id: z.string().optional(),
+  status: z.string().optional(),
+  account_type: z.string().optional(),
+  bank_code: z.string().optional(),
+  sort: z
+    .string()
+    .refine((sort) => Object.hasOwn(SORTS, sort), `must be one of ${Object.keys(SORTS).join(', ')}`)
+    .default('-created_at'),
+});
+
+const params = z.object({ id: z.string() });
+const security = [{ apiKey: [] }];
+
+export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM; accounts: VirtualAccountService }) {
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+
+  typed.post(
+    '/api/v1/virtual-accounts',
+    {
+      schema: {
+        tags: ['virtual accounts'],
+        summary: 'Create a virtual account for a customer',
+        description:
+          'Replay-safe by `request_id` and by the Idempotency-Key header: a repeat returns the same account (200).',
+        security,
+        body: CreateVirtualAccountBody,
+        response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema, 422: ResourceErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const tenant = tenantOf(request);
+      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => {
+        const result = await deps.accounts.create(tenant, request.body);
+        return { status: result.status, body: ok(request, result.body) };
+      });
+    },
+  );
+
+  typed.get(
+    '/api/v1/virtual-accounts',
+    {
+      preValidation: refuseWrapperPayloads,
+      schema: { tags: ['virtual accounts'], summary: 'List virtual accounts', security, querystring: ListQuery },
+    },
+    async (request) => {
+      const { customer_id, status, account_type, bank_code, sort } = request.query;
+      return ok(
+        request,
+        await deps.accounts.list(
+          tenantOf(request).tenantId,
+          {
+            sort,
+            ...(customer_id !== undefined ? { customer_id } : {}),
+            ...(status !== undefined ? { status } : {}),
+            ...(account_type !== undefined ? { account_type } : {}),
+            ...(bank_code !== undefined ? { bank_code } : {}),
+          },
+          windowOf(request.query),
+        ),
+      );
+    },
+  );
+
+  typed.get(
+    '/api/v1/virtual-accounts/:id',
+    { schema: { tags: ['virtual accounts'], summary: 'One virtual account', security, params } },
+    async (request) => ok(request, await deps.accounts.get(tenantOf(request).tenantId, request.params.id)),
+  );
+
+  typed.post(
+    '/api/v1/virtual-accounts/:id/close',
+    {
+      schema: {
+        tags: ['virtual accounts'],
+        summary: 'Close a virtual account (irreversible)',
+        security,
+        params,
+        // The body is optional: absent, it arrives as null.
+        body: z.object({ reason: z.string().max(500, 'must be at most 500 characters').optional() }).nullish(),
+      },
+    },
+    async (request) =>
+      ok(request, await deps.accounts.close(tenantOf(request).tenantId, request.params.id, request.body?.reason)),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/virtual-accounts/:id/credits',
+    {
+      schema: {
+        tags: ['sandbox'],
+        summary: 'Sandbox keys: make the sandbox bank send an inbound credit to this account',
+        security,
+        params,
+        body: z.object({
+          amount_minor: z
+            .number({ error: 'is required' })
+            .int('must be a whole number of kobo')
+            .positive('must be positive'),
+          sender_name: z.string().min(1).max(200).optional(),
+          reference: z.string().min(1).max(100).optional(),
+        }),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(ok(request, await deps.accounts.sandboxCredit(tenantOf(request), request.params.id, request.body))),
+  );
+}

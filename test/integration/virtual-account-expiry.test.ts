@@ -1,0 +1,68 @@
+// Temporary virtual accounts expire on time through a durable timer, checked under Temporal's
+// time-skipping test server.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProviders } from '../../src/providers/registry.ts';
+import { findTool } from '../../src/stack/tools.ts';
+import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
+import type { ResolvedKey } from '../../src/tenants/tenants.ts';
+import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { createFundedTenant } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = 'va-expiry';
+
+let env: TestWorkflowEnvironment;
+let db: TestDatabase;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+let accounts: VirtualAccountService;
+
+beforeAll(async () => {
+  installRuntime();
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
+  });
+  db = await createTestDatabase();
+  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
+  const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
+  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE, connection: env.nativeConnection });
+  accounts = new VirtualAccountService({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, providers });
+});
+afterAll(async () => {
+  await worker?.stop();
+  await bank?.close();
+  await db?.drop();
+  await env?.teardown();
+});
+
+describe('a temporary virtual account', () => {
+  it('moves to expired at expires_at, and a standard one does not', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const key: ResolvedKey = {
+      keyId: 'k',
+      mode: 'test',
+      tenantId: tenant.tenantId,
+      tenantName: 't',
+      features: [],
+      dailyTransferLimitMinor: 0,
+      allowedAccountTypes: ['standard', 'dedicated', 'temporary'],
+    };
+    const temporary = (
+      await accounts.create(key, { customer_id: 'c', account_name: 'Short Lived', account_type: 'temporary' })
+    ).body as { id: string; expires_at: string };
+    const standard = (await accounts.create(key, { customer_id: 'c', account_name: 'Long Lived' })).body as {
+      id: string;
+    };
+    expect(temporary.expires_at).not.toBeNull();
+
+    await env.sleep('23 hours');
+    expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('active');
+    await env.sleep('2 hours');
+    expect(await env.client.workflow.getHandle(expiryWorkflowId(temporary.id)).result()).toBe('expired');
+    expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('expired');
+    expect((await accounts.get(tenant.tenantId, standard.id)).status).toBe('active');
+  }, 120_000);
+});

@@ -1,0 +1,556 @@
+// Virtual accounts and identity customers against the running pieces: the real app, PostgreSQL,
+// Temporal, and the sandbox bank over HTTP (routing between its two providers, inbound credits
+// through the signed callback path).
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { createProviders } from '../../src/providers/registry.ts';
+import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { runAdmin } from '../support/cli.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/global-setup.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = `virtual-accounts-${process.pid}`;
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const bankPort = await freePort();
+  gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, taskQueue: TASK_QUEUE });
+  app = gateway.app;
+  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort });
+  worker = await startTestWorker({
+    orm: db.orm,
+    providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 }),
+    taskQueue: TASK_QUEUE,
+  });
+});
+afterEach(async () => {
+  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await bank?.close();
+  await gateway?.close();
+  await db?.drop();
+});
+
+const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
+
+async function create(apiKey: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return app.inject({ method: 'POST', url: '/api/v1/virtual-accounts', headers: auth(apiKey, headers), payload: body });
+}
+
+async function list(apiKey: string, query: string) {
+  return app.inject({ method: 'GET', url: `/api/v1/virtual-accounts${query}`, headers: auth(apiKey) });
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('POST /api/v1/virtual-accounts', () => {
+  it('creates an active account with every field, routed to an available provider', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const response = await create(
+      tenant.apiKey,
+      { customer_id: 'cus_1', account_name: 'Ada Obi', metadata: { tier: 'gold' }, bank_code: '999' },
+      { 'x-request-id': 'va-create-1' },
+    );
+    expect(response.statusCode).toBe(201);
+    const { data, meta } = response.json();
+    expect(meta.requestId).toBe('va-create-1');
+    expect(Object.keys(data).sort()).toEqual(
+      [
+        'account_name',
+        'account_number',
+        'account_type',
+        'bank_code',
+        'bank_name',
+        'created_at',
+        'customer_id',
+        'expires_at',
+        'id',
+        'metadata',
+        'provider',
+        'status',
+        'tenant_id',
+        'total_received_minor',
+        'transaction_count',
+        'updated_at',
+      ].sort(),
+    );
+    expect(data).toMatchObject({
+      tenant_id: tenant.tenantId,
+      customer_id: 'cus_1',
+      account_name: 'Ada Obi',
+      provider: 'wema',
+      bank_code: '035',
+      bank_name: 'Wema Bank',
+      status: 'active',
+      account_type: 'standard',
+      total_received_minor: 0,
+      transaction_count: 0,
+      metadata: { tier: 'gold' },
+      expires_at: null,
+    });
+    expect(data.account_number).toMatch(/^\d{10}$/);
+    const events = await app.inject({
+      method: 'GET',
+      url: '/api/v1/events?type=virtual_account.created',
+      headers: auth(tenant.apiKey),
+    });
+    expect(events.json().data.items[0].data.id).toBe(data.id);
+  });
+
+  it('honours a provider override, a preferred bank, and falls back when a provider is down', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    expect(
+      (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', provider: 'providus' })).json().data
+        .provider,
+    ).toBe('providus');
+    expect(
+      (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', preferred_bank: '101' })).json().data
+        .provider,
+    ).toBe('providus');
+    await bank.control('/control/providers/wema/down');
+    try {
+      expect((await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data.provider).toBe(
+        'providus',
+      );
+      await bank.control('/control/providers/providus/down');
+      const none = await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' });
+      expect(none.statusCode).toBe(422);
+      expect(none.json().error.code).toBe('FAILED_PRECONDITION');
+    } finally {
+      await bank.control('/control/providers/wema/up');
+      await bank.control('/control/providers/providus/up');
+    }
+    const foreign = await create(tenant.apiKey, {
+      customer_id: 'c',
+      account_name: 'A B',
+      country: 'US',
+      currency: 'USD',
+    });
+    expect(foreign.statusCode).toBe(422);
+    expect(foreign.json().error.code).toBe('FAILED_PRECONDITION');
+  });
+
+  it('answers 400 VALIDATION_ERROR naming each bad field', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ account_name: 'A B' }, 'customer_id'],
+      [{ customer_id: 'c' }, 'account_name'],
+      [{ customer_id: 'c', account_name: 'A B', provider: 'acme-bank' }, 'provider'],
+      [{ customer_id: 'c', account_name: 'A B', account_type: 'platinum' }, 'account_type'],
+      [{ customer_id: 'c', account_name: 'A B', bvn: '123' }, 'bvn'],
+      [{ customer_id: 'c', account_name: 'A B', metadata: 'x' }, 'metadata'],
+    ];
+    for (const [body, field] of cases) {
+      const response = await create(tenant.apiKey, body);
+      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
+      expect(response.json().error.code).toBe('VALIDATION_ERROR');
+      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+    }
+  });
+
+  it('returns the same account for a repeated request_id or Idempotency-Key, allocating nothing new', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const requestId = `req-${randomUUID()}`;
+    const body = { customer_id: 'c', account_name: 'A B', request_id: requestId };
+    const responses = await Promise.all([
+      create(tenant.apiKey, body),
+      create(tenant.apiKey, body),
+      create(tenant.apiKey, body),
+    ]);
+    expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 200, 201]);
+    expect(new Set(responses.map((r) => r.json().data.id)).size).toBe(1);
+    const [allocated] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*) as n from sandbox_bank.virtual_accounts where reference = ?', [
+        `va:${tenant.tenantId}:${requestId}`,
+      ]);
+    expect(Number(allocated!.n)).toBe(1);
+
+    const key = `idem-${randomUUID()}`;
+    const first = await create(
+      tenant.apiKey,
+      { customer_id: 'c', account_name: 'Key Holder' },
+      { 'idempotency-key': key },
+    );
+    const again = await create(
+      tenant.apiKey,
+      { customer_id: 'c', account_name: 'Key Holder' },
+      { 'idempotency-key': key },
+    );
+    expect(first.statusCode).toBe(201);
+    expect(again.json().data.id).toBe(first.json().data.id);
+  });
+
+  it('gives temporary accounts expires_at about 24 h ahead', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const response = await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', account_type: 'temporary' });
+    expect(response.statusCode).toBe(201);
+    const hours = (Date.parse(response.json().data.expires_at) - Date.now()) / 3_600_000;
+    expect(hours).toBeGreaterThan(23.9);
+    expect(hours).toBeLessThanOrEqual(24);
+  });
+});
+
+describe('GET /api/v1/virtual-accounts', () => {
+  it('paginates with page, limit and offset, sorts by every sort value, filters, and refuses wrappers', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const response = await create(tenant.apiKey, {
+        customer_id: i < 3 ? 'cus_a' : 'cus_b',
+        account_name: `Holder ${i}`,
+        ...(i === 4 ? { provider: 'providus' } : {}),
+      });
+      ids.push(response.json().data.id);
+    }
+    await db.orm.em
+      .fork()
+      .execute('update virtual_accounts set total_received_minor = ? where id = ?', [5_000, ids[1]]);
+    await db.orm.em
+      .fork()
+      .execute('update virtual_accounts set total_received_minor = ? where id = ?', [9_000, ids[3]]);
+
+    const page2 = (await list(tenant.apiKey, '?limit=2&page=2')).json().data;
+    expect(page2.items.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);
+    expect(page2.pagination).toEqual({ page: 2, limit: 2, offset: 2, total: 5, pages: 3, has_more: true });
+    const last = (await list(tenant.apiKey, '?limit=2&page=3')).json().data;
+    expect(last.items.map((a: { id: string }) => a.id)).toEqual([ids[0]]);
+    expect(last.pagination).toMatchObject({ page: 3, has_more: false });
+    const offsetWins = (await list(tenant.apiKey, '?limit=2&page=3&offset=1')).json().data;
+    expect(offsetWins.items.map((a: { id: string }) => a.id)).toEqual([ids[3], ids[2]]);
+    expect(offsetWins.pagination).toMatchObject({ offset: 1, page: 1, has_more: true });
+    const beyond = (await list(tenant.apiKey, '?offset=50')).json().data;
+    expect(beyond).toEqual({
+      items: [],
+      pagination: { page: 3, limit: 20, offset: 50, total: 5, pages: 1, has_more: false },
+    });
+
+    const order = async (sort: string) =>
+      (await list(tenant.apiKey, `?sort=${sort}`)).json().data.items.map((a: { id: string }) => a.id) as string[];
+    expect(await order('-created_at')).toEqual([...ids].reverse());
+    expect(await order('created_at')).toEqual(ids);
+    const byNumber = (await list(tenant.apiKey, '?sort=account_number'))
+      .json()
+      .data.items.map((a: { account_number: string }) => a.account_number);
+    expect(byNumber).toEqual([...byNumber].sort());
+    expect(await order('-account_number')).toEqual((await order('account_number')).reverse());
+    expect((await order('-total_received_minor')).slice(0, 2)).toEqual([ids[3], ids[1]]);
+    expect((await order('total_received_minor')).slice(-2)).toEqual([ids[1], ids[3]]);
+    expect(await order('-total_credits')).toEqual(await order('-total_received_minor'));
+    expect(await order('total_credits')).toEqual(await order('total_received_minor'));
+
+    expect((await list(tenant.apiKey, '?customer_id=cus_b')).json().data.pagination.total).toBe(2);
+    expect((await list(tenant.apiKey, '?bank_code=101')).json().data.items.map((a: { id: string }) => a.id)).toEqual([
+      ids[4],
+    ]);
+    expect(
+      (await list(tenant.apiKey, '?bank_code=providus-bank')).json().data.items.map((a: { id: string }) => a.id),
+    ).toEqual([ids[4]]);
+    expect((await list(tenant.apiKey, '?status=active&account_type=standard')).json().data.pagination.total).toBe(5);
+
+    for (const query of [
+      '?filters=%7B%22status%22%3A%22active%22%7D',
+      '?params[status]=active',
+      '?limit=101',
+      '?sort=balance',
+    ]) {
+      const refused = await list(tenant.apiKey, query);
+      expect({ query, status: refused.statusCode }).toEqual({ query, status: 400 });
+      expect(refused.json().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('closing, freezing and reading one account', () => {
+  it('closes from active and frozen, refuses from closed and expired, and never echoes the reason', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const active = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const closed = await app.inject({
+      method: 'POST',
+      url: `/api/v1/virtual-accounts/${active.id}/close`,
+      headers: auth(tenant.apiKey),
+      payload: { reason: 'customer offboarded' },
+    });
+    expect(closed.statusCode).toBe(200);
+    expect(closed.json().data).toMatchObject({ id: active.id, status: 'closed' });
+    expect(closed.json().data).not.toHaveProperty('closure_reason');
+    expect(closed.json().data).not.toHaveProperty('closed_at');
+    expect(closed.body).not.toContain('offboarded');
+    const [atBank] = await db.orm.em
+      .fork()
+      .execute<{ status: string; close_reason: string }[]>(
+        'select status, close_reason from sandbox_bank.virtual_accounts where account_number = ?',
+        [active.account_number],
+      );
+    expect(atBank).toEqual({ status: 'closed', close_reason: 'customer offboarded' });
+
+    const again = await app.inject({
+      method: 'POST',
+      url: `/api/v1/virtual-accounts/${active.id}/close`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(again.statusCode).toBe(422);
+    expect(again.json().error.code).toBe('FAILED_PRECONDITION');
+
+    const toFreeze = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const frozen = await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toFreeze.id);
+    expect(frozen.json.status).toBe('frozen');
+    expect((await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toFreeze.id)).code).toBe(1);
+    const closedFrozen = await app.inject({
+      method: 'POST',
+      url: `/api/v1/virtual-accounts/${toFreeze.id}/close`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(closedFrozen.json().data.status).toBe('closed');
+
+    const toThaw = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toThaw.id);
+    expect(
+      (await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'unfreeze', '--id', toThaw.id)).json.status,
+    ).toBe('active');
+
+    const expiring = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    await db.orm.em.fork().execute(`update virtual_accounts set status = 'expired' where id = ?`, [expiring.id]);
+    const closeExpired = await app.inject({
+      method: 'POST',
+      url: `/api/v1/virtual-accounts/${expiring.id}/close`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(closeExpired.statusCode).toBe(422);
+  });
+
+  it("answers 404 NOT_FOUND for an unknown or another tenant's account", async () => {
+    const owner = await createFundedTenant(db.orm);
+    const stranger = await createFundedTenant(db.orm);
+    const account = (await create(owner.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    expect(
+      (await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(owner.apiKey) }))
+        .statusCode,
+    ).toBe(200);
+    for (const [key, id] of [
+      [stranger.apiKey, account.id],
+      [owner.apiKey, randomUUID()],
+      [owner.apiKey, 'nope'],
+    ] as const) {
+      const response = await app.inject({
+        method: 'POST',
+        url: `/api/v1/virtual-accounts/${id}/close`,
+        headers: auth(key),
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error.code).toBe('NOT_FOUND');
+    }
+  });
+});
+
+describe('inbound credits', () => {
+  it('applies a sandbox credit once: totals, count, wallet and virtual_account.credited', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000);
+    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const sent = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+      headers: auth(tenant.apiKey),
+      payload: { amount_minor: 750_050, sender_name: 'OKAFOR STORES', reference: `cr-${account.id}` },
+    });
+    expect(sent.statusCode).toBe(202);
+    expect(sent.json().data).toMatchObject({
+      virtual_account_id: account.id,
+      amount_minor: 750_050,
+      transaction_reference: `cr-${account.id}`,
+    });
+    const credited = await eventually(async () => {
+      const data = (
+        await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
+      ).json().data;
+      return data.transaction_count === 1 ? data : undefined;
+    });
+    expect(credited.total_received_minor).toBe(750_050);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(751_050);
+    const event = (
+      await app.inject({
+        method: 'GET',
+        url: '/api/v1/events?type=virtual_account.credited',
+        headers: auth(tenant.apiKey),
+      })
+    ).json().data.items[0];
+    expect(event.data).toMatchObject({
+      id: account.id,
+      total_received_minor: 750_050,
+      credit: { amount_minor: 750_050, sender_name: 'OKAFOR STORES' },
+    });
+    const repeat = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+      headers: auth(tenant.apiKey),
+      payload: { amount_minor: 750_050, reference: `cr-${account.id}` },
+    });
+    expect(repeat.statusCode).toBe(409);
+  });
+
+  it('counts the same credit delivered three times, concurrently, once', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const reference = `triple-${account.id}`;
+    const deliveries = Array.from({ length: 3 }, (_, i) => {
+      const body = JSON.stringify({
+        event_id: `bank-event-${reference}-${i}`,
+        type: 'virtual_account.credit',
+        data: {
+          provider: 'wema',
+          account_number: account.account_number,
+          amount_minor: 10_000,
+          currency: 'NGN',
+          sender_name: 'X',
+          transaction_reference: reference,
+          session_id: '1',
+        },
+      });
+      return app.inject({
+        method: 'POST',
+        url: '/provider-callbacks/sandbox-bank',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, body) },
+        payload: body,
+      });
+    });
+    expect((await Promise.all(deliveries)).map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    await eventually(async () => {
+      const data = (
+        await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
+      ).json().data;
+      return data.transaction_count === 1 ? data : undefined;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const data = (
+      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
+    ).json().data;
+    expect([data.total_received_minor, data.transaction_count]).toEqual([10_000, 1]);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(10_000);
+  });
+
+  it('refuses credits to a closed account and counts nothing', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    await app.inject({
+      method: 'POST',
+      url: `/api/v1/virtual-accounts/${account.id}/close`,
+      headers: auth(tenant.apiKey),
+    });
+    const sent = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+      headers: auth(tenant.apiKey),
+      payload: { amount_minor: 5_000, reference: `closed-${account.id}` },
+    });
+    expect(sent.statusCode).toBe(202);
+    const refused = await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ status: string; refusal_reason: string }[]>(
+          'select status, refusal_reason from inbound_credits where transaction_reference = ?',
+          [`closed-${account.id}`],
+        );
+      return row;
+    });
+    expect(refused).toEqual({ status: 'refused', refusal_reason: 'the account is closed' });
+    const data = (
+      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
+    ).json().data;
+    expect([data.total_received_minor, data.transaction_count]).toEqual([0, 0]);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
+  });
+
+  it('keeps the sandbox credit route to sandbox keys', async () => {
+    const live = await createFundedTenant(db.orm, 0, 'live', 'live');
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sandbox/virtual-accounts/${randomUUID()}/credits`,
+      headers: auth(live.apiKey),
+      payload: { amount_minor: 100 },
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.json().error.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('identity customers', () => {
+  const customer = {
+    external_reference: 'ext-1',
+    first_name: 'Ngozi',
+    last_name: 'Eze',
+    email: 'ngozi@example.com',
+    phone: '+2348012345678',
+  };
+  const post = (apiKey: string, body: Record<string, unknown>) =>
+    app.inject({ method: 'POST', url: '/api/v1/identity/customers', headers: auth(apiKey), payload: body });
+
+  it('answers 403 FORBIDDEN unless the tenant has the feature', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const response = await post(tenant.apiKey, customer);
+    expect(response.statusCode).toBe(403);
+    expect(response.json().error.code).toBe('FORBIDDEN');
+  });
+
+  it('creates once per external_reference, validates, and reads back', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    await db.orm.em
+      .fork()
+      .execute(`update tenants set features = '{identity_customers}' where id = ?`, [tenant.tenantId]);
+    const first = await post(tenant.apiKey, customer);
+    expect(first.statusCode).toBe(201);
+    expect(first.json().data).toMatchObject({ ...customer, country: 'NG', kyc_status: 'unverified', metadata: null });
+    const again = await post(tenant.apiKey, customer);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.id).toBe(first.json().data.id);
+    const got = await app.inject({
+      method: 'GET',
+      url: `/api/v1/identity/customers/${first.json().data.id}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(got.json().data).toEqual(first.json().data);
+
+    for (const [override, field] of [
+      [{ email: 'not-an-email' }, 'email'],
+      [{ phone: '08012345678' }, 'phone'],
+      [{ country: 'XX' }, 'country'],
+      [{ first_name: undefined }, 'first_name'],
+      [{ external_reference: undefined }, 'external_reference'],
+    ] as const) {
+      const response = await post(tenant.apiKey, { ...customer, external_reference: 'ext-2', ...override });
+      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
+      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+    }
+    const stranger = await createFundedTenant(db.orm);
+    await db.orm.em
+      .fork()
+      .execute(`update tenants set features = '{identity_customers}' where id = ?`, [stranger.tenantId]);
+    const foreign = await app.inject({
+      method: 'GET',
+      url: `/api/v1/identity/customers/${first.json().data.id}`,
+      headers: auth(stranger.apiKey),
+    });
+    expect(foreign.statusCode).toBe(404);
+  });
+});
