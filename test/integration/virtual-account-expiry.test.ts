@@ -8,6 +8,7 @@ import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import type { ResolvedKey } from '../../src/tenants/tenants.ts';
 import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
 import { createFundedTenant } from '../support/app.ts';
+import { recordHistoryOf } from '../support/histories.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
@@ -61,7 +62,9 @@ describe('a temporary virtual account', () => {
     await env.sleep('23 hours');
     expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('active');
     await env.sleep('2 hours');
-    expect(await env.client.workflow.getHandle(expiryWorkflowId(temporary.id)).result()).toBe('expired');
+    const handle = env.client.workflow.getHandle(expiryWorkflowId(temporary.id));
+    expect(await handle.result()).toBe('expired');
+    await recordHistoryOf('virtual-account-expiry', handle);
     expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('expired');
     expect((await accounts.get(tenant.tenantId, standard.id)).status).toBe('active');
   }, 120_000);

@@ -9,6 +9,8 @@ import { createProviders } from '../../src/providers/registry.ts';
 import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
+import { recordHistory } from '../support/histories.ts';
+import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { freePort } from '../support/global-setup.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
@@ -447,6 +449,7 @@ describe('inbound credits', () => {
       await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
     ).json().data;
     expect([data.total_received_minor, data.transaction_count]).toEqual([10_000, 1]);
+    recordHistory('inbound-credit-applied', inboundCreditWorkflowId('wema', reference));
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(10_000);
   });
 

@@ -14,7 +14,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) webhook deliveries, inbound credits and account expiry', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -23,6 +23,8 @@ describe('recorded workflow histories', () => {
         'transfer-success.json',
         'webhook-retry-then-success.json',
         'webhook-replay-after-success.json',
+        'inbound-credit-applied.json',
+        'virtual-account-expiry.json',
       ]),
     );
   });

@@ -3,10 +3,19 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { inject } from 'vitest';
 import { PROJECT_ROOT, findTool } from '../../src/stack/tools.ts';
 
 export const HISTORIES_DIR = join(PROJECT_ROOT, 'test/fixtures/histories');
+
+/** For servers the CLI cannot be pointed at (the time-skipping test server): through the SDK. */
+export async function recordHistoryOf(name: string, handle: WorkflowHandle): Promise<void> {
+  if (!process.env.RECORD_HISTORIES) return;
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  writeFileSync(join(HISTORIES_DIR, `${name}.json`), historyToJSON(await handle.fetchHistory()));
+}
 
 export function recordHistory(name: string, workflowId: string): void {
   if (!process.env.RECORD_HISTORIES) return;
