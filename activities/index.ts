@@ -3,6 +3,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Providers } from '../src/providers/registry.ts';
 import type { Resolver } from '../src/webhooks/destinations.ts';
+import { createCardActivities } from './cards.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
 import { createWebhookActivities } from './webhooks.ts';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTransferActivities(deps),
     ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
     ...createVirtualAccountActivities({ orm: deps.orm }),
+    ...createCardActivities(deps),
   };
 }
 

@@ -12,13 +12,11 @@ import type { InboundCredit } from '../workflows/virtual-accounts.ts';
 export function createVirtualAccountActivities({ orm }: { orm: MikroORM }) {
   return {
     async expireVirtualAccount(input: { accountId: string }): Promise<string> {
-      const rows = await orm.em
-        .fork()
-        .execute<{ id: string }[]>(
-          `update virtual_accounts set status = 'expired', updated_at = now()
+      const rows = await orm.em.fork().execute<{ id: string }[]>(
+        `update virtual_accounts set status = 'expired', updated_at = now()
             where id = ? and status in ('active', 'frozen') returning id`,
-          [input.accountId],
-        );
+        [input.accountId],
+      );
       return rows.length ? 'expired' : 'unchanged';
     },
 

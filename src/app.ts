@@ -26,6 +26,8 @@ import { TransferService } from './transfers/service.ts';
 import type { Resolver } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
+import { cardRoutes } from './cards/routes.ts';
+import { CardService } from './cards/service.ts';
 import { registerCreditCallbacks } from './virtual-accounts/callbacks.ts';
 import { virtualAccountRoutes } from './virtual-accounts/routes.ts';
 import { VirtualAccountService } from './virtual-accounts/service.ts';
@@ -48,6 +50,8 @@ export interface AppDeps {
   providers: Providers;
   /** Acts on provider callbacks; features register their handlers on it. */
   dispatcher: CallbackDispatcher;
+  /** Continue-as-new threshold for new card workflows (tests make it small). */
+  cardContinueAsNewAfter?: number;
   /** DNS for the webhook SSRF check (tests give a fixed one). */
   resolver?: Resolver;
   /** Where JSON log lines go (stdout by default); tests capture them. */
@@ -150,6 +154,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   virtualAccountRoutes(app, { orm: deps.orm, accounts });
   registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });
   identityRoutes(app, { orm: deps.orm });
+  const cards = new CardService({
+    orm: deps.orm,
+    client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    providers: deps.providers,
+    ...(deps.cardContinueAsNewAfter ? { continueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
+  });
+  cardRoutes(app, { orm: deps.orm, cards });
   bankRoutes(app, { banks: deps.providers.banks });
   await providerCallbackRoutes(app, {
     orm: deps.orm,

@@ -2,8 +2,8 @@
 // the bundled sandbox bank: its NIP switch for transfers, and two virtual-account providers so
 // that routing between providers is real.
 import type { Config } from '../config.ts';
-import { SandboxBankSwitch, SandboxVirtualAccountProvider } from './sandbox-bank-adapter.ts';
-import type { Bank, BankSwitch, VirtualAccountProvider } from './types.ts';
+import { SandboxBankSwitch, SandboxCardProcessor, SandboxVirtualAccountProvider } from './sandbox-bank-adapter.ts';
+import type { Bank, BankSwitch, CardProcessor, VirtualAccountProvider } from './types.ts';
 
 export interface VirtualAccountProviderEntry {
   provider: VirtualAccountProvider;
@@ -17,6 +17,7 @@ export interface VirtualAccountProviderEntry {
 
 export interface Providers {
   bankSwitch: BankSwitch;
+  cards: CardProcessor;
   virtualAccounts: VirtualAccountProviderEntry[];
   banks: BankDirectory;
 }
@@ -50,6 +51,7 @@ export function createProviders(config: Pick<Config, 'sandboxBankUrl' | 'PROVIDE
   return {
     bankSwitch,
     banks: new BankDirectory(bankSwitch),
+    cards: new SandboxCardProcessor(http),
     virtualAccounts: [
       {
         provider: new SandboxVirtualAccountProvider('wema', http),

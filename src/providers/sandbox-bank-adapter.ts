@@ -12,6 +12,7 @@ import {
   type SubmitTransferInput,
   type TransferStatusResult,
   type VirtualAccountProvider,
+  type CardProcessor,
 } from './types.ts';
 
 export interface SandboxHttpOptions {
@@ -32,6 +33,8 @@ interface BankAnswer {
   provider_reference?: string;
   banks?: Bank[];
   transaction_reference?: string;
+  card_reference?: string;
+  last4?: string;
 }
 
 async function call(
@@ -264,5 +267,47 @@ export class SandboxVirtualAccountProvider implements VirtualAccountProvider {
       );
     }
     return { transactionReference: answer.transaction_reference ?? '', sessionId: answer.session_id ?? '' };
+  }
+}
+
+export class SandboxCardProcessor implements CardProcessor {
+  readonly name = 'sandbox-cards';
+  private readonly options: SandboxHttpOptions;
+
+  constructor(options: SandboxHttpOptions) {
+    this.options = options;
+  }
+
+  private async post(path: string, body: unknown): Promise<BankAnswer> {
+    const { status, answer } = await call(this.name, this.options, 'POST', path, body);
+    if (status >= 400) {
+      throw new ProviderError(
+        this.name,
+        status === 404 ? 'not_found' : 'rejected',
+        false,
+        answer.message ?? `refused (HTTP ${status})`,
+        {
+          httpStatus: status,
+          rawCode: answer.response_code,
+        },
+      );
+    }
+    return answer;
+  }
+
+  async issue(input: { reference: string; customerId: string }): Promise<{ cardReference: string; last4: string }> {
+    const answer = await this.post('/cards', { reference: input.reference, customer_id: input.customerId });
+    return { cardReference: answer.card_reference ?? '', last4: answer.last4 ?? '' };
+  }
+
+  async setLocked(cardReference: string, locked: boolean): Promise<void> {
+    await this.post(`/cards/${encodeURIComponent(cardReference)}/${locked ? 'lock' : 'unlock'}`, {});
+  }
+
+  async fund(input: { cardReference: string; reference: string; amountMinor: number }): Promise<void> {
+    await this.post(`/cards/${encodeURIComponent(input.cardReference)}/fund`, {
+      reference: input.reference,
+      amount_minor: input.amountMinor,
+    });
   }
 }

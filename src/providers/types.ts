@@ -106,3 +106,12 @@ export interface VirtualAccountProvider {
     credit: { amountMinor: number; senderName?: string; reference?: string },
   ): Promise<{ transactionReference: string; sessionId: string }>;
 }
+
+export interface CardProcessor {
+  readonly name: string;
+  /** Idempotent on `reference`. */
+  issue(input: { reference: string; customerId: string }): Promise<{ cardReference: string; last4: string }>;
+  setLocked(cardReference: string, locked: boolean): Promise<void>;
+  /** Loads the card at the processor; idempotent on `reference`. */
+  fund(input: { cardReference: string; reference: string; amountMinor: number }): Promise<void>;
+}

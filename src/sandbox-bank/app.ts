@@ -2,6 +2,7 @@
 // name enquiry, transfers, transfer status query) and like virtual-account providers, with the
 // magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
 // a real bank does. Routes under /control let tests and operators steer it.
+import { randomBytes, randomInt } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -33,7 +34,7 @@ export const VIRTUAL_ACCOUNT_PROVIDERS = {
 } as const;
 export type VirtualAccountProviderName = keyof typeof VIRTUAL_ACCOUNT_PROVIDERS;
 
-export const PROVIDERS = ['nip', ...Object.keys(VIRTUAL_ACCOUNT_PROVIDERS)] as const;
+export const PROVIDERS = ['nip', 'cards', ...Object.keys(VIRTUAL_ACCOUNT_PROVIDERS)] as const;
 
 export interface SandboxBankOptions {
   store: SandboxStore;
@@ -233,6 +234,72 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       );
       if (!rows[0]) return reply.status(404).send({ response_code: NIP.notFound, message: 'Unable to locate record' });
       return accountView(rows[0]);
+    },
+  );
+
+  // ---- card processor ----
+
+  app.post(
+    '/cards',
+    { schema: { body: z.object({ reference: z.string().min(1).max(200), customer_id: z.string().min(1).max(200) }) } },
+    async (request, reply) => {
+      if (await unavailable('cards', reply)) return reply;
+      const cardReference = `crd_${randomBytes(8).toString('hex')}`;
+      const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
+      await store.pool.query(
+        `insert into sandbox_bank.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
+         on conflict (reference) do nothing`,
+        [cardReference, request.body.reference, request.body.customer_id, last4],
+      );
+      const { rows } = await store.pool.query<{ card_reference: string; last4: string }>(
+        'select card_reference, last4 from sandbox_bank.cards where reference = $1',
+        [request.body.reference],
+      );
+      return reply.status(201).send({ response_code: NIP.success, ...rows[0] });
+    },
+  );
+
+  for (const action of ['lock', 'unlock'] as const) {
+    app.post(
+      `/cards/:cardReference/${action}`,
+      { schema: { params: z.object({ cardReference: z.string() }) } },
+      async (request, reply) => {
+        if (await unavailable('cards', reply)) return reply;
+        const { rows } = await store.pool.query<{ locked: boolean }>(
+          'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning locked',
+          [request.params.cardReference, action === 'lock'],
+        );
+        if (!rows[0]) return reply.status(404).send({ response_code: NIP.notFound, message: 'no such card' });
+        return { response_code: NIP.success, locked: rows[0].locked };
+      },
+    );
+  }
+
+  app.post(
+    '/cards/:cardReference/fund',
+    {
+      schema: {
+        params: z.object({ cardReference: z.string() }),
+        body: z.object({ reference: z.string().min(1).max(200), amount_minor: z.number().int().positive() }),
+      },
+    },
+    async (request, reply) => {
+      if (await unavailable('cards', reply)) return reply;
+      const { cardReference } = request.params;
+      const result = await store.transaction(async (client) => {
+        const inserted = await client.query(
+          `insert into sandbox_bank.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
+           on conflict (reference) do nothing`,
+          [request.body.reference, cardReference, request.body.amount_minor],
+        );
+        const { rows } = await client.query<{ balance_minor: string }>(
+          `update sandbox_bank.cards set balance_minor = balance_minor + $2 where card_reference = $1 returning balance_minor`,
+          [cardReference, inserted.rowCount ? request.body.amount_minor : 0],
+        );
+        if (!rows[0]) throw Object.assign(new Error('no such card'), { statusCode: 404 });
+        return { applied: (inserted.rowCount ?? 0) > 0, balance_minor: Number(rows[0].balance_minor) };
+      });
+      return { response_code: NIP.success, reference: request.body.reference, ...result };
     },
   );
 

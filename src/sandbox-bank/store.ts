@@ -64,6 +64,21 @@ create table if not exists ${SCHEMA}.callbacks (
   created_at timestamptz not null default now()
 );
 create index if not exists callbacks_due_idx on ${SCHEMA}.callbacks (next_attempt_at) where delivered_at is null;
+create table if not exists ${SCHEMA}.cards (
+  card_reference text primary key,
+  reference text not null unique,
+  customer_id text not null,
+  last4 text not null,
+  locked boolean not null default false,
+  balance_minor bigint not null default 0,
+  created_at timestamptz not null default now()
+);
+create table if not exists ${SCHEMA}.card_fundings (
+  reference text primary key,
+  card_reference text not null,
+  amount_minor bigint not null,
+  created_at timestamptz not null default now()
+);
 create table if not exists ${SCHEMA}.provider_state (
   provider text primary key,
   down boolean not null

@@ -14,7 +14,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) webhook deliveries, inbound credits and account expiry', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) webhook deliveries, inbound credits, account expiry and cards', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -25,6 +25,8 @@ describe('recorded workflow histories', () => {
         'webhook-replay-after-success.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
+        'card-lock-fund.json',
+        'card-continue-as-new.json',
       ]),
     );
   });

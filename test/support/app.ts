@@ -31,6 +31,7 @@ export interface TestAppOptions {
   taskQueue?: string;
   webhookScheduleMs?: number[];
   resolver?: Resolver;
+  cardContinueAsNewAfter?: number;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
 }
@@ -68,6 +69,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     providers,
     dispatcher,
     ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.cardContinueAsNewAfter ? { cardContinueAsNewAfter: options.cardContinueAsNewAfter } : {}),
   });
   options.extend?.(app);
   await app.ready();

@@ -17,12 +17,22 @@ export async function recordHistoryOf(name: string, handle: WorkflowHandle): Pro
   writeFileSync(join(HISTORIES_DIR, `${name}.json`), historyToJSON(await handle.fetchHistory()));
 }
 
-export function recordHistory(name: string, workflowId: string): void {
+export function recordHistory(name: string, workflowId: string, runId?: string): void {
   if (!process.env.RECORD_HISTORIES) return;
   // The CLI writes the canonical JSON history that the SDK's replayer reads.
   const shown = spawnSync(
     findTool('temporal'),
-    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', inject('temporalAddress')],
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      ...(runId ? ['--run-id', runId] : []),
+      '--output',
+      'json',
+      '--address',
+      inject('temporalAddress'),
+    ],
     { encoding: 'utf8' },
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);

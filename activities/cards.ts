@@ -1,0 +1,157 @@
+// Card side effects: the processor (lock, unlock, load) and PostgreSQL (card state, operations,
+// fundings, the ledger and events, each change with its event in one transaction). Every
+// activity is idempotent on its operation or funding id.
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { ApplicationFailure } from '@temporalio/common';
+import { cardView, type CardRow, fundingView, type FundingRow } from '../src/cards/views.ts';
+import { recordEvent } from '../src/events/events.ts';
+import { InsufficientFundsError, postEntry, tenantAccountId } from '../src/ledger/ledger.ts';
+import type { Providers } from '../src/providers/registry.ts';
+import { ProviderError } from '../src/providers/types.ts';
+
+async function cardAccountId(em: EntityManager, card: CardRow): Promise<string> {
+  const [row] = await em.execute<{ id: string }[]>(
+    'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
+    [card.tenant_id, `card:${card.id}`, card.currency],
+  );
+  if (!row) throw ApplicationFailure.nonRetryable(`card ${card.id} has no ledger account`, 'card_account_missing');
+  return row.id;
+}
+
+async function fundingWithCard(em: EntityManager, fundingId: string, lock = false) {
+  const [funding] = await em.execute<FundingRow[]>(
+    `select * from card_fundings where id = ?${lock ? ' for update' : ''}`,
+    [fundingId],
+  );
+  if (!funding) throw ApplicationFailure.nonRetryable(`no card funding ${fundingId}`, 'unknown_funding');
+  const [card] = await em.execute<CardRow[]>('select * from cards where id = ?', [funding.card_id]);
+  return { funding, card: card! };
+}
+
+async function finishFunding(
+  em: EntityManager,
+  funding: FundingRow,
+  card: CardRow,
+  outcome: { status: 'succeeded' | 'failed'; reason?: string },
+) {
+  const [updated] = await em.execute<FundingRow[]>(
+    `update card_fundings set status = ?, failure_reason = ?, completed_at = now() where id = ? and status = 'pending' returning *`,
+    [outcome.status, outcome.reason ?? null, funding.id],
+  );
+  if (!updated) return;
+  await em.execute(`update card_operations set status = ?, completed_at = now() where id = ?`, [
+    outcome.status === 'succeeded' ? 'applied' : 'failed',
+    funding.operation_id,
+  ]);
+  await recordEvent(em, {
+    tenantId: card.tenant_id,
+    type: outcome.status === 'succeeded' ? 'card.funded' : 'card.funding_failed',
+    sourceKey: `card-funding:${funding.id}:${outcome.status}`,
+    payload: { card_id: card.id, ...fundingView(updated) },
+  });
+}
+
+export function createCardActivities({ orm, providers }: { orm: MikroORM; providers: Providers }) {
+  return {
+    /** Locks or unlocks at the processor, then records it; an unchanged state is accepted and changes nothing. */
+    async setCardLock(input: { cardId: string; operationId: string; locked: boolean }): Promise<{ changed: boolean }> {
+      const [card] = await orm.em.fork().execute<CardRow[]>('select * from cards where id = ?', [input.cardId]);
+      if (!card) throw ApplicationFailure.nonRetryable(`no card ${input.cardId}`, 'unknown_card');
+      try {
+        await providers.cards.setLocked(card.processor_reference, input.locked);
+      } catch (error) {
+        if (error instanceof ProviderError && !error.transient) {
+          throw ApplicationFailure.create({
+            type: 'processor_refused',
+            message: error.message,
+            nonRetryable: true,
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      return orm.em.fork().transactional(async (tx) => {
+        const target = input.locked ? 'locked' : 'active';
+        const [changed] = await tx.execute<CardRow[]>(
+          'update cards set status = ?, updated_at = now() where id = ? and status <> ? returning *',
+          [target, input.cardId, target],
+        );
+        await tx.execute(
+          `update card_operations set status = ?, completed_at = now() where id = ? and status = 'accepted'`,
+          [changed ? 'applied' : 'unchanged', input.operationId],
+        );
+        if (changed) {
+          await recordEvent(tx, {
+            tenantId: changed.tenant_id,
+            type: input.locked ? 'card.locked' : 'card.unlocked',
+            sourceKey: `card-operation:${input.operationId}`,
+            payload: cardView(changed),
+          });
+        }
+        return { changed: Boolean(changed) };
+      });
+    },
+
+    /** Wallet → card, one journal entry; a short wallet fails the funding and moves nothing. */
+    async debitForFunding(input: { fundingId: string }): Promise<{ ok: boolean }> {
+      return orm.em
+        .fork()
+        .transactional(async (tx) => {
+          const { funding, card } = await fundingWithCard(tx, input.fundingId, true);
+          if (funding.status === 'failed') return { ok: false };
+          try {
+            await postEntry(tx, {
+              idempotencyKey: `card-funding:${funding.id}`,
+              kind: 'card_funding',
+              tenantId: card.tenant_id,
+              description: `JIT funding of card ${card.id}`,
+              postings: [
+                {
+                  accountId: await tenantAccountId(tx, card.tenant_id, 'wallet'),
+                  amountMinor: -Number(funding.amount_minor),
+                },
+                { accountId: await cardAccountId(tx, card), amountMinor: Number(funding.amount_minor) },
+              ],
+            });
+            return { ok: true };
+          } catch (error) {
+            if (!(error instanceof InsufficientFundsError)) throw error;
+          }
+          return { ok: false };
+        })
+        .then(async (result) => {
+          if (!result.ok) {
+            await orm.em.fork().transactional(async (tx) => {
+              const { funding, card } = await fundingWithCard(tx, input.fundingId, true);
+              await finishFunding(tx, funding, card, { status: 'failed', reason: 'insufficient_balance' });
+            });
+          }
+          return result;
+        });
+    },
+
+    /** Loads the card at the processor (idempotent there on the funding id), then marks it funded. */
+    async loadCardAtProcessor(input: { fundingId: string }): Promise<void> {
+      const { funding, card } = await fundingWithCard(orm.em.fork(), input.fundingId);
+      if (funding.status !== 'pending') return;
+      await providers.cards.fund({
+        cardReference: card.processor_reference,
+        reference: funding.id,
+        amountMinor: Number(funding.amount_minor),
+      });
+      await orm.em.fork().transactional(async (tx) => {
+        const locked = await fundingWithCard(tx, input.fundingId, true);
+        await finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
+      });
+    },
+
+    async failFunding(input: { fundingId: string; reason: string }): Promise<void> {
+      await orm.em.fork().transactional(async (tx) => {
+        const { funding, card } = await fundingWithCard(tx, input.fundingId, true);
+        await finishFunding(tx, funding, card, { status: 'failed', reason: input.reason });
+      });
+    },
+  };
+}
+
+export type CardActivities = ReturnType<typeof createCardActivities>;

@@ -1,0 +1,148 @@
+// Cards (decisions §6 and endpoints 7–11): create, list, get, lock, unlock, JIT fund, balance and
+// funding history. Operations answer 202 once the card's workflow has accepted them.
+import type { FastifyInstance } from 'fastify';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../http/auth.ts';
+import { ResourceErrorSchema, ok } from '../http/envelope.ts';
+import { withIdempotency } from '../http/idempotency.ts';
+import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import type { CardService } from './service.ts';
+
+const currency = z.literal('NGN', { error: 'only NGN is supported' });
+const params = z.object({ card_id: z.string() });
+const security = [{ apiKey: [] }];
+
+export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: CardService }) {
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+
+  typed.post(
+    '/api/v1/cards',
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Issue a card for a customer',
+        security,
+        body: z.object({
+          customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
+          currency: currency.optional(),
+          metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+        }),
+        response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const tenant = tenantOf(request);
+      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => ({
+        status: 201,
+        body: ok(request, await deps.cards.create(tenant, request.body)),
+      }));
+    },
+  );
+
+  typed.get(
+    '/api/v1/cards',
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'List cards',
+        security,
+        querystring: PaginationQuery.extend({
+          customer_id: z.string().optional(),
+          status: z.enum(['active', 'locked'], { error: 'must be active or locked' }).optional(),
+        }),
+      },
+    },
+    async (request) =>
+      ok(
+        request,
+        await deps.cards.list(
+          tenantOf(request).tenantId,
+          { customer_id: request.query.customer_id, status: request.query.status },
+          windowOf(request.query),
+        ),
+      ),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id',
+    { schema: { tags: ['cards'], summary: 'One card', security, params } },
+    async (request) => ok(request, await deps.cards.get(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.post(
+    '/api/v1/cards/:card_id/lock',
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Lock a card (accepted asynchronously)',
+        security,
+        params,
+        body: z
+          .object({
+            reason: z.string().max(500).optional(),
+            request_id: z.string().max(200).optional(),
+            idempotency_key: z.string().min(1).max(255).optional(),
+          })
+          .nullish(),
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const result = await deps.cards.setLocked(tenantOf(request).tenantId, request.params.card_id, 'lock', {
+        idempotencyKey: body.idempotency_key ?? body.request_id,
+        reason: body.reason,
+      });
+      return reply.status(202).send(ok(request, result));
+    },
+  );
+
+  typed.post(
+    '/api/v1/cards/:card_id/unlock',
+    { schema: { tags: ['cards'], summary: 'Unlock a card (accepted asynchronously; no body)', security, params } },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          ok(request, await deps.cards.setLocked(tenantOf(request).tenantId, request.params.card_id, 'unlock', {})),
+        ),
+  );
+
+  typed.post(
+    '/api/v1/cards/:card_id/jit-fund',
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Move money from the wallet to the card (accepted asynchronously)',
+        security,
+        params,
+        body: z.object({
+          amount_minor: z
+            .number({ error: 'is required' })
+            .int('must be a whole number of kobo')
+            .positive('must be positive'),
+          currency: currency.optional(),
+          transaction_reference: z.string().min(1).max(200).optional(),
+          idempotency_key: z.string().min(1).max(255).optional(),
+        }),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(ok(request, await deps.cards.fund(tenantOf(request).tenantId, request.params.card_id, request.body))),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id/balance',
+    { schema: { tags: ['cards'], summary: 'Card balance', security, params } },
+    async (request) => ok(request, await deps.cards.balance(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id/funding/history',
+    { schema: { tags: ['cards'], summary: 'Card funding history, newest first', security, params } },
+    async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
+  );
+}

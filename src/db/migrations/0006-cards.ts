@@ -1,0 +1,53 @@
+// Cards, the operations their workflows apply (lock, unlock, fund), and fundings. A card's money
+// is a ledger account of its own (`card:<id>`), opened with the card.
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration0006Cards extends Migration {
+  override name = '0006-cards';
+
+  override up(): void {
+    this.addSql(`
+      create table cards (
+        id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        customer_id text not null,
+        status text not null check (status in ('active', 'locked')),
+        last4 text not null,
+        currency char(3) not null default 'NGN',
+        metadata jsonb,
+        processor_reference text not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now()
+      )`);
+    this.addSql('create index cards_tenant_idx on cards (tenant_id, created_at desc)');
+    this.addSql(`
+      create table card_operations (
+        id uuid primary key,
+        card_id uuid not null references cards (id),
+        action text not null check (action in ('lock', 'unlock', 'fund')),
+        status text not null check (status in ('accepted', 'applied', 'unchanged', 'failed')),
+        idempotency_key text,
+        reason text,
+        created_at timestamptz not null default now(),
+        completed_at timestamptz,
+        constraint card_operations_key unique (card_id, action, idempotency_key)
+      )`);
+    this.addSql(`
+      create table card_fundings (
+        id uuid primary key,
+        card_id uuid not null references cards (id),
+        operation_id uuid not null references card_operations (id),
+        amount_minor bigint not null check (amount_minor > 0),
+        currency char(3) not null,
+        status text not null check (status in ('pending', 'succeeded', 'failed')),
+        transaction_reference text,
+        idempotency_key text,
+        failure_reason text,
+        created_at timestamptz not null default now(),
+        completed_at timestamptz,
+        constraint card_fundings_key unique (card_id, idempotency_key),
+        constraint card_fundings_reference unique (card_id, transaction_reference)
+      )`);
+    this.addSql('create index card_fundings_card_idx on card_fundings (card_id, created_at desc)');
+  }
+}

@@ -1,0 +1,367 @@
+// Cards on a real Temporal server, PostgreSQL and the sandbox card processor: one entity workflow
+// per card serialises lock, unlock and JIT funding; the ledger and the projection follow.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { createProviders } from '../../src/providers/registry.ts';
+import { cardStateQuery, cardWorkflowId } from '../../workflows/card-definitions.ts';
+import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/global-setup.ts';
+import { recordHistory } from '../support/histories.ts';
+import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
+
+const TASK_QUEUE = `cards-${process.pid}`;
+
+let db: TestDatabase;
+let gateway: TestApp;
+let app: FastifyInstance;
+let bank: TestSandboxBank;
+let worker: TestWorker;
+let connection: Connection;
+let client: Client;
+
+const providers = () => createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const bankPort = await freePort();
+  gateway = await createTestApp(db.orm, {
+    sandboxBankUrl: `http://127.0.0.1:${bankPort}`,
+    taskQueue: TASK_QUEUE,
+    cardContinueAsNewAfter: 4,
+  });
+  app = gateway.app;
+  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort });
+  worker = await startTestWorker({ orm: db.orm, providers: providers(), taskQueue: TASK_QUEUE });
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection });
+});
+afterEach(async () => {
+  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+  await bank?.close();
+  await gateway?.close();
+  await db?.drop();
+});
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function newCard(apiKey: string, customerId = 'cus_card') {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/cards',
+    headers: auth(apiKey),
+    payload: { customer_id: customerId, metadata: { team: 'ops' } },
+  });
+  expect(response.statusCode).toBe(201);
+  return response.json().data as { id: string; status: string; last4: string };
+}
+
+const post = (apiKey: string, url: string, payload?: object) =>
+  app.inject({ method: 'POST', url, headers: auth(apiKey), ...(payload ? { payload } : {}) });
+const get = async (apiKey: string, url: string) =>
+  (await app.inject({ method: 'GET', url, headers: auth(apiKey) })).json().data;
+
+async function settled(apiKey: string, cardId: string, count: number) {
+  return eventually(async () => {
+    const items = (await get(apiKey, `/api/v1/cards/${cardId}/funding/history`)).items as { status: string }[];
+    return items.length >= count && items.every((item) => item.status !== 'pending') ? items : undefined;
+  });
+}
+
+async function operationsDone(cardId: string) {
+  return eventually(async () => {
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>(`select count(*) as n from card_operations where card_id = ? and status = 'accepted'`, [
+        cardId,
+      ]);
+    return Number(row!.n) === 0 ? true : undefined;
+  });
+}
+
+async function ledgerEntries(cardId: string) {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ n: string }[]>(
+      `select count(*) as n from journal_entries e join card_fundings f on e.idempotency_key = 'card-funding:' || f.id where f.card_id = ?`,
+      [cardId],
+    );
+  return Number(row!.n);
+}
+
+describe('cards', () => {
+  it('issues a card, lists and reads it', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const card = await newCard(tenant.apiKey, 'cus_list');
+    expect(card).toMatchObject({
+      customer_id: 'cus_list',
+      status: 'active',
+      currency: 'NGN',
+      metadata: { team: 'ops' },
+    });
+    expect(card.last4).toMatch(/^\d{4}$/);
+    expect(await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).toEqual(card);
+    const listed = await get(tenant.apiKey, '/api/v1/cards?customer_id=cus_list');
+    expect(listed.items.map((c: { id: string }) => c.id)).toEqual([card.id]);
+    expect(listed.pagination).toMatchObject({ total: 1, has_more: false });
+    const bad = await post(tenant.apiKey, '/api/v1/cards', { currency: 'USD' });
+    expect(bad.statusCode).toBe(400);
+    expect(
+      bad
+        .json()
+        .error.details.fields.map((f: { path: string }) => f.path)
+        .sort(),
+    ).toEqual(['currency', 'customer_id']);
+  });
+
+  it('locks and unlocks asynchronously, idempotently, with events', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const card = await newCard(tenant.apiKey);
+    const locked = await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`, {
+      reason: 'suspicious',
+      idempotency_key: 'lock-1',
+    });
+    expect(locked.statusCode).toBe(202);
+    expect(locked.json().data).toEqual({
+      card_id: card.id,
+      operation_id: expect.any(String),
+      action: 'lock',
+      status: 'accepted',
+    });
+    const again = await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`, { idempotency_key: 'lock-1' });
+    expect(again.json().data.operation_id).toBe(locked.json().data.operation_id);
+    await eventually(async () =>
+      (await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).status === 'locked' ? true : undefined,
+    );
+    // Locking a locked card is accepted and changes nothing.
+    expect((await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`)).statusCode).toBe(202);
+    expect((await post(tenant.apiKey, `/api/v1/cards/${card.id}/unlock`)).statusCode).toBe(202);
+    await eventually(async () =>
+      (await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).status === 'active' ? true : undefined,
+    );
+    await operationsDone(card.id);
+    const statuses = await db.orm.em
+      .fork()
+      .execute<{ action: string; status: string }[]>(
+        'select action, status from card_operations where card_id = ? order by completed_at',
+        [card.id],
+      );
+    expect(statuses).toEqual([
+      { action: 'lock', status: 'applied' },
+      { action: 'lock', status: 'unchanged' },
+      { action: 'unlock', status: 'applied' },
+    ]);
+    const events = (await get(tenant.apiKey, '/api/v1/events?limit=100')).items.map((e: { type: string }) => e.type);
+    expect(events.filter((type: string) => type === 'card.locked')).toHaveLength(1);
+    expect(events.filter((type: string) => type === 'card.unlocked')).toHaveLength(1);
+  });
+
+  it('funds from the wallet in one journal entry, and shows balance and history', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const card = await newCard(tenant.apiKey);
+    const funded = await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
+      amount_minor: 250_050,
+      transaction_reference: 'txn-1',
+      idempotency_key: 'fund-1',
+    });
+    expect(funded.statusCode).toBe(202);
+    expect(funded.json().data).toMatchObject({ card_id: card.id, action: 'fund', status: 'accepted' });
+    const [item] = await settled(tenant.apiKey, card.id, 1);
+    expect(item).toMatchObject({
+      amount_minor: 250_050,
+      currency: 'NGN',
+      status: 'succeeded',
+      transaction_reference: 'txn-1',
+      idempotency_key: 'fund-1',
+      failure_reason: null,
+    });
+    expect(await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).toMatchObject({
+      card_id: card.id,
+      currency: 'NGN',
+      available_minor: 250_050,
+    });
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(749_950);
+    expect(await ledgerEntries(card.id)).toBe(1);
+    recordHistory('card-lock-fund', cardWorkflowId(card.id));
+  });
+
+  it('fails a funding on a locked card or a short wallet, moving nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 100_000);
+    const card = await newCard(tenant.apiKey);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 100_001 });
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 5_000 });
+    const items = await settled(tenant.apiKey, card.id, 2);
+    expect(items.map((i: any) => [i.amount_minor, i.status, i.failure_reason])).toEqual([
+      [5_000, 'failed', 'card_locked'],
+      [100_001, 'failed', 'insufficient_balance'],
+    ]);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(0);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(100_000);
+    expect(await ledgerEntries(card.id)).toBe(0);
+    const events = (await get(tenant.apiKey, '/api/v1/events?type=card.funding_failed')).items;
+    expect(events).toHaveLength(2);
+  });
+
+  it('funds once for three concurrent requests with one idempotency key, or one transaction reference', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const card = await newCard(tenant.apiKey);
+    const byKey = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 10_000, idempotency_key: 'same-key' }),
+      ),
+    );
+    const byReference = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
+          amount_minor: 20_000,
+          transaction_reference: 'same-ref',
+        }),
+      ),
+    );
+    expect(byKey.map((r) => r.statusCode)).toEqual([202, 202, 202]);
+    expect(new Set(byKey.map((r) => r.json().data.operation_id)).size).toBe(1);
+    expect(new Set(byReference.map((r) => r.json().data.operation_id)).size).toBe(1);
+    const items = await settled(tenant.apiKey, card.id, 2);
+    expect(items).toHaveLength(2);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(30_000);
+    expect(await ledgerEntries(card.id)).toBe(2);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(970_000);
+  });
+
+  it('ends concurrent lock, unlock and fund calls in a state some serial order explains', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const card = await newCard(tenant.apiKey);
+    const calls = Array.from({ length: 12 }, (_, i) => {
+      if (i % 4 === 1) return post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
+      if (i % 4 === 3) return post(tenant.apiKey, `/api/v1/cards/${card.id}/unlock`);
+      return post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 1_000 * (i + 1) });
+    });
+    expect((await Promise.all(calls)).map((r) => r.statusCode)).toEqual(Array(12).fill(202));
+    await operationsDone(card.id);
+    // Walk the operations in the order the workflow applied them.
+    const applied = await db.orm.em.fork().execute<
+      {
+        action: string;
+        status: string;
+        amount_minor: string | null;
+        funding_status: string | null;
+        failure_reason: string | null;
+      }[]
+    >(
+      `select o.action, o.status, f.amount_minor, f.status as funding_status, f.failure_reason
+           from card_operations o left join card_fundings f on f.operation_id = o.id
+          where o.card_id = ? order by o.completed_at, o.id`,
+      [card.id],
+    );
+    let locked = false;
+    let expected = 0;
+    for (const op of applied) {
+      if (op.action === 'lock' || op.action === 'unlock') {
+        expect(op.status).toBe(locked === (op.action === 'lock') ? 'unchanged' : 'applied');
+        locked = op.action === 'lock';
+      } else {
+        expect([op.funding_status, op.failure_reason]).toEqual(
+          locked ? ['failed', 'card_locked'] : ['succeeded', null],
+        );
+        if (!locked) expected += Number(op.amount_minor);
+      }
+    }
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).status).toBe(locked ? 'locked' : 'active');
+    const balance = (await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor;
+    expect(balance).toBe(expected);
+    const history = (await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items as {
+      status: string;
+      amount_minor: number;
+    }[];
+    expect(history.filter((i) => i.status === 'succeeded').reduce((sum, i) => sum + i.amount_minor, 0)).toBe(balance);
+  });
+
+  it('continues as new under load without losing an operation that arrives meanwhile', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const card = await newCard(tenant.apiKey);
+    const first = await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 100 });
+    const handle = client.workflow.getHandle(cardWorkflowId(card.id));
+    const firstRun = (await handle.describe()).runId;
+    const rest = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 100 * (i + 2) }),
+      ),
+    );
+    expect([first, ...rest].every((r) => r.statusCode === 202)).toBe(true);
+    const items = await settled(tenant.apiKey, card.id, 11);
+    expect(items.every((i: { status: string }) => i.status === 'succeeded')).toBe(true);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(6_600);
+    // With a threshold of 4 operations per run, 11 operations took at least two more runs.
+    const runs = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowId = '${cardWorkflowId(card.id)}'` }))
+      runs.push(execution.runId);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    expect((await handle.query(cardStateQuery)).queued).toBe(0);
+    // The first run, which ends by continuing as new with operations still queued.
+    recordHistory('card-continue-as-new', cardWorkflowId(card.id), firstRun);
+  });
+
+  it('completes a funding once when the worker dies between the debit and the card credit', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const card = await newCard(tenant.apiKey);
+    await bank.control('/control/providers/cards/down');
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
+      amount_minor: 40_000,
+      idempotency_key: 'crash-1',
+    });
+    // The wallet is debited; loading the card at the processor keeps failing.
+    await eventually(async () => ((await ledgerEntries(card.id)) === 1 ? true : undefined));
+    await worker.stop();
+    await bank.control('/control/providers/cards/up');
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items[0].status).toBe('pending');
+    worker = await startTestWorker({ orm: db.orm, providers: providers(), taskQueue: TASK_QUEUE });
+    const [item] = await settled(tenant.apiKey, card.id, 1);
+    expect(item?.status).toBe('succeeded');
+    expect(await ledgerEntries(card.id)).toBe(1);
+    const [atProcessor] = await db.orm.em.fork().execute<{ n: string; total: string }[]>(
+      `select count(*) as n, sum(amount_minor)::text as total from sandbox_bank.card_fundings f
+           join sandbox_bank.cards c on c.card_reference = f.card_reference where c.reference = ?`,
+      [card.id],
+    );
+    expect(atProcessor).toEqual({ n: '1', total: '40000' });
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(40_000);
+  }, 60_000);
+
+  it("answers 404 NOT_FOUND for another tenant's or an unknown card", async () => {
+    const owner = await createFundedTenant(db.orm);
+    const stranger = await createFundedTenant(db.orm);
+    const card = await newCard(owner.apiKey);
+    for (const [key, id] of [
+      [stranger.apiKey, card.id],
+      [owner.apiKey, randomUUID()],
+    ] as const) {
+      for (const url of [`/api/v1/cards/${id}`, `/api/v1/cards/${id}/balance`, `/api/v1/cards/${id}/funding/history`]) {
+        const response = await app.inject({ method: 'GET', url, headers: auth(key) });
+        expect({ url, status: response.statusCode }).toEqual({ url, status: 404 });
+      }
+      expect((await post(key, `/api/v1/cards/${id}/lock`)).statusCode).toBe(404);
+      expect((await post(key, `/api/v1/cards/${id}/jit-fund`, { amount_minor: 100 })).statusCode).toBe(404);
+    }
+  });
+});

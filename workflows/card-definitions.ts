@@ -1,0 +1,34 @@
+// The card workflow's contract: one long-lived workflow per card (id `card:<card_id>`) that
+// applies operations one at a time, in the order it accepted them.
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
+
+export function cardWorkflowId(cardId: string): string {
+  return `card:${cardId}`;
+}
+
+export type CardOperation =
+  | { kind: 'lock' | 'unlock'; operationId: string }
+  | { kind: 'fund'; operationId: string; fundingId: string; amountMinor: number };
+
+export interface CardWorkflowInput {
+  cardId: string;
+  tenantId: string;
+  locked: boolean;
+  /** Operations accepted but not yet applied, carried across continue-as-new. */
+  queue?: CardOperation[];
+  /** Recently accepted operation ids, so a repeated update is not applied twice. */
+  seen?: string[];
+  /** Continue-as-new after this many applied operations (default 200). */
+  continueAsNewAfter?: number;
+}
+
+export interface CardState {
+  locked: boolean;
+  queued: number;
+  applied: number;
+}
+
+export const operateUpdate = defineUpdate<{ operation_id: string; status: 'accepted' }, [CardOperation]>('operate');
+export const cardStateQuery = defineQuery<CardState>('state');

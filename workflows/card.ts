@@ -1,0 +1,95 @@
+// One entity workflow per card: lock, unlock and fund are accepted by the `operate` update (the
+// API answers 202 once accepted) and applied strictly one after another, so concurrent calls end
+// in a state some serial order explains. Before its history grows large it continues as new,
+// after every handler has finished, carrying the operations still queued.
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CardActivities } from '../activities/cards.ts';
+import {
+  type CardOperation,
+  type CardState,
+  type CardWorkflowInput,
+  cardStateQuery,
+  operateUpdate,
+} from './card-definitions.ts';
+
+const { setCardLock, debitForFunding, failFunding } = proxyActivities<CardActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+// Loading the card at the processor waits out a processor that is down.
+const { loadCardAtProcessor } = proxyActivities<CardActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const SEEN_KEPT = 1_000;
+
+export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
+  const queue: CardOperation[] = [...(input.queue ?? [])];
+  const seen = new Set(input.seen ?? []);
+  const state: CardState = { locked: input.locked, queued: queue.length, applied: 0 };
+  const limit = input.continueAsNewAfter ?? 200;
+  const shouldContinueAsNew = () => state.applied >= limit || workflowInfo().continueAsNewSuggested;
+
+  setHandler(
+    operateUpdate,
+    (operation) => {
+      if (!seen.has(operation.operationId)) {
+        seen.add(operation.operationId);
+        queue.push(operation);
+        state.queued = queue.length;
+      }
+      return { operation_id: operation.operationId, status: 'accepted' as const };
+    },
+    {
+      validator: (operation: CardOperation) => {
+        if (operation.kind === 'fund' && !(Number.isSafeInteger(operation.amountMinor) && operation.amountMinor > 0)) {
+          throw new Error('amountMinor must be a positive whole number of kobo');
+        }
+      },
+    },
+  );
+  setHandler(cardStateQuery, () => state);
+
+  async function apply(operation: CardOperation): Promise<void> {
+    if (operation.kind !== 'fund') {
+      const locked = operation.kind === 'lock';
+      await setCardLock({ cardId: input.cardId, operationId: operation.operationId, locked });
+      state.locked = locked;
+      return;
+    }
+    if (state.locked) {
+      await failFunding({ fundingId: operation.fundingId, reason: 'card_locked' });
+      return;
+    }
+    const debited = await debitForFunding({ fundingId: operation.fundingId });
+    if (debited.ok) await loadCardAtProcessor({ fundingId: operation.fundingId });
+  }
+
+  for (;;) {
+    await condition(() => queue.length > 0 || shouldContinueAsNew());
+    while (queue.length > 0 && !shouldContinueAsNew()) {
+      const operation = queue.shift()!;
+      state.queued = queue.length;
+      await apply(operation);
+      state.applied += 1;
+    }
+    if (shouldContinueAsNew()) {
+      // Updates accepted meanwhile land in `queue`, which the next run starts with.
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof cardWorkflow>({
+        ...input,
+        locked: state.locked,
+        queue,
+        seen: [...seen].slice(-SEEN_KEPT),
+      });
+    }
+  }
+}
