@@ -216,10 +216,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       outcome: BankOutcome;
       resolution?: OperatorResolution;
     }): Promise<TransferCreateView> {
-      return orm.em.fork().transactional(async (tx) => {
-        const current = await loadTransfer(tx, input.transferId, true);
-        if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
-        if (current.status === 'completed' || current.status === 'failed') return createView(current);
+      return finishTransfer(orm, input, 'transfer.settled', async (tx, current) => {
         const amount = Number(current.amount_minor);
         const fee = Number(current.fee_minor);
         await postEntry(tx, {
@@ -239,9 +236,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
             where id = ? returning *`,
           [input.outcome.sessionId || null, input.outcome.providerCode ?? null, current.id],
         );
-        if (input.resolution) await recordResolution(tx, current.id, input.resolution);
-        await emitTransferEvent(tx, row!, 'transfer.settled');
-        return createView(row!);
+        return row!;
       });
     },
 
@@ -252,10 +247,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       providerCode?: string;
       resolution?: OperatorResolution;
     }): Promise<TransferCreateView> {
-      return orm.em.fork().transactional(async (tx) => {
-        const current = await loadTransfer(tx, input.transferId, true);
-        if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
-        if (current.status === 'completed' || current.status === 'failed') return createView(current);
+      return finishTransfer(orm, input, 'transfer.failed', async (tx, current) => {
         const total = Number(current.amount_minor) + Number(current.fee_minor);
         await postEntry(tx, {
           idempotencyKey: `transfer:${current.id}:reverse`,
@@ -272,9 +264,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
                   failure_reason = ?, provider_code = ? where id = ? returning *`,
           [input.reason.slice(0, 500), input.providerCode ?? null, current.id],
         );
-        if (input.resolution) await recordResolution(tx, current.id, input.resolution);
-        await emitTransferEvent(tx, row!, 'transfer.failed');
-        return createView(row!);
+        return row!;
       });
     },
 
@@ -287,6 +277,28 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         ]);
     },
   };
+}
+
+/**
+ * Settles or reverses a transfer once: under a row lock, a transfer already final is returned
+ * as it is; otherwise `apply` moves the money and updates the row, and the operator's resolution
+ * (if any) and the event are written in the same transaction.
+ */
+async function finishTransfer(
+  orm: MikroORM,
+  input: { transferId: string; resolution?: OperatorResolution },
+  eventType: 'transfer.settled' | 'transfer.failed',
+  apply: (tx: EntityManager, current: TransferRow) => Promise<TransferRow>,
+): Promise<TransferCreateView> {
+  return orm.em.fork().transactional(async (tx) => {
+    const current = await loadTransfer(tx, input.transferId, true);
+    if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
+    if (current.status === 'completed' || current.status === 'failed') return createView(current);
+    const row = await apply(tx, current);
+    if (input.resolution) await recordResolution(tx, current.id, input.resolution);
+    await emitTransferEvent(tx, row, eventType);
+    return createView(row);
+  });
 }
 
 async function recordResolution(em: EntityManager, transferId: string, resolution: OperatorResolution): Promise<void> {

@@ -9,6 +9,7 @@ import { createProviders } from '../../src/providers/registry.ts';
 import { cardStateQuery, cardWorkflowId } from '../../workflows/card-definitions.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/global-setup.ts';
 import { recordHistory } from '../support/histories.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
@@ -53,16 +54,6 @@ afterAll(async () => {
 });
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function newCard(apiKey: string, customerId = 'cus_card') {
   const response = await app.inject({

@@ -10,6 +10,7 @@ import { ProviderError } from '../../src/providers/types.ts';
 import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
 import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/global-setup.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 
@@ -48,16 +49,6 @@ afterAll(async () => {
   await gateway?.close();
   await db?.drop();
 });
-
-async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
   const error = await promise.then(

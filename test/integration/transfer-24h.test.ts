@@ -1,19 +1,19 @@
 // The 24-hour path under Temporal's time-skipping test server: a transfer the bank never confirms
 // stays `processing` (never guessed at), is flagged as stuck after 24 h, and settles once the
 // bank's own status query finally reports it.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
-import { findTool } from '../../src/stack/tools.ts';
 import { TransferService } from '../../src/transfers/service.ts';
 import type { TransferRow } from '../../src/transfers/views.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
+import { startTimeSkippingEnv } from '../support/time-skipping.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
 
 const TASK_QUEUE = 'transfers-24h';
 
@@ -24,10 +24,7 @@ let worker: TestWorker;
 let transfers: TransferService;
 
 beforeAll(async () => {
-  installRuntime();
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
-  });
+  env = await startTimeSkippingEnv();
   // The time-skipping server knows no custom search attributes until told, like a real cluster.
   // (It cannot list them, so all are added at once.)
   await env.connection.operatorService.addSearchAttributes({

@@ -1,9 +1,8 @@
 // Temporary virtual accounts expire on time through a durable timer, checked under Temporal's
 // time-skipping test server.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProviders } from '../../src/providers/registry.ts';
-import { findTool } from '../../src/stack/tools.ts';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import type { ResolvedKey } from '../../src/tenants/tenants.ts';
 import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
@@ -11,7 +10,8 @@ import { createFundedTenant } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
+import { startTimeSkippingEnv } from '../support/time-skipping.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
 
 const TASK_QUEUE = 'va-expiry';
 
@@ -22,10 +22,7 @@ let worker: TestWorker;
 let accounts: VirtualAccountService;
 
 beforeAll(async () => {
-  installRuntime();
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
-  });
+  env = await startTimeSkippingEnv();
   db = await createTestDatabase();
   bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
   const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });

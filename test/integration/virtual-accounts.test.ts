@@ -12,6 +12,7 @@ import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
 import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/global-setup.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from '../support/worker.ts';
@@ -55,16 +56,6 @@ async function create(apiKey: string, body: Record<string, unknown>, headers: Re
 
 async function list(apiKey: string, query: string) {
   return app.inject({ method: 'GET', url: `/api/v1/virtual-accounts${query}`, headers: auth(apiKey) });
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('POST /api/v1/virtual-accounts', () => {

@@ -1,18 +1,18 @@
 // The full webhook retry schedule of decisions §8 (0 s, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h,
 // 20 h, 24 h: about three days) under the time-skipping test server, against a receiver that
 // always fails: the delivery ends `failed` with every attempt recorded.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDurationsMs } from '../../src/config.ts';
 import { createProviders } from '../../src/providers/registry.ts';
-import { findTool } from '../../src/stack/tools.ts';
 import { EventFanout, deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
-import { type TestWorker, installRuntime, startTestWorker } from '../support/worker.ts';
+import { startTimeSkippingEnv } from '../support/time-skipping.ts';
+import { type TestWorker, startTestWorker } from '../support/worker.ts';
 
 const TASK_QUEUE = 'webhook-schedule';
 const SCHEDULE_MS = parseDurationsMs('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h');
@@ -23,10 +23,7 @@ let worker: TestWorker;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  installRuntime();
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
-  });
+  env = await startTimeSkippingEnv();
   db = await createTestDatabase();
   receiver = await startReceiver();
   worker = await startTestWorker({

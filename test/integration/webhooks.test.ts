@@ -11,6 +11,7 @@ import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/global-setup.ts';
 import { recordHistory } from '../support/histories.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
@@ -78,16 +79,6 @@ const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 async function register(apiKey: string, body: Record<string, unknown>, url = '/api/v1/webhook-endpoints') {
   return app.inject({ method: 'POST', url, headers: auth(apiKey), payload: body });
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function settledTransfer(apiKey: string, account = '0123456789') {
