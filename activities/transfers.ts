@@ -247,25 +247,54 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       providerCode?: string;
       resolution?: OperatorResolution;
     }): Promise<TransferCreateView> {
-      return finishTransfer(orm, input, 'transfer.failed', async (tx, current) => {
-        const total = Number(current.amount_minor) + Number(current.fee_minor);
-        await postEntry(tx, {
-          idempotencyKey: `transfer:${current.id}:reverse`,
-          kind: 'transfer_reverse',
-          tenantId: current.tenant_id,
-          description: `reverse transfer ${current.reference}: ${input.reason}`,
-          postings: [
-            { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -total },
-            { accountId: await tenantAccountId(tx, current.tenant_id, 'wallet'), amountMinor: total },
+      return finishTransfer(orm, input, 'transfer.failed', (tx, current) =>
+        reverse(tx, current, input.reason, input.providerCode),
+      );
+    },
+
+    /**
+     * The create path gave up on a reservation whose outcome is unknown. Under the tenant lock (the
+     * lock reserveFunds takes first): a reservation that committed is reversed; otherwise a failed
+     * placeholder takes the transfer id, so a late reservation finds it and reserves nothing.
+     */
+    async abandonReservation(input: {
+      transferId: string;
+      request: TransferRequest;
+      recipientName: string;
+    }): Promise<string> {
+      const { request } = input;
+      const placed = await orm.em.fork().transactional(async (tx) => {
+        await tx.execute('select id from tenants where id = ? for update', [request.tenantId]);
+        if (await loadTransfer(tx, input.transferId)) return false;
+        await tx.execute(
+          `insert into transfers
+             (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account,
+              recipient_bank_code, recipient_bank, recipient_name, narration, metadata, status, failure_reason, completed_at)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', ?, now())`,
+          [
+            input.transferId,
+            request.tenantId,
+            request.reference,
+            request.requestHash,
+            request.amountMinor,
+            request.feeMinor,
+            request.currency,
+            request.recipientAccount,
+            request.recipientBankCode,
+            request.recipientBankName,
+            input.recipientName,
+            request.narration,
+            JSON.stringify(request.metadata),
+            'not created: the reservation did not complete in time; nothing was reserved',
           ],
-        });
-        const [row] = await tx.execute<TransferRow[]>(
-          `update transfers set status = 'failed', completed_at = now(), updated_at = now(),
-                  failure_reason = ?, provider_code = ? where id = ? returning *`,
-          [input.reason.slice(0, 500), input.providerCode ?? null, current.id],
         );
-        return row!;
+        return true;
       });
+      if (placed) return 'placeholder';
+      await finishTransfer(orm, { transferId: input.transferId }, 'transfer.failed', (tx, current) =>
+        reverse(tx, current, 'not created: the reservation completed too late and was returned'),
+      );
+      return 'reversed';
     },
 
     /** Unconfirmed after 24 h: marked for operators, never guessed at. */
@@ -277,6 +306,32 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         ]);
     },
   };
+}
+
+/** amount + fee from in flight back to the wallet, and the row marked failed. */
+async function reverse(
+  tx: EntityManager,
+  current: TransferRow,
+  reason: string,
+  providerCode?: string,
+): Promise<TransferRow> {
+  const total = Number(current.amount_minor) + Number(current.fee_minor);
+  await postEntry(tx, {
+    idempotencyKey: `transfer:${current.id}:reverse`,
+    kind: 'transfer_reverse',
+    tenantId: current.tenant_id,
+    description: `reverse transfer ${current.reference}: ${reason}`,
+    postings: [
+      { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -total },
+      { accountId: await tenantAccountId(tx, current.tenant_id, 'wallet'), amountMinor: total },
+    ],
+  });
+  const [row] = await tx.execute<TransferRow[]>(
+    `update transfers set status = 'failed', completed_at = now(), updated_at = now(),
+            failure_reason = ?, provider_code = ? where id = ? returning *`,
+    [reason.slice(0, 500), providerCode ?? null, current.id],
+  );
+  return row!;
 }
 
 /**

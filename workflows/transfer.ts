@@ -125,11 +125,13 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   async function create(): Promise<TransferCreateView> {
     const transferId = uuid4();
     state.transferId = transferId;
+    let recipientName: string | undefined;
     try {
       const enquiry = await createPath.nameEnquiry({
         bankCode: request.recipientBankCode,
         accountNumber: request.recipientAccount,
       });
+      recipientName = enquiry.accountName;
       const view = await createPath.reserveFunds({
         transferId,
         request,
@@ -139,7 +141,13 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       current = view;
       return view;
     } catch (error) {
-      throw refusalFrom(error);
+      const refusal = refusalFrom(error);
+      if (refusal.type === 'unavailable' && recipientName !== undefined) {
+        // A reservation attempt that timed out may still commit: settle that for certain before
+        // answering, so no money is left reserved for a transfer nobody drives.
+        await ledger.abandonReservation({ transferId, request, recipientName });
+      }
+      throw refusal;
     }
   }
 
@@ -196,11 +204,20 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         };
       } else {
         // Retries ran out without a clear answer: the bank may still have it. Ask it.
-        const known = await statusCheck.queryBankStatus({ transferId }).catch(() => ({ status: 'unknown' as const }));
-        if (known.status === 'unknown') {
-          state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
-        } else if (known.status === 'successful' || known.status === 'failed') {
-          state.bankOutcome ??= known;
+        // Only the bank's own "no such transfer" lets us fail it; if even the status query fails,
+        // the transfer waits (and keeps asking) like any unconfirmed one.
+        try {
+          const known = await statusCheck.queryBankStatus({ transferId });
+          if (known.status === 'unknown') {
+            state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
+          } else if (known.status === 'successful' || known.status === 'failed') {
+            state.bankOutcome ??= known;
+          }
+        } catch (error) {
+          log.warn('bank unreachable after submission retries; waiting for its answer', {
+            transferId,
+            error: String(error),
+          });
         }
       }
     }

@@ -2,7 +2,7 @@
 // workflow owns the schedule, as durable timers (±jitter), so a worker that dies during a wait
 // resumes the schedule where it was. Retry-After is honoured; 410 ends the delivery and disables
 // the endpoint. A `replay` signal delivers again at once, without moving the schedule on.
-import { allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.ts';
 import {
   type AttemptResult,
@@ -55,11 +55,19 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
     const replayId = replays.shift();
     if (replayId) state.lastReplayId = replayId;
 
-    const result: AttemptResult = await attempts.attemptDelivery({
-      deliveryId: input.deliveryId,
-      attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
-      ...(replayId ? { replayId } : {}),
-    });
+    let result: AttemptResult;
+    try {
+      result = await attempts.attemptDelivery({
+        deliveryId: input.deliveryId,
+        attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
+        ...(replayId ? { replayId } : {}),
+      });
+    } catch (error) {
+      // The attempt could not even be made or recorded (database, worker restart): it counts as a
+      // failed attempt, and the schedule goes on.
+      log.warn('webhook attempt failed before completing', { deliveryId: input.deliveryId, error: String(error) });
+      result = { outcome: 'failed', statusCode: null, retryAfterMs: null };
+    }
     state.attempts += 1;
     if (!interrupted) step += 1;
 

@@ -103,8 +103,9 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
     },
     async (request, reply) => {
       const tenant = tenantOf(request);
+      const key = request.headers['idempotency-key'];
       return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, () =>
-        deps.transfers.create(tenant.tenantId, request.body),
+        deps.transfers.create(tenant.tenantId, request.body, Array.isArray(key) ? key[0] : key),
       );
     },
   );

@@ -56,7 +56,16 @@ export class TransferService {
     this.deps = deps;
   }
 
-  async create(tenantId: string, body: CreateTransferBody): Promise<{ status: 200 | 201; body: unknown }> {
+  /**
+   * `idempotencyKey`: the request's Idempotency-Key header. Without a `reference`, the reference is
+   * derived from it, so a client retrying after an uncertain answer (a 503, a lost response) meets
+   * the same transfer instead of making a second one.
+   */
+  async create(
+    tenantId: string,
+    body: CreateTransferBody,
+    idempotencyKey?: string,
+  ): Promise<{ status: 200 | 201; body: unknown }> {
     let bank;
     try {
       bank = await this.deps.banks.find(body.recipient_bank_code);
@@ -68,7 +77,11 @@ export class TransferService {
         { path: 'recipient_bank_code', message: 'is not a supported bank code (GET /api/v1/banks lists them)' },
       ]);
     }
-    const reference = body.reference ?? `ref_${randomUUID().replaceAll('-', '')}`;
+    const reference =
+      body.reference ??
+      (idempotencyKey
+        ? `idem_${sha256(`${tenantId}:${idempotencyKey}`).slice(0, 40)}`
+        : `ref_${randomUUID().replaceAll('-', '')}`);
     const metadata = body.metadata ?? {};
     const requestHash = sha256(
       canonicalJson({

@@ -10,7 +10,8 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     const data = callback.data;
     const text = (value: unknown) => (typeof value === 'string' ? value : '');
     const credit: InboundCredit = {
-      provider: text(data.provider),
+      // The sandbox bank speaks for every provider it plays; any other provider only for itself.
+      provider: callback.provider === 'sandbox-bank' ? text(data.provider) : callback.provider,
       accountNumber: text(data.account_number),
       amountMinor: Number(data.amount_minor),
       transactionReference: text(data.transaction_reference),

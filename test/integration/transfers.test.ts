@@ -1,7 +1,9 @@
 // Transfers end to end on a real Temporal server, PostgreSQL and the sandbox bank over HTTP:
 // the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
 // ledger, which sums to zero after every test.
+import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import { createTransferActivities } from '../../activities/transfers.ts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
@@ -325,6 +327,15 @@ describe('replay safety', () => {
     const reused = await create(tenant.apiKey, { ...payload, narration: 'something else' }, { 'idempotency-key': key });
     expect(reused.statusCode).toBe(422);
     expect(reused.json().error.code).toBe('idempotency_key_reused');
+    // Had the first answer been lost to a 5xx (not stored), the retry still meets the same transfer:
+    // without a reference, the reference is derived from the key.
+    expect(first.json().data.reference).toMatch(/^idem_[0-9a-f]{40}$/);
+    await db.orm.em
+      .fork()
+      .execute('delete from idempotency_keys where tenant_id = ? and key = ?', [tenant.tenantId, key]);
+    const retried = await create(tenant.apiKey, payload, { 'idempotency-key': key });
+    expect(retried.statusCode).toBe(200);
+    expect(retried.json().data.id).toBe(first.json().data.id);
     await waitForStatus(tenant.apiKey, first.json().data.id, 'successful');
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 251_000, pending: 0 });
   });
@@ -540,4 +551,66 @@ describe('GET /api/v1/transfers', () => {
     expect((await get(tenant.apiKey, 'not-a-uuid')).statusCode).toBe(404);
     await waitForStatus(other.apiKey, otherTransfer.json().data.id, 'successful');
   }, 60_000);
+});
+
+describe('a reservation whose outcome the create path could not wait for', () => {
+  const request = (tenantId: string, reference: string) => ({
+    tenantId,
+    reference,
+    requestHash: 'h',
+    amountMinor: 300_000,
+    feeMinor: 1_000,
+    currency: 'NGN' as const,
+    recipientAccount: '0123456789',
+    recipientBankCode: '058',
+    recipientBankName: 'Guaranty Trust Bank',
+    narration: 'late',
+    metadata: {},
+  });
+
+  it('is reversed if it committed, and cannot commit afterwards if it had not', async () => {
+    const activities = createTransferActivities({
+      orm: db.orm,
+      providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 }),
+    });
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+
+    // Committed before the abandon: returned to the wallet.
+    const late = randomUUID();
+    await activities.reserveFunds({
+      transferId: late,
+      request: request(tenant.tenantId, 'late-1'),
+      recipientName: 'X',
+      nameEnquirySessionId: 's',
+    });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
+    expect(
+      await activities.abandonReservation({
+        transferId: late,
+        request: request(tenant.tenantId, 'late-1'),
+        recipientName: 'X',
+      }),
+    ).toBe('reversed');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+
+    // Not yet committed: the placeholder makes the late reservation a no-op.
+    const never = randomUUID();
+    expect(
+      await activities.abandonReservation({
+        transferId: never,
+        request: request(tenant.tenantId, 'late-2'),
+        recipientName: 'X',
+      }),
+    ).toBe('placeholder');
+    const view = await activities.reserveFunds({
+      transferId: never,
+      request: request(tenant.tenantId, 'late-2'),
+      recipientName: 'X',
+      nameEnquirySessionId: 's',
+    });
+    expect(view.status).toBe('failed');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await entries(never)).toEqual([]);
+    expect(await entries(late)).toEqual(['transfer_reserve', 'transfer_reverse']);
+  });
 });
