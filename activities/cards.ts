@@ -130,19 +130,52 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
         });
     },
 
-    /** Loads the card at the processor (idempotent there on the funding id), then marks it funded. */
+    /**
+     * Loads the card at the processor (idempotent there on the funding id), then marks it funded.
+     * A processor that is down is retried; one that refuses for good gets the money back: card →
+     * wallet, and the funding fails.
+     */
     async loadCardAtProcessor(input: { fundingId: string }): Promise<void> {
       const { funding, card } = await fundingWithCard(orm.em.fork(), input.fundingId);
       if (funding.status !== 'pending') return;
-      await providers.cards.fund({
-        cardReference: card.processor_reference,
-        reference: funding.id,
-        amountMinor: Number(funding.amount_minor),
-      });
+      let refused = false;
+      try {
+        await providers.cards.fund({
+          cardReference: card.processor_reference,
+          reference: funding.id,
+          amountMinor: Number(funding.amount_minor),
+        });
+      } catch (error) {
+        if (!(error instanceof ProviderError) || error.transient) throw error;
+        refused = true;
+      }
       await orm.em.fork().transactional(async (tx) => {
         const locked = await fundingWithCard(tx, input.fundingId, true);
-        await finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
+        if (locked.funding.status !== 'pending') return;
+        if (!refused) return finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
+        const amount = Number(locked.funding.amount_minor);
+        await postEntry(tx, {
+          idempotencyKey: `card-funding:${funding.id}:reverse`,
+          kind: 'card_funding_reverse',
+          tenantId: card.tenant_id,
+          description: `card processor refused funding ${funding.id}`,
+          postings: [
+            { accountId: await cardAccountId(tx, card), amountMinor: -amount },
+            { accountId: await tenantAccountId(tx, card.tenant_id, 'wallet'), amountMinor: amount },
+          ],
+        });
+        return finishFunding(tx, locked.funding, locked.card, { status: 'failed', reason: 'processor_refused' });
       });
+    },
+
+    /** An operation the workflow could not apply: recorded as failed, so the card's queue goes on. */
+    async failCardOperation(input: { operationId: string; reason: string }): Promise<void> {
+      await orm.em
+        .fork()
+        .execute(
+          `update card_operations set status = 'failed', reason = coalesce(reason, ?), completed_at = now() where id = ? and status = 'accepted'`,
+          [input.reason, input.operationId],
+        );
     },
 
     async failFunding(input: { fundingId: string; reason: string }): Promise<void> {

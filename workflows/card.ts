@@ -3,9 +3,12 @@
 // in a state some serial order explains. Before its history grows large it continues as new,
 // after every handler has finished, carrying the operations still queued.
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
+  log,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -19,7 +22,7 @@ import {
   operateUpdate,
 } from './card-definitions.ts';
 
-const { setCardLock, debitForFunding, failFunding } = proxyActivities<CardActivities>({
+const { setCardLock, debitForFunding, failFunding, failCardOperation } = proxyActivities<CardActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
@@ -78,7 +81,18 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
     while (queue.length > 0 && !shouldContinueAsNew()) {
       const operation = queue.shift()!;
       state.queued = queue.length;
-      await apply(operation);
+      try {
+        await apply(operation);
+      } catch (error) {
+        // One operation refused for good (e.g. by the processor) fails alone; the queue goes on.
+        const reason =
+          error instanceof ActivityFailure && error.cause instanceof ApplicationFailure
+            ? (error.cause.type ?? 'failed')
+            : 'failed';
+        log.warn('card operation failed', { cardId: input.cardId, operationId: operation.operationId, reason });
+        if (operation.kind === 'fund') await failFunding({ fundingId: operation.fundingId, reason });
+        else await failCardOperation({ operationId: operation.operationId, reason });
+      }
       state.applied += 1;
     }
     if (shouldContinueAsNew()) {

@@ -339,6 +339,39 @@ describe('cards', () => {
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(40_000);
   }, 60_000);
 
+  it('returns the money when the processor refuses a funding for good, and keeps applying later operations', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const card = await newCard(tenant.apiKey);
+    const [original] = await db.orm.em
+      .fork()
+      .execute<{ processor_reference: string }[]>('select processor_reference from cards where id = ?', [card.id]);
+    // The processor no longer knows the card: it answers 404 to everything about it.
+    await db.orm.em.fork().execute(`update cards set processor_reference = 'crd_unknown' where id = ?`, [card.id]);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 10_000 });
+    const [refused] = await settled(tenant.apiKey, card.id, 1);
+    expect(refused).toMatchObject({ amount_minor: 10_000, status: 'failed', failure_reason: 'processor_refused' });
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(1_000_000);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(0);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
+    await operationsDone(card.id);
+    const [lockOp] = await db.orm.em
+      .fork()
+      .execute<{ status: string; reason: string }[]>(
+        `select status, reason from card_operations where card_id = ? and action = 'lock'`,
+        [card.id],
+      );
+    expect(lockOp).toEqual({ status: 'failed', reason: 'processor_refused' });
+
+    await db.orm.em
+      .fork()
+      .execute('update cards set processor_reference = ? where id = ?', [original!.processor_reference, card.id]);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 20_000 });
+    const items = await settled(tenant.apiKey, card.id, 2);
+    expect(items[0]).toMatchObject({ amount_minor: 20_000, status: 'succeeded' });
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(20_000);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(980_000);
+  });
+
   it("answers 404 NOT_FOUND for another tenant's or an unknown card", async () => {
     const owner = await createFundedTenant(db.orm);
     const stranger = await createFundedTenant(db.orm);
