@@ -6,6 +6,7 @@ import type { KeyMode } from '../src/tenants/api-keys.ts';
 import { DestinationRefused, type Resolver, checkDestination } from '../src/webhooks/destinations.ts';
 import { isDeliveryEvent } from '../src/webhooks/event-types.ts';
 import { decryptSecret } from '../src/webhooks/secrets.ts';
+import { postPinned } from '../src/webhooks/pinned-post.ts';
 import { webhookHeaders } from '../src/webhooks/signing.ts';
 import type { AttemptResult } from '../workflows/webhook-delivery-definitions.ts';
 
@@ -107,23 +108,19 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       let retryAfter: number | null = null;
       try {
         // Checked again at every attempt, after DNS resolution: the name may point elsewhere now.
-        const url = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.resolver);
-        const response = await fetch(url, {
-          method: 'POST',
-          headers,
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(deps.timeoutMs),
-        });
+        const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.resolver);
+        const response = await postPinned(url, addresses, headers, body, deps.timeoutMs);
         statusCode = response.status;
-        responseBody = (await response.text()).slice(0, RESPONSE_BODY_LIMIT);
-        if (response.status === 429 || response.status === 503)
-          retryAfter = retryAfterMs(response.headers.get('retry-after'));
+        responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);
+        const header = response.headers['retry-after'];
+        if (response.status === 429 || response.status === 503) {
+          retryAfter = retryAfterMs(typeof header === 'string' ? header : null);
+        }
       } catch (cause) {
         error =
           cause instanceof DestinationRefused
             ? `destination refused: ${cause.message}`
-            : cause instanceof DOMException && cause.name === 'TimeoutError'
+            : cause instanceof Error && (cause.name === 'AbortError' || cause.name === 'TimeoutError')
               ? `no answer within ${deps.timeoutMs} ms`
               : `request failed: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`;
       }

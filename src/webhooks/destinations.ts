@@ -32,12 +32,15 @@ export type Resolver = (host: string) => Promise<string[]>;
 const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-/** Parses and checks a URL for a key mode; resolves the host. Returns the URL on success. */
+/**
+ * Parses and checks a URL for a key mode; resolves the host. Returns the URL and the checked
+ * addresses, which the caller must connect to (and nothing else).
+ */
 export async function checkDestination(
   rawUrl: string,
   mode: KeyMode,
   resolve: Resolver = systemResolver,
-): Promise<URL> {
+): Promise<{ url: URL; addresses: string[] }> {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -68,5 +71,5 @@ export async function checkDestination(
       );
     }
   }
-  return url;
+  return { url, addresses };
 }

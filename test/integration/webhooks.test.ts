@@ -25,6 +25,7 @@ const SCHEDULE_MS = [0, 800, 1_500, 3_000];
 const resolver: Resolver = async (host) => {
   if (host === 'hooks.example.com') return ['93.184.216.34'];
   if (host === 'internal.example.com') return ['10.1.2.3'];
+  if (host === 'pinned.test') return ['127.0.0.1'];
   throw new Error(`no such host ${host}`);
 };
 
@@ -258,6 +259,20 @@ describe('delivery', () => {
     expect(() =>
       new Webhook(secret, { format: 'raw' }).verify(request.body, request.headers as Record<string, string>),
     ).not.toThrow();
+  });
+
+  it('connects to the addresses it checked, never resolving the host a second time', async () => {
+    // The system resolver has never heard of pinned.test: only the checked address can be used.
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const port = new URL(receiver.url).port;
+    await register(tenant.apiKey, {
+      url: `http://pinned.test:${port}/pinned`,
+      events: ['transfer.settled'],
+      signing_secret: newSecret(),
+    });
+    await settledTransfer(tenant.apiKey);
+    const request = await eventually(() => receiver.on('/pinned')[0]);
+    expect(request.headers.host).toBe(`pinned.test:${port}`);
   });
 
   it('retries a receiver that answers 500, with the same webhook-id, and records both attempts', async () => {
