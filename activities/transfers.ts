@@ -113,28 +113,10 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           });
         }
 
-        const [row] = await tx.execute<TransferRow[]>(
-          `insert into transfers
-             (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account,
-              recipient_bank_code, recipient_bank, recipient_name, narration, metadata, status, name_enquiry_session_id)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) returning *`,
-          [
-            input.transferId,
-            request.tenantId,
-            request.reference,
-            request.requestHash,
-            request.amountMinor,
-            request.feeMinor,
-            request.currency,
-            request.recipientAccount,
-            request.recipientBankCode,
-            request.recipientBankName,
-            input.recipientName,
-            request.narration,
-            JSON.stringify(request.metadata),
-            input.nameEnquirySessionId,
-          ],
-        );
+        const row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
+          status: 'pending',
+          nameEnquirySessionId: input.nameEnquirySessionId,
+        });
         try {
           await postEntry(tx, {
             idempotencyKey: `transfer:${input.transferId}:reserve`,
@@ -157,8 +139,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           }
           throw error;
         }
-        await emitTransferEvent(tx, row!, 'transfer.created');
-        return createView(row!);
+        await emitTransferEvent(tx, row, 'transfer.created');
+        return createView(row);
       });
     },
 
@@ -266,28 +248,10 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       const placed = await orm.em.fork().transactional(async (tx) => {
         await tx.execute('select id from tenants where id = ? for update', [request.tenantId]);
         if (await loadTransfer(tx, input.transferId)) return false;
-        await tx.execute(
-          `insert into transfers
-             (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account,
-              recipient_bank_code, recipient_bank, recipient_name, narration, metadata, status, failure_reason, completed_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', ?, now())`,
-          [
-            input.transferId,
-            request.tenantId,
-            request.reference,
-            request.requestHash,
-            request.amountMinor,
-            request.feeMinor,
-            request.currency,
-            request.recipientAccount,
-            request.recipientBankCode,
-            request.recipientBankName,
-            input.recipientName,
-            request.narration,
-            JSON.stringify(request.metadata),
-            'not created: the reservation did not complete in time; nothing was reserved',
-          ],
-        );
+        await insertTransfer(tx, input.transferId, request, input.recipientName, {
+          status: 'failed',
+          failureReason: 'not created: the reservation did not complete in time; nothing was reserved',
+        });
         return true;
       });
       if (placed) return 'placeholder';
@@ -306,6 +270,42 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         ]);
     },
   };
+}
+
+/** The projection row of a transfer: `pending` when reserved, or a `failed` placeholder. */
+async function insertTransfer(
+  tx: EntityManager,
+  transferId: string,
+  request: TransferRequest,
+  recipientName: string,
+  state: { status: 'pending'; nameEnquirySessionId: string } | { status: 'failed'; failureReason: string },
+): Promise<TransferRow> {
+  const [row] = await tx.execute<TransferRow[]>(
+    `insert into transfers
+       (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account, recipient_bank_code,
+        recipient_bank, recipient_name, narration, metadata, status, name_enquiry_session_id, failure_reason, completed_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, case when ? = 'failed' then now() end) returning *`,
+    [
+      transferId,
+      request.tenantId,
+      request.reference,
+      request.requestHash,
+      request.amountMinor,
+      request.feeMinor,
+      request.currency,
+      request.recipientAccount,
+      request.recipientBankCode,
+      request.recipientBankName,
+      recipientName,
+      request.narration,
+      JSON.stringify(request.metadata),
+      state.status,
+      state.status === 'pending' ? state.nameEnquirySessionId : null,
+      state.status === 'failed' ? state.failureReason : null,
+      state.status,
+    ],
+  );
+  return row!;
 }
 
 /** amount + fee from in flight back to the wallet, and the row marked failed. */
