@@ -1,56 +1,35 @@
 // Cards on a real Temporal server, PostgreSQL and the sandbox card processor: one entity workflow
 // per card serialises lock, unlock and JIT funding; the ledger and the projection follow.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
-import { createProviders } from '../../src/providers/registry.ts';
 import { cardStateQuery, cardWorkflowId } from '../../workflows/card-definitions.ts';
-import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { createFundedTenant } from '../support/app.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
 import { recordHistory } from '../support/histories.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import type { TestSandboxBank } from '../support/sandbox-bank.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `cards-${process.pid}`;
 
+let stack: GatewayStack;
 let db: TestDatabase;
-let gateway: TestApp;
 let app: FastifyInstance;
 let bank: TestSandboxBank;
-let worker: TestWorker;
-let connection: Connection;
 let client: Client;
 
-const providers = () => createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 });
-
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const bankPort = await freePort();
-  gateway = await createTestApp(db.orm, {
-    sandboxBankUrl: `http://127.0.0.1:${bankPort}`,
-    taskQueue: TASK_QUEUE,
-    cardContinueAsNewAfter: 4,
-  });
-  app = gateway.app;
-  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort });
-  worker = await startTestWorker({ orm: db.orm, providers: providers(), taskQueue: TASK_QUEUE });
-  connection = await Connection.connect({ address: inject('temporalAddress') });
-  client = new Client({ connection });
+  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } });
+  ({ db, app, bank, client } = stack);
 });
 afterEach(async () => {
   expect(await postingsTotal(db.orm.em.fork())).toBe(0);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-  await bank?.close();
-  await gateway?.close();
-  await db?.drop();
+  await stack?.close();
 });
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -323,10 +302,10 @@ describe('cards', () => {
     });
     // The wallet is debited; loading the card at the processor keeps failing.
     await eventually(async () => ((await ledgerEntries(card.id)) === 1 ? true : undefined));
-    await worker.stop();
+    await stack.stopWorker();
     await bank.control('/control/providers/cards/up');
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items[0].status).toBe('pending');
-    worker = await startTestWorker({ orm: db.orm, providers: providers(), taskQueue: TASK_QUEUE });
+    await stack.startWorker();
     const [item] = await settled(tenant.apiKey, card.id, 1);
     expect(item?.status).toBe('succeeded');
     expect(await ledgerEntries(card.id)).toBe(1);

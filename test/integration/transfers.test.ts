@@ -2,64 +2,42 @@
 // the create path (validation, fees, refusals, replays), the bank's outcomes, operators, and the
 // ledger, which sums to zero after every test.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+
 import { createTransferActivities } from '../../activities/transfers.ts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
-import { createProviders } from '../../src/providers/registry.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
-import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { freePort } from '../support/global-setup.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { recordHistory } from '../support/histories.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import type { TestSandboxBank } from '../support/sandbox-bank.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `transfers-${process.pid}`;
 const PROVIDER_TIMEOUT_MS = 1_000;
 
+let stack: GatewayStack;
 let db: TestDatabase;
-let gateway: TestApp;
 let app: FastifyInstance;
 let bank: TestSandboxBank;
-let worker: TestWorker;
 let client: Client;
-let connection: Connection;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const bankPort = await freePort();
-  const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
-  gateway = await createTestApp(db.orm, {
-    sandboxBankUrl,
+  stack = await startGatewayStack({
     taskQueue: TASK_QUEUE,
     providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    bank: { completionDelayMs: 300, hangMs: 3_000 },
   });
-  app = gateway.app;
-  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  bank = await startSandboxBank({
-    databaseUrl: db.url,
-    gatewayUrl,
-    port: bankPort,
-    completionDelayMs: 300,
-    hangMs: 3_000,
-  });
-  const providers = createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS });
-  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE });
-  connection = await Connection.connect({ address: inject('temporalAddress') });
-  client = new Client({ connection });
+  ({ db, app, bank, client } = stack);
 });
 afterEach(async () => {
   expect(await postingsTotal(db.orm.em.fork())).toBe(0);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-  await bank?.close();
-  await gateway?.close();
-  await db?.drop();
+  await stack?.close();
 });
 
 const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
@@ -467,17 +445,13 @@ describe('stuck transfers and operators', () => {
     while ((await handle.query(statusQuery)).status !== 'processing')
       await new Promise((resolve) => setTimeout(resolve, 100));
 
-    await worker.stop();
+    await stack.stopWorker();
     // The bank confirms while no worker runs: the callback lands as a signal in the history.
     expect((await bank.control(`/control/transfers/${id}/confirm`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
 
-    worker = await startTestWorker({
-      orm: db.orm,
-      providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS }),
-      taskQueue: TASK_QUEUE,
-    });
+    await stack.startWorker();
     await waitForStatus(tenant.apiKey, id, 'successful');
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 799_000, pending: 0 });
@@ -569,10 +543,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
   });
 
   it('is reversed if it committed, and cannot commit afterwards if it had not', async () => {
-    const activities = createTransferActivities({
-      orm: db.orm,
-      providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 }),
-    });
+    const activities = createTransferActivities({ orm: db.orm, providers: stack.providers() });
     const tenant = await createFundedTenant(db.orm, 1_000_000);
 
     // Committed before the abandon: returned to the wallet.

@@ -5,47 +5,32 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
-import { createProviders } from '../../src/providers/registry.ts';
 import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
-import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
 import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import type { TestSandboxBank } from '../support/sandbox-bank.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `virtual-accounts-${process.pid}`;
 
+let stack: GatewayStack;
 let db: TestDatabase;
-let gateway: TestApp;
 let app: FastifyInstance;
 let bank: TestSandboxBank;
-let worker: TestWorker;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const bankPort = await freePort();
-  gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, taskQueue: TASK_QUEUE });
-  app = gateway.app;
-  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort });
-  worker = await startTestWorker({
-    orm: db.orm,
-    providers: createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 1_000 }),
-    taskQueue: TASK_QUEUE,
-  });
+  stack = await startGatewayStack({ taskQueue: TASK_QUEUE });
+  ({ db, app, bank } = stack);
 });
 afterEach(async () => {
   expect(await postingsTotal(db.orm.em.fork())).toBe(0);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await bank?.close();
-  await gateway?.close();
-  await db?.drop();
+  await stack?.close();
 });
 
 const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });

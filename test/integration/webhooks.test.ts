@@ -2,22 +2,18 @@
 // events, Standard Webhooks signatures checked with the `standardwebhooks` library, retries,
 // Retry-After, 410, replay, a worker that dies during a retry wait, and tenant isolation.
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createProviders } from '../../src/providers/registry.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
-import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { createFundedTenant } from '../support/app.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
 import { recordHistory } from '../support/histories.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `webhooks-${process.pid}`;
 const SCHEDULE_MS = [0, 800, 1_500, 3_000];
@@ -29,34 +25,23 @@ const resolver: Resolver = async (host) => {
   throw new Error(`no such host ${host}`);
 };
 
+let stack: GatewayStack;
 let db: TestDatabase;
-let gateway: TestApp;
 let app: FastifyInstance;
-let bank: TestSandboxBank;
-let worker: TestWorker;
 let fanout: EventFanout;
 let receiver: Receiver;
-let connection: Connection;
-
-const providersFor = (url: string) => createProviders({ sandboxBankUrl: url, PROVIDER_TIMEOUT_MS: 1_000 });
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const bankPort = await freePort();
-  gateway = await createTestApp(db.orm, {
-    sandboxBankUrl: `http://127.0.0.1:${bankPort}`,
+  stack = await startGatewayStack({
     taskQueue: TASK_QUEUE,
-    webhookScheduleMs: SCHEDULE_MS,
     resolver,
+    bank: { completionDelayMs: 100 },
+    app: { webhookScheduleMs: SCHEDULE_MS },
   });
-  app = gateway.app;
-  const gatewayUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, completionDelayMs: 100 });
-  worker = await startTestWorker({ orm: db.orm, providers: providersFor(bank.url), taskQueue: TASK_QUEUE, resolver });
-  connection = await Connection.connect({ address: inject('temporalAddress') });
+  ({ db, app } = stack);
   fanout = new EventFanout({
     orm: db.orm,
-    client: new Client({ connection }),
+    client: stack.client,
     taskQueue: TASK_QUEUE,
     scheduleMs: SCHEDULE_MS,
     jitter: 0,
@@ -67,12 +52,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await fanout?.stop();
-  await worker?.stop();
-  await connection?.close();
   await receiver?.close();
-  await bank?.close();
-  await gateway?.close();
-  await db?.drop();
+  await stack?.close();
 });
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -445,10 +426,10 @@ describe('replay and durability', () => {
     });
     await settledTransfer(tenant.apiKey);
     await eventually(() => receiver.on('/durable')[0]);
-    await worker.stop();
+    await stack.stopWorker();
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(receiver.on('/durable')).toHaveLength(1);
-    worker = await startTestWorker({ orm: db.orm, providers: providersFor(bank.url), taskQueue: TASK_QUEUE, resolver });
+    await stack.startWorker();
     const second = await eventually(() => receiver.on('/durable')[1]);
     expect(second.headers['webhook-id']).toBe(receiver.on('/durable')[0]!.headers['webhook-id']);
     const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);

@@ -1,0 +1,83 @@
+// The gateway as integration tests need it: a fresh database, the real app listening on a port,
+// the sandbox bank calling it back, a worker for the file's own task queue, and a Temporal client.
+// The wiring order matters (the app must know the bank's address, the bank the app's), so it
+// lives here once.
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { type Providers, createProviders } from '../../src/providers/registry.ts';
+import type { Resolver } from '../../src/webhooks/destinations.ts';
+import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
+import { type TestDatabase, createTestDatabase } from './database.ts';
+import { freePort } from './global-setup.ts';
+import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
+import { type TestWorker, startTestWorker } from './worker.ts';
+
+export interface GatewayStack {
+  db: TestDatabase;
+  gateway: TestApp;
+  app: FastifyInstance;
+  bank: TestSandboxBank;
+  client: Client;
+  /** Providers as the worker sees them (the sandbox bank over HTTP). */
+  providers(): Providers;
+  /** Stops the worker, as a crash would leave its workflows: waiting for another. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startGatewayStack(options: {
+  taskQueue: string;
+  providerTimeoutMs?: number;
+  bank?: { completionDelayMs?: number; hangMs?: number };
+  resolver?: Resolver;
+  app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'resolver'>;
+}): Promise<GatewayStack> {
+  const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
+  const db = await createTestDatabase();
+  const bankPort = await freePort();
+  const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
+  const gateway = await createTestApp(db.orm, {
+    ...options.app,
+    sandboxBankUrl,
+    taskQueue: options.taskQueue,
+    providerTimeoutMs,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
+  const gatewayUrl = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, ...options.bank });
+  const providers = () => createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS: providerTimeoutMs });
+  let worker: TestWorker | undefined;
+  const startWorker = async () => {
+    worker = await startTestWorker({
+      orm: db.orm,
+      providers: providers(),
+      taskQueue: options.taskQueue,
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+    });
+  };
+  const stopWorker = async () => {
+    await worker?.stop();
+    worker = undefined;
+  };
+  await startWorker();
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  return {
+    db,
+    gateway,
+    app: gateway.app,
+    bank,
+    client: new Client({ connection }),
+    providers,
+    startWorker,
+    stopWorker,
+    async close() {
+      await stopWorker();
+      await connection.close();
+      await bank.close();
+      await gateway.close();
+      await db.drop();
+    },
+  };
+}
