@@ -216,7 +216,11 @@ describe('delivery', () => {
     // Only the subscribed type arrived.
     expect(receiver.on('/signed')).toHaveLength(1);
 
-    const [delivery] = (await deliveries(tenant.apiKey, `?event_id=${payload.id}`)).items;
+    // The attempt is recorded once the receiver has answered: wait for that, not just the request.
+    const delivery = await eventually(async () => {
+      const [found] = (await deliveries(tenant.apiKey, `?event_id=${payload.id}&status=succeeded`)).items;
+      return found;
+    });
     expect(delivery).toMatchObject({
       event_id: payload.id,
       event_type: 'transfer.settled',
