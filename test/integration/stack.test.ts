@@ -63,7 +63,8 @@ describe('npm start', () => {
       TEMPORAL_UI_PORT: String(uiPort),
     };
     const first = start(env);
-    await waitFor(first, 'gateway is up');
+    // The last line of the start-up banner: the whole banner has been printed.
+    await waitFor(first, 'press Ctrl-C to stop');
     expect(first.output()).toContain(`API            http://127.0.0.1:${port}`);
     expect(first.output()).toContain(`API docs       http://127.0.0.1:${port}/docs`);
     expect(first.output()).toContain(`Temporal UI    http://127.0.0.1:${uiPort}`);
@@ -92,7 +93,7 @@ describe('npm start', () => {
 
     const second = start(env);
     try {
-      await waitFor(second, 'gateway is up');
+      await waitFor(second, 'press Ctrl-C to stop');
       expect(second.output()).toContain('database schema is up to date');
       const wallet = await fetch(`http://127.0.0.1:${port}/api/v1/wallet`, {
         headers: { authorization: `Bearer ${created.api_key}` },
