@@ -2,7 +2,7 @@
 // dependencies injected, so tests run them against their own database and sandbox bank.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Providers } from '../src/providers/registry.ts';
-import type { Resolver } from '../src/webhooks/destinations.ts';
+import type { EgressPolicy } from '../src/webhooks/destinations.ts';
 import { createCardActivities } from './cards.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
@@ -11,7 +11,7 @@ import { createWebhookActivities } from './webhooks.ts';
 export interface ActivityDeps {
   orm: MikroORM;
   providers: Providers;
-  webhooks: { encryptionKey: Buffer; timeoutMs: number; resolver?: Resolver };
+  webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy };
 }
 
 export function createActivities(deps: ActivityDeps) {

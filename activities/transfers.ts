@@ -4,12 +4,15 @@
 // are non-retryable ApplicationFailures with a stable type; transient bank faults are plain
 // errors that Temporal retries.
 import { randomUUID } from 'node:crypto';
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
 import { InsufficientFundsError, postEntry, systemAccountId, tenantAccountId } from '../src/ledger/ledger.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
+import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
 import { type TransferRow, createView, itemView } from '../src/transfers/views.ts';
 import type {
   BankOutcome,
@@ -95,6 +98,14 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         if (!tenant) throw ApplicationFailure.nonRetryable(`no tenant ${request.tenantId}`, 'unknown_tenant');
         const existing = await loadTransfer(tx, input.transferId);
         if (existing) return createView(existing);
+        if (await isAbandoned(tx, input.transferId)) {
+          // This attempt arrives after the create path gave up on it (settleReservation).
+          throw ApplicationFailure.create({
+            type: 'reservation_abandoned',
+            message: `transfer ${input.transferId} was abandoned before this reservation attempt; nothing was reserved`,
+            nonRetryable: true,
+          });
+        }
 
         const limit = Number(tenant.daily_transfer_limit_minor);
         const [usage] = await tx.execute<{ used: string }[]>(
@@ -113,10 +124,25 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           });
         }
 
-        const row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
-          status: 'pending',
-          nameEnquirySessionId: input.nameEnquirySessionId,
-        });
+        let row: TransferRow;
+        try {
+          row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
+            status: 'pending',
+            nameEnquirySessionId: input.nameEnquirySessionId,
+          });
+        } catch (error) {
+          // Another transfer holds the reference: a conflict, never worth retrying.
+          if (error instanceof UniqueConstraintViolationException) {
+            throw ApplicationFailure.create({
+              type: 'duplicate_reference',
+              message: `reference ${request.reference} was already used for another transfer`,
+              nonRetryable: true,
+              details: [{ transfer_id: null }],
+              cause: error,
+            });
+          }
+          throw error;
+        }
         try {
           await postEntry(tx, {
             idempotencyKey: `transfer:${input.transferId}:reserve`,
@@ -235,6 +261,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     },
 
     /**
+     * Superseded by settleReservation; kept for create paths recorded before it (replay).
      * The create path gave up on a reservation whose outcome is unknown. Under the tenant lock (the
      * lock reserveFunds takes first): a reservation that committed is reversed; otherwise a failed
      * placeholder takes the transfer id, so a late reservation finds it and reserves nothing.
@@ -261,6 +288,32 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       return 'reversed';
     },
 
+    /**
+     * The create path stopped short of a confirmed reservation (an attempt timed out, failed, or a
+     * later one was refused) and an earlier attempt may still commit. Settled for certain under the
+     * tenant lock that reserveFunds takes first: a reservation that did commit is returned, to be
+     * used by the transfer; otherwise the id is marked abandoned, so a late attempt reserves
+     * nothing, and the reference stays free for a retry of the request. Null when abandoned.
+     */
+    async settleReservation(input: {
+      transferId: string;
+      request: TransferRequest;
+    }): Promise<TransferCreateView | null> {
+      return orm.em.fork().transactional(async (tx) => {
+        await tx.execute('select id from tenants where id = ? for update', [input.request.tenantId]);
+        const reserved = await loadTransfer(tx, input.transferId);
+        if (reserved && reserved.status !== 'failed') return createView(reserved);
+        if (!reserved) {
+          await tx.execute(
+            `insert into abandoned_reservations (transfer_id, tenant_id, reference) values (?, ?, ?)
+             on conflict (transfer_id) do nothing`,
+            [input.transferId, input.request.tenantId, input.request.reference],
+          );
+        }
+        return null;
+      });
+    },
+
     /** Unconfirmed after 24 h: marked for operators, never guessed at. */
     async flagStuck(input: { transferId: string }): Promise<void> {
       await orm.em
@@ -269,7 +322,31 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           input.transferId,
         ]);
     },
+
+    /**
+     * The bank answered while the workflow settled or reversed on an operator's word, and says the
+     * opposite: kept as a discrepancy for operators, never applied (decisions §12). True if one is open.
+     */
+    async recordDiscrepancy(input: { transferId: string; bank: BankOutcome }): Promise<boolean> {
+      const kept = await recordDiscrepancy(orm.em.fork(), { ...input, detectedBy: 'workflow' });
+      if (kept?.created) {
+        const { discrepancy } = kept;
+        log.error('late bank answer contradicts the books: recorded as a discrepancy', {
+          transferId: discrepancy.transfer_id,
+          tenantId: discrepancy.tenant_id,
+          reference: discrepancy.reference,
+          ours: discrepancy.ours,
+          bank: discrepancy.bank,
+        });
+      }
+      return kept !== undefined;
+    },
   };
+}
+
+async function isAbandoned(tx: EntityManager, transferId: string): Promise<boolean> {
+  const rows = await tx.execute('select 1 from abandoned_reservations where transfer_id = ?', [transferId]);
+  return rows.length > 0;
 }
 
 /** The projection row of a transfer: `pending` when reserved, or a `failed` placeholder. */

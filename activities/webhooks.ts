@@ -3,7 +3,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
 import type { KeyMode } from '../src/tenants/api-keys.ts';
-import { DestinationRefused, type Resolver, checkDestination } from '../src/webhooks/destinations.ts';
+import { DestinationRefused, type EgressPolicy, checkDestination } from '../src/webhooks/destinations.ts';
 import { isDeliveryEvent } from '../src/webhooks/event-types.ts';
 import { decryptSecret } from '../src/webhooks/secrets.ts';
 import { postPinned } from '../src/webhooks/pinned-post.ts';
@@ -14,8 +14,8 @@ export interface WebhookActivityDeps {
   orm: MikroORM;
   encryptionKey: Buffer;
   timeoutMs: number;
-  /** DNS resolution for the SSRF check; the system resolver unless a test gives one. */
-  resolver?: Resolver;
+  /** The SSRF policy, checked again at every attempt on the addresses actually dialled. */
+  egress: EgressPolicy;
 }
 
 const RESPONSE_BODY_LIMIT = 1_024;
@@ -108,7 +108,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       let retryAfter: number | null = null;
       try {
         // Checked again at every attempt, after DNS resolution: the name may point elsewhere now.
-        const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.resolver);
+        const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.egress);
         const response = await postPinned(url, addresses, headers, body, deps.timeoutMs);
         statusCode = response.status;
         responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);

@@ -1,18 +1,23 @@
 // Builds the Fastify application: platform concerns (request ids, logging, envelopes, auth,
 // rate limits, OpenAPI) and every feature's routes. The process entry is src/server.ts; tests
 // build the same app against their own database and Temporal server.
-import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import rateLimit from '@fastify/rate-limit';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.ts';
 import { registerAuth } from './http/auth.ts';
-import { ApiError } from './http/errors.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { registerErrorResponseDocs } from './http/error-docs.ts';
+import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler } from './http/client-error.ts';
+import { registerRateLimits } from './http/rate-limits.ts';
+import { registerDependencyDeadline } from './http/deadlines.ts';
+import { registerHostileInputGuard } from './http/hostile-input.ts';
+import { registerGracefulClose } from './http/shutdown.ts';
+import { registerIdempotency } from './http/idempotency.ts';
+import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { healthRoutes } from './health/routes.ts';
 import { walletRoutes } from './wallet/routes.ts';
@@ -23,7 +28,7 @@ import type { Providers } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
-import type { Resolver } from './webhooks/destinations.ts';
+import type { EgressPolicy } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { cardRoutes } from './cards/routes.ts';
@@ -39,11 +44,13 @@ export interface AppDeps {
     | 'LOG_LEVEL'
     | 'BODY_LIMIT_BYTES'
     | 'RATE_LIMIT_PER_MINUTE'
+    | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
     | 'TEMPORAL_NAMESPACE'
     | 'TEMPORAL_TASK_QUEUE'
     | 'providerCallbackSecret'
     | 'webhookEncryptionKey'
     | 'webhookRetryScheduleMs'
+    | 'DEPENDENCY_TIMEOUT_MS'
   >;
   orm: MikroORM;
   temporal: Connection;
@@ -52,8 +59,8 @@ export interface AppDeps {
   dispatcher: CallbackDispatcher;
   /** Continue-as-new threshold for new card workflows (tests make it small). */
   cardContinueAsNewAfter?: number;
-  /** DNS for the webhook SSRF check (tests give a fixed one). */
-  resolver?: Resolver;
+  /** Where webhooks may go: loopback for sandbox keys, never the deployment's own services. */
+  egress: EgressPolicy;
   /** Where JSON log lines go (stdout by default); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }
@@ -71,6 +78,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     trustProxy: false,
+    // Closing is answered in the contract's envelope by src/http/shutdown.ts.
+    return503OnClosing: false,
+    // What the router and Node's HTTP parser refuse before any route answers in the envelope too.
+    frameworkErrors,
+    clientErrorHandler,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -78,7 +91,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // First: every route registered after this is bounded by the dependency deadline.
+  registerDependencyDeadline(app, deps.config.DEPENDENCY_TIMEOUT_MS, deps.temporal);
   registerErrorHandling(app);
+  registerErrorResponseDocs(app);
+  registerHostileInputGuard(app);
+  registerGracefulClose(app);
 
   await app.register(swagger, {
     openapi: {
@@ -102,25 +120,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
-  await app.register(rateLimit, {
-    max: deps.config.RATE_LIMIT_PER_MINUTE,
-    timeWindow: 60_000,
-    keyGenerator: (request) => {
-      const header = request.headers.authorization;
-      return header ? createHash('sha256').update(header).digest('hex') : request.ip;
-    },
-    errorResponseBuilder: (_request, context) =>
-      new ApiError(
-        'rate_limited',
-        `rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`,
-        null,
-        {
-          headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
-        },
-      ),
+  const rateLimits = await registerRateLimits(app, {
+    perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+    unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
   });
+  registerAuth(app, deps.orm, rateLimits);
 
-  registerAuth(app, deps.orm);
+  registerLiveModeGuard(app, deps.providers);
+  // A claim lives a little longer than any request may run.
+  registerIdempotency(app, { orm: deps.orm, leaseMs: deps.config.DEPENDENCY_TIMEOUT_MS + 5_000 });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.send(app.swagger()),
@@ -142,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     encryptionKey: deps.config.webhookEncryptionKey,
     scheduleMs: deps.config.webhookRetryScheduleMs,
-    ...(deps.resolver ? { resolver: deps.resolver } : {}),
+    egress: deps.egress,
   });
   webhookRoutes(app, { orm: deps.orm, webhooks });
   const accounts = new VirtualAccountService({

@@ -51,8 +51,15 @@ const EnvSchema = z
       .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
       .default('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h'),
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+    /** Sandbox keys may send webhooks to loopback; default on, off when NODE_ENV=production. */
+    WEBHOOK_ALLOW_LOOPBACK: z.stringbool({ error: 'must be true or false' }).optional(),
+    TEMPORAL_DEV_HTTP_PORT: port.default(7243),
+    /** How long a request waits for Temporal or PostgreSQL before answering 503. */
+    DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    /** Per client address, for requests without a valid API key (decisions §12). */
+    RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;
@@ -92,6 +99,7 @@ export interface Config extends Env {
   webhookEncryptionKey: Buffer;
   /** Delay before each webhook attempt, in ms (the first is normally 0). */
   webhookRetryScheduleMs: number[];
+  webhookAllowLoopback: boolean;
 }
 
 /** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
@@ -156,5 +164,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       ? Buffer.from(env.WEBHOOK_ENCRYPTION_KEY, 'base64')
       : DEVELOPMENT_WEBHOOK_KEY,
     webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
   };
 }

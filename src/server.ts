@@ -1,26 +1,44 @@
 // The API process: config, database, a lazy Temporal connection, the Fastify app. Stops
 // cleanly on SIGINT/SIGTERM (in-flight requests finish, then connections close).
-import { Connection } from '@temporalio/client';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { openOrm } from './db/orm.ts';
+import { boundedTemporalConnection } from './http/deadlines.ts';
+import { DRAIN_LIMIT_MS } from './http/shutdown.ts';
 import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { createProviders } from './providers/registry.ts';
+import { egressPolicyFor } from './webhooks/destinations.ts';
 import { assertNodeVersion } from './stack/node-version.ts';
 
 assertNodeVersion();
 const config = loadConfig();
-const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
+const orm = await openOrm({
+  databaseUrl: config.databaseUrl,
+  poolMax: config.DATABASE_POOL_MAX,
+  timeoutMs: config.DEPENDENCY_TIMEOUT_MS,
+});
 // Lazy: the API starts (and /health reports 503) even while Temporal is still coming up.
-const temporal = Connection.lazy({ address: config.temporalAddress });
+const temporal = boundedTemporalConnection(config.temporalAddress, config.DEPENDENCY_TIMEOUT_MS);
 const dispatcher = new CallbackDispatcher();
-const app = await buildApp({ config, orm, temporal, providers: createProviders(config), dispatcher });
+const app = await buildApp({
+  config,
+  orm,
+  temporal,
+  providers: createProviders(config),
+  dispatcher,
+  egress: egressPolicyFor(config),
+});
 
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  app.log.info({ signal }, 'api stopping');
+  app.log.info({ signal }, 'api stopping: answering the requests in flight first');
+  // In-flight requests are bounded by DEPENDENCY_TIMEOUT_MS; this caps the whole drain regardless.
+  setTimeout(() => {
+    app.log.error({ limitMs: DRAIN_LIMIT_MS }, 'requests still in flight at the drain limit; exiting');
+    process.exit(1);
+  }, DRAIN_LIMIT_MS).unref();
   try {
     await app.close();
     await temporal.close();

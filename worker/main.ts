@@ -15,6 +15,7 @@ import { EventFanout } from '../src/webhooks/fanout.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
+import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
 
 assertNodeVersion();
@@ -39,7 +40,11 @@ const worker = await Worker.create({
   activities: createActivities({
     orm,
     providers: createProviders(config),
-    webhooks: { encryptionKey: config.webhookEncryptionKey, timeoutMs: config.WEBHOOK_TIMEOUT_MS },
+    webhooks: {
+      encryptionKey: config.webhookEncryptionKey,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      egress: egressPolicyFor(config),
+    },
   }),
 });
 console.error(

@@ -1,6 +1,6 @@
 // The card workflow's contract: one long-lived workflow per card (id `card:<card_id>`) that
 // applies operations one at a time, in the order it accepted them.
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
 
@@ -30,5 +30,12 @@ export interface CardState {
   applied: number;
 }
 
+/** How runs started before `operationRequested` took operations in; kept so that they replay. */
 export const operateUpdate = defineUpdate<{ operation_id: string; status: 'accepted' }, [CardOperation]>('operate');
+/**
+ * An operation the API has recorded in PostgreSQL and asks the card to apply. A signal, not an
+ * update: Temporal admits only 10 in-flight updates per workflow, and a busy card must take any
+ * number of concurrent requests (the API answers 202 once the signal is durable).
+ */
+export const operationRequestedSignal = defineSignal<[CardOperation]>('operationRequested');
 export const cardStateQuery = defineQuery<CardState>('state');

@@ -1,6 +1,7 @@
-// One entity workflow per card: lock, unlock and fund are accepted by the `operate` update (the
-// API answers 202 once accepted) and applied strictly one after another, so concurrent calls end
-// in a state some serial order explains. Before its history grows large it continues as new,
+// One entity workflow per card: lock, unlock and fund arrive as `operationRequested` signals (the
+// API answers 202 once the signal is durable; runs of older versions took the `operate` update)
+// and are applied strictly one after another, so concurrent calls end in a state some serial
+// order explains. Before its history grows large it continues as new,
 // after every handler has finished, carrying the operations still queued.
 import {
   ActivityFailure,
@@ -20,6 +21,7 @@ import {
   type CardWorkflowInput,
   cardStateQuery,
   operateUpdate,
+  operationRequestedSignal,
 } from './card-definitions.ts';
 
 const { setCardLock, debitForFunding, failFunding, failCardOperation } = proxyActivities<CardActivities>({
@@ -41,24 +43,35 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
   const limit = input.continueAsNewAfter ?? 200;
   const shouldContinueAsNew = () => state.applied >= limit || workflowInfo().continueAsNewSuggested;
 
+  const validFunding = (operation: CardOperation) =>
+    operation.kind !== 'fund' || (Number.isSafeInteger(operation.amountMinor) && operation.amountMinor > 0);
+  // A repeated operation id (a client's retry, a signal re-sent) is applied once.
+  const enqueue = (operation: CardOperation) => {
+    if (seen.has(operation.operationId)) return;
+    seen.add(operation.operationId);
+    queue.push(operation);
+    state.queued = queue.length;
+  };
   setHandler(
     operateUpdate,
     (operation) => {
-      if (!seen.has(operation.operationId)) {
-        seen.add(operation.operationId);
-        queue.push(operation);
-        state.queued = queue.length;
-      }
+      enqueue(operation);
       return { operation_id: operation.operationId, status: 'accepted' as const };
     },
     {
       validator: (operation: CardOperation) => {
-        if (operation.kind === 'fund' && !(Number.isSafeInteger(operation.amountMinor) && operation.amountMinor > 0)) {
-          throw new Error('amountMinor must be a positive whole number of kobo');
-        }
+        if (!validFunding(operation)) throw new Error('amountMinor must be a positive whole number of kobo');
       },
     },
   );
+  setHandler(operationRequestedSignal, (operation) => {
+    // The API validates amounts; a signal cannot be refused, so a malformed one is dropped loudly.
+    if (!validFunding(operation)) {
+      log.error('card operation with an invalid amount dropped', { operationId: operation.operationId });
+      return;
+    }
+    enqueue(operation);
+  });
   setHandler(cardStateQuery, () => state);
 
   async function apply(operation: CardOperation): Promise<void> {

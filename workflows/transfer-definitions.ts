@@ -61,6 +61,14 @@ export interface BankOutcome {
   source: 'callback' | 'status_query' | 'submission';
 }
 
+/**
+ * Whether the bank's answer contradicts our books (decisions §12): only a final status can be
+ * contradicted, and only by the opposite answer. Pure, so the workflow and the API decide alike.
+ */
+export function contradictsBooks(ours: TransferStatus | 'refused', bank: BankOutcome['status']): boolean {
+  return (ours === 'completed' && bank === 'failed') || (ours === 'failed' && bank === 'successful');
+}
+
 export interface OperatorResolution {
   outcome: 'successful' | 'failed';
   note: string;

@@ -11,6 +11,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -26,6 +27,7 @@ import {
   type TransferState,
   type TransferWorkflowInput,
   bankConfirmedSignal,
+  contradictsBooks,
   createUpdate,
   resolveSignal,
   statusQuery,
@@ -33,6 +35,12 @@ import {
 import { AmountMinorKey, TenantIdKey, TransferReferenceKey, TransferStatusKey } from './search-attributes.ts';
 
 const HOUR = 60 * 60 * 1000;
+
+// Changes to the commands a run issues, kept replayable for runs recorded before them.
+/** Every refusal after a reservation attempt settles that reservation (not only timeouts). */
+export const SETTLE_EVERY_UNFINISHED_RESERVATION = 'settle-every-unfinished-reservation';
+/** The bank's "unknown" after the submission retries no longer fails the transfer. */
+export const UNKNOWN_KEEPS_PROCESSING = 'unknown-keeps-processing';
 export const STUCK_AFTER_MS = 24 * HOUR;
 
 // The create path runs while the API request waits: few, quick retries.
@@ -142,10 +150,20 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       return view;
     } catch (error) {
       const refusal = refusalFrom(error);
-      if (refusal.type === 'unavailable' && recipientName !== undefined) {
-        // A reservation attempt that timed out may still commit: settle that for certain before
-        // answering, so no money is left reserved for a transfer nobody drives.
-        await ledger.abandonReservation({ transferId, request, recipientName });
+      if (recipientName !== undefined) {
+        if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
+          // An earlier reservation attempt (timed out, or still on its way when a later one was
+          // refused) may yet commit. Settle that for certain before answering: a reservation that
+          // committed makes the transfer after all; otherwise none can commit any more, and the
+          // reference stays free for the client's retry.
+          const reserved = await ledger.settleReservation({ transferId, request });
+          if (reserved) {
+            current = reserved;
+            return reserved;
+          }
+        } else if (refusal.type === 'unavailable') {
+          await ledger.abandonReservation({ transferId, request, recipientName });
+        }
       }
       throw refusal;
     }
@@ -209,7 +227,16 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         try {
           const known = await statusCheck.queryBankStatus({ transferId });
           if (known.status === 'unknown') {
-            state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
+            // "No such transfer" right after our last attempt is no proof: that attempt may still
+            // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
+            // stays processing and the bank is asked again on the usual schedule.
+            if (!patched(UNKNOWN_KEEPS_PROCESSING)) {
+              state.bankOutcome ??= {
+                status: 'failed',
+                message: 'the bank could not be reached',
+                source: 'submission',
+              };
+            }
           } else if (known.status === 'successful' || known.status === 'failed') {
             state.bankOutcome ??= known;
           }
@@ -281,6 +308,13 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       ...(resolution ? { resolution } : {}),
     });
     state.status = 'failed';
+  }
+  // The bank answered only while we settled or reversed on an operator's word. If it says the
+  // opposite, the books stand and the answer is kept for operators (decisions §12). Histories
+  // recorded before this never take this branch, so the new activity needs no patch.
+  const lateAnswer = state.bankOutcome;
+  if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
+    await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
   }
   upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
   await condition(allHandlersFinished);

@@ -9,6 +9,7 @@ import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
 import { type VirtualAccountRow, virtualAccountView } from '../virtual-accounts/views.ts';
+import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
@@ -79,6 +80,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   virtual-account freeze   --id ID
   virtual-account unfreeze --id ID
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
+  transfers discrepancies [--all]
+  transfers settle-discrepancy --id TRANSFER_ID --note TEXT [--operator NAME]
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -299,6 +302,24 @@ export const COMMANDS: Record<string, AdminCommand> = {
         status = now?.status ?? status;
       }
       return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
+    },
+  },
+  // Late bank answers that contradict the books (decisions §12): listed, then settled by an operator.
+  'transfers discrepancies': {
+    options: { all: { type: 'boolean' } },
+    async run(em, values) {
+      return { items: await listDiscrepancies(em, { all: values.all === true }) };
+    },
+  },
+  'transfers settle-discrepancy': {
+    options: { id: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' } },
+    async run(em, values) {
+      const id = text(values, 'id', true);
+      const note = text(values, 'note', true);
+      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
+      if (note.length > 1000) throw new AdminUsageError('--note must be at most 1000 characters');
+      const operator = text(values, 'operator') ?? process.env.GATEWAY_OPERATOR ?? userInfo().username;
+      return settleDiscrepancy(em, { transferId: id, note, operator });
     },
   },
   'virtual-account freeze': freezeCommand(true),

@@ -5,8 +5,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
-import { ResourceErrorSchema, ok } from '../http/envelope.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { Metadata } from '../http/hostile-input.ts';
+import { idempotencyKeyOf } from '../http/idempotency.ts';
+import { MAX_CARD_FUNDING_MINOR, MIN_CARD_FUNDING_MINOR } from '../ledger/money.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
 import type { CardService } from './service.ts';
 
@@ -20,6 +22,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards',
     {
+      config: { reachesProvider: true },
       schema: {
         tags: ['cards'],
         summary: 'Issue a card for a customer',
@@ -27,17 +30,13 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         body: z.object({
           customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
           currency: currency.optional(),
-          metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+          metadata: Metadata.optional(),
         }),
-        response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+        response: { 201: envelopeSchema(z.unknown()), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
       },
     },
     async (request, reply) => {
-      const tenant = tenantOf(request);
-      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => ({
-        status: 201,
-        body: ok(request, await deps.cards.create(tenant, request.body)),
-      }));
+      return reply.status(201).send(ok(request, await deps.cards.create(tenantOf(request), request.body)));
     },
   );
 
@@ -91,7 +90,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     async (request, reply) => {
       const body = request.body ?? {};
       const result = await deps.cards.setLocked(tenantOf(request).tenantId, request.params.card_id, 'lock', {
-        idempotencyKey: body.idempotency_key ?? body.request_id,
+        idempotencyKey: body.idempotency_key ?? body.request_id ?? idempotencyKeyOf(request),
         reason: body.reason,
       });
       return reply.status(202).send(ok(request, result));
@@ -102,16 +101,20 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     '/api/v1/cards/:card_id/unlock',
     { schema: { tags: ['cards'], summary: 'Unlock a card (accepted asynchronously; no body)', security, params } },
     async (request, reply) =>
-      reply
-        .status(202)
-        .send(
-          ok(request, await deps.cards.setLocked(tenantOf(request).tenantId, request.params.card_id, 'unlock', {})),
+      reply.status(202).send(
+        ok(
+          request,
+          await deps.cards.setLocked(tenantOf(request).tenantId, request.params.card_id, 'unlock', {
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
         ),
+      ),
   );
 
   typed.post(
     '/api/v1/cards/:card_id/jit-fund',
     {
+      config: { reachesProvider: true },
       schema: {
         tags: ['cards'],
         summary: 'Move money from the wallet to the card (accepted asynchronously)',
@@ -121,7 +124,8 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
           amount_minor: z
             .number({ error: 'is required' })
             .int('must be a whole number of kobo')
-            .positive('must be positive'),
+            .min(MIN_CARD_FUNDING_MINOR, `must be at least ${MIN_CARD_FUNDING_MINOR} kobo (₦1)`)
+            .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
           currency: currency.optional(),
           transaction_reference: z.string().min(1).max(200).optional(),
           idempotency_key: z.string().min(1).max(255).optional(),
@@ -129,9 +133,16 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       },
     },
     async (request, reply) =>
-      reply
-        .status(202)
-        .send(ok(request, await deps.cards.fund(tenantOf(request).tenantId, request.params.card_id, request.body))),
+      reply.status(202).send(
+        ok(
+          request,
+          await deps.cards.fund(tenantOf(request).tenantId, request.params.card_id, {
+            ...request.body,
+            // The header keys the funding too, so a retry after a lost answer funds once.
+            idempotency_key: request.body.idempotency_key ?? idempotencyKeyOf(request),
+          }),
+        ),
+      ),
   );
 
   typed.get(

@@ -1,11 +1,12 @@
 // Cards: issuing through the card processor, reads, and handing lock / unlock / fund to the card's
-// workflow (Update-with-Start: the workflow exists from the first operation on). Operations are
+// workflow (Signal-with-Start: the workflow exists from the first operation on, and a signal has
+// no in-flight limit, so a busy card takes any number of concurrent requests). Operations are
 // recorded before they are sent, keyed by the client's idempotency key, so a repeat finds the same
 // operation and the workflow (which remembers operation ids) applies it once.
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
@@ -16,12 +17,11 @@ import {
   type CardOperation,
   type CardWorkflowInput,
   cardWorkflowId,
-  operateUpdate,
+  operationRequestedSignal,
 } from '../../workflows/card-definitions.ts';
 import type { cardWorkflow } from '../../workflows/card.ts';
 import { type CardRow, type FundingRow, cardView, fundingView } from './views.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../http/ids.ts';
 
 export interface CardServiceDeps {
   orm: MikroORM;
@@ -79,7 +79,7 @@ export class CardService {
   }
 
   private async row(tenantId: string, cardId: string): Promise<CardRow> {
-    const [row] = UUID.test(cardId)
+    const [row] = isUuid(cardId)
       ? await this.deps.orm.em
           .fork()
           .execute<CardRow[]>('select * from cards where id = ? and tenant_id = ?', [cardId, tenantId])
@@ -124,14 +124,14 @@ export class CardService {
       locked: card.status === 'locked',
       ...(this.deps.continueAsNewAfter ? { continueAsNewAfter: this.deps.continueAsNewAfter } : {}),
     };
-    await this.deps.client.workflow.executeUpdateWithStart(operateUpdate, {
-      args: [operation],
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof cardWorkflow>(CARD_WORKFLOW_TYPE, {
-        workflowId: cardWorkflowId(card.id),
-        taskQueue: this.deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
+    // The operation is already recorded in PostgreSQL; the signal hands it to the card's workflow
+    // (started by the first one), which applies operations in the order it received them.
+    await this.deps.client.workflow.signalWithStart<typeof cardWorkflow, [CardOperation]>(CARD_WORKFLOW_TYPE, {
+      workflowId: cardWorkflowId(card.id),
+      taskQueue: this.deps.taskQueue,
+      args: [input],
+      signal: operationRequestedSignal,
+      signalArgs: [operation],
     });
   }
 

@@ -9,6 +9,11 @@ export interface OrmOptions {
   databaseUrl: string;
   poolMax?: number;
   debug?: boolean;
+  /**
+   * The API's bound on a wait for PostgreSQL: acquiring or opening a connection, and each query
+   * (client side, so it holds even when the server stops answering). Omitted → no bound.
+   */
+  timeoutMs?: number;
 }
 
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
@@ -18,6 +23,9 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     extensions: [Migrator],
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: options.poolMax ?? 10 },
+    ...(options.timeoutMs
+      ? { driverOptions: { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs } }
+      : {}),
     debug: options.debug ?? false,
     allowGlobalContext: false,
     ensureDatabase: false,

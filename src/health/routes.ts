@@ -6,13 +6,18 @@ import { z } from 'zod';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unavailable'> {
+async function check(probe: (signal: AbortSignal) => Promise<unknown>): Promise<'ok' | 'unavailable'> {
   let timer: NodeJS.Timeout | undefined;
+  // Aborted at the time limit, so that no call (nor its connection attempt's retries) outlives it.
+  const controller = new AbortController();
   try {
     await Promise.race([
-      probe(),
+      probe(controller.signal),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
+        timer = setTimeout(() => {
+          controller.abort();
+          reject(new Error('timed out'));
+        }, CHECK_TIMEOUT_MS);
       }),
     ]);
     return 'ok';
@@ -43,9 +48,11 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
     async (_request, reply) => {
       const [database, temporal] = await Promise.all([
         check(() => deps.orm.em.fork().execute('select 1')),
-        check(() =>
-          deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
-            deps.temporal.workflowService.describeNamespace({ namespace: deps.namespace }),
+        check((signal) =>
+          deps.temporal.withAbortSignal(signal, () =>
+            deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
+              deps.temporal.workflowService.describeNamespace({ namespace: deps.namespace }),
+            ),
           ),
         ),
       ]);

@@ -1,11 +1,14 @@
 // Authentication: every route is private unless its config says `public: true`. The tenant and
 // key are resolved from `Authorization: Bearer sk_…` in onRequest, before the body is parsed or
 // any handler runs; handlers read the tenant from request.auth and pass it to every query.
+// The same hook applies the rate limits (src/http/rate-limits.ts): per key id once the key is
+// known, per client address before a 401, so that failed authentication is limited too.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type ResolvedKey, resolveApiKey } from '../tenants/tenants.ts';
 import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
+import type { RateLimits } from './rate-limits.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,10 +41,14 @@ export function tenantOf(request: FastifyRequest): ResolvedKey {
   return request.auth;
 }
 
-export function registerAuth(app: FastifyInstance, orm: MikroORM): void {
+export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLimits): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
-    if (!request.routeOptions.url || request.routeOptions.config.public) return;
+    if (!request.routeOptions.url) return;
+    if (request.routeOptions.config.public) {
+      await limits.publicRoutes(request, reply);
+      return;
+    }
     const token = bearerToken(request);
     let reason: keyof typeof REASONS | undefined;
     if (token === undefined) reason = 'missing';
@@ -51,10 +58,13 @@ export function registerAuth(app: FastifyInstance, orm: MikroORM): void {
       if (resolution.ok) {
         request.auth = resolution.key;
         request.log = request.log.child({ tenantId: resolution.key.tenantId });
+        await limits.perKey(request, reply);
         return;
       }
       reason = resolution.reason;
     }
+    // Throws 429 once this address has used its budget for requests without a valid key.
+    await limits.unauthenticated(request, reply);
     reply.header('www-authenticate', 'Bearer');
     return sendError(request, reply, new ApiError('unauthorized', REASONS[reason]));
   });

@@ -29,5 +29,5 @@ export const ResourceErrorSchema = z.object({
     message: z.string(),
     details: z.record(z.string(), z.unknown()).nullable(),
   }),
-  meta: z.object({ path: z.string(), method: z.string() }),
+  meta: z.object({ path: z.string(), method: z.string(), requestId: z.string() }),
 });

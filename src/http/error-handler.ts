@@ -1,8 +1,11 @@
 // Turns anything thrown while serving a request into the contract's envelope: ApiError as is,
 // schema validation and body-parser failures as validation / payload errors, anything else as
-// a 500 whose message says nothing of the internals (the real error goes to the log).
+// a 500 whose message says nothing of the internals (the real error goes to the log). Requests
+// the router refuses before any route (bad URL encoding, a path parameter over the length limit)
+// get the same envelope through Fastify's `frameworkErrors` option, never Fastify's own body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { RETRY_AFTER_SECONDS, isDependencyUnavailable, unavailable } from './deadlines.ts';
 import { ApiError, type EnvelopeStyle, type FieldIssue, envelopeStyleFor, renderError } from './errors.ts';
 
 function fieldPath(instancePath: string, context: string | undefined): string {
@@ -48,6 +51,9 @@ export function toApiError(error: unknown): ApiError {
   if (fastifyError?.statusCode === 400 && fastifyError.code?.startsWith('FST_ERR_')) {
     return ApiError.validation([{ path: 'request', message: fastifyError.message ?? 'is invalid' }]);
   }
+  if (isDependencyUnavailable(error)) {
+    return unavailable('a dependency (Temporal or PostgreSQL) is unavailable right now; retry shortly', error);
+  }
   return new ApiError('internal', 'internal error', null, { cause: error });
 }
 
@@ -59,7 +65,12 @@ export function sendError(
 ): FastifyReply {
   const path = request.url.split('?')[0] ?? request.url;
   for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-  return reply.status(apiError.status).send(renderError(apiError, style, { path, method: request.method }));
+  // Every 503 says when to come back.
+  if (apiError.status === 503 && !apiError.headers['retry-after'])
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return reply
+    .status(apiError.status)
+    .send(renderError(apiError, style, { path, method: request.method, requestId: request.id }));
 }
 
 const LEGACY_PREFIX = /^\/(v1|api(?!\/v1(\/|$)))(\/|$)/;
@@ -72,7 +83,72 @@ export function canonicalPathFor(path: string): string | undefined {
   return `/api/v1/${rest}`.replace(/\/$/, '');
 }
 
+/** find-my-way's limit on one path parameter's length, set explicitly by src/app.ts. */
+export const MAX_PARAM_LENGTH = 100;
+
+function decodedLength(segment: string): number {
+  try {
+    return decodeURIComponent(segment).length;
+  } catch {
+    return segment.length;
+  }
+}
+
+/**
+ * The name of the path parameter whose value is over MAX_PARAM_LENGTH, found by matching the path
+ * against the app's route patterns (the router's error names only the path). Exported for tests.
+ */
+export function overlongParameter(patterns: Iterable<string>, path: string): string | undefined {
+  const segments = path.split('/');
+  for (const pattern of patterns) {
+    const parts = pattern.split('/');
+    if (parts.length !== segments.length) continue;
+    let name: string | undefined;
+    const matches = parts.every((part, index) => {
+      const segment = segments[index] ?? '';
+      if (!part.startsWith(':')) return part === segment;
+      if (decodedLength(segment) > MAX_PARAM_LENGTH) name ??= part.slice(1).replace(/\(.*$/, '');
+      return segment.length > 0;
+    });
+    if (matches && name) return name;
+  }
+  return undefined;
+}
+
+/** Route patterns per app, so that the framework-error handler can name a parameter. */
+const routePatterns = new WeakMap<FastifyInstance, Set<string>>();
+
+/**
+ * Fastify's `frameworkErrors` option: what the router refuses before a route (and its hooks) is
+ * chosen. Always the resource style: no route, so no area (decisions §12).
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const path = request.url.split('?')[0] ?? request.url;
+  let apiError: ApiError;
+  if (error.code === 'FST_ERR_BAD_URL') {
+    apiError = ApiError.validation(
+      [{ path: 'url', message: 'must be a valid URL path with well-formed percent-encoding' }],
+      'malformed URL: invalid percent-encoding',
+    );
+  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const name = overlongParameter(routePatterns.get(request.server) ?? [], path) ?? 'path';
+    apiError = ApiError.validation([{ path: name, message: `must be at most ${MAX_PARAM_LENGTH} characters` }]);
+  } else {
+    apiError = toApiError(error);
+  }
+  if (apiError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
+  else request.log.info({ code: apiError.kind, message: apiError.message }, 'request refused before routing');
+  sendError(request, reply, apiError, 'resource');
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  const patterns = new Set<string>();
+  routePatterns.set(app, patterns);
+  app.addHook('onRoute', (route) => {
+    patterns.add(route.url);
+  });
+
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {

@@ -16,6 +16,8 @@ export const ERRORS = {
   limit_exceeded: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'limit_exceeded' },
   idempotency_key_reused: { status: 422, resource: 'IDEMPOTENCY_KEY_REUSED', transfer: 'idempotency_key_reused' },
   payload_too_large: { status: 413, resource: 'PAYLOAD_TOO_LARGE', transfer: 'payload_too_large' },
+  // Only for a client that does not finish sending its request headers in time (src/http/client-error.ts).
+  request_timeout: { status: 408, resource: 'REQUEST_TIMEOUT', transfer: 'request_timeout' },
   rate_limited: { status: 429, resource: 'RATE_LIMITED', transfer: 'rate_limited' },
   internal: { status: 500, resource: 'INTERNAL', transfer: 'internal_error' },
   unavailable: { status: 503, resource: 'UNAVAILABLE', transfer: 'unavailable' },
@@ -68,11 +70,14 @@ export function envelopeStyleFor(path: string): EnvelopeStyle {
   return /^\/api\/v1\/transfers(\/|\?|$)/.test(path) ? 'transfer' : 'resource';
 }
 
-export function renderError(
-  error: ApiError,
-  style: EnvelopeStyle,
-  request: { path: string; method: string },
-): Record<string, unknown> {
+/** What a resource-style error's `meta` says about the request (decisions §1). */
+export interface RequestMeta {
+  path: string;
+  method: string;
+  requestId: string;
+}
+
+export function renderError(error: ApiError, style: EnvelopeStyle, request: RequestMeta): Record<string, unknown> {
   const entry = ERRORS[error.kind];
   if (style === 'transfer') {
     return {
@@ -87,6 +92,6 @@ export function renderError(
   }
   return {
     error: { code: entry.resource, message: error.message, details: error.details },
-    meta: { path: request.path, method: request.method },
+    meta: { path: request.path, method: request.method, requestId: request.requestId },
   };
 }

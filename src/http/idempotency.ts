@@ -1,28 +1,46 @@
-// Idempotency-Key (IETF draft semantics, decisions §4) for POST endpoints: the first response to
-// a key is stored for 24 hours and replayed for a repeat with the same body; the same key with a
-// different body → 422 idempotency_key_reused; a repeat while the first is still being processed
-// → 409 idempotency_key_in_use. 5xx answers are not stored, so the client may retry them.
+// Idempotency-Key (IETF draft semantics, decisions §4) for every authenticated POST, as one
+// mechanism switched on per route (`config.idempotent`, on by default for authenticated POSTs;
+// `false` opts out). Duplicates are settled in PostgreSQL before any handler runs:
+// - the first request claims the key (one insert) and drives the work; its answer is stored for
+//   24 hours when it is below 500, and the key is released when it is a 5xx;
+// - a repeat with the same body replays the first answer with `idempotent-replayed: true` (a 201
+//   replays as 200: the create already happened); a different body or endpoint → 422
+//   idempotency_key_reused;
+// - a repeat while the first is still running waits for its answer, within the request's
+//   deadline, then gets 409 idempotency_key_in_use;
+// - a claim whose request died (process killed) is held only for a lease, then taken over.
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ApiError, envelopeStyleFor, renderError } from './errors.ts';
-import { toApiError } from './error-handler.ts';
+import { ApiError } from './errors.ts';
+import { MAX_BODY_DEPTH } from './hostile-input.ts';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
-export interface HandlerResult {
-  status: number;
-  body: unknown;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Honour Idempotency-Key on this route (default: every authenticated POST). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    /** The Idempotency-Key this request claimed, to be completed or released when it answers. */
+    idempotencyClaim?: { tenantId: string; key: string };
+  }
 }
-
-/** JSON with object keys sorted, so that the same content always hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+/**
+ * JSON with object keys sorted, so that the same content always hashes the same. The edge refuses
+ * bodies deeper than MAX_BODY_DEPTH; the bound here keeps the recursion finite whatever the caller.
+ */
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_BODY_DEPTH) {
+    throw ApiError.validation([{ path: 'body', message: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` }]);
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -31,81 +49,117 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-export async function withIdempotency(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  deps: { orm: MikroORM; tenantId: string },
-  run: () => Promise<HandlerResult>,
-): Promise<FastifyReply> {
+/** The request's Idempotency-Key header: undefined when absent; 400 when malformed. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
   const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined) {
-    const result = await run();
-    return reply.status(result.status).send(result.body);
-  }
+  if (key === undefined) return undefined;
   if (key.length < 1 || key.length > 255) {
     throw ApiError.validation([{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }]);
   }
-  const path = request.url.split('?')[0] ?? request.url;
-  const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`);
-  const em = deps.orm.em.fork();
+  return key;
+}
 
-  const claim = async () =>
-    em.execute<{ key: string }[]>(
-      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at)
-       values (?, ?, ?, ?, ?, 'processing', now() + (? * interval '1 hour'))
-       on conflict (tenant_id, key) do nothing returning key`,
-      [deps.tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS],
-    );
-  let claimed = await claim();
-  if (claimed.length === 0) {
-    // An expired record is as good as none.
-    await em.execute('delete from idempotency_keys where tenant_id = ? and key = ? and expires_at <= now()', [
-      deps.tenantId,
-      key,
-    ]);
-    claimed = await claim();
-  }
-  if (claimed.length === 0) {
-    const [stored] = await em.execute<
-      { request_hash: string; state: string; response_status: number | null; response_body: unknown }[]
-    >(
-      'select request_hash, state, response_status, response_body from idempotency_keys where tenant_id = ? and key = ?',
-      [deps.tenantId, key],
-    );
-    if (!stored) throw new ApiError('idempotency_key_in_use', 'this Idempotency-Key is being processed; retry shortly');
-    if (stored.request_hash !== requestHash) {
-      throw new ApiError(
-        'idempotency_key_reused',
-        'this Idempotency-Key was already used with a different request body or endpoint',
+interface StoredKey {
+  request_hash: string;
+  state: 'processing' | 'completed';
+  response_status: number | null;
+  response_body: unknown;
+  lease_expired: boolean;
+}
+
+const WAIT_STEP_MS = [25, 50, 100, 200];
+
+export interface IdempotencyOptions {
+  orm: MikroORM;
+  /** How long a claim holds without an answer (a request never runs longer than its deadline). */
+  leaseMs: number;
+}
+
+export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
+  const { orm, leaseMs } = options;
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const config = (route.config ?? {}) as { public?: boolean; idempotent?: boolean };
+    if (config.idempotent === undefined && methods.includes('POST') && !config.public) {
+      route.config = { ...config, idempotent: true };
+    }
+  });
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.routeOptions.config.idempotent || !request.auth) return;
+    const key = idempotencyKeyOf(request);
+    if (key === undefined) return;
+    const tenantId = request.auth.tenantId;
+    const path = request.url.split('?')[0] ?? request.url;
+    const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`);
+    const em = orm.em.fork();
+    const deadline = (request.deadlineAt ?? Date.now() + 10_000) - 250;
+
+    for (let attempt = 0; ; attempt += 1) {
+      // Claim the key, or take over a claim that expired (24 h) or whose request died (lease).
+      const [claimed] = await em.execute<{ key: string }[]>(
+        `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
+         values (?, ?, ?, ?, ?, 'processing', now() + (? * interval '1 hour'), now() + (? * interval '1 millisecond'))
+         on conflict (tenant_id, key) do update
+           set method = excluded.method, path = excluded.path, request_hash = excluded.request_hash,
+               state = 'processing', response_status = null, response_body = null,
+               expires_at = excluded.expires_at, locked_until = excluded.locked_until, created_at = now()
+           where idempotency_keys.expires_at <= now()
+              or (idempotency_keys.state = 'processing' and idempotency_keys.locked_until <= now()
+                  and idempotency_keys.request_hash = excluded.request_hash)
+         returning key`,
+        [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs],
       );
+      if (claimed) {
+        request.idempotencyClaim = { tenantId, key };
+        return;
+      }
+      const [stored] = await em.execute<StoredKey[]>(
+        `select request_hash, state, response_status, response_body, locked_until <= now() as lease_expired
+           from idempotency_keys where tenant_id = ? and key = ?`,
+        [tenantId, key],
+      );
+      if (!stored) continue; // released in between: claim again
+      if (stored.request_hash !== requestHash) {
+        throw new ApiError(
+          'idempotency_key_reused',
+          'this Idempotency-Key was already used with a different request body or endpoint',
+        );
+      }
+      if (stored.state === 'completed') {
+        const status = stored.response_status === 201 ? 200 : (stored.response_status ?? 200);
+        return reply.status(status).header('idempotent-replayed', 'true').send(stored.response_body);
+      }
+      if (Date.now() >= deadline) {
+        throw new ApiError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed');
+      }
+      // The first request is still running: wait for its answer.
+      const step = WAIT_STEP_MS[Math.min(attempt, WAIT_STEP_MS.length - 1)]!;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(step, Math.max(deadline - Date.now(), 1))));
     }
-    if (stored.state !== 'completed') {
-      throw new ApiError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed');
-    }
-    return reply
-      .status(stored.response_status ?? 200)
-      .header('idempotent-replayed', 'true')
-      .send(stored.response_body);
-  }
+  });
 
-  let result: HandlerResult;
-  try {
-    result = await run();
-  } catch (error) {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500) {
-      await em.execute('delete from idempotency_keys where tenant_id = ? and key = ?', [deps.tenantId, key]);
-      throw error;
+  // The claimant's answer completes the key (below 500) or releases it (5xx), before it is sent.
+  app.addHook('onSend', async (request, reply: FastifyReply, payload) => {
+    const claim = request.idempotencyClaim;
+    if (!claim) return payload;
+    request.idempotencyClaim = undefined;
+    const em = orm.em.fork();
+    if (reply.statusCode >= 500) {
+      await em.execute('delete from idempotency_keys where tenant_id = ? and key = ? and state = ?', [
+        claim.tenantId,
+        claim.key,
+        'processing',
+      ]);
+      return payload;
     }
-    result = {
-      status: apiError.status,
-      body: renderError(apiError, envelopeStyleFor(path), { path, method: request.method }),
-    };
-  }
-  await em.execute(
-    `update idempotency_keys set state = 'completed', response_status = ?, response_body = ? where tenant_id = ? and key = ?`,
-    [result.status, JSON.stringify(result.body), deps.tenantId, key],
-  );
-  return reply.status(result.status).send(result.body);
+    const text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
+    await em.execute(
+      `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null
+        where tenant_id = ? and key = ?`,
+      [reply.statusCode, text, claim.tenantId, claim.key],
+    );
+    return payload;
+  });
 }

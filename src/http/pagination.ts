@@ -6,11 +6,16 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from './errors.ts';
 
+/** Far beyond any real listing, and small enough that page × limit stays a safe SQL offset. */
+export const MAX_PAGE = 1_000_000;
+export const MAX_OFFSET = 100_000_000;
+
 export const PaginationQuery = z.object({
   page: z.coerce
     .number({ error: 'must be a whole number' })
     .int('must be a whole number')
     .min(1, 'must be 1 or more')
+    .max(MAX_PAGE, `must be at most ${MAX_PAGE}`)
     .optional(),
   limit: z.coerce
     .number({ error: 'must be a whole number' })
@@ -22,6 +27,7 @@ export const PaginationQuery = z.object({
     .number({ error: 'must be a whole number' })
     .int('must be a whole number')
     .min(0, 'must be 0 or more')
+    .max(MAX_OFFSET, `must be at most ${MAX_OFFSET}`)
     .optional(),
   filters: z
     .never({ error: 'wrapper payloads are not accepted: send each filter as its own query parameter' })

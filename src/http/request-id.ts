@@ -8,6 +8,10 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function requestIdFor(request: IncomingMessage): string {
   const sent = request.headers['x-request-id'];
-  const value = Array.isArray(sent) ? sent[0] : sent;
-  return value && CLIENT_REQUEST_ID.test(value) ? value : `req_${randomUUID().replaceAll('-', '')}`;
+  return requestIdFrom(Array.isArray(sent) ? sent[0] : sent);
+}
+
+/** The client's id when it is valid, otherwise a new one (also for requests Node could not parse). */
+export function requestIdFrom(sent: string | undefined): string {
+  return sent && CLIENT_REQUEST_ID.test(sent) ? sent : `req_${randomUUID().replaceAll('-', '')}`;
 }

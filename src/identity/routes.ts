@@ -7,9 +7,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordEvent } from '../events/events.ts';
 import { tenantOf } from '../http/auth.ts';
-import { ResourceErrorSchema, ok } from '../http/envelope.ts';
+import { Metadata } from '../http/hostile-input.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { isUuid } from '../http/ids.ts';
 
 const regions = new Intl.DisplayNames(['en'], { type: 'region' });
 /** A real ISO 3166-1 alpha-2 code (ICU names it; unknown codes come back unchanged). */
@@ -27,7 +28,7 @@ export const CreateCustomerBody = z.object({
     .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +2348012345678')
     .optional(),
   country: z.string().refine(isCountryCode, 'must be an ISO 3166 alpha-2 country code such as NG').optional(),
-  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  metadata: Metadata.optional(),
 });
 type CreateCustomerBody = z.infer<typeof CreateCustomerBody>;
 
@@ -92,7 +93,7 @@ async function createCustomer(orm: MikroORM, tenantId: string, body: CreateCusto
         'select * from identity_customers where tenant_id = ? and external_reference = ?',
         [tenantId, body.external_reference],
       );
-      return { status: 200, customer: customerView(existing!) };
+      return { status: 200 as const, customer: customerView(existing!) };
     }
     await recordEvent(tx, {
       tenantId,
@@ -100,7 +101,7 @@ async function createCustomer(orm: MikroORM, tenantId: string, body: CreateCusto
       sourceKey: `identity_customer:${id}:created`,
       payload: customerView(inserted),
     });
-    return { status: 201, customer: customerView(inserted) };
+    return { status: 201 as const, customer: customerView(inserted) };
   });
 }
 
@@ -116,15 +117,19 @@ export function identityRoutes(app: FastifyInstance, deps: { orm: MikroORM }) {
         summary: 'Create an identity customer (tenant feature identity_customers)',
         security,
         body: CreateCustomerBody,
-        response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema, 403: ResourceErrorSchema },
+        response: {
+          200: envelopeSchema(z.unknown()),
+          201: envelopeSchema(z.unknown()),
+          400: ResourceErrorSchema,
+          401: ResourceErrorSchema,
+          403: ResourceErrorSchema,
+        },
       },
     },
     async (request, reply) => {
       const tenant = requireFeature(request);
-      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => {
-        const { status, customer } = await createCustomer(deps.orm, tenant.tenantId, request.body);
-        return { status, body: ok(request, customer) };
-      });
+      const { status, customer } = await createCustomer(deps.orm, tenant.tenantId, request.body);
+      return reply.status(status).send(ok(request, customer));
     },
   );
 
@@ -135,7 +140,7 @@ export function identityRoutes(app: FastifyInstance, deps: { orm: MikroORM }) {
     },
     async (request) => {
       const tenant = requireFeature(request);
-      const [row] = /^[0-9a-f-]{36}$/i.test(request.params.id)
+      const [row] = isUuid(request.params.id)
         ? await deps.orm.em
             .fork()
             .execute<CustomerRow[]>('select * from identity_customers where id = ? and tenant_id = ?', [

@@ -1,16 +1,17 @@
 // POST /provider-callbacks/:provider — where banks tell us what happened. The signature and its
 // timestamp are checked on the raw body before anything is parsed or stored (401 otherwise, and
-// nothing applied). Each (provider, event id) is applied once: the row is locked while its
-// dispatch runs, and a repeat of a dispatched event only gets "duplicate". The work itself happens
-// in workflows; this route answers as soon as the fact is handed over.
-import { randomUUID } from 'node:crypto';
+// nothing applied). Each (provider, event id) is recorded, then dispatched once under a lease
+// (src/provider-callbacks/dispatcher.ts): a repeat of a dispatched event only gets "duplicate",
+// and one whose dispatch failed or was cut off by a crash is dispatched when the provider sends it
+// again. The work itself happens in workflows; this route answers as soon as the fact is handed over.
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ok } from '../http/envelope.ts';
+import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
-import type { CallbackDispatcher } from './dispatcher.ts';
+import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
 
 const CallbackBody = z.object({
   event_id: z.string().min(1).max(200),
@@ -67,36 +68,38 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
           throw ApiError.validation([{ path: 'body', message: 'is not valid JSON' }], 'malformed JSON body');
         }
 
-        const outcome = await deps.orm.em.fork().transactional(async (tx) => {
-          await tx.execute(
-            `insert into provider_callbacks (id, provider, event_id, type, payload) values (?, ?, ?, ?, ?)
-             on conflict on constraint provider_callbacks_event do nothing`,
-            [randomUUID(), provider, parsed.event_id, parsed.type, raw],
-          );
-          const [row] = await tx.execute<{ id: string; dispatched_at: Date | null }[]>(
-            'select id, dispatched_at from provider_callbacks where provider = ? and event_id = ? for update',
-            [provider, parsed.event_id],
-          );
-          if (row!.dispatched_at) return 'duplicate' as const;
-          let result: string;
-          try {
-            result = await deps.dispatcher.dispatch({
+        // The record commits first; the dispatch holds no transaction or row lock while it calls Temporal.
+        let outcome: 'accepted' | 'duplicate';
+        try {
+          outcome = await dispatchOnce(
+            deps.orm,
+            deps.dispatcher,
+            {
               provider,
               eventId: parsed.event_id,
               type: parsed.type,
               occurredAt: parsed.occurred_at,
               data: parsed.data,
+              log: request.log,
+            },
+            raw,
+          );
+        } catch (error) {
+          if (!(error instanceof CallbackNotApplied)) throw error;
+          if (error.code === 'dispatch_in_progress') {
+            throw new ApiError('unavailable', 'callback is being applied; retry later', null, {
+              headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
             });
-          } catch (cause) {
-            request.log.error({ err: cause, provider, eventId: parsed.event_id }, 'provider callback dispatch failed');
-            throw new ApiError('unavailable', 'callback recorded but not yet applied; retry later', null, { cause });
           }
-          await tx.execute('update provider_callbacks set dispatched_at = now(), dispatch_result = ? where id = ?', [
-            result.slice(0, 500),
-            row!.id,
-          ]);
-          return 'accepted' as const;
-        });
+          request.log.error(
+            { err: error.cause, provider, eventId: parsed.event_id },
+            'provider callback dispatch failed',
+          );
+          throw new ApiError('unavailable', 'callback recorded but not yet applied; retry later', null, {
+            headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+            cause: error.cause,
+          });
+        }
         request.log.info({ provider, eventId: parsed.event_id, type: parsed.type, outcome }, 'provider callback');
         return ok(request, { event_id: parsed.event_id, status: outcome });
       },

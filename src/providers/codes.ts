@@ -37,3 +37,31 @@ export function transferStatusOf(code: string): BankTransferStatus | undefined {
   if (meaning.kind === 'status') return meaning.status;
   return meaning.transient ? undefined : 'failed';
 }
+
+/** HTTP statuses that mean "not now" whatever the body says: request timeout, too early, too many requests. */
+export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
+
+/**
+ * What a 4xx answer to a submission means. 408, 425 and 429 are transient; any other 4xx is a
+ * definitive refusal only when the provider's own response code says so, and otherwise (no code,
+ * a code we do not know, or a transient one) the transfer's fate is unknown: retried, then asked.
+ */
+export function submissionRefusal(
+  httpStatus: number,
+  code: string | undefined,
+): { outcome: ProviderOutcome; transient: boolean; description: string } {
+  if (TRANSIENT_HTTP_STATUSES.has(httpStatus)) {
+    return {
+      outcome: httpStatus === 408 ? 'timeout' : 'unavailable',
+      transient: true,
+      description: `HTTP ${httpStatus}: try again later`,
+    };
+  }
+  const meaning = meaningOf(code);
+  if (meaning.kind === 'error' && !meaning.transient) return meaning;
+  return {
+    outcome: meaning.kind === 'error' ? meaning.outcome : 'unknown',
+    transient: true,
+    description: `HTTP ${httpStatus} with response code ${code ?? '(none)'}, which does not say the transfer was refused`,
+  };
+}

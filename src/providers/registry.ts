@@ -15,11 +15,21 @@ export interface VirtualAccountProviderEntry {
   modes: readonly ('test' | 'live')[];
 }
 
-export interface Providers {
+/** The providers one key mode routes to. */
+export interface ProviderSet {
   bankSwitch: BankSwitch;
   cards: CardProcessor;
-  virtualAccounts: VirtualAccountProviderEntry[];
   banks: BankDirectory;
+}
+
+/**
+ * The sandbox set (the bundled sandbox bank, for sk_test_ keys) at the top level, and the
+ * production set for sk_live_ keys under `live` — absent unless the deployment configures one. The
+ * sandbox bank is never a live provider.
+ */
+export interface Providers extends ProviderSet {
+  virtualAccounts: VirtualAccountProviderEntry[];
+  live?: ProviderSet;
 }
 
 /** The bank list, fetched from the switch and kept for a few minutes. */

@@ -1,7 +1,8 @@
 // HTTP adapters for the sandbox bank, exactly as the gateway would talk to a real switch or
-// provider: every call has a timeout; network errors, timeouts and 5xx are transient; response
-// codes are mapped through src/providers/codes.ts, and the raw code is kept on errors.
-import { meaningOf } from './codes.ts';
+// provider: every call has a timeout; network errors, timeouts, 5xx, 408, 425 and 429 are
+// transient; a 4xx refusal is definitive only when its response code says so. Response codes are
+// mapped through src/providers/codes.ts, and the raw code is kept on errors.
+import { meaningOf, submissionRefusal } from './codes.ts';
 import {
   type AllocateVirtualAccountInput,
   type AllocatedVirtualAccount,
@@ -178,12 +179,12 @@ export class SandboxBankSwitch implements BankSwitch {
   }
 
   private rejected(answer: BankAnswer, status: number): ProviderError {
-    const meaning = meaningOf(answer.response_code);
+    const meaning = submissionRefusal(status, answer.response_code);
     return new ProviderError(
       this.name,
-      meaning.kind === 'error' ? meaning.outcome : 'rejected',
-      false,
-      answer.message ?? `rejected with HTTP ${status}`,
+      meaning.outcome,
+      meaning.transient,
+      answer.message ?? `${meaning.description} (HTTP ${status})`,
       { rawCode: answer.response_code, httpStatus: status },
     );
   }

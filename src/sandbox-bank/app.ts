@@ -2,7 +2,7 @@
 // name enquiry, transfers, transfer status query) and like virtual-account providers, with the
 // magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
 // a real bank does. Routes under /control let tests and operators steer it.
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -25,6 +25,8 @@ export const MAGIC_ACCOUNTS = {
   failsAfterAcceptance: '1111111111',
   neverConfirms: '2222222222',
   flaky: '3333333333',
+  /** Every submission answered 429 Too Many Requests: the bank never takes it (status: not found). */
+  throttled: '4444444444',
 } as const;
 
 /** Virtual-account providers this bank plays, with their settlement bank and NUBAN serial base. */
@@ -146,6 +148,12 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       return reply
         .status(200)
         .send({ response_code: NIP.invalidAccount, message: 'Invalid account', reference: body.reference });
+    }
+    if (body.account_number === MAGIC_ACCOUNTS.throttled) {
+      return reply
+        .status(429)
+        .header('retry-after', '1')
+        .send({ response_code: NIP.bankUnavailable, message: 'Too many requests; try again later' });
     }
     if (body.account_number === MAGIC_ACCOUNTS.flaky) {
       const attempt = await store.countAttempt(body.reference);
@@ -345,30 +353,58 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       );
       const account = rows[0];
       if (!account) return reply.status(404).send({ message: `no ${provider} account ${accountNumber}` });
-      const transactionReference = body.reference ?? `SBXCR${newSessionId().slice(-20)}`;
-      const sessionId = newSessionId();
-      const senderName = body.sender_name ?? 'SANDBOX SENDER';
+      // The bank's own transaction reference: derived from the sender's reference within this
+      // account, so a repeat finds the same credit; random when the sender gave none.
+      const transactionReference = body.reference
+        ? `SBXCR${createHash('sha256').update(`${provider}:${accountNumber}:${body.reference}`).digest('hex').slice(0, 24).toUpperCase()}`
+        : `SBXCR${newSessionId().slice(-20)}`;
       const result = await store.transaction(async (client) => {
-        const inserted = await client.query(
+        await client.query(
           `insert into sandbox_bank.inbound_credits
-             (transaction_reference, session_id, provider, account_number, amount_minor, sender_name)
-           values ($1, $2, $3, $4, $5, $6) on conflict (transaction_reference) do nothing`,
-          [transactionReference, sessionId, provider, accountNumber, body.amount_minor, senderName],
+             (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference)
+           values ($1, $2, $3, $4, $5, $6, $7) on conflict (transaction_reference) do nothing`,
+          [
+            transactionReference,
+            newSessionId(),
+            provider,
+            accountNumber,
+            body.amount_minor,
+            body.sender_name ?? 'SANDBOX SENDER',
+            body.reference ?? null,
+          ],
         );
-        if (inserted.rowCount === 0) return undefined;
+        const {
+          rows: [credit],
+        } = await client.query<{ session_id: string; amount_minor: string; sender_name: string }>(
+          `select session_id, amount_minor, sender_name from sandbox_bank.inbound_credits
+            where transaction_reference = $1 for update`,
+          [transactionReference],
+        );
+        // The same reference for another amount is another credit under a used reference.
+        if (!credit || Number(credit.amount_minor) !== body.amount_minor) return undefined;
+        // A repeat sends the same notification again, as a real bank's duplicate does.
         const eventId = await store.queueCallback(client, 'virtual_account.credit', {
           provider,
           account_number: accountNumber,
           provider_reference: account.reference,
           amount_minor: body.amount_minor,
           currency: 'NGN',
-          sender_name: senderName,
+          sender_name: credit.sender_name,
           transaction_reference: transactionReference,
-          session_id: sessionId,
+          session_id: credit.session_id,
         });
-        return { transaction_reference: transactionReference, session_id: sessionId, event_id: eventId };
+        return {
+          transaction_reference: transactionReference,
+          reference: body.reference ?? null,
+          session_id: credit.session_id,
+          event_id: eventId,
+        };
       });
-      if (!result) return reply.status(409).send({ message: `credit ${transactionReference} was already sent` });
+      if (!result) {
+        return reply
+          .status(409)
+          .send({ message: `reference ${body.reference ?? ''} was already used for a credit of another amount` });
+      }
       return reply.status(202).send(result);
     },
   );

@@ -53,6 +53,9 @@ create table if not exists ${SCHEMA}.inbound_credits (
   sender_name text not null,
   created_at timestamptz not null default now()
 );
+-- The sender's reference is scoped to the receiving account (so to one tenant): the same
+-- reference on two accounts is two credits, and nobody learns of another account's references.
+alter table ${SCHEMA}.inbound_credits add column if not exists client_reference text;
 create table if not exists ${SCHEMA}.callbacks (
   event_id text primary key,
   type text not null,

@@ -49,21 +49,21 @@ async function stopAll(exitCode: number): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
   say('stack', 'stopping…');
-  await Promise.all(
-    children.map(
-      ({ name, child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            say(name, 'stopped');
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  const stop = ({ name, child }: (typeof children)[number], graceMs: number) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        say(name, 'stopped');
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  // The API first: it answers the requests in flight (up to 25 s), which may still need the worker,
+  // the sandbox bank, Temporal and PostgreSQL; then the rest.
+  await Promise.all(children.filter(({ name }) => name === 'api').map((entry) => stop(entry, 30_000)));
+  await Promise.all(children.filter(({ name }) => name !== 'api').map((entry) => stop(entry, 15_000)));
   if (temporal) {
     await temporal.stop();
     say('temporal', 'stopped');
@@ -145,6 +145,7 @@ try {
     temporal = await startTemporalDevServer({
       port: config.TEMPORAL_DEV_PORT,
       uiPort: config.TEMPORAL_UI_PORT,
+      httpPort: config.TEMPORAL_DEV_HTTP_PORT,
       dbFile: join(config.dataDir, 'temporal.db'),
       namespace: config.TEMPORAL_NAMESPACE,
       onOutput: (line) => say('temporal', line),

@@ -20,6 +20,8 @@ export interface TemporalDevServerOptions {
   port: number;
   /** Web UI port; omitted → headless. */
   uiPort?: number;
+  /** HTTP API port; omitted → a random free port. */
+  httpPort?: number;
   /** SQLite file for state that survives restarts; omitted → in memory. */
   dbFile?: string;
   namespace?: string;
@@ -40,6 +42,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
+  if (options.httpPort) args.push('--http-port', String(options.httpPort));
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);

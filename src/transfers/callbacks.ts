@@ -1,38 +1,94 @@
 // Bank callbacks about transfers → the transfer workflow's `bankConfirmed` signal. The bank
-// knows our transfer by its id (we submit under it); the projection gives the workflow id.
+// knows our transfer by its id (we submit under it); the projection gives the workflow id. An
+// answer about a transfer already final in our books is not signalled: if it contradicts them it
+// is kept as a discrepancy for operators (decisions §12), and it never moves money by itself.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
-import { bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import {
+  type BankOutcome,
+  type TransferStatus,
+  bankConfirmedSignal,
+  contradictsBooks,
+  transferWorkflowId,
+} from '../../workflows/transfer-definitions.ts';
+import { recordDiscrepancy } from './discrepancies.ts';
+import { isUuid } from '../http/ids.ts';
 
 export function registerTransferCallbacks(dispatcher: CallbackDispatcher, deps: { orm: MikroORM; client: Client }) {
-  const handle = async (callback: ProviderCallback): Promise<string> => {
-    const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
-    const [row] = /^[0-9a-f-]{36}$/i.test(transferId)
+  const readStatus = async (transferId: string) => {
+    const [row] = isUuid(transferId)
       ? await deps.orm.em
           .fork()
-          .execute<{ tenant_id: string; reference: string }[]>(
-            'select tenant_id, reference from transfers where id = ?',
+          .execute<{ tenant_id: string; reference: string; status: TransferStatus }[]>(
+            'select tenant_id, reference, status from transfers where id = ?',
             [transferId],
           )
       : [];
+    return row;
+  };
+
+  /** The answer about a transfer final in our books: kept if it contradicts them, else a repeat. */
+  const judgeLate = async (
+    callback: ProviderCallback,
+    transfer: { id: string; workflowId: string; status: TransferStatus },
+    bank: BankOutcome,
+  ): Promise<string> => {
+    const ignored = `ignored: ${transfer.workflowId} has finished as ${transfer.status}`;
+    if (!contradictsBooks(transfer.status, bank.status)) return ignored;
+    const kept = await recordDiscrepancy(deps.orm.em.fork(), {
+      transferId: transfer.id,
+      bank,
+      detectedBy: 'callback',
+      eventId: callback.eventId,
+    });
+    if (!kept) return ignored;
+    const { discrepancy } = kept;
+    const details = {
+      transferId: discrepancy.transfer_id,
+      tenantId: discrepancy.tenant_id,
+      reference: discrepancy.reference,
+      ours: discrepancy.ours,
+      bank: discrepancy.bank,
+      eventId: callback.eventId,
+    };
+    if (kept.created) {
+      callback.log.error(details, 'late bank answer contradicts the books: recorded as a discrepancy');
+    } else {
+      callback.log.warn(details, 'late bank answer repeats an open discrepancy');
+    }
+    return `discrepancy: ${transfer.workflowId} is ${discrepancy.ours}, the bank says ${discrepancy.bank}`;
+  };
+
+  const handle = async (callback: ProviderCallback): Promise<string> => {
+    const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
+    const row = await readStatus(transferId);
     if (!row) return `ignored: no transfer ${transferId}`;
     const workflowId = transferWorkflowId(row.tenant_id, row.reference);
-    const status = callback.type === 'transfer.successful' ? 'successful' : 'failed';
+    const bank: BankOutcome = {
+      status: callback.type === 'transfer.successful' ? 'successful' : 'failed',
+      source: 'callback',
+      ...(typeof callback.data.session_id === 'string' ? { sessionId: callback.data.session_id } : {}),
+      ...(typeof callback.data.response_code === 'string' ? { providerCode: callback.data.response_code } : {}),
+      ...(typeof callback.data.message === 'string' ? { message: callback.data.message } : {}),
+    };
+    if (row.status === 'completed' || row.status === 'failed') {
+      return judgeLate(callback, { id: transferId, workflowId, status: row.status }, bank);
+    }
     try {
-      await deps.client.workflow.getHandle(workflowId).signal(bankConfirmedSignal, {
-        status,
-        source: 'callback',
-        ...(typeof callback.data.session_id === 'string' ? { sessionId: callback.data.session_id } : {}),
-        ...(typeof callback.data.response_code === 'string' ? { providerCode: callback.data.response_code } : {}),
-        ...(typeof callback.data.message === 'string' ? { message: callback.data.message } : {}),
-      });
+      await deps.client.workflow.getHandle(workflowId).signal(bankConfirmedSignal, bank);
     } catch (error) {
-      // Already settled and closed: the workflow learnt the outcome another way.
-      if (error instanceof WorkflowNotFoundError) return `ignored: ${workflowId} has finished`;
+      if (error instanceof WorkflowNotFoundError) {
+        // The workflow closed between our read and the signal: weigh the answer against its result.
+        const now = await readStatus(transferId);
+        if (now && (now.status === 'completed' || now.status === 'failed')) {
+          return judgeLate(callback, { id: transferId, workflowId, status: now.status }, bank);
+        }
+        return `ignored: ${workflowId} has finished`;
+      }
       throw error;
     }
-    return `signalled ${workflowId}: ${status}`;
+    return `signalled ${workflowId}: ${bank.status}`;
   };
   dispatcher.on('transfer.successful', handle).on('transfer.failed', handle);
 }

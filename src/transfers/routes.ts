@@ -4,7 +4,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { TransferErrorSchema } from '../http/error-docs.ts';
+import { Metadata } from '../http/hostile-input.ts';
+import { MAX_PAGE } from '../http/pagination.ts';
+import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './fees.ts';
 import type { TransferService } from './service.ts';
 
@@ -22,13 +25,22 @@ export const CreateTransferBody = z.object({
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 of A-Z, a-z, 0-9, _ and -')
     .optional(),
   currency: z.literal('NGN', { error: 'only NGN is supported' }).optional(),
-  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  metadata: Metadata.optional(),
 });
 
-const isoDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).or(z.iso.date());
+// Any valid ISO 8601 instant between 1970 and 9999; the service hands PostgreSQL its UTC form.
+const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59Z');
+const isoDate = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
+  .or(z.iso.date())
+  .refine((value) => {
+    const at = Date.parse(value);
+    return at >= EARLIEST && at <= LATEST;
+  }, 'must be a date between 1970 and 9999');
 
 export const ListTransfersQuery = z.object({
-  page: z.coerce.number().int().min(1, 'must be 1 or more').default(1),
+  page: z.coerce.number().int().min(1, 'must be 1 or more').max(MAX_PAGE, `must be at most ${MAX_PAGE}`).default(1),
   limit: z.coerce.number().int().min(1, 'must be 1 or more').max(100, 'must be at most 100').default(20),
   status: z.enum(['pending', 'successful', 'failed'], { error: 'must be pending, successful or failed' }).optional(),
   from: isoDate.optional(),
@@ -65,15 +77,6 @@ const Item = z.object({
   createdAt: z.string(),
   completedAt: z.string().optional(),
 });
-const TransferError = z.object({
-  success: z.literal(false),
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    status: z.number(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  }),
-});
 
 export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; transfers: TransferService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -81,6 +84,7 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
   typed.post(
     '/api/v1/transfers',
     {
+      config: { reachesProvider: true },
       schema: {
         tags: ['transfers'],
         summary: 'Send naira to a bank account (returns once funds are reserved)',
@@ -94,19 +98,16 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
         response: {
           200: z.object({ success: z.literal(true), data: CreateView }),
           201: z.object({ success: z.literal(true), data: CreateView }),
-          400: TransferError,
-          401: TransferError,
-          409: TransferError,
-          422: TransferError,
+          400: TransferErrorSchema,
+          401: TransferErrorSchema,
+          409: TransferErrorSchema,
+          422: TransferErrorSchema,
         },
       },
     },
     async (request, reply) => {
-      const tenant = tenantOf(request);
-      const key = request.headers['idempotency-key'];
-      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, () =>
-        deps.transfers.create(tenant.tenantId, request.body, Array.isArray(key) ? key[0] : key),
-      );
+      const result = await deps.transfers.create(tenantOf(request).tenantId, request.body, idempotencyKeyOf(request));
+      return reply.status(result.status).send(result.body);
     },
   );
 
@@ -124,8 +125,8 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
             data: z.array(Item),
             pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
           }),
-          400: TransferError,
-          401: TransferError,
+          400: TransferErrorSchema,
+          401: TransferErrorSchema,
         },
       },
     },
@@ -153,8 +154,8 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
         params: z.object({ id: z.string() }),
         response: {
           200: z.object({ status: z.literal('success'), data: Item }),
-          401: TransferError,
-          404: TransferError,
+          401: TransferErrorSchema,
+          404: TransferErrorSchema,
         },
       },
     },

@@ -14,6 +14,8 @@ import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import type { BankDirectory } from '../providers/registry.ts';
 import {
+  type CreateResult,
+  type TransferCreateView,
   type TransferRequest,
   type TransferWorkflowInput,
   TRANSFER_WORKFLOW_TYPE,
@@ -23,6 +25,7 @@ import {
 import type { transferWorkflow } from '../../workflows/transfer.ts';
 import { transferFee } from './fees.ts';
 import { type PublicTransferStatus, type TransferRow, createView, internalStatuses, itemView } from './views.ts';
+import { isUuid } from '../http/ids.ts';
 
 export interface CreateTransferBody {
   amount_minor: number;
@@ -32,6 +35,12 @@ export interface CreateTransferBody {
   reference?: string | undefined;
   currency?: 'NGN' | undefined;
   metadata?: Record<string, unknown> | undefined;
+}
+
+/** The create endpoint's success body (interface §2.3). */
+export interface CreatedTransferBody {
+  success: true;
+  data: TransferCreateView;
 }
 
 export interface TransferServiceDeps {
@@ -49,8 +58,19 @@ const REFUSAL_KINDS: Record<string, ErrorKind> = {
   unavailable: 'unavailable',
 };
 
+/** The type of the workflow's refusal of a create, if the update was refused. */
+function refusalType(error: unknown): string | undefined {
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
 export class TransferService {
   private readonly deps: TransferServiceDeps;
+  /**
+   * Identical creates in flight in this process share one Update: Temporal admits at most 10
+   * in-flight Updates per workflow, and a burst of client retries must not spend them.
+   */
+  private readonly inFlight = new Map<string, Promise<CreateResult>>();
 
   constructor(deps: TransferServiceDeps) {
     this.deps = deps;
@@ -65,7 +85,7 @@ export class TransferService {
     tenantId: string,
     body: CreateTransferBody,
     idempotencyKey?: string,
-  ): Promise<{ status: 200 | 201; body: unknown }> {
+  ): Promise<{ status: 200 | 201; body: CreatedTransferBody }> {
     let bank;
     try {
       bank = await this.deps.banks.find(body.recipient_bank_code);
@@ -122,23 +142,36 @@ export class TransferService {
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       memo: { tenantId, reference },
     });
-    try {
-      const result = await this.deps.client.workflow.executeUpdateWithStart(createUpdate, {
+    const flightKey = `${workflowId}:${requestHash}`;
+    let flight = this.inFlight.get(flightKey);
+    const leader = flight === undefined;
+    if (!flight) {
+      flight = this.deps.client.workflow.executeUpdateWithStart(createUpdate, {
         args: [request],
         startWorkflowOperation,
       });
-      return { status: result.created ? 201 : 200, body: { success: true, data: result.transfer } };
+      this.inFlight.set(flightKey, flight);
+      void flight.then(
+        () => this.inFlight.delete(flightKey),
+        () => this.inFlight.delete(flightKey),
+      );
+    }
+    try {
+      const result = await flight;
+      // Only the request that made the transfer answers 201; every repeat is a 200.
+      return { status: result.created && leader ? 201 : 200, body: { success: true, data: result.transfer } };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        // The transfer's workflow finished between our projection read and the start.
-        const finished = await this.findByReference(tenantId, reference);
-        if (finished) return this.repeat(finished, requestHash);
+      if (error instanceof WorkflowExecutionAlreadyStartedError || refusalType(error) === 'duplicate_reference') {
+        // The transfer's workflow finished between our projection read and the start, or another
+        // run holds the reference: the transfer that holds it answers (200, or 409 if it differs).
+        const holder = await this.findByReference(tenantId, reference);
+        if (holder) return this.repeat(holder, requestHash);
       }
       throw this.refusal(error, tenantId, reference);
     }
   }
 
-  private repeat(existing: TransferRow, requestHash: string): { status: 200; body: unknown } {
+  private repeat(existing: TransferRow, requestHash: string): { status: 200; body: CreatedTransferBody } {
     if (existing.request_hash !== requestHash) {
       throw new ApiError(
         'duplicate_reference',
@@ -176,7 +209,7 @@ export class TransferService {
   }
 
   async get(tenantId: string, id: string) {
-    const [row] = /^[0-9a-f-]{36}$/i.test(id)
+    const [row] = isUuid(id)
       ? await this.deps.orm.em
           .fork()
           .execute<TransferRow[]>('select * from transfers where id = ? and tenant_id = ?', [id, tenantId])
@@ -205,11 +238,11 @@ export class TransferService {
     }
     if (query.from) {
       where.push('created_at >= ?');
-      params.push(query.from);
+      params.push(new Date(query.from).toISOString());
     }
     if (query.to) {
       where.push('created_at <= ?');
-      params.push(query.to);
+      params.push(new Date(query.to).toISOString());
     }
     if (query.reference) {
       where.push('reference = ?');

@@ -4,8 +4,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
-import { ResourceErrorSchema, ok } from '../http/envelope.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { Metadata } from '../http/hostile-input.ts';
+import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
 import { SORTS, type VirtualAccountService } from './service.ts';
 
@@ -14,7 +15,7 @@ export const CreateVirtualAccountBody = z.object({
   account_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
   provider: z.string().min(1).max(50).optional(),
   account_type: z.string().min(1).max(50).optional(),
-  metadata: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  metadata: Metadata.optional(),
   bvn: z
     .string()
     .regex(/^\d{11}$/, 'must be 11 digits')
@@ -51,6 +52,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/virtual-accounts',
     {
+      config: { reachesProvider: true },
       schema: {
         tags: ['virtual accounts'],
         summary: 'Create a virtual account for a customer',
@@ -58,15 +60,18 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
           'Replay-safe by `request_id` and by the Idempotency-Key header: a repeat returns the same account (200).',
         security,
         body: CreateVirtualAccountBody,
-        response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema, 422: ResourceErrorSchema },
+        response: {
+          200: envelopeSchema(z.unknown()),
+          201: envelopeSchema(z.unknown()),
+          400: ResourceErrorSchema,
+          401: ResourceErrorSchema,
+          422: ResourceErrorSchema,
+        },
       },
     },
     async (request, reply) => {
-      const tenant = tenantOf(request);
-      return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => {
-        const result = await deps.accounts.create(tenant, request.body);
-        return { status: result.status, body: ok(request, result.body) };
-      });
+      const result = await deps.accounts.create(tenantOf(request), request.body);
+      return reply.status(result.status).send(ok(request, result.body));
     },
   );
 
@@ -129,7 +134,8 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
           amount_minor: z
             .number({ error: 'is required' })
             .int('must be a whole number of kobo')
-            .positive('must be positive'),
+            .min(1, 'must be at least 1 kobo')
+            .max(MAX_MOVEMENT_MINOR, `must be at most ${MAX_MOVEMENT_MINOR} kobo (₦1,000,000,000)`),
           sender_name: z.string().min(1).max(200).optional(),
           reference: z.string().min(1).max(100).optional(),
         }),

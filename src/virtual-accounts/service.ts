@@ -12,6 +12,7 @@ import type { ResolvedKey } from '../tenants/tenants.ts';
 import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
 import type { virtualAccountExpiryWorkflow } from '../../workflows/virtual-accounts.ts';
 import { type VirtualAccountRow, virtualAccountView } from './views.ts';
+import { isUuid } from '../http/ids.ts';
 
 export const TEMPORARY_ACCOUNT_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -39,8 +40,6 @@ export const SORTS: Record<string, string> = {
   total_credits: 'total_received_minor asc, id asc',
   '-total_credits': 'total_received_minor desc, id desc',
 };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface VirtualAccountServiceDeps {
   orm: MikroORM;
@@ -192,7 +191,7 @@ export class VirtualAccountService {
   }
 
   private async row(tenantId: string, id: string): Promise<VirtualAccountRow> {
-    const [row] = UUID.test(id)
+    const [row] = isUuid(id)
       ? await this.deps.orm.em
           .fork()
           .execute<VirtualAccountRow[]>('select * from virtual_accounts where id = ? and tenant_id = ?', [id, tenantId])
@@ -268,7 +267,7 @@ export class VirtualAccountService {
   /** Operators: active ↔ frozen. */
   async setFrozen(id: string, frozen: boolean) {
     const [from, to] = frozen ? ['active', 'frozen'] : ['frozen', 'active'];
-    const [row] = UUID.test(id)
+    const [row] = isUuid(id)
       ? await this.deps.orm.em
           .fork()
           .execute<VirtualAccountRow[]>(
@@ -301,12 +300,16 @@ export class VirtualAccountService {
       return {
         virtual_account_id: id,
         amount_minor: body.amount_minor,
+        reference: body.reference ?? null,
         transaction_reference: sent.transactionReference,
         status: 'sent',
       };
     } catch (error) {
       if (error instanceof ProviderError && error.outcome === 'rejected') {
-        throw new ApiError('conflict', `a credit with reference ${body.reference ?? ''} was already sent`);
+        throw new ApiError(
+          'conflict',
+          `reference ${body.reference ?? ''} was already used for a credit of another amount to this account`,
+        );
       }
       throw new ApiError('unavailable', 'the sandbox bank could not send the credit right now', null, { cause: error });
     }

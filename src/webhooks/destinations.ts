@@ -1,10 +1,15 @@
 // Where webhooks may go (SSRF guard). Live keys: https only, and every address the host resolves
 // to must be public unicast — checked at registration and again before every attempt, after DNS
 // resolution, so a name that later points inside our network is refused. Sandbox keys may also
-// use plain http and loopback, for local development. The WHATWG URL parser has already turned
-// numeric encodings (2130706433, 0x7f.1, …) into dotted form; IPv4-mapped IPv6 is unwrapped.
+// use plain http and loopback, for local development (unless WEBHOOK_ALLOW_LOOPBACK is off), but
+// never the addresses and ports where this deployment's own services listen (API, sandbox bank,
+// Temporal, PostgreSQL): a tenant's webhook must not be able to drive the deployment. The WHATWG
+// URL parser has already turned numeric encodings (2130706433, 0x7f.1, 0177.0.0.1, 127.1) into
+// dotted form; IPv4-mapped IPv6 is unwrapped before any comparison.
 import { lookup } from 'node:dns/promises';
+import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
+import type { Config } from '../config.ts';
 import type { KeyMode } from '../tenants/api-keys.ts';
 
 export class DestinationRefused extends Error {
@@ -14,23 +19,73 @@ export class DestinationRefused extends Error {
   }
 }
 
-function rangeOf(address: string): string {
-  let parsed = ipaddr.parse(address);
+/** The address as dialled, IPv4-mapped IPv6 unwrapped to IPv4, in one canonical spelling. */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+    return (parsed as ipaddr.IPv6).toIPv4Address();
   }
-  return parsed.range();
+  return parsed;
 }
 
-function allowed(range: string, mode: KeyMode): boolean {
-  if (range === 'unicast') return true;
-  return mode === 'test' && range === 'loopback';
+/** A service of this deployment: no webhook may be sent to where it listens. */
+export interface ProtectedTarget {
+  service: string;
+  /** The host it listens on or is reached at: an IP, a name, `localhost`, or 0.0.0.0 / :: (every interface). */
+  host: string;
+  port: number;
+}
+
+export interface EgressPolicy {
+  /** DNS for the check; the system resolver unless a test gives one. */
+  resolve?: Resolver;
+  /** Whether sandbox keys may use loopback addresses at all (default true). */
+  allowLoopback?: boolean;
+  /** Where the deployment's own services listen. Read at every check, so it may grow after start. */
+  protectedTargets?: ProtectedTarget[];
 }
 
 export type Resolver = (host: string) => Promise<string[]>;
 
 const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+function isLocalHost(host: string): boolean {
+  const bare = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  return ipaddr.isValid(bare) && parseAddress(bare).range() === 'loopback';
+}
+
+function isEveryInterface(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return ipaddr.isValid(bare) && parseAddress(bare).range() === 'unspecified';
+}
+
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .flatMap((entry) => (entry ? [entry.address.replace(/%.*$/, '')] : []));
+}
+
+/** Whether a connection to `address:port` would reach `target`. */
+async function reaches(target: ProtectedTarget, address: ipaddr.IPv4 | ipaddr.IPv6, port: number): Promise<boolean> {
+  if (target.port !== port) return false;
+  const range = address.range();
+  if (range === 'unspecified') return true;
+  // A service on loopback answers on every loopback address (127.0.0.0/8, ::1), however spelt.
+  if (range === 'loopback' && (isLocalHost(target.host) || isEveryInterface(target.host))) return true;
+  let targetAddresses: string[];
+  if (isEveryInterface(target.host)) targetAddresses = interfaceAddresses();
+  else if (ipaddr.isValid(target.host.replace(/^\[|\]$/g, ''))) targetAddresses = [target.host.replace(/^\[|\]$/g, '')];
+  else targetAddresses = await systemResolver(target.host).catch(() => []);
+  const dialled = address.toNormalizedString();
+  return targetAddresses.some(
+    (candidate) => ipaddr.isValid(candidate) && parseAddress(candidate).toNormalizedString() === dialled,
+  );
+}
 
 /**
  * Parses and checks a URL for a key mode; resolves the host. Returns the URL and the checked
@@ -39,8 +94,10 @@ const systemResolver: Resolver = async (host) =>
 export async function checkDestination(
   rawUrl: string,
   mode: KeyMode,
-  resolve: Resolver = systemResolver,
+  policy: EgressPolicy = {},
 ): Promise<{ url: URL; addresses: string[] }> {
+  const resolve = policy.resolve ?? systemResolver;
+  const loopbackAllowed = mode === 'test' && policy.allowLoopback !== false;
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -63,13 +120,81 @@ export async function checkDestination(
     }
   }
   if (addresses.length === 0) throw new DestinationRefused(`host ${host} does not resolve`);
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   for (const address of addresses) {
-    const range = rangeOf(address);
-    if (!allowed(range, mode)) {
+    const parsed = parseAddress(address);
+    const range = parsed.range();
+    if (range !== 'unicast' && !(range === 'loopback' && loopbackAllowed)) {
       throw new DestinationRefused(
-        `resolves to ${address} (${range}), which is not a public address${mode === 'test' ? ' or loopback' : ''}`,
+        `resolves to ${address} (${range}), which is not a public address${loopbackAllowed ? ' or loopback' : ''}` +
+          (mode === 'test' && range === 'loopback' ? ' (loopback is turned off: WEBHOOK_ALLOW_LOOPBACK)' : ''),
       );
+    }
+    for (const target of policy.protectedTargets ?? []) {
+      if (await reaches(target, parsed, port)) {
+        throw new DestinationRefused(
+          `resolves to ${address} port ${port}, where this deployment's ${target.service} listens; ` +
+            'webhooks may not target the gateway itself',
+        );
+      }
     }
   }
   return { url, addresses };
+}
+
+function hostAndPort(url: string, defaultPort: number): { host: string; port: number } | undefined {
+  try {
+    const parsed = new URL(url);
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port ? Number(parsed.port) : defaultPort };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The deployment's own services, from its configuration: where webhooks may never go. */
+export function protectedTargetsFor(
+  config: Pick<
+    Config,
+    | 'HOST'
+    | 'PORT'
+    | 'SANDBOX_BANK_HOST'
+    | 'SANDBOX_BANK_PORT'
+    | 'sandboxBankUrl'
+    | 'temporalAddress'
+    | 'temporalUiUrl'
+    | 'TEMPORAL_UI_PORT'
+    | 'TEMPORAL_DEV_HTTP_PORT'
+    | 'databaseUrl'
+    | 'sandboxBankDatabaseUrl'
+  >,
+): ProtectedTarget[] {
+  const targets: ProtectedTarget[] = [
+    { service: 'API', host: config.HOST, port: config.PORT },
+    { service: 'sandbox bank', host: config.SANDBOX_BANK_HOST, port: config.SANDBOX_BANK_PORT },
+  ];
+  const add = (service: string, found: { host: string; port: number } | undefined) => {
+    if (found) targets.push({ service, ...found });
+  };
+  add('sandbox bank', hostAndPort(config.sandboxBankUrl, 80));
+  const frontend = hostAndPort(`grpc://${config.temporalAddress}`, 7233);
+  add('Temporal frontend', frontend);
+  if (config.temporalUiUrl) add('Temporal Web UI', hostAndPort(config.temporalUiUrl, 80));
+  if (frontend) {
+    // The dev server's Web UI and HTTP API ports, on the frontend's host. `npm start` hands its
+    // children TEMPORAL_ADDRESS, so they cannot tell an embedded server from an external one: these
+    // are protected either way (on an external cluster's host, two more refused ports).
+    targets.push(
+      { service: 'Temporal Web UI', host: frontend.host, port: config.TEMPORAL_UI_PORT },
+      { service: 'Temporal HTTP API', host: frontend.host, port: config.TEMPORAL_DEV_HTTP_PORT },
+    );
+  }
+  add('PostgreSQL', hostAndPort(config.databaseUrl, 5432));
+  add('PostgreSQL', hostAndPort(config.sandboxBankDatabaseUrl, 5432));
+  return targets;
+}
+
+export function egressPolicyFor(
+  config: Parameters<typeof protectedTargetsFor>[0] & Pick<Config, 'webhookAllowLoopback'>,
+): EgressPolicy {
+  return { allowLoopback: config.webhookAllowLoopback, protectedTargets: protectedTargetsFor(config) };
 }

@@ -3,7 +3,15 @@
 // stays unmarked until its deliveries exist and their workflows are started, and every step is
 // idempotent (delivery ids derive from the pair, workflow ids from the same), so a process that
 // dies between an event's commit and its fan-out loses nothing: the next pass finishes the job.
-import { createHash } from 'node:crypto';
+//
+// Several worker replicas share the work through leases, not open transactions: a pass claims a
+// batch of due events in one statement (FOR UPDATE SKIP LOCKED, so replicas take different
+// events) by stamping `fanout_claimed_by`/`fanout_claimed_until`, calls Temporal with no
+// transaction open, then marks each event. A claim whose holder died runs out and another replica
+// takes the event. An event that fails goes back with a capped exponential backoff
+// (`next_fanout_at`, `fanout_attempts`, `last_fanout_error`) and the pass goes on with the rest.
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
@@ -30,16 +38,47 @@ export interface FanoutOptions {
   jitter?: number;
   intervalMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Events claimed per pass (100). */
+  batchSize?: number;
+  /** Events of a pass fanned out at the same time (8). */
+  concurrency?: number;
+  /** How long a claim holds (60 s): past it, another replica may take the event. */
+  claimLeaseMs?: number;
+  /** Wait before retrying a failed event: base × 2^(failures − 1), at most max (1 s, 5 min). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Names this replica in `fanout_claimed_by`, for operators (host:pid by default). */
+  owner?: string;
+}
+
+/** How long an event waits after its n-th failed fan-out: doubling from base, capped at max. */
+export function fanoutRetryDelayMs(failures: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
+}
+
+interface ClaimedEvent {
+  id: string;
+  tenant_id: string;
+  type: string;
+  fanout_attempts: number;
+  created_at: string;
 }
 
 export class EventFanout {
   private readonly options: FanoutOptions;
   private readonly loop: PollingLoop;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly owner: string;
 
   constructor(options: FanoutOptions) {
     this.options = options;
+    this.batchSize = options.batchSize ?? 100;
+    this.leaseMs = options.claimLeaseMs ?? 60_000;
+    this.owner = options.owner ?? `${hostname()}:${process.pid}`;
     this.loop = new PollingLoop(
-      () => this.tick(),
+      // A full batch means more are waiting: the loop goes again at once.
+      async () => (await this.pass()).claimed >= this.batchSize,
       options.intervalMs ?? 200,
       (error) => options.log?.('event fan-out pass failed', { error: String(error) }),
     );
@@ -53,25 +92,107 @@ export class EventFanout {
     return this.loop.stop();
   }
 
-  /** One pass over events not yet fanned out; returns how many deliveries it started. */
+  /** One pass over the events due; returns how many deliveries it handed over for the events it finished. */
   async tick(): Promise<number> {
-    const em = this.options.orm.em.fork();
-    const events = await em.execute<{ id: string; tenant_id: string; type: string }[]>(
-      'select id, tenant_id, type from events where fanned_out_at is null order by created_at limit 100',
-    );
+    return (await this.pass()).started;
+  }
+
+  private async pass(): Promise<{ claimed: number; started: number }> {
+    // One token per pass: a pass whose lease ran out cannot overwrite the claim of the next holder.
+    const token = `${this.owner}:${randomUUID()}`;
+    const events = await this.claim(token);
+    // Past half the lease, leave the rest of the batch to the next pass rather than race its expiry.
+    const stopAt = Date.now() + this.leaseMs / 2;
+    let next = 0;
     let started = 0;
-    for (const event of events) {
+    let leftOver = false;
+    const worker = async () => {
+      while (next < events.length) {
+        if (Date.now() > stopAt) {
+          leftOver = true;
+          return;
+        }
+        const event = events[next++]!;
+        // Not `started += await …`: that would read `started` before the wait and lose the other workers' counts.
+        const handedOver = await this.fanOutOrPostpone(event, token);
+        started += handedOver;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, events.length) }, worker));
+    if (leftOver) {
+      await this.options.orm.em
+        .fork()
+        .execute(
+          'update events set fanout_claimed_by = null, fanout_claimed_until = null where fanout_claimed_by = ?',
+          [token],
+        );
+    }
+    return { claimed: events.length, started };
+  }
+
+  /** Claims up to a batch of due events, oldest first, in one short statement (no transaction stays open). */
+  private async claim(token: string): Promise<ClaimedEvent[]> {
+    const events = await this.options.orm.em.fork().execute<ClaimedEvent[]>(
+      `with due as materialized (
+         select id from events
+          where fanned_out_at is null
+            and (next_fanout_at is null or next_fanout_at <= now())
+            and (fanout_claimed_until is null or fanout_claimed_until <= now())
+          order by created_at
+          limit ?
+          for update skip locked)
+       update events set fanout_claimed_by = ?, fanout_claimed_until = now() + ? * interval '1 millisecond'
+         from due where events.id = due.id
+       returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at`,
+      [this.batchSize, token, this.leaseMs],
+    );
+    // `returning` keeps no order.
+    return events.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+  }
+
+  /** Fans one event out and marks it; on failure records it and sets its next try. Never throws. */
+  private async fanOutOrPostpone(event: ClaimedEvent, token: string): Promise<number> {
+    const em = this.options.orm.em.fork();
+    try {
       const endpoints = await em.execute<{ id: string; events: string[] }[]>(
         `select id, events from webhook_endpoints where tenant_id = ? and status = 'listening'`,
         [event.tenant_id],
       );
+      let started = 0;
       for (const endpoint of endpoints.filter((candidate) => subscribes(candidate.events, event.type))) {
         await this.deliver(event, endpoint.id);
         started += 1;
       }
-      await em.execute('update events set fanned_out_at = now() where id = ? and fanned_out_at is null', [event.id]);
+      await em.execute(
+        `update events set fanned_out_at = now(), fanout_claimed_by = null, fanout_claimed_until = null
+          where id = ? and fanned_out_at is null`,
+        [event.id],
+      );
+      return started;
+    } catch (error) {
+      const failures = event.fanout_attempts + 1;
+      const retryInMs = fanoutRetryDelayMs(
+        failures,
+        this.options.retryBaseMs ?? 1_000,
+        this.options.retryMaxMs ?? 300_000,
+      );
+      const message = error instanceof Error ? error.message : String(error);
+      const fields = { eventId: event.id, tenantId: event.tenant_id, type: event.type, failures, retryInMs };
+      try {
+        await em.execute(
+          `update events set fanout_attempts = fanout_attempts + 1, last_fanout_error = ?,
+                  next_fanout_at = now() + ? * interval '1 millisecond',
+                  fanout_claimed_by = null, fanout_claimed_until = null
+            where id = ? and fanout_claimed_by = ? and fanned_out_at is null`,
+          [message.slice(0, 1_000), retryInMs, event.id, token],
+        );
+      } catch (recordError) {
+        // The claim runs out and the event is tried again then.
+        this.options.log?.('event fan-out failure could not be recorded', { ...fields, error: String(recordError) });
+      }
+      this.options.log?.('event fan-out failed; retrying later', { ...fields, error: message });
+      return 0;
     }
-    return started;
   }
 
   private async deliver(event: { id: string; tenant_id: string; type: string }, endpointId: string): Promise<void> {

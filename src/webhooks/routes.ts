@@ -5,8 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
-import { ResourceErrorSchema, ok } from '../http/envelope.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
 import { EVENT_TYPES } from './event-types.ts';
 import type { WebhookService } from './service.ts';
@@ -46,15 +45,11 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
             'Live keys need an https URL on a public address; sandbox keys may also use http and loopback.',
           security,
           body: RegisterEndpointBody,
-          response: { 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+          response: { 201: envelopeSchema(z.unknown()), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
         },
       },
       async (request, reply) => {
-        const tenant = tenantOf(request);
-        return withIdempotency(request, reply, { orm: deps.orm, tenantId: tenant.tenantId }, async () => ({
-          status: 201,
-          body: ok(request, await deps.webhooks.register(tenant, request.body)),
-        }));
+        return reply.status(201).send(ok(request, await deps.webhooks.register(tenantOf(request), request.body)));
       },
     );
   }

@@ -14,8 +14,9 @@ import {
   replaySignal,
 } from '../../workflows/webhook-delivery-definitions.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
-import { DestinationRefused, type Resolver, checkDestination } from './destinations.ts';
+import { DestinationRefused, type EgressPolicy, checkDestination } from './destinations.ts';
 import { encryptSecret } from './secrets.ts';
+import { isUuid } from '../http/ids.ts';
 
 export interface WebhookServiceDeps {
   orm: MikroORM;
@@ -23,7 +24,7 @@ export interface WebhookServiceDeps {
   taskQueue: string;
   encryptionKey: Buffer;
   scheduleMs: number[];
-  resolver?: Resolver;
+  egress: EgressPolicy;
 }
 
 interface EndpointRow {
@@ -47,7 +48,7 @@ interface DeliveryRow {
   attempt_count: number;
   signature: string | null;
   replay_id: string | null;
-  endpoint_status: string;
+  endpoint_state: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -60,7 +61,6 @@ interface EventRow {
 }
 
 const iso = (value: Date) => new Date(value).toISOString();
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function endpointView(row: EndpointRow) {
   return {
@@ -87,7 +87,7 @@ export class WebhookService {
 
   async register(tenant: ResolvedKey, body: { url: string; events: string[]; signing_secret: string }) {
     try {
-      await checkDestination(body.url, tenant.mode, this.deps.resolver);
+      await checkDestination(body.url, tenant.mode, this.deps.egress);
     } catch (error) {
       if (error instanceof DestinationRefused) throw ApiError.validation([{ path: 'url', message: error.message }]);
       throw error;
@@ -138,7 +138,7 @@ export class WebhookService {
   }
 
   async deleteEndpoint(tenantId: string, id: string) {
-    const [row] = UUID.test(id)
+    const [row] = isUuid(id)
       ? await this.deps.orm.em.fork().execute<EndpointRow[]>(
           `update webhook_endpoints set status = 'deleted', updated_at = now()
               where id = ? and tenant_id = ? and status <> 'deleted' returning *`,
@@ -152,7 +152,7 @@ export class WebhookService {
   private async deliveryRows(where: string, params: unknown[], window?: Window) {
     const em = this.deps.orm.em.fork();
     const rows = await em.execute<DeliveryRow[]>(
-      `select d.*, w.status as endpoint_status from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+      `select d.*, w.status as endpoint_state from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
         where ${where} order by d.created_at desc, d.id desc${window ? ' limit ? offset ?' : ''}`,
       window ? [...params, window.limit, window.offset] : params,
     );
@@ -173,19 +173,21 @@ export class WebhookService {
       `select * from webhook_attempts where delivery_id in (${placeholders}) order by number`,
       rows.map((row) => row.id),
     );
-    return rows.map((row) => ({
-      id: row.id,
-      event_id: row.event_id,
-      endpoint_id: row.endpoint_id,
-      event_type: row.event_type,
-      status: row.status,
-      attempt_count: row.attempt_count,
-      endpoint_status: row.endpoint_status,
-      signature: row.signature,
-      replay_id: row.replay_id,
-      attempts: attempts
-        .filter((attempt) => attempt.delivery_id === row.id)
-        .map((attempt) => ({
+    return rows.map((row) => {
+      const own = attempts.filter((attempt) => attempt.delivery_id === row.id);
+      return {
+        id: row.id,
+        event_id: row.event_id,
+        endpoint_id: row.endpoint_id,
+        event_type: row.event_type,
+        status: row.status,
+        attempt_count: row.attempt_count,
+        // The HTTP status the endpoint answered to the latest attempt; null without an answer.
+        endpoint_status: own.at(-1)?.status_code ?? null,
+        endpoint_state: row.endpoint_state,
+        signature: row.signature,
+        replay_id: row.replay_id,
+        attempts: own.map((attempt) => ({
           number: attempt.number,
           attempted_at: iso(attempt.attempted_at),
           status_code: attempt.status_code,
@@ -194,9 +196,10 @@ export class WebhookService {
           response_body: attempt.response_body,
           replay_id: attempt.replay_id,
         })),
-      created_at: iso(row.created_at),
-      updated_at: iso(row.updated_at),
-    }));
+        created_at: iso(row.created_at),
+        updated_at: iso(row.updated_at),
+      };
+    });
   }
 
   async listDeliveries(
@@ -211,7 +214,7 @@ export class WebhookService {
       ['d.endpoint_id', filters.endpoint_id],
     ] as const) {
       if (value === undefined) continue;
-      if (!UUID.test(value)) return { items: [], pagination: paginationView(window, 0) };
+      if (!isUuid(value)) return { items: [], pagination: paginationView(window, 0) };
       where.push(`${column} = ?`);
       params.push(value);
     }
@@ -230,7 +233,7 @@ export class WebhookService {
   }
 
   async getDelivery(tenantId: string, id: string) {
-    const [delivery] = UUID.test(id) ? await this.deliveryRows('d.id = ? and d.tenant_id = ?', [id, tenantId]) : [];
+    const [delivery] = isUuid(id) ? await this.deliveryRows('d.id = ? and d.tenant_id = ?', [id, tenantId]) : [];
     if (!delivery) throw ApiError.notFound(`webhook delivery ${id}`);
     return delivery;
   }
@@ -238,6 +241,12 @@ export class WebhookService {
   /** Delivers the event again now, with the same webhook-id; starts a new run if the delivery had ended. */
   async replay(tenantId: string, id: string) {
     const delivery = await this.getDelivery(tenantId, id);
+    if (delivery.endpoint_state !== 'listening') {
+      throw new ApiError(
+        'failed_precondition',
+        `the endpoint of delivery ${id} is ${delivery.endpoint_state}: nothing can be delivered to it`,
+      );
+    }
     const replayId = `rpl_${randomUUID().replaceAll('-', '')}`;
     const input: DeliveryInput = {
       deliveryId: delivery.id,
@@ -286,7 +295,7 @@ export class WebhookService {
   }
 
   async getEvent(tenantId: string, id: string) {
-    const [row] = UUID.test(id)
+    const [row] = isUuid(id)
       ? await this.deps.orm.em
           .fork()
           .execute<EventRow[]>('select id, type, payload, created_at from events where id = ? and tenant_id = ?', [

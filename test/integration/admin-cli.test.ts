@@ -149,6 +149,12 @@ describe('admin CLI', () => {
     expect((await wallet(second.json.api_key)).status).toBe(200);
   });
 
+  it('lists no transfer discrepancies on a fresh database', async () => {
+    const result = await admin('transfers', 'discrepancies', '--all');
+    expect(result.code).toBe(0);
+    expect(result.json).toEqual({ items: [] });
+  });
+
   it('exits non-zero with a clear message for bad arguments', async () => {
     const cases: [string[], number, RegExp][] = [
       [['tenant', 'create'], 2, /--name is required/],
@@ -168,6 +174,9 @@ describe('admin CLI', () => {
       ],
       [['key', 'revoke', '--key-prefix', 'sk_test_ZZZZZZZZ'], 1, /no active key/],
       [['frobnicate', 'everything'], 2, /unknown command 'frobnicate everything'/],
+      [['transfers', 'settle-discrepancy', '--id', 'x', '--note', 'n'], 2, /--id must be a transfer id/],
+      [['transfers', 'settle-discrepancy', '--id', '00000000-0000-4000-8000-000000000000'], 2, /--note is required/],
+      [['transfers', 'discrepancies', '--open'], 2, /Unknown option '--open'/],
     ];
     for (const [args, code, message] of cases) {
       const result = await admin(...args);

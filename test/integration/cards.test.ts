@@ -143,6 +143,8 @@ describe('cards', () => {
     const events = (await get(tenant.apiKey, '/api/v1/events?limit=100')).items.map((e: { type: string }) => e.type);
     expect(events.filter((type: string) => type === 'card.locked')).toHaveLength(1);
     expect(events.filter((type: string) => type === 'card.unlocked')).toHaveLength(1);
+    // Operations arrive as signals since the card stopped taking one update per request.
+    recordHistory('card-signalled-lock-unlock', cardWorkflowId(card.id));
   });
 
   it('funds from the wallet in one journal entry, and shows balance and history', async () => {
@@ -349,6 +351,30 @@ describe('cards', () => {
     expect(items[0]).toMatchObject({ amount_minor: 20_000, status: 'succeeded' });
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(20_000);
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(980_000);
+  });
+
+  it('takes 50 concurrent fundings with distinct keys against a wallet that pays for 20: exactly 20 succeed', async () => {
+    // 20 × 7,000 kobo = 140,000: the wallet pays for exactly twenty.
+    const tenant = await createFundedTenant(db.orm, 140_000);
+    const card = await newCard(tenant.apiKey);
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 7_000, idempotency_key: `f-${i}` }),
+      ),
+    );
+    // Accepted, every one: a card takes any number of concurrent operations (no in-flight limit).
+    expect(responses.map((response) => response.statusCode)).toEqual(Array.from({ length: 50 }, () => 202));
+    const items = await settled(tenant.apiKey, card.id, 50);
+    expect(items.filter((item) => item.status === 'succeeded')).toHaveLength(20);
+    expect(items.filter((item) => item.status === 'failed')).toHaveLength(30);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(140_000);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
+    expect(await ledgerEntries(card.id)).toBe(20);
+    // And the card still answers later operations.
+    expect((await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`)).statusCode).toBe(202);
+    await eventually(async () =>
+      (await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).status === 'locked' ? true : undefined,
+    );
   });
 
   it("answers 404 NOT_FOUND for another tenant's or an unknown card", async () => {

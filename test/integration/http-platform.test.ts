@@ -115,7 +115,7 @@ describe('authentication', () => {
     expect(response.statusCode).toBe(401);
     expect(response.json()).toEqual({
       error: { code: 'UNAUTHORIZED', message: expect.stringContaining('missing API key'), details: null },
-      meta: { path: '/api/v1/wallet', method: 'GET' },
+      meta: { path: '/api/v1/wallet', method: 'GET', requestId: response.headers['x-request-id'] },
     });
   });
 
@@ -165,7 +165,7 @@ describe('routing', () => {
       expect(response.statusCode).toBe(404);
       expect(response.json()).toEqual({
         error: { code: 'NOT_FOUND', message: `no route GET ${url}`, details: null },
-        meta: { path: url, method: 'GET' },
+        meta: { path: url, method: 'GET', requestId: response.headers['x-request-id'] },
       });
     }
   });
@@ -229,7 +229,7 @@ describe('request bodies', () => {
     expect(response.statusCode).toBe(500);
     expect(response.json()).toEqual({
       error: { code: 'INTERNAL', message: 'internal error', details: null },
-      meta: { path: '/api/v1/probe/boom', method: 'GET' },
+      meta: { path: '/api/v1/probe/boom', method: 'GET', requestId: response.headers['x-request-id'] },
     });
     expect(response.body).not.toMatch(/hunter2|10\.0\.0\.7|at .*\.ts/);
     // …while the log keeps the real cause for operators.
@@ -265,6 +265,25 @@ describe('API documentation', () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/health', '/api/v1/wallet']));
     expect(doc.paths['/api/v1/wallet'].get.responses['200']).toBeDefined();
+  });
+
+  it('states every error status a route can answer, in its envelope style', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort();
+    expect(statuses('/api/v1/transfers', 'post')).toEqual(
+      expect.arrayContaining(['200', '201', '400', '401', '409', '413', '422', '429', '503']),
+    );
+    expect(statuses('/api/v1/cards/{card_id}', 'get')).toEqual(
+      expect.arrayContaining(['2XX', '400', '401', '404', '429', '503']),
+    );
+    expect(statuses('/api/v1/cards/{card_id}/jit-fund', 'post')).toEqual(
+      expect.arrayContaining(['400', '401', '404', '409', '413', '422', '429', '503']),
+    );
+    // The transfer area's errors are in its own envelope; the resource areas' in theirs.
+    const schemaOf = (path: string, method: string, status: string) =>
+      JSON.stringify(doc.paths[path][method].responses[status].content['application/json'].schema);
+    expect(schemaOf('/api/v1/transfers', 'post', '503')).toContain('success');
+    expect(schemaOf('/api/v1/cards/{card_id}', 'get', '404')).toContain('requestId');
   });
 
   it('serves the interactive docs page without a key', async () => {

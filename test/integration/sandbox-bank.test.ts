@@ -126,7 +126,10 @@ describe('transfers', () => {
     const heldToo = `held2-${Date.now()}`;
     await bankSwitch.submitTransfer(transferInput(held, '2222222222'));
     await bankSwitch.submitTransfer(transferInput(heldToo, '2222222222'));
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // A witness submitted after them completes and calls back: by then the held ones would have too.
+    const witness = `witness-${Date.now()}`;
+    await bankSwitch.submitTransfer(transferInput(witness, '0123456789'));
+    await eventually(callbackFor(witness));
     expect((await bankSwitch.transferStatus(held)).status).toBe('pending');
     expect(callbackFor(held)()).toBeUndefined();
 

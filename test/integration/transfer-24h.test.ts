@@ -1,6 +1,8 @@
 // The 24-hour path under Temporal's time-skipping test server: a transfer the bank never confirms
 // stays `processing` (never guessed at), is flagged as stuck after 24 h, and settles once the
-// bank's own status query finally reports it.
+// bank's own status query finally reports it. A transfer the bank never took (every submission
+// answered 429 for the whole hour of retries, then "no such transfer") is not refunded on that
+// guess either: it stays processing until the bank or an operator decides.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
@@ -8,7 +10,7 @@ import { createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { TransferService } from '../../src/transfers/service.ts';
 import type { TransferRow } from '../../src/transfers/views.ts';
-import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
@@ -86,6 +88,44 @@ describe('a transfer the bank never confirms', () => {
     expect((await row(id)).status).toBe('completed');
     const settled = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect([settled.availableMinor, settled.pendingMinor]).toEqual([599_000, 0]);
+    expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+  }, 120_000);
+});
+
+describe('a transfer whose submissions the bank throttles for longer than the retries last', () => {
+  it('keeps the money reserved and the transfer processing on "no such transfer", until an operator fails it', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const created = await transfers.create(tenant.tenantId, {
+      amount_minor: 400_000,
+      recipient_account: '4444444444',
+      recipient_bank_code: '058',
+      narration: 'throttled',
+      reference: 'throttled-for-an-hour',
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const handle = env.client.workflow.getHandle(transferWorkflowId(tenant.tenantId, 'throttled-for-an-hour'));
+
+    // Past the hour of submission retries (429 is transient) and the status query after them,
+    // which finds nothing at the bank.
+    await env.sleep('2 hours');
+    const state = await handle.query(statusQuery);
+    expect(state).toMatchObject({ status: 'processing', stuck: false });
+    expect(state.bankOutcome).toBeUndefined();
+    expect((await row(id)).status).toBe('processing');
+    const reserved = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect([reserved.availableMinor, reserved.pendingMinor]).toEqual([599_000, 401_000]);
+
+    // Stuck after 24 h of waiting for the bank's answer, counted from the end of the submission hour.
+    await env.sleep('25 hours');
+    expect(await handle.query(statusQuery)).toMatchObject({ status: 'processing', stuck: true });
+    expect((await row(id)).stuck_since).not.toBeNull();
+
+    await handle.signal(resolveSignal, { outcome: 'failed', note: 'never reached the bank', operator: 'ops@test' });
+    expect(await handle.result()).toMatchObject({ status: 'failed' });
+    expect((await row(id)).status).toBe('failed');
+    const refunded = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect([refunded.availableMinor, refunded.pendingMinor]).toEqual([1_000_000, 0]);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
   }, 120_000);
 });

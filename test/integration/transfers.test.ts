@@ -12,8 +12,10 @@ import { statusQuery, transferWorkflowId } from '../../workflows/transfer-defini
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
+import { transferEntries, transferEvents } from '../support/ledger-reads.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `transfers-${process.pid}`;
@@ -83,24 +85,8 @@ async function wallet(tenantId: string) {
   return { available: balance.availableMinor, pending: balance.pendingMinor };
 }
 
-async function entries(transferId: string) {
-  const rows = await db.orm.em
-    .fork()
-    .execute<{ kind: string }[]>(`select kind from journal_entries where idempotency_key like ? order by created_at`, [
-      `transfer:${transferId}:%`,
-    ]);
-  return rows.map((row) => row.kind);
-}
-
-async function events(transferId: string) {
-  const rows = await db.orm.em
-    .fork()
-    .execute<{ type: string; payload: Record<string, unknown> }[]>(
-      `select type, payload from events where payload->>'id' = ? order by created_at`,
-      [transferId],
-    );
-  return rows;
-}
+const entries = (transferId: string) => transferEntries(db.orm, transferId);
+const events = (transferId: string) => transferEvents(db.orm, transferId);
 
 describe('POST /api/v1/transfers', () => {
   it('creates a transfer, answers 201 pending with every field, and settles it at the bank', async () => {
@@ -299,7 +285,8 @@ describe('replay safety', () => {
     const first = await create(tenant.apiKey, payload, { 'idempotency-key': key });
     expect(first.statusCode).toBe(201);
     const again = await create(tenant.apiKey, payload, { 'idempotency-key': key });
-    expect(again.statusCode).toBe(201);
+    // The replay of a create is a 200 (decisions §2), with the first answer's body.
+    expect(again.statusCode).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json()).toEqual(first.json());
     const reused = await create(tenant.apiKey, { ...payload, narration: 'something else' }, { 'idempotency-key': key });
@@ -448,7 +435,9 @@ describe('stuck transfers and operators', () => {
     await stack.stopWorker();
     // The bank confirms while no worker runs: the callback lands as a signal in the history.
     expect((await bank.control(`/control/transfers/${id}/confirm`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const signalled = async () =>
+      (await handle.fetchHistory()).events?.some((event) => event.workflowExecutionSignaledEventAttributes) === true;
+    await eventually(signalled);
     expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
 
     await stack.startWorker();
@@ -583,5 +572,73 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
     expect(await entries(never)).toEqual([]);
     expect(await entries(late)).toEqual(['transfer_reserve', 'transfer_reverse']);
+  });
+
+  const refusalOf = async (work: Promise<unknown>) =>
+    work.then(
+      () => expect.unreachable('the reservation was not refused'),
+      (error: { type?: string; nonRetryable?: boolean; message: string }) => error,
+    );
+
+  it('is used by the transfer if it committed; otherwise it can no longer commit, and the reference stays free', async () => {
+    const activities = createTransferActivities({ orm: db.orm, providers: stack.providers() });
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+
+    // Committed before the create path settled it: the transfer goes on with that reservation.
+    const committed = randomUUID();
+    await activities.reserveFunds({
+      transferId: committed,
+      request: request(tenant.tenantId, 'settle-1'),
+      recipientName: 'X',
+      nameEnquirySessionId: 's',
+    });
+    const used = await activities.settleReservation({
+      transferId: committed,
+      request: request(tenant.tenantId, 'settle-1'),
+    });
+    expect(used).toMatchObject({ id: committed, reference: 'settle-1', status: 'pending', amount_minor: 300_000 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
+    expect(await entries(committed)).toEqual(['transfer_reserve']);
+
+    // Not committed: the late attempt is refused for good, and reserves nothing.
+    const abandoned = randomUUID();
+    expect(
+      await activities.settleReservation({ transferId: abandoned, request: request(tenant.tenantId, 'settle-2') }),
+    ).toBeNull();
+    const late = await refusalOf(
+      activities.reserveFunds({
+        transferId: abandoned,
+        request: request(tenant.tenantId, 'settle-2'),
+        recipientName: 'X',
+        nameEnquirySessionId: 's',
+      }),
+    );
+    expect(late).toMatchObject({ type: 'reservation_abandoned', nonRetryable: true });
+    expect(await entries(abandoned)).toEqual([]);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
+
+    // The retry of the request (a new run, a new transfer id) takes the same reference.
+    const retried = randomUUID();
+    const view = await activities.reserveFunds({
+      transferId: retried,
+      request: request(tenant.tenantId, 'settle-2'),
+      recipientName: 'X',
+      nameEnquirySessionId: 's',
+    });
+    expect(view).toMatchObject({ id: retried, reference: 'settle-2', status: 'pending' });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 398_000, pending: 602_000 });
+
+    // A third id for a reference that is held: a conflict, refused without retries, nothing moved.
+    const conflict = await refusalOf(
+      activities.reserveFunds({
+        transferId: randomUUID(),
+        request: request(tenant.tenantId, 'settle-2'),
+        recipientName: 'X',
+        nameEnquirySessionId: 's',
+      }),
+    );
+    expect(conflict).toMatchObject({ type: 'duplicate_reference', nonRetryable: true });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 398_000, pending: 602_000 });
+    expect(await postingsTotal(db.orm.em.fork())).toBe(0);
   });
 });

@@ -357,7 +357,8 @@ describe('inbound credits', () => {
     expect(sent.json().data).toMatchObject({
       virtual_account_id: account.id,
       amount_minor: 750_050,
-      transaction_reference: `cr-${account.id}`,
+      reference: `cr-${account.id}`,
+      transaction_reference: expect.stringMatching(/^SBXCR[0-9A-F]{24}$/),
     });
     const credited = await eventually(async () => {
       const data = (
@@ -379,13 +380,83 @@ describe('inbound credits', () => {
       total_received_minor: 750_050,
       credit: { amount_minor: 750_050, sender_name: 'OKAFOR STORES' },
     });
+    // Sent again: the bank sends the same notification again (202), and it still counts once.
     const repeat = await app.inject({
       method: 'POST',
       url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
       headers: auth(tenant.apiKey),
       payload: { amount_minor: 750_050, reference: `cr-${account.id}` },
     });
-    expect(repeat.statusCode).toBe(409);
+    expect(repeat.statusCode).toBe(202);
+    expect(repeat.json().data.transaction_reference).toBe(sent.json().data.transaction_reference);
+    const otherAmount = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+      headers: auth(tenant.apiKey),
+      payload: { amount_minor: 750_051, reference: `cr-${account.id}` },
+    });
+    expect(otherAmount.statusCode).toBe(409);
+    expect(otherAmount.json().error.code).toBe('CONFLICT');
+    await eventually(async () => {
+      const [row] = await db.orm.em.fork().execute<{ delivered: string }[]>(
+        `select count(*)::text as delivered from sandbox_bank.callbacks
+            where payload->'data'->>'transaction_reference' = ? and delivered_at is not null`,
+        [sent.json().data.transaction_reference],
+      );
+      return row?.delivered === '2' ? row : undefined;
+    });
+    const after = (
+      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
+    ).json().data;
+    expect([after.total_received_minor, after.transaction_count]).toEqual([750_050, 1]);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(751_050);
+  });
+
+  it('scopes sandbox credit references to the tenant: two tenants, one reference, two credits', async () => {
+    const reference = `shared-${randomUUID()}`;
+    const tenants = [await createFundedTenant(db.orm), await createFundedTenant(db.orm)];
+    const accounts: { id: string }[] = [];
+    for (const [index, tenant] of tenants.entries()) {
+      const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+      accounts.push(account);
+      const sent = await app.inject({
+        method: 'POST',
+        url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+        headers: auth(tenant.apiKey),
+        payload: { amount_minor: 40_000 + index, reference },
+      });
+      // Neither tenant learns that the other used the reference: both are accepted as new.
+      expect(sent.statusCode).toBe(202);
+    }
+    for (const [index, tenant] of tenants.entries()) {
+      const credited = await eventually(async () => {
+        const data = (
+          await app.inject({
+            method: 'GET',
+            url: `/api/v1/virtual-accounts/${accounts[index]!.id}`,
+            headers: auth(tenant.apiKey),
+          })
+        ).json().data;
+        return data.transaction_count === 1 ? data : undefined;
+      });
+      expect(credited.total_received_minor).toBe(40_000 + index);
+      expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(40_000 + index);
+    }
+  });
+
+  it('bounds a sandbox credit to 1 … 100,000,000,000 kobo, naming amount_minor', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    for (const amount of [0, 100_000_000_001]) {
+      const response = await app.inject({
+        method: 'POST',
+        url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
+        headers: auth(tenant.apiKey),
+        payload: { amount_minor: amount },
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.details.fields).toEqual([{ path: 'amount_minor', message: expect.any(String) }]);
+    }
   });
 
   it('counts the same credit delivered three times, concurrently, once', async () => {
@@ -420,7 +491,20 @@ describe('inbound credits', () => {
       ).json().data;
       return data.transaction_count === 1 ? data : undefined;
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // All three notifications have been dispatched, and the credit's workflow has finished.
+    await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ n: string }[]>(
+          'select count(*)::text as n from provider_callbacks where event_id like ? and dispatched_at is not null',
+          [`bank-event-${reference}-%`],
+        );
+      return row?.n === '3' ? true : undefined;
+    });
+    await eventually(async () => {
+      const described = await stack.client.workflow.getHandle(inboundCreditWorkflowId('wema', reference)).describe();
+      return described.status.name === 'COMPLETED' ? true : undefined;
+    });
     const data = (
       await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
     ).json().data;
@@ -449,7 +533,7 @@ describe('inbound credits', () => {
         .fork()
         .execute<{ status: string; refusal_reason: string }[]>(
           'select status, refusal_reason from inbound_credits where transaction_reference = ?',
-          [`closed-${account.id}`],
+          [sent.json().data.transaction_reference],
         );
       return row;
     });

@@ -50,6 +50,7 @@ describe('the full retry schedule', () => {
       taskQueue: TASK_QUEUE,
       encryptionKey: TEST_WEBHOOK_KEY,
       scheduleMs: SCHEDULE_MS,
+      egress: {},
     });
     const endpoint = await webhooks.register(
       {

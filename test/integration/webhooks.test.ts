@@ -88,6 +88,24 @@ async function deliveries(apiKey: string, query = '') {
   return response.json().data;
 }
 
+async function deliveryClosed(delivery: { event_id: string; endpoint_id: string }) {
+  return eventually(async () => {
+    const described = await stack.client.workflow
+      .getHandle(deliveryWorkflowId(delivery.event_id, delivery.endpoint_id))
+      .describe();
+    return described.status.name === 'COMPLETED' ? true : undefined;
+  });
+}
+
+async function fannedOut(eventId: string) {
+  return eventually(async () => {
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ done: boolean }[]>('select fanned_out_at is not null as done from events where id = ?', [eventId]);
+    return row?.done ? true : undefined;
+  });
+}
+
 async function eventIdOf(apiKey: string, type: string, transferId: string): Promise<string> {
   return eventually(async () => {
     const response = await app.inject({
@@ -226,7 +244,8 @@ describe('delivery', () => {
       event_type: 'transfer.settled',
       status: 'succeeded',
       attempt_count: 1,
-      endpoint_status: 'listening',
+      endpoint_status: 200,
+      endpoint_state: 'listening',
       signature: request.headers['webhook-signature'],
       replay_id: null,
     });
@@ -321,8 +340,14 @@ describe('delivery', () => {
       const [found] = (await deliveries(tenant.apiKey, `?endpoint_id=${endpoint.json().data.id}&status=failed`)).items;
       return found;
     });
-    expect(delivery).toMatchObject({ status: 'failed', attempt_count: 1, endpoint_status: 'disabled' });
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      endpoint_status: 410,
+      endpoint_state: 'disabled',
+    });
+    // The delivery has ended for good: its workflow is closed, after one request.
+    await deliveryClosed(delivery);
     expect(receiver.on('/gone')).toHaveLength(1);
   });
 
@@ -337,8 +362,10 @@ describe('delivery', () => {
     const failed = await settledTransfer(tenant.apiKey, '1111111111');
     const request = await eventually(() => receiver.on('/failed-only')[0]);
     expect(JSON.parse(request.body)).toMatchObject({ type: 'transfer.failed', data: { id: failed } });
-    await eventIdOf(tenant.apiKey, 'transfer.settled', settled);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const settledEvent = await eventIdOf(tenant.apiKey, 'transfer.settled', settled);
+    // The settled event has been fanned out, and made no delivery to this endpoint.
+    await fannedOut(settledEvent);
+    expect((await deliveries(tenant.apiKey, `?event_id=${settledEvent}`)).items).toEqual([]);
     expect(receiver.on('/failed-only')).toHaveLength(1);
   });
 
@@ -359,7 +386,16 @@ describe('delivery', () => {
       type: 'event.delivery.succeeded',
       data: { event_type: 'transfer.settled', attempt: 1 },
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every event of the tenant has been fanned out and every delivery has ended.
+    await eventually(async () => {
+      const [row] = await db.orm.em.fork().execute<{ n: string }[]>(
+        `select (select count(*) from events where tenant_id = ? and fanned_out_at is null)
+                + (select count(*) from webhook_deliveries where tenant_id = ? and status in ('queued', 'retrying'))
+                  as n`,
+        [tenant.tenantId, tenant.tenantId],
+      );
+      return Number(row?.n) === 0 ? true : undefined;
+    });
     expect(
       receiver
         .on('/all')
@@ -430,8 +466,15 @@ describe('replay and durability', () => {
     });
     await settledTransfer(tenant.apiKey);
     await eventually(() => receiver.on('/durable')[0]);
+    const waiting = await eventually(async () => (await deliveries(tenant.apiKey, '?status=retrying')).items[0]);
     await stack.stopWorker();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The retry is due (its timer has fired) but no worker is there to make it: the attempt waits.
+    await eventually(async () => {
+      const history = await stack.client.workflow
+        .getHandle(deliveryWorkflowId(waiting.event_id, waiting.endpoint_id))
+        .fetchHistory();
+      return history.events?.some((event) => event.timerFiredEventAttributes) ? true : undefined;
+    }, 20_000);
     expect(receiver.on('/durable')).toHaveLength(1);
     await stack.startWorker();
     const second = await eventually(() => receiver.on('/durable')[1]);

@@ -27,6 +27,7 @@ describe('recorded workflow histories', () => {
         'virtual-account-expiry.json',
         'card-lock-fund.json',
         'card-continue-as-new.json',
+        'card-signalled-lock-unlock.json',
       ]),
     );
   });

@@ -1,6 +1,6 @@
 // Builds the real Fastify app for a test file, on that file's database and the run's Temporal.
 import { Writable } from 'node:stream';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
@@ -9,7 +9,8 @@ import { createTenant } from '../../src/tenants/tenants.ts';
 import { postEntry, systemAccountId, tenantAccountId } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { createProviders } from '../../src/providers/registry.ts';
-import type { Resolver } from '../../src/webhooks/destinations.ts';
+import { boundedTemporalConnection } from '../../src/http/deadlines.ts';
+import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -25,15 +26,19 @@ export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7);
 export interface TestAppOptions {
   temporalAddress?: string;
   rateLimitPerMinute?: number;
+  /** Per client address, for requests without a valid key; high by default like rateLimitPerMinute. */
+  rateLimitUnauthenticatedPerMinute?: number;
   /** Where the sandbox bank listens; by default an address where nothing does. */
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
   taskQueue?: string;
   webhookScheduleMs?: number[];
-  resolver?: Resolver;
+  egress?: EgressPolicy;
   cardContinueAsNewAfter?: number;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
+  /** DEPENDENCY_TIMEOUT_MS of the app (10 s by default, as in production). */
+  dependencyTimeoutMs?: number;
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
@@ -45,16 +50,19 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
       done();
     },
   });
-  const temporal = Connection.lazy({ address: options.temporalAddress ?? inject('temporalAddress') });
+  const dependencyTimeoutMs = options.dependencyTimeoutMs ?? 10_000;
+  const temporal = boundedTemporalConnection(options.temporalAddress ?? inject('temporalAddress'), dependencyTimeoutMs);
   const config: AppDeps['config'] = {
     LOG_LEVEL: 'info',
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
+    RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: options.rateLimitUnauthenticatedPerMinute ?? 10_000,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,
     webhookEncryptionKey: TEST_WEBHOOK_KEY,
     webhookRetryScheduleMs: options.webhookScheduleMs ?? [0, 500, 1_000],
+    DEPENDENCY_TIMEOUT_MS: dependencyTimeoutMs,
   };
   const providers = createProviders({
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
@@ -68,7 +76,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     logStream,
     providers,
     dispatcher,
-    ...(options.resolver ? { resolver: options.resolver } : {}),
+    egress: options.egress ?? {},
     ...(options.cardContinueAsNewAfter ? { cardContinueAsNewAfter: options.cardContinueAsNewAfter } : {}),
   });
   options.extend?.(app);

@@ -32,7 +32,19 @@ export async function createTestDatabase(poolMax = 20): Promise<TestDatabase> {
     orm,
     async drop() {
       await orm.close();
-      await admin((client) => client.query(`drop database if exists ${name} with (force)`));
+      await admin(async (client) => {
+        // pg's pool resolves end() before its sockets have closed; a forced drop that terminates
+        // them then surfaces as an unhandled 57P01 error in the test run. Give them a moment.
+        for (let i = 0; i < 40; i += 1) {
+          const { rows } = await client.query<{ n: string }>(
+            'select count(*)::text as n from pg_stat_activity where datname = $1',
+            [name],
+          );
+          if (rows[0]?.n === '0') break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await client.query(`drop database if exists ${name} with (force)`);
+      });
     },
   };
 }

@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
-import type { Resolver } from '../../src/webhooks/destinations.ts';
+import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks/destinations.ts';
 import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './global-setup.ts';
@@ -32,20 +32,35 @@ export async function startGatewayStack(options: {
   providerTimeoutMs?: number;
   bank?: { completionDelayMs?: number; hangMs?: number };
   resolver?: Resolver;
-  app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'resolver'>;
+  /** Another Temporal server than the run's (a test that pauses its own). */
+  temporalAddress?: string;
+  app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'egress'>;
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
+  const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
   const db = await createTestDatabase();
   const bankPort = await freePort();
   const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
+  // The SSRF policy of a real deployment: this stack's own services are never webhook targets.
+  const protectedTargets: ProtectedTarget[] = [];
+  const egress: EgressPolicy = { protectedTargets, ...(options.resolver ? { resolve: options.resolver } : {}) };
   const gateway = await createTestApp(db.orm, {
     ...options.app,
     sandboxBankUrl,
     taskQueue: options.taskQueue,
     providerTimeoutMs,
-    ...(options.resolver ? { resolver: options.resolver } : {}),
+    egress,
+    temporalAddress,
   });
   const gatewayUrl = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const temporal = new URL(`grpc://${temporalAddress}`);
+  const database = new URL(db.url);
+  protectedTargets.push(
+    { service: 'API', host: '127.0.0.1', port: Number(new URL(gatewayUrl).port) },
+    { service: 'sandbox bank', host: '127.0.0.1', port: bankPort },
+    { service: 'Temporal frontend', host: temporal.hostname, port: Number(temporal.port) },
+    { service: 'PostgreSQL', host: database.hostname, port: Number(database.port) },
+  );
   const bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, ...options.bank });
   const providers = () => createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS: providerTimeoutMs });
   let worker: TestWorker | undefined;
@@ -54,7 +69,8 @@ export async function startGatewayStack(options: {
       orm: db.orm,
       providers: providers(),
       taskQueue: options.taskQueue,
-      ...(options.resolver ? { resolver: options.resolver } : {}),
+      egress,
+      temporalAddress,
     });
   };
   const stopWorker = async () => {
@@ -62,7 +78,7 @@ export async function startGatewayStack(options: {
     worker = undefined;
   };
   await startWorker();
-  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  const connection = await Connection.connect({ address: temporalAddress });
   return {
     db,
     gateway,

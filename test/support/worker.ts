@@ -13,7 +13,7 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import type { Providers } from '../../src/providers/registry.ts';
-import type { Resolver } from '../../src/webhooks/destinations.ts';
+import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
 import { TEST_WEBHOOK_KEY } from './app.ts';
 
 const require = createRequire(import.meta.url);
@@ -46,10 +46,13 @@ export async function startTestWorker(options: {
   connection?: NativeConnection;
   namespace?: string;
   webhookTimeoutMs?: number;
-  resolver?: Resolver;
+  egress?: EgressPolicy;
+  temporalAddress?: string;
 }): Promise<TestWorker> {
   installRuntime();
-  const connection = options.connection ?? (await NativeConnection.connect({ address: inject('temporalAddress') }));
+  const connection =
+    options.connection ??
+    (await NativeConnection.connect({ address: options.temporalAddress ?? inject('temporalAddress') }));
   const worker = await Worker.create({
     connection,
     namespace: options.namespace ?? 'default',
@@ -61,7 +64,7 @@ export async function startTestWorker(options: {
       webhooks: {
         encryptionKey: TEST_WEBHOOK_KEY,
         timeoutMs: options.webhookTimeoutMs ?? 2_000,
-        ...(options.resolver ? { resolver: options.resolver } : {}),
+        egress: options.egress ?? {},
       },
     }),
   });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, ERRORS, type ErrorKind, envelopeStyleFor, renderError } from '../../src/http/errors.ts';
-import { canonicalPathFor, toApiError } from '../../src/http/error-handler.ts';
+import { canonicalPathFor, overlongParameter, toApiError } from '../../src/http/error-handler.ts';
+import { clientErrorFor, describeRawRequest } from '../../src/http/client-error.ts';
 
-const request = { path: '/api/v1/x', method: 'POST' };
+const request = { path: '/api/v1/x', method: 'POST', requestId: 'req-1' };
 
 describe('error table (decisions §2)', () => {
   it.each([
@@ -19,6 +20,7 @@ describe('error table (decisions §2)', () => {
     ['limit_exceeded', 422, 'FAILED_PRECONDITION', 'limit_exceeded'],
     ['idempotency_key_reused', 422, 'IDEMPOTENCY_KEY_REUSED', 'idempotency_key_reused'],
     ['payload_too_large', 413, 'PAYLOAD_TOO_LARGE', 'payload_too_large'],
+    ['request_timeout', 408, 'REQUEST_TIMEOUT', 'request_timeout'],
     ['rate_limited', 429, 'RATE_LIMITED', 'rate_limited'],
     ['internal', 500, 'INTERNAL', 'internal_error'],
     ['unavailable', 503, 'UNAVAILABLE', 'unavailable'],
@@ -28,10 +30,10 @@ describe('error table (decisions §2)', () => {
 });
 
 describe('renderError', () => {
-  it('renders the resource style with details null when there are none', () => {
+  it('renders the resource style with details null when there are none, and the request id in meta', () => {
     expect(renderError(new ApiError('not_found', 'account not found'), 'resource', request)).toEqual({
       error: { code: 'NOT_FOUND', message: 'account not found', details: null },
-      meta: { path: '/api/v1/x', method: 'POST' },
+      meta: { path: '/api/v1/x', method: 'POST', requestId: 'req-1' },
     });
   });
 
@@ -107,5 +109,46 @@ describe('toApiError', () => {
     expect(toApiError({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }).details).toEqual({
       fields: [{ path: 'content-type', message: 'must be application/json' }],
     });
+  });
+});
+
+describe('overlongParameter', () => {
+  const patterns = ['/api/v1/cards', '/api/v1/cards/:card_id', '/api/v1/cards/:card_id/lock', '/health'];
+  const long = 'c'.repeat(101);
+
+  it.each([
+    [`/api/v1/cards/${long}`, 'card_id'],
+    [`/api/v1/cards/${long}/lock`, 'card_id'],
+    [`/api/v1/cards/${'%41'.repeat(101)}`, 'card_id'],
+  ])('%s names %s', (path, name) => {
+    expect(overlongParameter(patterns, path)).toBe(name);
+  });
+
+  it.each([`/api/v1/cards/${'c'.repeat(100)}`, `/api/v1/${long}`, `/api/v1/cards/${long}/unlock`])(
+    '%s names no parameter',
+    (path) => {
+      expect(overlongParameter(patterns, path)).toBeUndefined();
+    },
+  );
+});
+
+describe('client errors (refused by the HTTP parser)', () => {
+  it.each([
+    ['ERR_HTTP_REQUEST_TIMEOUT', 408, 'request_timeout'],
+    ['HPE_HEADER_OVERFLOW', 400, 'validation_error'],
+    ['HPE_INVALID_METHOD', 400, 'validation_error'],
+    [undefined, 400, 'validation_error'],
+  ])('%s → %i %s', (code, status, kind) => {
+    const error = clientErrorFor(code);
+    expect([error.status, error.kind]).toEqual([status, kind]);
+  });
+
+  it("reads the request line and the client's X-Request-Id from the raw bytes", () => {
+    const raw = Buffer.from(
+      'post /api/v1/wallet?x=1 HTTP/1.1\r\nHost: a\r\nX-Request-Id:  trace-9 \r\nbad line\r\n\r\n',
+    );
+    expect(describeRawRequest(raw)).toEqual({ method: 'POST', path: '/api/v1/wallet', requestId: 'trace-9' });
+    expect(describeRawRequest(Buffer.from('\u0001\u0002'))).toEqual({ method: '', path: '' });
+    expect(describeRawRequest(undefined)).toEqual({ method: '', path: '' });
   });
 });

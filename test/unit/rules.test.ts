@@ -6,13 +6,14 @@ import { retryAfterMs } from '../../activities/webhooks.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
 import { transferFee } from '../../src/transfers/fees.ts';
 import { publicStatus } from '../../src/transfers/views.ts';
-import { checkDestination } from '../../src/webhooks/destinations.ts';
+import { checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
+import { loadConfig } from '../../src/config.ts';
 import { subscribes } from '../../src/webhooks/event-types.ts';
 import { deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
-import { meaningOf } from '../../src/providers/codes.ts';
+import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfer.ts';
 
 describe('transferFee', () => {
@@ -105,11 +106,67 @@ describe('checkDestination', () => {
     ['http://private.example/hook', 'test', false],
     ['ftp://public.example/hook', 'test', false],
   ] as const)('%s with a %s key → allowed: %s', async (url, mode, allowed) => {
-    const result = await checkDestination(url, mode, resolver).then(
+    const result = await checkDestination(url, mode, { resolve: resolver }).then(
       () => true,
       () => false,
     );
     expect(result).toBe(allowed);
+  });
+});
+
+describe('checkDestination with the deployment protected', () => {
+  const protectedTargets = [
+    { service: 'API', host: '127.0.0.1', port: 3000 },
+    { service: 'sandbox bank', host: 'localhost', port: 4010 },
+    { service: 'PostgreSQL', host: '0.0.0.0', port: 54329 },
+  ];
+  const resolve = async (host: string) => {
+    if (host === 'localhost' || host === 'localhost.') return ['127.0.0.1', '::1'];
+    throw new Error(`no such host ${host}`);
+  };
+  it.each([
+    'http://127.0.0.1:3000/x',
+    'http://localhost.:3000/x',
+    'http://2130706433:4010/control/providers/nip/down',
+    'http://0x7f.1:4010/',
+    'http://0177.0.0.1:4010/',
+    'http://127.1:4010/',
+    'http://127.0.0.2:3000/',
+    'http://[::1]:4010/',
+    'http://[::ffff:127.0.0.1]:4010/',
+    'http://[::ffff:7f00:1]:3000/',
+    'http://0.0.0.0:3000/',
+    'http://[::]:4010/',
+    'http://127.0.0.1:54329/',
+  ])('refuses %s with a sandbox key', async (url) => {
+    await expect(checkDestination(url, 'test', { resolve, protectedTargets })).rejects.toThrow();
+  });
+
+  it('protects every service of a configuration as npm start hands it to the API (TEMPORAL_ADDRESS set)', async () => {
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      DATABASE_URL: 'postgres://u:p@127.0.0.1:54329/gateway',
+    });
+    const policy = egressPolicyFor(config);
+    for (const port of [3000, 4010, 7233, 8233, 7243, 54329]) {
+      await expect(checkDestination(`http://127.0.0.1:${port}/`, 'test', { ...policy, resolve })).rejects.toThrow(
+        /where this deployment's/,
+      );
+    }
+    await expect(checkDestination('http://127.0.0.1:9000/', 'test', { ...policy, resolve })).resolves.toBeDefined();
+    expect(egressPolicyFor(loadConfig({ NODE_ENV: 'test' })).allowLoopback).toBe(true);
+    expect(egressPolicyFor(loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'false' })).allowLoopback).toBe(false);
+  });
+
+  it('allows loopback on another port, unless loopback is turned off', async () => {
+    await expect(
+      checkDestination('http://127.0.0.1:9000/hook', 'test', { resolve, protectedTargets }),
+    ).resolves.toMatchObject({
+      addresses: ['127.0.0.1'],
+    });
+    await expect(
+      checkDestination('http://127.0.0.1:9000/hook', 'test', { resolve, protectedTargets, allowLoopback: false }),
+    ).rejects.toThrow(/WEBHOOK_ALLOW_LOOPBACK/);
   });
 });
 
@@ -146,4 +203,23 @@ describe('helpers', () => {
     expect(meaningOf('96')).toMatchObject({ kind: 'error', outcome: 'unavailable', transient: true });
     expect(meaningOf('Z9')).toMatchObject({ kind: 'error', outcome: 'unknown', transient: true });
   });
+
+  it.each([
+    [408, '07', 'timeout', true],
+    [425, '57', 'unavailable', true],
+    [429, '51', 'unavailable', true],
+    [400, '07', 'invalid_account', false],
+    [409, '57', 'transfer_failed', false],
+    [422, '51', 'transfer_failed', false],
+    [409, undefined, 'unknown', true],
+    [400, 'XX', 'unknown', true],
+    [404, '25', 'not_found', false],
+    [400, '96', 'unavailable', true],
+    [409, '00', 'unknown', true],
+  ] as const)(
+    'classify a submission answered HTTP %i with code %s as %s (transient: %s)',
+    (status, code, outcome, transient) => {
+      expect(submissionRefusal(status, code)).toMatchObject({ outcome, transient });
+    },
+  );
 });

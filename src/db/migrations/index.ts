@@ -6,6 +6,10 @@ import { Migration0003Transfers } from './0003-transfers.ts';
 import { Migration0004Webhooks } from './0004-webhooks.ts';
 import { Migration0005VirtualAccounts } from './0005-virtual-accounts.ts';
 import { Migration0006Cards } from './0006-cards.ts';
+import { Migration0007TransferDiscrepancies } from './0007-transfer-discrepancies.ts';
+import { Migration0008FanoutClaims } from './0008-fanout-claims.ts';
+import { Migration0009IdempotencyLeases } from './0009-idempotency-leases.ts';
+import { Migration0010AbandonedReservations } from './0010-abandoned-reservations.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -14,4 +18,8 @@ export const migrations = [
   Migration0004Webhooks,
   Migration0005VirtualAccounts,
   Migration0006Cards,
+  Migration0007TransferDiscrepancies,
+  Migration0008FanoutClaims,
+  Migration0009IdempotencyLeases,
+  Migration0010AbandonedReservations,
 ];

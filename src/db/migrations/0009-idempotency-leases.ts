@@ -1,0 +1,12 @@
+// Idempotency keys hold their claim only for a lease: a key whose first request died (its process
+// killed mid-request) is taken over by a retry once the lease has run out, instead of answering
+// 409 for 24 hours.
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration0009IdempotencyLeases extends Migration {
+  override name = '0009-idempotency-leases';
+
+  override up(): void {
+    this.addSql('alter table idempotency_keys add column locked_until timestamptz');
+  }
+}

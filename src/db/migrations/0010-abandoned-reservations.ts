@@ -1,0 +1,19 @@
+// A transfer id whose reservation the create path gave up on (its attempt timed out, or a later
+// attempt was refused) is written here under the tenant's lock, so that a reservation attempt
+// still on its way finds it and reserves nothing. It does not hold the transfer's reference: a
+// retry of the request with the same reference creates the transfer under a new id.
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration0010AbandonedReservations extends Migration {
+  override name = '0010-abandoned-reservations';
+
+  override up(): void {
+    this.addSql(`
+      create table abandoned_reservations (
+        transfer_id uuid primary key,
+        tenant_id uuid not null references tenants (id),
+        reference text not null,
+        abandoned_at timestamptz not null default now()
+      )`);
+  }
+}

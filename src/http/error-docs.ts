@@ -1,0 +1,37 @@
+// The OpenAPI document states every error status a route can answer, so that a client generated
+// from it knows them all: 400, 401, 429 and 503 everywhere; 404 where the path names a resource;
+// 409, 413 and 422 on POSTs. Each in the route's own envelope style (decisions §1). Filled in at
+// route registration; what a route declares itself is kept.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ResourceErrorSchema } from './envelope.ts';
+import { envelopeStyleFor } from './errors.ts';
+
+export const TransferErrorSchema = z.object({
+  success: z.literal(false),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    status: z.number(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export function registerErrorResponseDocs(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+    if (!schema || schema.hide || route.url.startsWith('/docs')) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const envelope = envelopeStyleFor(route.url) === 'transfer' ? TransferErrorSchema : ResourceErrorSchema;
+    const statuses = [400, 429, 503];
+    if (!route.config?.public) statuses.push(401);
+    if (route.url.includes('/:')) statuses.push(404);
+    if (methods.includes('POST')) statuses.push(409, 413, 422);
+    const documented: Record<string, unknown> = Object.fromEntries(
+      statuses.map((status) => [String(status), envelope]),
+    );
+    // A route that declares no success shape keeps a documented (untyped) success answer.
+    if (!Object.keys(schema.response ?? {}).some((status) => status.startsWith('2'))) documented['2XX'] = z.unknown();
+    schema.response = { ...documented, ...schema.response };
+  });
+}

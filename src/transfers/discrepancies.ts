@@ -1,0 +1,293 @@
+// Discrepancies (decisions §12): a bank answer that contradicts a transfer already final in our
+// books. Recording one moves no money; an operator settles it with one correcting journal entry
+// that aligns the books with the bank, audited (who, when, why) in the same transaction as the
+// entry, the transfer row and its event. The only code that touches `transfer_discrepancies`.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordEvent } from '../events/events.ts';
+import { InsufficientFundsError, postEntry, systemAccountId, tenantAccountId } from '../ledger/ledger.ts';
+import { type BankOutcome, contradictsBooks } from '../../workflows/transfer-definitions.ts';
+import { type TransferRow, itemView } from './views.ts';
+
+export type BooksStatus = 'completed' | 'failed';
+export type BankStatus = BankOutcome['status'];
+
+/** Who noticed the contradiction: the callback route, or the workflow that was still finishing. */
+export type DetectedBy = 'callback' | 'workflow';
+
+interface DiscrepancyRow {
+  id: string;
+  transfer_id: string;
+  tenant_id: string;
+  reference: string;
+  ours: BooksStatus;
+  bank: BankStatus;
+  bank_detail: Record<string, unknown>;
+  received_at: Date;
+  settled_at: Date | null;
+  settled_by: string | null;
+  settlement_note: string | null;
+  journal_entry_id: string | null;
+  idempotency_key: string | null;
+}
+
+export interface DiscrepancyView {
+  transfer_id: string;
+  reference: string;
+  ours: BooksStatus;
+  bank: BankStatus;
+  received_at: string;
+  id: string;
+  tenant_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  bank_detail: Record<string, unknown>;
+  settled_at: string | null;
+  settled_by: string | null;
+  settlement_note: string | null;
+  journal_entry_id: string | null;
+}
+
+export type DiscrepancyErrorCode =
+  'unknown_transfer' | 'no_discrepancy' | 'already_settled' | 'books_changed' | 'insufficient_balance';
+
+export class DiscrepancyError extends Error {
+  readonly code: DiscrepancyErrorCode;
+  constructor(code: DiscrepancyErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DiscrepancyError';
+    this.code = code;
+  }
+}
+
+export type CorrectionAccount = 'wallet' | 'bank_settlement' | 'fee_revenue';
+
+export interface CorrectionPosting {
+  account: CorrectionAccount;
+  amountMinor: number;
+}
+
+/**
+ * The correcting movement that aligns the books with the bank. Bank paid a transfer we failed (and
+ * refunded amount + fee): take amount + fee back from the wallet into bank settlement and fee
+ * revenue, as a settlement would have. Bank failed a transfer we completed: undo the settlement
+ * and refund the wallet. Zero postings (a fee-free transfer) are left out.
+ */
+export function correctionPostings(bank: BankStatus, amountMinor: number, feeMinor: number): CorrectionPosting[] {
+  const sign = bank === 'successful' ? 1 : -1;
+  const postings: CorrectionPosting[] = [
+    { account: 'wallet', amountMinor: -sign * (amountMinor + feeMinor) },
+    { account: 'bank_settlement', amountMinor: sign * amountMinor },
+    { account: 'fee_revenue', amountMinor: sign * feeMinor },
+  ];
+  return postings.filter((posting) => posting.amountMinor !== 0);
+}
+
+export function discrepancyIdempotencyKey(transferId: string, discrepancyId: string): string {
+  return `transfer:${transferId}:discrepancy:${discrepancyId}`;
+}
+
+function view(row: DiscrepancyRow, transfer: { amount_minor: string | number; fee_minor: string | number }) {
+  return {
+    transfer_id: row.transfer_id,
+    reference: row.reference,
+    ours: row.ours,
+    bank: row.bank,
+    received_at: new Date(row.received_at).toISOString(),
+    id: row.id,
+    tenant_id: row.tenant_id,
+    amount_minor: Number(transfer.amount_minor),
+    fee_minor: Number(transfer.fee_minor),
+    bank_detail: row.bank_detail,
+    settled_at: row.settled_at ? new Date(row.settled_at).toISOString() : null,
+    settled_by: row.settled_by,
+    settlement_note: row.settlement_note,
+    journal_entry_id: row.journal_entry_id,
+  } satisfies DiscrepancyView;
+}
+
+/**
+ * Keeps a bank answer that contradicts the transfer's final status. Judged again under the
+ * transfer's row lock, so an answer racing a settlement is weighed against the books as they end
+ * up. Returns undefined when the answer does not contradict them (nothing recorded), else the open
+ * discrepancy and whether this call created it (a repeated answer finds the existing one).
+ */
+export async function recordDiscrepancy(
+  em: EntityManager,
+  input: { transferId: string; bank: BankOutcome; detectedBy: DetectedBy; eventId?: string },
+): Promise<{ created: boolean; discrepancy: DiscrepancyView } | undefined> {
+  return em.transactional(async (tx) => {
+    const [transfer] = await tx.execute<TransferRow[]>('select * from transfers where id = ? for update', [
+      input.transferId,
+    ]);
+    if (!transfer || !contradictsBooks(transfer.status, input.bank.status)) return undefined;
+    const detail = {
+      source: input.bank.source,
+      detected_by: input.detectedBy,
+      session_id: input.bank.sessionId ?? null,
+      provider_code: input.bank.providerCode ?? null,
+      message: input.bank.message ?? null,
+      ...(input.eventId ? { event_id: input.eventId } : {}),
+    };
+    const [inserted] = await tx.execute<DiscrepancyRow[]>(
+      `insert into transfer_discrepancies (id, transfer_id, tenant_id, reference, ours, bank, bank_detail)
+       values (?, ?, ?, ?, ?, ?, ?)
+       on conflict (transfer_id) where settled_at is null do nothing returning *`,
+      [
+        randomUUID(),
+        transfer.id,
+        transfer.tenant_id,
+        transfer.reference,
+        transfer.status,
+        input.bank.status,
+        JSON.stringify(detail),
+      ],
+    );
+    if (inserted) return { created: true, discrepancy: view(inserted, transfer) };
+    const [open] = await tx.execute<DiscrepancyRow[]>(
+      'select * from transfer_discrepancies where transfer_id = ? and settled_at is null',
+      [transfer.id],
+    );
+    return { created: false, discrepancy: view(open!, transfer) };
+  });
+}
+
+/** Open discrepancies (or all, settled too), oldest first. */
+export async function listDiscrepancies(em: EntityManager, options: { all: boolean }): Promise<DiscrepancyView[]> {
+  const rows = await em.execute<(DiscrepancyRow & { amount_minor: string; fee_minor: string })[]>(
+    `select d.*, t.amount_minor, t.fee_minor from transfer_discrepancies d join transfers t on t.id = d.transfer_id
+      ${options.all ? '' : 'where d.settled_at is null'}
+      order by d.received_at, d.id`,
+  );
+  return rows.map((row) => view(row, row));
+}
+
+export interface Settlement {
+  discrepancy: DiscrepancyView;
+  status: BooksStatus;
+  entry_id: string;
+  idempotency_key: string;
+  postings: { account: CorrectionAccount; amount_minor: number }[];
+  event: { id: string; type: 'transfer.settled' | 'transfer.failed' };
+}
+
+/**
+ * The audited settlement: one balanced correcting entry, the transfer row moved to the bank's
+ * outcome, the settlement on the discrepancy and in `transfer_resolutions`, and the transfer's
+ * event, all in one transaction. Refused (nothing changed) when there is no open discrepancy,
+ * when it was settled already, or when the wallet cannot cover a debit: no wallet goes negative.
+ */
+export async function settleDiscrepancy(
+  em: EntityManager,
+  input: { transferId: string; note: string; operator: string },
+): Promise<Settlement> {
+  return em.transactional(async (tx) => {
+    const [transfer] = await tx.execute<TransferRow[]>('select * from transfers where id = ? for update', [
+      input.transferId,
+    ]);
+    if (!transfer) throw new DiscrepancyError('unknown_transfer', `no transfer ${input.transferId}`);
+    const [open] = await tx.execute<DiscrepancyRow[]>(
+      'select * from transfer_discrepancies where transfer_id = ? and settled_at is null for update',
+      [transfer.id],
+    );
+    if (!open) {
+      const [settled] = await tx.execute<DiscrepancyRow[]>(
+        `select * from transfer_discrepancies where transfer_id = ? and settled_at is not null
+          order by settled_at desc limit 1`,
+        [transfer.id],
+      );
+      if (settled) {
+        throw new DiscrepancyError(
+          'already_settled',
+          `the discrepancy of transfer ${transfer.id} was already settled at ${new Date(settled.settled_at!).toISOString()} ` +
+            `by ${settled.settled_by}; nothing was moved`,
+        );
+      }
+      throw new DiscrepancyError('no_discrepancy', `transfer ${transfer.id} has no open discrepancy`);
+    }
+    if (transfer.status !== open.ours) {
+      throw new DiscrepancyError(
+        'books_changed',
+        `transfer ${transfer.id} is ${transfer.status}, not ${open.ours} as when the discrepancy was recorded`,
+      );
+    }
+
+    const amount = Number(transfer.amount_minor);
+    const fee = Number(transfer.fee_minor);
+    const corrections = correctionPostings(open.bank, amount, fee);
+    const walletId = await tenantAccountId(tx, transfer.tenant_id, 'wallet');
+    const postings = [];
+    for (const posting of corrections) {
+      const accountId = posting.account === 'wallet' ? walletId : await systemAccountId(tx, posting.account);
+      postings.push({ accountId, amountMinor: posting.amountMinor });
+    }
+    const idempotencyKey = discrepancyIdempotencyKey(transfer.id, open.id);
+    let entryId: string;
+    try {
+      ({ entryId } = await postEntry(tx, {
+        idempotencyKey,
+        kind: 'transfer_discrepancy',
+        tenantId: transfer.tenant_id,
+        description: `settle discrepancy of transfer ${transfer.reference}: books ${open.ours}, bank ${open.bank}`,
+        metadata: { discrepancy_id: open.id, operator: input.operator, note: input.note },
+        postings,
+      }));
+    } catch (error) {
+      if (error instanceof InsufficientFundsError) {
+        const what = error.accountId === walletId ? `the wallet of tenant ${transfer.tenant_id}` : 'a platform account';
+        throw new DiscrepancyError(
+          'insufficient_balance',
+          `${what} holds ${error.availableMinor} kobo, ${error.requiredMinor} kobo are needed to align transfer ` +
+            `${transfer.id} with the bank; nothing was changed`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+
+    const status: BooksStatus = open.bank === 'successful' ? 'completed' : 'failed';
+    const detail = open.bank_detail;
+    const [updated] = await tx.execute<TransferRow[]>(
+      `update transfers set status = ?, completed_at = now(), updated_at = now(),
+              session_id = coalesce(?, session_id), provider_code = coalesce(?, provider_code), failure_reason = ?
+        where id = ? returning *`,
+      [
+        status,
+        typeof detail.session_id === 'string' && detail.session_id ? detail.session_id : null,
+        typeof detail.provider_code === 'string' ? detail.provider_code : null,
+        status === 'failed'
+          ? `the bank reported the transfer failed after it was completed${typeof detail.message === 'string' ? `: ${detail.message}` : ''}`.slice(
+              0,
+              500,
+            )
+          : null,
+        transfer.id,
+      ],
+    );
+    const [settled] = await tx.execute<DiscrepancyRow[]>(
+      `update transfer_discrepancies
+          set settled_at = now(), settled_by = ?, settlement_note = ?, journal_entry_id = ?, idempotency_key = ?
+        where id = ? returning *`,
+      [input.operator, input.note, entryId, idempotencyKey, open.id],
+    );
+    await tx.execute(
+      'insert into transfer_resolutions (id, transfer_id, outcome, note, operator) values (?, ?, ?, ?, ?)',
+      [randomUUID(), transfer.id, open.bank, `discrepancy settled: ${input.note}`, input.operator],
+    );
+    const type = status === 'completed' ? 'transfer.settled' : 'transfer.failed';
+    const eventId = await recordEvent(tx, {
+      tenantId: transfer.tenant_id,
+      type,
+      sourceKey: `${idempotencyKey}:${type}`,
+      payload: { ...itemView(updated!, { withCompletedAt: true }) },
+    });
+    return {
+      discrepancy: view(settled!, transfer),
+      status,
+      entry_id: entryId,
+      idempotency_key: idempotencyKey,
+      postings: corrections.map((posting) => ({ account: posting.account, amount_minor: posting.amountMinor })),
+      event: { id: eventId, type },
+    };
+  });
+}

@@ -1,0 +1,313 @@
+// The edge as a client sees it (decisions §12): rate limits per API key id and per client address
+// for requests without a valid key, and every error raised before a route answers (router, body
+// parser, Node's HTTP parser) in the resource-style envelope with meta.requestId equal to the
+// x-request-id header, never Fastify's own body. Framework errors go over real HTTP, because
+// `inject` skips Node's parser and some of Fastify's paths.
+import { connect } from 'node:net';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../src/http/errors.ts';
+import { revokeKey } from '../../src/tenants/tenants.ts';
+import { type TestApp, type TestAppOptions, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+
+let db: TestDatabase;
+let gateway: TestApp;
+let base: string;
+let port: number;
+let tenant: Awaited<ReturnType<typeof createFundedTenant>>;
+let other: Awaited<ReturnType<typeof createFundedTenant>>;
+
+function probes(instance: FastifyInstance) {
+  instance.post(
+    '/api/v1/edge-probe',
+    { schema: { body: z.object({ amount_minor: z.number().int() }) } },
+    async (request) => ({ received: request.body }),
+  );
+  instance.get('/api/v1/edge-probe/:probe_id', async (request) => ({ params: request.params }));
+  // Authenticated POSTs honour Idempotency-Key without doing anything themselves.
+  instance.post('/api/v1/edge-probe/refused', async () => {
+    throw new ApiError('failed_precondition', 'the probe always refuses');
+  });
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  gateway = await createTestApp(db.orm, { extend: probes });
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  port = (gateway.app.server.address() as { port: number }).port;
+  base = `http://127.0.0.1:${port}`;
+  tenant = await createFundedTenant(db.orm, 0, 'edge tenant');
+  other = await createFundedTenant(db.orm, 0, 'edge other');
+});
+afterAll(async () => {
+  await gateway?.close();
+  await db?.drop();
+});
+
+const bearer = (key: string, scheme = 'Bearer') => ({ authorization: `${scheme} ${key}` });
+const unknownKey = () => `sk_test_${crypto.randomUUID().replaceAll('-', '')}`;
+
+interface Answer {
+  status: number;
+  requestId: string | undefined;
+  retryAfter: string | undefined;
+  text: string;
+  body: {
+    error: { code: string; message: string; details: { fields?: { path: string }[] } | null };
+    meta: { requestId: string; path: string; method: string };
+  };
+}
+
+async function call(path: string, init: RequestInit = {}): Promise<Answer> {
+  const response = await fetch(`${base}${path}`, init);
+  const text = await response.text();
+  return {
+    status: response.status,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    retryAfter: response.headers.get('retry-after') ?? undefined,
+    text,
+    body: JSON.parse(text) as Answer['body'],
+  };
+}
+
+/** Writes raw bytes to the server and reads the response until the server closes the connection. */
+function rawExchange(bytes: string, toPort = port): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(toPort, '127.0.0.1', () => socket.write(bytes));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', text = ''] = received.split('\r\n\r\n', 2);
+      const [statusLine = '', ...headerLines] = head.split('\r\n');
+      const headers = Object.fromEntries(
+        headerLines.map((line) => [
+          line.slice(0, line.indexOf(':')).toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
+      );
+      try {
+        resolve({
+          status: Number(statusLine.split(' ')[1]),
+          requestId: headers['x-request-id'],
+          retryAfter: headers['retry-after'],
+          text,
+          body: JSON.parse(text) as Answer['body'],
+        });
+      } catch (error) {
+        reject(new Error(`unparseable response: ${received}`, { cause: error }));
+      }
+    });
+  });
+}
+
+function expectResourceError(answer: Answer, status: number, code: string) {
+  expect(answer.status).toBe(status);
+  expect(answer.body.error.code).toBe(code);
+  expect(answer.requestId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+  expect(answer.body.meta.requestId).toBe(answer.requestId);
+  expect(answer.text).not.toContain('FST_');
+}
+
+async function withApp(options: TestAppOptions, work: (app: FastifyInstance) => Promise<void>) {
+  const limited = await createTestApp(db.orm, options);
+  try {
+    await work(limited.app);
+  } finally {
+    await limited.close();
+  }
+}
+
+describe('rate limits (decisions §12)', () => {
+  it('counts every spelling of the Bearer scheme against one budget per key id', async () => {
+    await withApp({ rateLimitPerMinute: 4 }, async (app) => {
+      const statuses = [];
+      for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR', 'Bearer']) {
+        const response = await app.inject({
+          method: 'GET',
+          url: '/api/v1/wallet',
+          headers: bearer(tenant.apiKey, scheme),
+        });
+        statuses.push(response.statusCode);
+        if (response.statusCode === 429) {
+          expect(response.json().error.code).toBe('RATE_LIMITED');
+          expect(response.json().meta.requestId).toBe(response.headers['x-request-id']);
+          expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+        }
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+      // Another key has its own budget.
+      const another = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(other.apiKey) });
+      expect(another.statusCode).toBe(200);
+    });
+  });
+
+  it('limits missing, malformed, unknown and revoked keys per client address, each key different', async () => {
+    const doomed = await createFundedTenant(db.orm, 0, 'edge doomed');
+    await revokeKey(db.orm.em.fork(), doomed.keyPrefix);
+    await withApp({ rateLimitUnauthenticatedPerMinute: 4 }, async (app) => {
+      const attempts = [{}, { authorization: 'Basic dXNlcjpwYXNz' }, bearer(unknownKey()), bearer(doomed.apiKey)];
+      const statuses = [];
+      for (const headers of attempts) {
+        statuses.push((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers })).statusCode);
+      }
+      expect(statuses).toEqual([401, 401, 401, 401]);
+      const refused = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(unknownKey()) });
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().error.code).toBe('RATE_LIMITED');
+      expect(refused.json().error.message).toContain('without a valid API key');
+      expect(refused.json().meta.requestId).toBe(refused.headers['x-request-id']);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    });
+  });
+
+  it('serves a valid key while its address has used the budget for requests without one', async () => {
+    await withApp({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
+      const unknown = async () =>
+        (await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(unknownKey()) })).statusCode;
+      expect([await unknown(), await unknown(), await unknown()]).toEqual([401, 401, 429]);
+      const valid = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(tenant.apiKey) });
+      expect(valid.statusCode).toBe(200);
+      expect(await unknown()).toBe(429);
+    });
+  });
+
+  it('answers 429 in the transfer style on transfer routes', async () => {
+    await withApp({ rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+      const get = () => app.inject({ method: 'GET', url: '/api/v1/transfers', headers: bearer(unknownKey()) });
+      expect((await get()).statusCode).toBe(401);
+      const refused = await get();
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual({
+        success: false,
+        error: { code: 'rate_limited', message: expect.stringContaining('without a valid API key'), status: 429 },
+      });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    });
+  });
+
+  it('keeps public routes on the general budget per client address', async () => {
+    await withApp({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1)
+        statuses.push((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode);
+      expect(statuses).toEqual([200, 200, 429]);
+    });
+  });
+});
+
+describe('errors before routing, over real HTTP (decisions §12)', () => {
+  it('answers an unknown route 404 NOT_FOUND', async () => {
+    const answer = await call('/nowhere/at-all');
+    expectResourceError(answer, 404, 'NOT_FOUND');
+    expect(answer.body.meta).toMatchObject({ path: '/nowhere/at-all', method: 'GET' });
+  });
+
+  it('answers malformed JSON 400 VALIDATION_ERROR', async () => {
+    const answer = await call('/api/v1/edge-probe', {
+      method: 'POST',
+      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/json' },
+      body: '{"amount_minor": 12',
+    });
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.body.error.details?.fields).toEqual([{ path: 'body', message: 'is not valid JSON' }]);
+  });
+
+  it("answers bad URL encoding 400 VALIDATION_ERROR, keeping the client's request id", async () => {
+    const answer = await call('/api/v1/%E0%A4%A', { headers: { 'x-request-id': 'edge-bad-url-1' } });
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.requestId).toBe('edge-bad-url-1');
+    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['url']);
+    expect(answer.body.meta).toMatchObject({ path: '/api/v1/%E0%A4%A', method: 'GET' });
+  });
+
+  it('answers a path parameter over 100 characters 400 VALIDATION_ERROR naming it', async () => {
+    expect((await call(`/api/v1/edge-probe/${'p'.repeat(100)}`, { headers: bearer(tenant.apiKey) })).status).toBe(200);
+    const answer = await call(`/api/v1/edge-probe/${'p'.repeat(101)}`, { headers: bearer(tenant.apiKey) });
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.body.error.details).toEqual({
+      fields: [{ path: 'probe_id', message: 'must be at most 100 characters' }],
+    });
+  });
+
+  it('answers a URL over the 16 KB header limit 400 VALIDATION_ERROR', async () => {
+    const answer = await call(`/api/v1/edge-probe/${'u'.repeat(20_000)}`);
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['request']);
+  });
+
+  it('answers an unsupported content type 400 VALIDATION_ERROR naming content-type', async () => {
+    const answer = await call('/api/v1/edge-probe', {
+      method: 'POST',
+      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/xml' },
+      body: '<amount_minor>12</amount_minor>',
+    });
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['content-type']);
+  });
+
+  it('answers a body over 1 MB 413 PAYLOAD_TOO_LARGE', async () => {
+    const answer = await call('/api/v1/edge-probe', {
+      method: 'POST',
+      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ amount_minor: 1, padding: 'x'.repeat(1_100_000) }),
+    });
+    expectResourceError(answer, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers a malformed request line 400 VALIDATION_ERROR, written by hand on the socket', async () => {
+    const answer = await rawExchange('GARBAGE\r\n\r\n');
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.requestId).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+
+  it("answers a malformed header 400 VALIDATION_ERROR with the client's request id and request line", async () => {
+    const answer = await rawExchange(
+      'GET /api/v1/wallet?x=1 HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: edge-raw-1\r\nthis is no header\r\n\r\n',
+    );
+    expectResourceError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.requestId).toBe('edge-raw-1');
+    expect(answer.body.meta).toEqual({ path: '/api/v1/wallet', method: 'GET', requestId: 'edge-raw-1' });
+  });
+
+  it('answers headers not received in time 408 REQUEST_TIMEOUT', async () => {
+    const slow = await createTestApp(db.orm);
+    try {
+      // Node checks for timed-out connections every connectionsCheckingInterval (30 s by default).
+      slow.app.server.headersTimeout = 300;
+      // Read by Node when the server starts listening; not in @types/node.
+      (
+        slow.app.server as typeof slow.app.server & { connectionsCheckingInterval: number }
+      ).connectionsCheckingInterval = 100;
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const slowPort = (slow.app.server.address() as { port: number }).port;
+      const answer = await rawExchange('GET /api/v1/wallet HTTP/1.1\r\nHost: gateway\r\n', slowPort);
+      expectResourceError(answer, 408, 'REQUEST_TIMEOUT');
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('meta.requestId on resource-style errors (decisions §1)', () => {
+  it('is on 401s and on stored idempotent answers, which replay the first answer', async () => {
+    const unauthorized = await call('/api/v1/wallet');
+    expectResourceError(unauthorized, 401, 'UNAUTHORIZED');
+
+    const send = () =>
+      call('/api/v1/edge-probe/refused', {
+        method: 'POST',
+        headers: { ...bearer(tenant.apiKey), 'content-type': 'application/json', 'idempotency-key': 'edge-idem-1' },
+        body: '{}',
+      });
+    const first = await send();
+    expectResourceError(first, 422, 'FAILED_PRECONDITION');
+    const replay = await send();
+    expect(replay.status).toBe(422);
+    expect(replay.body).toEqual(first.body);
+    expect(replay.requestId).not.toBe(first.requestId);
+  });
+});

@@ -1,0 +1,304 @@
+// Duplicates settled in PostgreSQL before any handler runs (decisions §4): 500 concurrent
+// identical POSTs — by transfer reference, or by Idempotency-Key alone on transfers, JIT funding,
+// lock and virtual-account create — make one of each, move money once, and answer 201/200/202 with
+// the same resource or 409 while the first is still running; never a 5xx. Replays answer 200 with
+// `idempotent-replayed`; a key whose first request died is taken over after its lease.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { createFundedTenant } from '../support/app.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+
+const TASK_QUEUE = `idempotency-${process.pid}`;
+const CONCURRENCY = 500;
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } });
+  ({ db, app } = stack);
+});
+afterEach(async () => {
+  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
+
+function burst(count: number, send: () => Promise<LightMyRequestResponse>) {
+  return Promise.all(Array.from({ length: count }, send));
+}
+
+/** Status → count, e.g. {201: 1, 200: 480, 409: 19}. */
+function tally(responses: LightMyRequestResponse[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const response of responses) counts[response.statusCode] = (counts[response.statusCode] ?? 0) + 1;
+  return counts;
+}
+
+function expectOneResource(responses: LightMyRequestResponse[], firstStatus: number, repeatStatus: number) {
+  const counts = tally(responses);
+  expect(
+    Object.keys(counts)
+      .map(Number)
+      .filter((status) => ![firstStatus, repeatStatus, 409].includes(status)),
+  ).toEqual([]);
+  if (firstStatus !== repeatStatus) expect(counts[firstStatus]).toBe(1);
+  const ids = new Set(
+    responses.filter((response) => response.statusCode < 300).map((response) => response.json().data.id as string),
+  );
+  expect(ids.size).toBe(1);
+  for (const conflict of responses.filter((response) => response.statusCode === 409)) {
+    expect(conflict.json().error.code).toMatch(/^idempotency_key_in_use$|^IDEMPOTENCY_KEY_IN_USE$/);
+  }
+  return [...ids][0]!;
+}
+
+describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
+  const transfer = (reference?: string) => ({
+    amount_minor: 100_000,
+    recipient_account: '0123456789',
+    recipient_bank_code: '058',
+    narration: 'burst',
+    ...(reference ? { reference } : {}),
+  });
+
+  it('by transfer reference: one transfer, one reservation, one debit', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = transfer(`burst-${randomUUID()}`);
+    const responses = await burst(CONCURRENCY, () =>
+      app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload }),
+    );
+    const id = expectOneResource(responses, 201, 200);
+    const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    // 100,000 + the 1,000 fee left the wallet once (reserved, or settled already).
+    expect(wallet.availableMinor).toBe(899_000);
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
+    expect(row?.n).toBe('1');
+    await eventually(async () => {
+      const got = await app.inject({ method: 'GET', url: `/api/v1/transfers/${id}`, headers: auth(tenant.apiKey) });
+      return got.json().data.status === 'successful' ? got : undefined;
+    });
+  });
+
+  it('by Idempotency-Key alone on transfers: one transfer, and a replay answers 200 with the first body', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const key = `key-${randomUUID()}`;
+    const send = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/transfers',
+        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+        payload: transfer(),
+      });
+    const responses = await burst(CONCURRENCY, send);
+    const id = expectOneResource(responses, 201, 200);
+    const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect(wallet.availableMinor).toBe(899_000);
+    const first = responses.find((response) => response.statusCode === 201)!;
+    const replay = await send();
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(first.json());
+    expect(replay.json().data.id).toBe(id);
+  });
+
+  it('by Idempotency-Key alone on jit-fund: one funding, the card and the wallet exact', async () => {
+    const tenant = await createFundedTenant(db.orm, 100_000);
+    const card = await app.inject({
+      method: 'POST',
+      url: '/api/v1/cards',
+      headers: auth(tenant.apiKey),
+      payload: { customer_id: 'c' },
+    });
+    const cardId = card.json().data.id as string;
+    const key = `fund-${randomUUID()}`;
+    const responses = await burst(CONCURRENCY, () =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/cards/${cardId}/jit-fund`,
+        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+        payload: { amount_minor: 7_000 },
+      }),
+    );
+    const counts = tally(responses);
+    expect(
+      Object.keys(counts)
+        .map(Number)
+        .filter((status) => ![202, 409].includes(status)),
+    ).toEqual([]);
+    expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data.funding_id)).size).toBe(1);
+    await eventually(async () => {
+      const balance = await app.inject({
+        method: 'GET',
+        url: `/api/v1/cards/${cardId}/balance`,
+        headers: auth(tenant.apiKey),
+      });
+      return balance.json().data.available_minor === 7_000 ? balance : undefined;
+    });
+    const history = await app.inject({
+      method: 'GET',
+      url: `/api/v1/cards/${cardId}/funding/history`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(history.json().data.items).toHaveLength(1);
+    expect(history.json().data.items[0]).toMatchObject({ amount_minor: 7_000, idempotency_key: key });
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(93_000);
+  });
+
+  it('by Idempotency-Key alone on lock: one operation', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const card = await app.inject({
+      method: 'POST',
+      url: '/api/v1/cards',
+      headers: auth(tenant.apiKey),
+      payload: { customer_id: 'c' },
+    });
+    const cardId = card.json().data.id as string;
+    const key = `lock-${randomUUID()}`;
+    const responses = await burst(CONCURRENCY, () =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/cards/${cardId}/lock`,
+        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+      }),
+    );
+    const counts = tally(responses);
+    expect(
+      Object.keys(counts)
+        .map(Number)
+        .filter((status) => ![202, 409].includes(status)),
+    ).toEqual([]);
+    expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data.operation_id)).size).toBe(1);
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>(
+        `select count(*)::text as n from card_operations where card_id = ? and action = 'lock'`,
+        [cardId],
+      );
+    expect(row?.n).toBe('1');
+    await eventually(async () => {
+      const got = await app.inject({ method: 'GET', url: `/api/v1/cards/${cardId}`, headers: auth(tenant.apiKey) });
+      return got.json().data.status === 'locked' ? got : undefined;
+    });
+  });
+
+  it('by Idempotency-Key alone on virtual-account create: one account, allocated once', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const key = `va-${randomUUID()}`;
+    const responses = await burst(CONCURRENCY, () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/virtual-accounts',
+        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+        payload: { customer_id: 'c', account_name: 'Key Holder' },
+      }),
+    );
+    expectOneResource(responses, 201, 200);
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*)::text as n from virtual_accounts where tenant_id = ?', [
+        tenant.tenantId,
+      ]);
+    expect(row?.n).toBe('1');
+  });
+});
+
+describe('the key itself', () => {
+  it('refuses the same key with another body (422), and takes over a key whose first request died', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const key = `died-${randomUUID()}`;
+    const payload = { customer_id: 'c', account_name: 'After A Crash' };
+    // A claim left by a request whose process was killed: still processing, its lease run out.
+    const path = '/api/v1/virtual-accounts';
+    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
+    await db.orm.em.fork().execute(
+      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
+       values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() - interval '1 second')`,
+      [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`)],
+    );
+    const retried = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+      payload,
+    });
+    expect(retried.statusCode).toBe(201);
+    const other = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+      payload: { ...payload, account_name: 'Someone Else' },
+    });
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('answers 409 IDEMPOTENCY_KEY_IN_USE while a live claim is still running past the wait', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const key = `busy-${randomUUID()}`;
+    const payload = { customer_id: 'c', account_name: 'Busy' };
+    const path = '/api/v1/virtual-accounts';
+    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
+    await db.orm.em.fork().execute(
+      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
+       values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + interval '1 hour')`,
+      [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`)],
+    );
+    const busy = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
+      payload,
+    });
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+  }, 30_000);
+});
+
+describe('concurrent distinct transfers against a daily limit that fits exactly one', () => {
+  it('lets exactly one pass; the others get limit_exceeded and reserve nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 5_000_000);
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 150000 where id = ?', [tenant.tenantId]);
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/v1/transfers',
+          headers: auth(tenant.apiKey),
+          payload: {
+            amount_minor: 100_000,
+            recipient_account: '0123456789',
+            recipient_bank_code: '058',
+            narration: 'limit race',
+            reference: `limit-${i}-${randomUUID()}`,
+          },
+        }),
+      ),
+    );
+    expect(tally(responses)).toEqual({ 201: 1, 422: 19 });
+    for (const refused of responses.filter((response) => response.statusCode === 422)) {
+      expect(refused.json().error).toMatchObject({
+        code: 'limit_exceeded',
+        details: { limit: 150_000, used: 100_000 },
+      });
+    }
+    // One transfer of 100,000 + the 1,000 fee left the wallet, nothing else.
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(4_899_000);
+    const [row] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
+    expect(row?.n).toBe('1');
+  });
+});

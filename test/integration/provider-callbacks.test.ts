@@ -1,0 +1,278 @@
+// Provider callbacks under load and across crashes: the record is committed before the dispatch,
+// nothing (no transaction, no row lock) is held while the dispatch runs, a failed or interrupted
+// dispatch is done again when the provider retries, and 20 concurrent deliveries of one credit
+// apply it once. Two setups: a bare app on its own database, where any open transaction would be
+// the route's, and the full stack (sandbox bank, worker) for real inbound credits.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walletBalance } from '../../src/ledger/ledger.ts';
+import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
+import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+
+const TASK_QUEUE = `provider-callbacks-${process.pid}`;
+
+let bareDb: TestDatabase;
+let bare: TestApp;
+let stack: GatewayStack;
+
+/** Test handlers on the bare app: what they were called with, and a dispatch a test can hold. */
+const calls: string[] = [];
+let hold: { entered: () => void; released: Promise<void> } | undefined;
+let failuresLeft = 0;
+
+beforeAll(async () => {
+  bareDb = await createTestDatabase();
+  const dispatcher = new CallbackDispatcher()
+    .on('test.held', async (callback) => {
+      calls.push(callback.eventId);
+      const current = hold!;
+      current.entered();
+      await current.released;
+      return 'held, then released';
+    })
+    .on('test.flaky', async (callback) => {
+      calls.push(callback.eventId);
+      if (failuresLeft > 0) {
+        failuresLeft -= 1;
+        throw new Error('workflow service unavailable');
+      }
+      return 'applied';
+    });
+  bare = await createTestApp(bareDb.orm, { dispatcher, taskQueue: TASK_QUEUE });
+  stack = await startGatewayStack({ taskQueue: TASK_QUEUE });
+});
+afterAll(async () => {
+  await bare?.close();
+  await bareDb?.drop();
+  await stack?.close();
+});
+
+function post(app: FastifyInstance, body: Record<string, unknown>): Promise<LightMyRequestResponse> {
+  const raw = JSON.stringify(body);
+  return app.inject({
+    method: 'POST',
+    url: '/provider-callbacks/sandbox-bank',
+    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, raw) },
+    payload: raw,
+  });
+}
+
+async function record(db: TestDatabase, eventId: string) {
+  const rows = await db.orm.em
+    .fork()
+    .execute<{ dispatched: boolean; dispatch_result: string | null; claimed: boolean; type: string }[]>(
+      `select dispatched_at is not null as dispatched, dispatch_result, coalesce(dispatch_claimed_until > now(), false) as claimed, type
+       from provider_callbacks where provider = 'sandbox-bank' and event_id = ?`,
+      [eventId],
+    );
+  return rows;
+}
+
+/**
+ * Sessions of the bare database that hold a transaction open between statements, and the locks on
+ * provider_callbacks that such sessions hold. (A statement in flight, such as a repeat delivery's
+ * claim, is its own short transaction and is not counted; nor is autovacuum.)
+ */
+async function heldOnBareDatabase() {
+  const [row] = await bareDb.orm.em.fork().execute<{ idle_in_transaction: number; locks: number }[]>(
+    `with idle as (
+       select pid from pg_stat_activity
+        where datname = current_database() and backend_type = 'client backend'
+          and state like 'idle in transaction%')
+     select (select count(*)::int from idle) as idle_in_transaction,
+            (select count(*)::int from pg_locks
+              where relation = 'provider_callbacks'::regclass and pid in (select pid from idle)) as locks`,
+  );
+  return row!;
+}
+
+describe('while a dispatch runs', () => {
+  it('has committed the record and holds no transaction or row lock; a repeat waits for it and answers duplicate', async () => {
+    const eventId = `held-${randomUUID()}`;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    hold = { entered, released: new Promise<void>((resolve) => (release = resolve)) };
+    const first = post(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    await inside;
+
+    const repeat = post(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    const samples = [];
+    for (let i = 0; i < 8; i += 1) {
+      samples.push(await heldOnBareDatabase());
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    expect(samples).toEqual(Array.from({ length: 8 }, () => ({ idle_in_transaction: 0, locks: 0 })));
+    // Committed before the dispatch, and claimed by it.
+    expect(await record(bareDb, eventId)).toEqual([
+      { dispatched: false, dispatch_result: null, claimed: true, type: 'test.held' },
+    ]);
+
+    release();
+    const [firstAnswer, repeatAnswer] = await Promise.all([first, repeat]);
+    expect([firstAnswer.statusCode, firstAnswer.json().data]).toEqual([200, { event_id: eventId, status: 'accepted' }]);
+    expect([repeatAnswer.statusCode, repeatAnswer.json().data]).toEqual([
+      200,
+      { event_id: eventId, status: 'duplicate' },
+    ]);
+    expect(calls.filter((call) => call === eventId)).toHaveLength(1);
+    expect(await record(bareDb, eventId)).toEqual([
+      { dispatched: true, dispatch_result: 'held, then released', claimed: false, type: 'test.held' },
+    ]);
+  });
+});
+
+describe('a dispatch that does not happen', () => {
+  it('answers 503 when the dispatch fails, keeps the record undispatched, and dispatches it on the retry', async () => {
+    const eventId = `flaky-${randomUUID()}`;
+    failuresLeft = 1;
+    const failed = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    expect(failed.statusCode).toBe(503);
+    expect(failed.json().error).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: 'callback recorded but not yet applied; retry later',
+    });
+    // Recorded, not dispatched, and not claimed: the retry need not wait.
+    expect(await record(bareDb, eventId)).toEqual([
+      { dispatched: false, dispatch_result: null, claimed: false, type: 'test.flaky' },
+    ]);
+
+    const retried = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
+    const again = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    expect([again.statusCode, again.json().data.status]).toEqual([200, 'duplicate']);
+    expect(calls.filter((call) => call === eventId)).toHaveLength(2);
+    expect(await record(bareDb, eventId)).toEqual([
+      { dispatched: true, dispatch_result: 'applied', claimed: false, type: 'test.flaky' },
+    ]);
+  });
+
+  it('dispatches a record left by a delivery that died before dispatching, once its claim runs out', async () => {
+    const eventId = `orphan-${randomUUID()}`;
+    const body = { event_id: eventId, type: 'test.flaky', data: {} };
+    // As a process killed between the record's commit and the dispatch leaves it.
+    await bareDb.orm.em.fork().execute(
+      `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
+       values (?, 'sandbox-bank', ?, 'test.flaky', ?, now() + interval '1 second')`,
+      [randomUUID(), eventId, JSON.stringify(body)],
+    );
+    const retried = await post(bare.app, body);
+    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
+    expect(calls.filter((call) => call === eventId)).toHaveLength(1);
+    expect(await record(bareDb, eventId)).toEqual([
+      { dispatched: true, dispatch_result: 'applied', claimed: false, type: 'test.flaky' },
+    ]);
+  });
+
+  it('answers 503 to a repeat while another delivery still holds the dispatch, and dispatches nothing', async () => {
+    const eventId = `busy-${randomUUID()}`;
+    const body = { event_id: eventId, type: 'test.flaky', data: {} };
+    await bareDb.orm.em.fork().execute(
+      `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
+       values (?, 'sandbox-bank', ?, 'test.flaky', ?, now() + interval '1 hour')`,
+      [randomUUID(), eventId, JSON.stringify(body)],
+    );
+    const repeat = await post(bare.app, body);
+    expect(repeat.statusCode).toBe(503);
+    expect(repeat.json().error).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: 'callback is being applied; retry later',
+    });
+    expect(calls.filter((call) => call === eventId)).toHaveLength(0);
+  });
+});
+
+describe('inbound credits on the full stack', () => {
+  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+  async function accountWithCredit(reference: string) {
+    const tenant = await createFundedTenant(stack.db.orm);
+    const account = (
+      await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/virtual-accounts',
+        headers: auth(tenant.apiKey),
+        payload: { customer_id: 'c', account_name: 'A B' },
+      })
+    ).json().data;
+    const callback = {
+      event_id: `bank-event-${reference}`,
+      type: 'virtual_account.credit',
+      data: {
+        provider: 'wema',
+        account_number: account.account_number,
+        amount_minor: 10_000,
+        currency: 'NGN',
+        sender_name: 'X',
+        transaction_reference: reference,
+        session_id: '1',
+      },
+    };
+    const totals = async () => {
+      const data = (
+        await stack.app.inject({
+          method: 'GET',
+          url: `/api/v1/virtual-accounts/${account.id}`,
+          headers: auth(tenant.apiKey),
+        })
+      ).json().data;
+      return [
+        data.total_received_minor,
+        data.transaction_count,
+        (await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor,
+      ];
+    };
+    return { tenant, account, callback, totals };
+  }
+
+  it('applies 20 concurrent deliveries of one signed callback once: one accepted, 19 duplicates, one credit', async () => {
+    const reference = `twenty-${randomUUID()}`;
+    const { callback, totals } = await accountWithCredit(reference);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(stack.app, callback)));
+    expect(answers.map((answer) => answer.statusCode)).toEqual(Array.from({ length: 20 }, () => 200));
+    const statuses = answers.map((answer) => answer.json().data.status as string);
+    expect(statuses.filter((status) => status === 'accepted')).toHaveLength(1);
+    expect(statuses.filter((status) => status === 'duplicate')).toHaveLength(19);
+
+    const workflowId = inboundCreditWorkflowId('wema', reference);
+    expect(await record(stack.db, callback.event_id)).toEqual([
+      {
+        dispatched: true,
+        dispatch_result: `started ${workflowId}`,
+        claimed: false,
+        type: 'virtual_account.credit',
+      },
+    ]);
+    // The one credit workflow has finished: nothing more can be applied after this.
+    await stack.client.workflow.getHandle(workflowId).result();
+    expect(await totals()).toEqual([10_000, 1, 10_000]);
+    expect((await stack.client.workflow.count(`WorkflowId = '${workflowId}'`)).count).toBe(1);
+  });
+
+  it('dispatches again a callback whose dispatch ran but was not recorded, and the workflow still credits once', async () => {
+    const reference = `unrecorded-${randomUUID()}`;
+    const { callback, totals } = await accountWithCredit(reference);
+    expect((await post(stack.app, callback)).json().data.status).toBe('accepted');
+    await eventually(async () => (await totals())[1] === 1);
+    // As a crash right after the Temporal call, before `dispatched_at` was written, leaves the record.
+    await stack.db.orm.em
+      .fork()
+      .execute(`update provider_callbacks set dispatched_at = null, dispatch_result = null where event_id = ?`, [
+        callback.event_id,
+      ]);
+
+    const retried = await post(stack.app, callback);
+    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
+    const workflowId = inboundCreditWorkflowId('wema', reference);
+    expect((await record(stack.db, callback.event_id))[0]?.dispatch_result).toBe(`already applying ${workflowId}`);
+    await stack.client.workflow.getHandle(workflowId).result();
+    expect(await totals()).toEqual([10_000, 1, 10_000]);
+    expect((await stack.client.workflow.count(`WorkflowId = '${workflowId}'`)).count).toBe(1);
+  });
+});
