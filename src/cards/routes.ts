@@ -114,7 +114,13 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards/:card_id/jit-fund',
     {
-      config: { reachesProvider: true },
+      config: {
+        reachesProvider: true,
+        naturalKey: (body) => {
+          const { idempotency_key: key, transaction_reference: reference } = body as Record<string, string | undefined>;
+          return key !== undefined ? `key:${key}` : reference !== undefined ? `reference:${reference}` : undefined;
+        },
+      },
       schema: {
         tags: ['cards'],
         summary: 'Move money from the wallet to the card (accepted asynchronously)',

@@ -9,6 +9,13 @@
 // - a repeat while the first is still running waits for its answer, within the request's
 //   deadline, then gets 409 idempotency_key_in_use;
 // - a claim whose request died (process killed) is held only for a lease, then taken over.
+// A route may also name the key its body carries (`config.naturalKey`: a transfer's `reference`, a
+// virtual account's `request_id`, a card operation's `idempotency_key`). Without the header, that
+// key is claimed the same way, so identical creates are settled here too, before Temporal, with two
+// differences that keep the resource's own rules: once the first request has answered, a repeat
+// goes to the handler, which answers from the resource as it is now (200, no workflow call), and
+// so does a different body (409 duplicate_reference); and only a success is kept (a refusal is
+// shared with the requests waiting on it, then the key is free for a retry).
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -21,10 +28,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Honour Idempotency-Key on this route (default: every authenticated POST). */
     idempotent?: boolean;
+    /** The replay key the validated body itself carries, used when no Idempotency-Key is sent. */
+    naturalKey?: (body: unknown) => string | undefined;
   }
   interface FastifyRequest {
-    /** The Idempotency-Key this request claimed, to be completed or released when it answers. */
-    idempotencyClaim?: { tenantId: string; key: string };
+    /** The key this request claimed, to be completed or released when it answers. */
+    idempotencyClaim?: { tenantId: string; key: string; natural: boolean };
   }
 }
 /**
@@ -88,18 +97,29 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
 
   app.addHook('preHandler', async (request, reply) => {
     if (!request.routeOptions.config.idempotent || !request.auth) return;
-    const key = idempotencyKeyOf(request);
-    if (key === undefined) return;
+    const header = idempotencyKeyOf(request);
+    const bodyKey = header === undefined ? request.routeOptions.config.naturalKey?.(request.body) : undefined;
+    if (header === undefined && bodyKey === undefined) return;
+    const natural = header === undefined;
     const tenantId = request.auth.tenantId;
     const path = request.url.split('?')[0] ?? request.url;
+    // Scoped to the resource path (a card's fundings are keyed per card). A line feed cannot occur
+    // in a header value, so a body's key never meets a client's header key.
+    const key = header ?? `\n${path}\n${bodyKey}`;
     const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`);
     const em = orm.em.fork();
     const deadline = (request.deadlineAt ?? Date.now() + 10_000) - 250;
 
+    // Once this request has seen the key held by a live claim, it waits for that claim's answer and
+    // takes that answer, even a refusal that expires at once; it claims again only if the holder
+    // released the key (5xx) or died (lease).
+    let mayClaim = true;
     for (let attempt = 0; ; attempt += 1) {
       // Claim the key, or take over a claim that expired (24 h) or whose request died (lease).
-      const [claimed] = await em.execute<{ key: string }[]>(
-        `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
+      const [claimed] = !mayClaim
+        ? []
+        : await em.execute<{ key: string }[]>(
+            `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
          values (?, ?, ?, ?, ?, 'processing', now() + (? * interval '1 hour'), now() + (? * interval '1 millisecond'))
          on conflict (tenant_id, key) do update
            set method = excluded.method, path = excluded.path, request_hash = excluded.request_hash,
@@ -109,10 +129,10 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
               or (idempotency_keys.state = 'processing' and idempotency_keys.locked_until <= now()
                   and idempotency_keys.request_hash = excluded.request_hash)
          returning key`,
-        [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs],
-      );
+            [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs],
+          );
       if (claimed) {
-        request.idempotencyClaim = { tenantId, key };
+        request.idempotencyClaim = { tenantId, key, natural };
         return;
       }
       const [stored] = await em.execute<StoredKey[]>(
@@ -120,19 +140,34 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
            from idempotency_keys where tenant_id = ? and key = ?`,
         [tenantId, key],
       );
-      if (!stored) continue; // released in between: claim again
-      if (stored.request_hash !== requestHash) {
-        throw new ApiError(
-          'idempotency_key_reused',
-          'this Idempotency-Key was already used with a different request body or endpoint',
-        );
+      if (!stored) {
+        mayClaim = true; // released in between: claim again
+        continue;
       }
-      if (stored.state === 'completed') {
+      if (stored.request_hash !== requestHash) {
+        if (!natural) {
+          throw new ApiError(
+            'idempotency_key_reused',
+            'this Idempotency-Key was already used with a different request body or endpoint',
+          );
+        }
+        // Another body holds the resource's key: once its request has answered (or died), the
+        // resource decides (409 duplicate_reference); until then this one waits like a repeat.
+        if (stored.state === 'completed' || stored.lease_expired) return;
+      } else if (stored.state === 'completed') {
+        // A body's key that made its resource: the resource answers the repeat as it is now (200).
+        if (natural && (stored.response_status ?? 500) < 300) return;
         const status = stored.response_status === 201 ? 200 : (stored.response_status ?? 200);
         return reply.status(status).header('idempotent-replayed', 'true').send(stored.response_body);
       }
+      mayClaim = stored.state === 'processing' && stored.lease_expired;
       if (Date.now() >= deadline) {
-        throw new ApiError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed');
+        throw new ApiError(
+          'idempotency_key_in_use',
+          natural
+            ? 'a request with the same key in its body is still being processed; retry shortly'
+            : 'a request with this Idempotency-Key is still being processed',
+        );
       }
       // The first request is still running: wait for its answer.
       const step = WAIT_STEP_MS[Math.min(attempt, WAIT_STEP_MS.length - 1)]!;
@@ -140,7 +175,9 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     }
   });
 
-  // The claimant's answer completes the key (below 500) or releases it (5xx), before it is sent.
+  // The claimant's answer completes the key (below 500) or releases it (5xx), before it is sent. A
+  // body's key keeps only a success; a refusal is kept for the requests already waiting on it and
+  // expires at once, so the next request with that key runs afresh.
   app.addHook('onSend', async (request, reply: FastifyReply, payload) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
@@ -155,10 +192,12 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       return payload;
     }
     const text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
+    const keep = !claim.natural || reply.statusCode < 300;
     await em.execute(
-      `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null
+      `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null,
+              expires_at = case when ? then expires_at else now() end
         where tenant_id = ? and key = ?`,
-      [reply.statusCode, text, claim.tenantId, claim.key],
+      [reply.statusCode, text, keep, claim.tenantId, claim.key],
     );
     return payload;
   });

@@ -84,7 +84,7 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
   typed.post(
     '/api/v1/transfers',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: true, naturalKey: (body) => (body as { reference?: string }).reference },
       schema: {
         tags: ['transfers'],
         summary: 'Send naira to a bank account (returns once funds are reserved)',

@@ -52,7 +52,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/virtual-accounts',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: true, naturalKey: (body) => (body as { request_id?: string }).request_id },
       schema: {
         tags: ['virtual accounts'],
         summary: 'Create a virtual account for a customer',

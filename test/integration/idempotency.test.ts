@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -84,10 +84,55 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
       .fork()
       .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
     expect(row?.n).toBe('1');
+    // The reference was claimed in PostgreSQL: one key row, holding the first answer.
+    const claims = await db.orm.em
+      .fork()
+      .execute<{ state: string; response_status: number }[]>(
+        'select state, response_status from idempotency_keys where tenant_id = ?',
+        [tenant.tenantId],
+      );
+    expect(claims).toEqual([{ state: 'completed', response_status: 201 }]);
     await eventually(async () => {
       const got = await app.inject({ method: 'GET', url: `/api/v1/transfers/${id}`, headers: auth(tenant.apiKey) });
       return got.json().data.status === 'successful' ? got : undefined;
     });
+  });
+
+  it('by transfer reference, refused: every request gets the one refusal, and the reference stays free', async () => {
+    const tenant = await createFundedTenant(db.orm, 50_000);
+    const payload = transfer(`refused-${randomUUID()}`);
+    const send = () => app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload });
+    const responses = await burst(CONCURRENCY, send);
+    const counts = tally(responses);
+    // 422 insufficient_balance for each (409 only for one still waiting when its deadline came).
+    expect(Object.keys(counts).filter((status) => status !== '422' && status !== '409')).toEqual([]);
+    expect(counts[422]).toBeGreaterThan(0);
+    for (const refused of responses.filter((response) => response.statusCode === 422)) {
+      expect(refused.json().error).toMatchObject({ code: 'insufficient_balance', details: { required: 101_000 } });
+    }
+    const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect([wallet.availableMinor, wallet.pendingMinor]).toEqual([50_000, 0]);
+
+    // Funded, the same request with the same reference now creates the transfer.
+    const em = db.orm.em.fork();
+    await postEntry(em, {
+      idempotencyKey: `wallet-funding:${tenant.tenantId}:top-up`,
+      kind: 'wallet_funding',
+      tenantId: tenant.tenantId,
+      postings: [
+        { accountId: await systemAccountId(em, 'external_funding'), amountMinor: -100_000 },
+        { accountId: await tenantAccountId(em, tenant.tenantId, 'wallet'), amountMinor: 100_000 },
+      ],
+    });
+    const created = await send();
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toMatchObject({
+      reference: payload.reference,
+      amount_minor: 100_000,
+      fee_minor: 1_000,
+    });
+    const after = await walletBalance(db.orm.em.fork(), tenant.tenantId);
+    expect(after.availableMinor).toBe(49_000);
   });
 
   it('by Idempotency-Key alone on transfers: one transfer, and a replay answers 200 with the first body', async () => {
