@@ -41,6 +41,8 @@ const HOUR = 60 * 60 * 1000;
 export const SETTLE_EVERY_UNFINISHED_RESERVATION = 'settle-every-unfinished-reservation';
 /** The bank's "unknown" after the submission retries no longer fails the transfer. */
 export const UNKNOWN_KEEPS_PROCESSING = 'unknown-keeps-processing';
+/** A bank answer contradicting a finished transfer is recorded as a discrepancy. */
+export const RECORD_LATE_DISCREPANCY = 'record-late-discrepancy';
 export const STUCK_AFTER_MS = 24 * HOUR;
 
 // The create path runs while the API request waits: few, quick retries.
@@ -309,14 +311,17 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     });
     state.status = 'failed';
   }
-  // The bank answered only while we settled or reversed on an operator's word. If it says the
-  // opposite, the books stand and the answer is kept for operators (decisions §12). Histories
-  // recorded before this never take this branch, so the new activity needs no patch.
-  const lateAnswer = state.bankOutcome;
-  if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
-    await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
-  }
   upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
   await condition(allHandlersFinished);
+  // The bank answered only while we settled or reversed on an operator's word, or is answering
+  // now, before this run ends (a signal that lands after the last handler still reaches this line:
+  // the run cannot complete over an unprocessed signal). If it says the opposite, the books stand
+  // and the answer is kept for operators (decisions §12).
+  if (patched(RECORD_LATE_DISCREPANCY)) {
+    const lateAnswer = state.bankOutcome;
+    if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
+      await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
+    }
+  }
   return state;
 }

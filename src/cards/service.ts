@@ -192,7 +192,16 @@ export class CardService {
           const operationId = randomUUID();
           await tx.execute(
             `insert into card_operations (id, card_id, action, status, idempotency_key) values (?, ?, 'fund', 'accepted', ?)`,
-            [operationId, card.id, body.idempotency_key ?? body.transaction_reference ?? null],
+            // Keys and references are two namespaces: a key never meets a reference of the same text.
+            [
+              operationId,
+              card.id,
+              body.idempotency_key !== undefined
+                ? `key:${body.idempotency_key}`
+                : body.transaction_reference !== undefined
+                  ? `reference:${body.transaction_reference}`
+                  : null,
+            ],
           );
           const [row] = await tx.execute<FundingRow[]>(
             `insert into card_fundings (id, card_id, operation_id, amount_minor, currency, status, transaction_reference, idempotency_key)

@@ -19,14 +19,43 @@ import {
   makeGrpcRetryInterceptor,
 } from '@temporalio/client';
 import { InterceptingCall } from '@grpc/grpc-js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** When this request's waits on dependencies must end (epoch ms). */
     deadlineAt?: number;
+    /**
+     * Set when the deadline answered this request while its handler was still running: settles
+     * with what the handler answered in the end (undefined if it failed), for the idempotency
+     * record to keep, so that a retry gets that answer instead of doing the work twice.
+     */
+    lateAnswer?: Promise<LateAnswer | undefined>;
   }
+}
+
+/** What a handler cut off by the deadline answered once it finished. */
+export interface LateAnswer {
+  status: number;
+  payload: unknown;
+}
+
+/**
+ * Waits for `work` no later than `deadlineAt`, then answers 503 while the work goes on (its
+ * failure is then nobody's to answer). For the waits a request makes outside its handler.
+ */
+export async function beforeDeadline<T>(deadlineAt: number | undefined, work: Promise<T>): Promise<T> {
+  if (deadlineAt === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(unavailable('PostgreSQL did not answer in time; retry with the same Idempotency-Key')),
+      Math.max(deadlineAt - Date.now(), 0),
+    );
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 /** Seconds a client should wait before retrying after a dependency was unavailable. */
@@ -154,20 +183,53 @@ export function registerDependencyDeadline(
     const handler = route.handler;
     route.handler = function deadlineBound(this: FastifyInstance, request, reply) {
       const deadlineAt = request.deadlineAt ?? Date.now() + timeoutMs;
+      // Once the deadline has answered, the handler's own status and send are caught here (the
+      // real reply is gone) and become its late answer.
+      let cutOff = false;
+      let late: { status?: number; payload?: unknown; sent: boolean } = { sent: false };
+      const handlerReply: FastifyReply = new Proxy(reply, {
+        get(target, property, receiver) {
+          if (cutOff && (property === 'code' || property === 'status')) {
+            return (status: number) => {
+              late.status = status;
+              return receiver as FastifyReply;
+            };
+          }
+          if (cutOff && property === 'send') {
+            return (payload: unknown) => {
+              late = { ...late, payload, sent: true };
+              return receiver as FastifyReply;
+            };
+          }
+          return Reflect.get(target, property, receiver) as unknown;
+        },
+      });
       const work = temporal.withDeadline(deadlineAt, () =>
-        Promise.resolve().then(() => handler.call(this, request, reply)),
+        Promise.resolve().then(() => handler.call(this, request, handlerReply)),
       );
       const left = deadlineAt - Date.now();
       let timer: NodeJS.Timeout | undefined;
       const expired = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(
-          () =>
+          () => {
+            cutOff = true;
+            // Status before the cut: a handler that set 201 and then waited keeps it.
+            const statusBefore = reply.statusCode;
+            request.lateAnswer = work.then(
+              (result): LateAnswer | undefined => {
+                if (late.sent) return { status: late.status ?? statusBefore, payload: late.payload };
+                if (result === undefined || result === handlerReply || result === reply) return undefined;
+                return { status: late.status ?? statusBefore, payload: result };
+              },
+              () => undefined,
+            );
             reject(
               unavailable(
                 `a dependency (Temporal or PostgreSQL) did not answer within ${timeoutMs} ms; ` +
                   'retry with the same reference or Idempotency-Key',
               ),
-            ),
+            );
+          },
           Math.max(left, 0),
         );
       });

@@ -39,7 +39,7 @@ export function toApiError(error: unknown): ApiError {
         'unsupported Content-Type: send application/json',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('payload_too_large', 'request body is larger than the 1 MB limit');
+      return new ApiError('payload_too_large', 'request body is larger than the limit (BODY_LIMIT_BYTES)');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ApiError.validation([{ path: 'content-length', message: 'does not match the body' }]);
     default:

@@ -16,9 +16,10 @@
 // goes to the handler, which answers from the resource as it is now (200, no workflow call), and
 // so does a different body (409 duplicate_reference); and only a success is kept (a refusal is
 // shared with the requests waiting on it, then the key is free for a retry).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { type LateAnswer, beforeDeadline } from './deadlines.ts';
 import { ApiError } from './errors.ts';
 import { MAX_BODY_DEPTH } from './hostile-input.ts';
 
@@ -33,7 +34,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The key this request claimed, to be completed or released when it answers. */
-    idempotencyClaim?: { tenantId: string; key: string; natural: boolean };
+    idempotencyClaim?: { tenantId: string; key: string; token: string; natural: boolean };
   }
 }
 /**
@@ -116,29 +117,38 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     let mayClaim = true;
     for (let attempt = 0; ; attempt += 1) {
       // Claim the key, or take over a claim that expired (24 h) or whose request died (lease).
+      const token = randomUUID();
       const [claimed] = !mayClaim
         ? []
-        : await em.execute<{ key: string }[]>(
-            `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
-         values (?, ?, ?, ?, ?, 'processing', now() + (? * interval '1 hour'), now() + (? * interval '1 millisecond'))
+        : await beforeDeadline(
+            request.deadlineAt,
+            em.execute<{ key: string }[]>(
+              `insert into idempotency_keys
+                 (tenant_id, key, method, path, request_hash, state, expires_at, locked_until, claim_token)
+         values (?, ?, ?, ?, ?, 'processing', now() + (? * interval '1 hour'), now() + (? * interval '1 millisecond'), ?)
          on conflict (tenant_id, key) do update
            set method = excluded.method, path = excluded.path, request_hash = excluded.request_hash,
                state = 'processing', response_status = null, response_body = null,
-               expires_at = excluded.expires_at, locked_until = excluded.locked_until, created_at = now()
+               expires_at = excluded.expires_at, locked_until = excluded.locked_until, created_at = now(),
+               claim_token = excluded.claim_token
            where idempotency_keys.expires_at <= now()
               or (idempotency_keys.state = 'processing' and idempotency_keys.locked_until <= now()
                   and idempotency_keys.request_hash = excluded.request_hash)
          returning key`,
-            [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs],
+              [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs, token],
+            ),
           );
       if (claimed) {
-        request.idempotencyClaim = { tenantId, key, natural };
+        request.idempotencyClaim = { tenantId, key, token, natural };
         return;
       }
-      const [stored] = await em.execute<StoredKey[]>(
-        `select request_hash, state, response_status, response_body, locked_until <= now() as lease_expired
-           from idempotency_keys where tenant_id = ? and key = ?`,
-        [tenantId, key],
+      const [stored] = await beforeDeadline(
+        request.deadlineAt,
+        em.execute<StoredKey[]>(
+          `select request_hash, state, response_status, response_body, locked_until <= now() as lease_expired
+             from idempotency_keys where tenant_id = ? and key = ?`,
+          [tenantId, key],
+        ),
       );
       if (!stored) {
         mayClaim = true; // released in between: claim again
@@ -177,28 +187,81 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
 
   // The claimant's answer completes the key (below 500) or releases it (5xx), before it is sent. A
   // body's key keeps only a success; a refusal is kept for the requests already waiting on it and
-  // expires at once, so the next request with that key runs afresh.
+  // expires at once, so the next request with that key runs afresh. A request the deadline
+  // answered while its handler still ran keeps its claim until the handler finishes, and its
+  // answer then is kept, so a retry gets it rather than doing the work a second time. None of
+  // this holds the response past the request's deadline: a late write finishes in the background.
   app.addHook('onSend', async (request, reply: FastifyReply, payload) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = undefined;
-    const em = orm.em.fork();
-    if (reply.statusCode >= 500) {
-      await em.execute('delete from idempotency_keys where tenant_id = ? and key = ? and state = ?', [
-        claim.tenantId,
-        claim.key,
-        'processing',
-      ]);
-      return payload;
-    }
-    const text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
-    const keep = !claim.natural || reply.statusCode < 300;
-    await em.execute(
-      `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null,
-              expires_at = case when ? then expires_at else now() end
-        where tenant_id = ? and key = ?`,
-      [reply.statusCode, text, keep, claim.tenantId, claim.key],
-    );
+    const late = request.lateAnswer;
+    const write =
+      reply.statusCode >= 500 && late
+        ? holdUntilLate(orm, claim, late, leaseMs, request.log)
+        : settle(orm, claim, reply.statusCode, payload);
+    await beforeDeadline(Math.max(request.deadlineAt ?? 0, Date.now()), write).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'idempotency record not written in time; its lease will release it');
+    });
     return payload;
   });
+}
+
+type Claim = NonNullable<FastifyRequest['idempotencyClaim']>;
+
+/** Completes the claim with the answer (below 500) or releases it (5xx). */
+async function settle(orm: MikroORM, claim: Claim, status: number, payload: unknown): Promise<void> {
+  const em = orm.em.fork();
+  if (status >= 500) {
+    await em.execute(`delete from idempotency_keys where tenant_id = ? and key = ? and claim_token = ?`, [
+      claim.tenantId,
+      claim.key,
+      claim.token,
+    ]);
+    return;
+  }
+  const text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
+  const keep = !claim.natural || status < 300;
+  await em.execute(
+    `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null,
+            expires_at = case when ? then expires_at else now() end
+      where tenant_id = ? and key = ? and claim_token = ?`,
+    [status, text, keep, claim.tenantId, claim.key, claim.token],
+  );
+}
+
+/**
+ * The deadline answered 503 while the handler ran on: the claim is held (its lease renewed while
+ * the handler runs) and settled with the handler's own answer once it has one.
+ */
+async function holdUntilLate(
+  orm: MikroORM,
+  claim: Claim,
+  late: Promise<LateAnswer | undefined>,
+  leaseMs: number,
+  log: FastifyRequest['log'],
+): Promise<void> {
+  const renew = () =>
+    orm.em.fork().execute(
+      `update idempotency_keys set locked_until = now() + (? * interval '1 millisecond')
+          where tenant_id = ? and key = ? and claim_token = ? and state = 'processing'`,
+      [leaseMs, claim.tenantId, claim.key, claim.token],
+    );
+  await renew();
+  const renewal = setInterval(() => void renew().catch(() => undefined), Math.max(leaseMs / 2, 1_000));
+  renewal.unref();
+  void late
+    .then(async (answer) => {
+      clearInterval(renewal);
+      if (answer && answer.status < 500) {
+        const body = answer.payload === undefined ? null : JSON.stringify(answer.payload);
+        await settle(orm, claim, answer.status, body);
+      } else {
+        await settle(orm, claim, 500, null);
+      }
+    })
+    .catch((error: unknown) => {
+      clearInterval(renewal);
+      log.warn({ err: error }, 'late answer not recorded; the claim is released by its lease');
+    });
 }

@@ -241,8 +241,14 @@ export class TransferService {
       params.push(new Date(query.from).toISOString());
     }
     if (query.to) {
-      where.push('created_at <= ?');
-      params.push(new Date(query.to).toISOString());
+      // Inclusive: a date alone covers that whole day (UTC), an instant is itself the end.
+      if (/^\d{4}-\d{2}-\d{2}$/.test(query.to)) {
+        where.push('created_at < ?');
+        params.push(new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000).toISOString());
+      } else {
+        where.push('created_at <= ?');
+        params.push(new Date(query.to).toISOString());
+      }
     }
     if (query.reference) {
       where.push('reference = ?');

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
-import { createFundedTenant } from '../support/app.ts';
+import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
@@ -345,5 +345,55 @@ describe('concurrent distinct transfers against a daily limit that fits exactly 
       .fork()
       .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
     expect(row?.n).toBe('1');
+  });
+});
+
+describe('a request the deadline answers while its handler runs on', () => {
+  it('keeps its key until the handler finishes; a retry then gets the handler’s own answer, the work done once', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = await createTestApp(db.orm, {
+      taskQueue: TASK_QUEUE,
+      dependencyTimeoutMs: 400,
+      // A create whose dependency stalls past the deadline and then succeeds.
+      extend: (extended) =>
+        extended.post('/api/v1/test-slow-creates', async (_request, reply) => {
+          runs += 1;
+          const id = randomUUID();
+          await gate;
+          return reply.status(201).send({ success: true, data: { id } });
+        }),
+    });
+    try {
+      const tenant = await createFundedTenant(db.orm, 0);
+      const send = () =>
+        slow.app.inject({
+          method: 'POST',
+          url: '/api/v1/test-slow-creates',
+          headers: auth(tenant.apiKey, { 'idempotency-key': 'slow-create' }),
+          payload: {},
+        });
+      const first = await send();
+      expect(first.statusCode).toBe(503);
+      expect(first.headers['retry-after']).toBe('2');
+      // The handler still runs: a retry waits for it and is told so, and does not run it again.
+      const during = await send();
+      expect(during.statusCode).toBe(409);
+      expect(runs).toBe(1);
+
+      release();
+      const replay = await eventually(async () => {
+        const again = await send();
+        return again.statusCode === 200 ? again : undefined;
+      });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      const id = replay.json().data.id as string;
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await send()).json().data.id).toBe(id);
+      expect(runs).toBe(1);
+    } finally {
+      await slow.close();
+    }
   });
 });

@@ -491,6 +491,16 @@ describe('GET /api/v1/transfers', () => {
     expect(
       (await list(`?to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).pagination.total,
     ).toBe(5);
+    // A date alone as `to` covers that whole day; the day before covers none of today's.
+    const [days] = await db.orm.em.fork().execute<{ first: string; last: string; before: string }[]>(
+      `select to_char(min(created_at) at time zone 'UTC', 'YYYY-MM-DD') as first,
+              to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD') as last,
+              to_char(min(created_at) at time zone 'UTC' - interval '1 day', 'YYYY-MM-DD') as before
+         from transfers where tenant_id = ?`,
+      [tenant.tenantId],
+    );
+    expect((await list(`?from=${days!.first}&to=${days!.last}`)).pagination.total).toBe(5);
+    expect((await list(`?to=${days!.before}`)).pagination.total).toBe(0);
 
     const bad = await app.inject({
       method: 'GET',
