@@ -5,17 +5,22 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import { cardView, type CardRow, fundingView, type FundingRow } from '../src/cards/views.ts';
 import { recordEvent } from '../src/events/events.ts';
-import { InsufficientFundsError, postEntry, tenantAccountId } from '../src/ledger/ledger.ts';
+import { InsufficientFundsError, UnknownAccountError, postMovement } from '../src/ledger/ledger.ts';
+import type { Currency } from '../src/ledger/money.ts';
+import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
 
-async function cardAccountId(em: EntityManager, card: CardRow): Promise<string> {
-  const [row] = await em.execute<{ id: string }[]>(
-    'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
-    [card.tenant_id, `card:${card.id}`, card.currency],
-  );
-  if (!row) throw ApplicationFailure.nonRetryable(`card ${card.id} has no ledger account`, 'card_account_missing');
-  return row.id;
+/** Posts a card movement; a card without its account is a fault no retry mends. */
+async function postCardMovement(em: EntityManager, card: CardRow, movement: Movement): Promise<void> {
+  try {
+    await postMovement(em, card.tenant_id, movement, { currency: card.currency as Currency });
+  } catch (error) {
+    if (error instanceof UnknownAccountError) {
+      throw ApplicationFailure.nonRetryable(`card ${card.id}: ${error.message}`, 'card_account_missing');
+    }
+    throw error;
+  }
 }
 
 async function fundingWithCard(em: EntityManager, fundingId: string, lock = false) {
@@ -100,19 +105,11 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
           const { funding, card } = await fundingWithCard(tx, input.fundingId, true);
           if (funding.status === 'failed') return { ok: false };
           try {
-            await postEntry(tx, {
-              idempotencyKey: `card-funding:${funding.id}`,
-              kind: 'card_funding',
-              tenantId: card.tenant_id,
-              description: `JIT funding of card ${card.id}`,
-              postings: [
-                {
-                  accountId: await tenantAccountId(tx, card.tenant_id, 'wallet'),
-                  amountMinor: -Number(funding.amount_minor),
-                },
-                { accountId: await cardAccountId(tx, card), amountMinor: Number(funding.amount_minor) },
-              ],
-            });
+            await postCardMovement(
+              tx,
+              card,
+              cardFunding({ fundingId: funding.id, cardId: card.id, amountMinor: Number(funding.amount_minor) }),
+            );
             return { ok: true };
           } catch (error) {
             if (!(error instanceof InsufficientFundsError)) throw error;
@@ -153,17 +150,15 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
         const locked = await fundingWithCard(tx, input.fundingId, true);
         if (locked.funding.status !== 'pending') return;
         if (!refused) return finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
-        const amount = Number(locked.funding.amount_minor);
-        await postEntry(tx, {
-          idempotencyKey: `card-funding:${funding.id}:reverse`,
-          kind: 'card_funding_reverse',
-          tenantId: card.tenant_id,
-          description: `card processor refused funding ${funding.id}`,
-          postings: [
-            { accountId: await cardAccountId(tx, card), amountMinor: -amount },
-            { accountId: await tenantAccountId(tx, card.tenant_id, 'wallet'), amountMinor: amount },
-          ],
-        });
+        await postCardMovement(
+          tx,
+          card,
+          cardFundingReverse({
+            fundingId: funding.id,
+            cardId: card.id,
+            amountMinor: Number(locked.funding.amount_minor),
+          }),
+        );
         return finishFunding(tx, locked.funding, locked.card, { status: 'failed', reason: 'processor_refused' });
       });
     },

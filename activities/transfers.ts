@@ -9,10 +9,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
-import { InsufficientFundsError, postEntry, systemAccountId, tenantAccountId } from '../src/ledger/ledger.ts';
+import { InsufficientFundsError, postMovement } from '../src/ledger/ledger.ts';
+import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../src/ledger/movements.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
+import { withinDailyLimit } from '../src/transfers/fees.ts';
 import { type TransferRow, createView, itemView } from '../src/transfers/views.ts';
 import type {
   BankOutcome,
@@ -115,7 +117,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           [request.tenantId],
         );
         const used = Number(usage!.used);
-        if (used + request.amountMinor > limit) {
+        if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
           throw ApplicationFailure.create({
             type: 'limit_exceeded',
             message: `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
@@ -144,16 +146,16 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           throw error;
         }
         try {
-          await postEntry(tx, {
-            idempotencyKey: `transfer:${input.transferId}:reserve`,
-            kind: 'transfer_reserve',
-            tenantId: request.tenantId,
-            description: `reserve transfer ${request.reference}`,
-            postings: [
-              { accountId: await tenantAccountId(tx, request.tenantId, 'wallet'), amountMinor: -total },
-              { accountId: await tenantAccountId(tx, request.tenantId, 'in_flight'), amountMinor: total },
-            ],
-          });
+          await postMovement(
+            tx,
+            request.tenantId,
+            transferReserve({
+              transferId: input.transferId,
+              reference: request.reference,
+              amountMinor: request.amountMinor,
+              feeMinor: request.feeMinor,
+            }),
+          );
         } catch (error) {
           if (error instanceof InsufficientFundsError) {
             throw ApplicationFailure.create({
@@ -225,19 +227,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       resolution?: OperatorResolution;
     }): Promise<TransferCreateView> {
       return finishTransfer(orm, input, 'transfer.settled', async (tx, current) => {
-        const amount = Number(current.amount_minor);
-        const fee = Number(current.fee_minor);
-        await postEntry(tx, {
-          idempotencyKey: `transfer:${current.id}:settle`,
-          kind: 'transfer_settle',
-          tenantId: current.tenant_id,
-          description: `settle transfer ${current.reference}`,
-          postings: [
-            { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -(amount + fee) },
-            { accountId: await systemAccountId(tx, 'bank_settlement'), amountMinor: amount },
-            { accountId: await systemAccountId(tx, 'fee_revenue'), amountMinor: fee },
-          ],
-        });
+        await postMovement(tx, current.tenant_id, transferSettle(amountsOf(current)));
         const [row] = await tx.execute<TransferRow[]>(
           `update transfers set status = 'completed', completed_at = now(), updated_at = now(),
                   session_id = coalesce(?, session_id), provider_code = ?
@@ -385,6 +375,16 @@ async function insertTransfer(
   return row!;
 }
 
+/** A transfer row's amounts, as the movements take them. */
+function amountsOf(row: TransferRow): TransferAmounts {
+  return {
+    transferId: row.id,
+    reference: row.reference,
+    amountMinor: Number(row.amount_minor),
+    feeMinor: Number(row.fee_minor),
+  };
+}
+
 /** amount + fee from in flight back to the wallet, and the row marked failed. */
 async function reverse(
   tx: EntityManager,
@@ -392,17 +392,7 @@ async function reverse(
   reason: string,
   providerCode?: string,
 ): Promise<TransferRow> {
-  const total = Number(current.amount_minor) + Number(current.fee_minor);
-  await postEntry(tx, {
-    idempotencyKey: `transfer:${current.id}:reverse`,
-    kind: 'transfer_reverse',
-    tenantId: current.tenant_id,
-    description: `reverse transfer ${current.reference}: ${reason}`,
-    postings: [
-      { accountId: await tenantAccountId(tx, current.tenant_id, 'in_flight'), amountMinor: -total },
-      { accountId: await tenantAccountId(tx, current.tenant_id, 'wallet'), amountMinor: total },
-    ],
-  });
+  await postMovement(tx, current.tenant_id, transferReverse(amountsOf(current), reason));
   const [row] = await tx.execute<TransferRow[]>(
     `update transfers set status = 'failed', completed_at = now(), updated_at = now(),
             failure_reason = ?, provider_code = ? where id = ? returning *`,

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
-import { postEntry, systemAccountId, tenantAccountId } from '../src/ledger/ledger.ts';
+import { postMovement } from '../src/ledger/ledger.ts';
+import { inboundCredit } from '../src/ledger/movements.ts';
 import { type VirtualAccountRow, virtualAccountView } from '../src/virtual-accounts/views.ts';
 import type { InboundCredit } from '../workflows/virtual-accounts.ts';
 
@@ -59,16 +60,7 @@ export function createVirtualAccountActivities({ orm }: { orm: MikroORM }) {
                   transaction_count = transaction_count + 1, updated_at = now() where id = ? returning *`,
           [credit.amountMinor, account.id],
         );
-        await postEntry(tx, {
-          idempotencyKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
-          kind: 'inbound_credit',
-          tenantId: account.tenant_id,
-          description: `credit to ${credit.accountNumber} from ${credit.senderName}`,
-          postings: [
-            { accountId: await systemAccountId(tx, 'inbound_clearing'), amountMinor: -credit.amountMinor },
-            { accountId: await tenantAccountId(tx, account.tenant_id, 'wallet'), amountMinor: credit.amountMinor },
-          ],
-        });
+        await postMovement(tx, account.tenant_id, inboundCredit(credit));
         await recordEvent(tx, {
           tenantId: account.tenant_id,
           type: 'virtual_account.credited',

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { ParseArgsConfig } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
-import { postEntry, systemAccountId, tenantAccountId, walletBalance } from '../ledger/ledger.ts';
+import { postMovement, walletBalance } from '../ledger/ledger.ts';
+import { walletFunding } from '../ledger/movements.ts';
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
@@ -130,17 +131,7 @@ async function wallet(em: EntityManager, id: string) {
 
 /** Moves money from the platform's external funding account into a tenant wallet. */
 async function fundWallet(em: EntityManager, id: string, amountMinor: number, reference: string) {
-  const [from, to] = await Promise.all([systemAccountId(em, 'external_funding'), tenantAccountId(em, id, 'wallet')]);
-  return postEntry(em, {
-    idempotencyKey: `wallet-funding:${id}:${reference}`,
-    kind: 'wallet_funding',
-    tenantId: id,
-    description: `operator funding ${reference}`,
-    postings: [
-      { accountId: from, amountMinor: -amountMinor },
-      { accountId: to, amountMinor },
-    ],
-  });
+  return postMovement(em, id, walletFunding({ tenantId: id, reference, amountMinor }));
 }
 
 export const COMMANDS: Record<string, AdminCommand> = {

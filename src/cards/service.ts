@@ -5,6 +5,8 @@
 // operation and the workflow (which remembers operation ids) applies it once.
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { cardAccountCode, openCardAccount } from '../ledger/ledger.ts';
+import type { Currency } from '../ledger/money.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
@@ -64,10 +66,7 @@ export class CardService {
           issued.cardReference,
         ],
       );
-      await tx.execute(
-        `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)`,
-        [randomUUID(), tenant.tenantId, `card:${id}`, body.currency ?? 'NGN'],
-      );
+      await openCardAccount(tx, tenant.tenantId, id, (body.currency ?? 'NGN') as Currency);
       await recordEvent(tx, {
         tenantId: tenant.tenantId,
         type: 'card.created',
@@ -246,7 +245,7 @@ export class CardService {
       .fork()
       .execute<{ balance_minor: string; updated_at: Date }[]>(
         'select balance_minor, updated_at from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
-        [tenantId, `card:${card.id}`, card.currency],
+        [tenantId, cardAccountCode(card.id), card.currency],
       );
     return {
       card_id: card.id,

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Currency, assertMinorUnits } from './money.ts';
+import type { AccountRef, Movement } from './movements.ts';
 
 /** Platform-wide accounts, seeded by the first migration. */
 export type SystemAccountCode = 'external_funding' | 'bank_settlement' | 'fee_revenue' | 'inbound_clearing';
@@ -171,12 +172,7 @@ export async function tenantAccountId(
   code: TenantAccountCode,
   currency: Currency = 'NGN',
 ): Promise<string> {
-  const [row] = await em.execute<{ id: string }[]>(
-    'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
-    [tenantId, code, currency],
-  );
-  if (!row) throw new UnknownAccountError(`tenant ${tenantId} has no ${code} account in ${currency}`);
-  return row.id;
+  return accountIdOf(em, tenantId, { tenant: code }, currency);
 }
 
 export async function systemAccountId(
@@ -190,6 +186,66 @@ export async function systemAccountId(
   );
   if (!row) throw new UnknownAccountError(`no system account ${code} in ${currency}`);
   return row.id;
+}
+
+/** The code of a card's own account (a tenant account per card). */
+export function cardAccountCode(cardId: string): string {
+  return `card:${cardId}`;
+}
+
+/** Opens a card's account (inside the caller's transaction, with the card's row). */
+export async function openCardAccount(
+  em: EntityManager,
+  tenantId: string,
+  cardId: string,
+  currency: Currency = 'NGN',
+): Promise<void> {
+  await em.execute(
+    `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
+     on conflict on constraint ledger_accounts_owner_code do nothing`,
+    [randomUUID(), tenantId, cardAccountCode(cardId), currency],
+  );
+}
+
+/** The id of the account a movement's posting names, for a tenant. */
+export async function accountIdOf(
+  em: EntityManager,
+  tenantId: string,
+  account: AccountRef,
+  currency: Currency = 'NGN',
+): Promise<string> {
+  if ('system' in account) return systemAccountId(em, account.system, currency);
+  const code = 'tenant' in account ? account.tenant : cardAccountCode(account.card);
+  const [row] = await em.execute<{ id: string }[]>(
+    'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
+    [tenantId, code, currency],
+  );
+  if (!row) throw new UnknownAccountError(`tenant ${tenantId} has no ${code} account in ${currency}`);
+  return row.id;
+}
+
+/** Posts a movement (./movements.ts) for a tenant: its accounts resolved, then one journal entry. */
+export async function postMovement(
+  em: EntityManager,
+  tenantId: string,
+  movement: Movement,
+  options: { metadata?: Record<string, unknown>; currency?: Currency } = {},
+): Promise<PostedEntry> {
+  const postings: PostingInput[] = [];
+  for (const posting of movement.postings) {
+    postings.push({
+      accountId: await accountIdOf(em, tenantId, posting.account, options.currency),
+      amountMinor: posting.amountMinor,
+    });
+  }
+  return postEntry(em, {
+    idempotencyKey: movement.idempotencyKey,
+    kind: movement.kind,
+    tenantId,
+    description: movement.description,
+    ...(options.metadata ? { metadata: options.metadata } : {}),
+    postings,
+  });
 }
 
 export interface WalletBalance {

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../events/events.ts';
-import { InsufficientFundsError, postEntry, systemAccountId, tenantAccountId } from '../ledger/ledger.ts';
+import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
+import { type AccountRef, discrepancyCorrection } from '../ledger/movements.ts';
 import { type BankOutcome, contradictsBooks } from '../../workflows/transfer-definitions.ts';
 import { type TransferRow, itemView } from './views.ts';
 
@@ -67,24 +68,24 @@ export interface CorrectionPosting {
   amountMinor: number;
 }
 
-/**
- * The correcting movement that aligns the books with the bank. Bank paid a transfer we failed (and
- * refunded amount + fee): take amount + fee back from the wallet into bank settlement and fee
- * revenue, as a settlement would have. Bank failed a transfer we completed: undo the settlement
- * and refund the wallet. Zero postings (a fee-free transfer) are left out.
- */
+/** The correcting postings by account (the movement in src/ledger/movements.ts), as operators read them. */
 export function correctionPostings(bank: BankStatus, amountMinor: number, feeMinor: number): CorrectionPosting[] {
-  const sign = bank === 'successful' ? 1 : -1;
-  const postings: CorrectionPosting[] = [
-    { account: 'wallet', amountMinor: -sign * (amountMinor + feeMinor) },
-    { account: 'bank_settlement', amountMinor: sign * amountMinor },
-    { account: 'fee_revenue', amountMinor: sign * feeMinor },
-  ];
-  return postings.filter((posting) => posting.amountMinor !== 0);
+  const movement = discrepancyCorrection(
+    { transferId: '-', reference: '-', amountMinor, feeMinor },
+    { id: '-', ours: bank === 'successful' ? 'failed' : 'completed', bank },
+  );
+  return movement.postings.map((posting) => ({
+    account: correctionAccount(posting.account),
+    amountMinor: posting.amountMinor,
+  }));
 }
 
-export function discrepancyIdempotencyKey(transferId: string, discrepancyId: string): string {
-  return `transfer:${transferId}:discrepancy:${discrepancyId}`;
+function correctionAccount(account: AccountRef): CorrectionAccount {
+  if ('tenant' in account && account.tenant === 'wallet') return 'wallet';
+  if ('system' in account && (account.system === 'bank_settlement' || account.system === 'fee_revenue')) {
+    return account.system;
+  }
+  throw new Error(`a discrepancy correction never posts to ${JSON.stringify(account)}`);
 }
 
 function view(row: DiscrepancyRow, transfer: { amount_minor: string | number; fee_minor: string | number }) {
@@ -212,25 +213,21 @@ export async function settleDiscrepancy(
       );
     }
 
-    const amount = Number(transfer.amount_minor);
-    const fee = Number(transfer.fee_minor);
-    const corrections = correctionPostings(open.bank, amount, fee);
+    const movement = discrepancyCorrection(
+      {
+        transferId: transfer.id,
+        reference: transfer.reference,
+        amountMinor: Number(transfer.amount_minor),
+        feeMinor: Number(transfer.fee_minor),
+      },
+      open,
+    );
     const walletId = await tenantAccountId(tx, transfer.tenant_id, 'wallet');
-    const postings = [];
-    for (const posting of corrections) {
-      const accountId = posting.account === 'wallet' ? walletId : await systemAccountId(tx, posting.account);
-      postings.push({ accountId, amountMinor: posting.amountMinor });
-    }
-    const idempotencyKey = discrepancyIdempotencyKey(transfer.id, open.id);
+    const idempotencyKey = movement.idempotencyKey;
     let entryId: string;
     try {
-      ({ entryId } = await postEntry(tx, {
-        idempotencyKey,
-        kind: 'transfer_discrepancy',
-        tenantId: transfer.tenant_id,
-        description: `settle discrepancy of transfer ${transfer.reference}: books ${open.ours}, bank ${open.bank}`,
+      ({ entryId } = await postMovement(tx, transfer.tenant_id, movement, {
         metadata: { discrepancy_id: open.id, operator: input.operator, note: input.note },
-        postings,
       }));
     } catch (error) {
       if (error instanceof InsufficientFundsError) {
@@ -286,7 +283,10 @@ export async function settleDiscrepancy(
       status,
       entry_id: entryId,
       idempotency_key: idempotencyKey,
-      postings: corrections.map((posting) => ({ account: posting.account, amount_minor: posting.amountMinor })),
+      postings: movement.postings.map((posting) => ({
+        account: correctionAccount(posting.account),
+        amount_minor: posting.amountMinor,
+      })),
       event: { id: eventId, type },
     };
   });

@@ -9,3 +9,11 @@ export function transferFee(amountMinor: number): number {
   if (amountMinor <= 5_000_000) return 2_500;
   return 5_000;
 }
+
+/**
+ * The daily limit: a transfer passes when the amounts of today's transfers (Africa/Lagos day, not
+ * failed) plus its own stay within the tenant's limit. Fees do not count towards it.
+ */
+export function withinDailyLimit(input: { limitMinor: number; usedMinor: number; amountMinor: number }): boolean {
+  return input.usedMinor + input.amountMinor <= input.limitMinor;
+}

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
+import { postMovement, postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { walletFunding } from '../../src/ledger/movements.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -114,16 +115,11 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
     expect([wallet.availableMinor, wallet.pendingMinor]).toEqual([50_000, 0]);
 
     // Funded, the same request with the same reference now creates the transfer.
-    const em = db.orm.em.fork();
-    await postEntry(em, {
-      idempotencyKey: `wallet-funding:${tenant.tenantId}:top-up`,
-      kind: 'wallet_funding',
-      tenantId: tenant.tenantId,
-      postings: [
-        { accountId: await systemAccountId(em, 'external_funding'), amountMinor: -100_000 },
-        { accountId: await tenantAccountId(em, tenant.tenantId, 'wallet'), amountMinor: 100_000 },
-      ],
-    });
+    await postMovement(
+      db.orm.em.fork(),
+      tenant.tenantId,
+      walletFunding({ tenantId: tenant.tenantId, reference: 'top-up', amountMinor: 100_000 }),
+    );
     const created = await send();
     expect(created.statusCode).toBe(201);
     expect(created.json().data).toMatchObject({

@@ -6,7 +6,8 @@ import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import { createTenant } from '../../src/tenants/tenants.ts';
-import { postEntry, systemAccountId, tenantAccountId } from '../../src/ledger/ledger.ts';
+import { postMovement } from '../../src/ledger/ledger.ts';
+import { walletFunding } from '../../src/ledger/movements.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { createProviders } from '../../src/providers/registry.ts';
 import { boundedTemporalConnection } from '../../src/http/deadlines.ts';
@@ -102,15 +103,11 @@ export async function createFundedTenant(
   const em = orm.em.fork();
   const { tenant, key } = await createTenant(em, { name, mode });
   if (walletMinor > 0) {
-    await postEntry(em, {
-      idempotencyKey: `wallet-funding:${tenant.tenant_id}:test-initial`,
-      kind: 'wallet_funding',
-      tenantId: tenant.tenant_id,
-      postings: [
-        { accountId: await systemAccountId(em, 'external_funding'), amountMinor: -walletMinor },
-        { accountId: await tenantAccountId(em, tenant.tenant_id, 'wallet'), amountMinor: walletMinor },
-      ],
-    });
+    await postMovement(
+      em,
+      tenant.tenant_id,
+      walletFunding({ tenantId: tenant.tenant_id, reference: 'test-initial', amountMinor: walletMinor }),
+    );
   }
   return { tenantId: tenant.tenant_id, apiKey: key.api_key, keyPrefix: key.key_prefix };
 }

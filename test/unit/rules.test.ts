@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { retryAfterMs } from '../../activities/webhooks.ts';
 import { canonicalJson } from '../../src/http/idempotency.ts';
-import { transferFee } from '../../src/transfers/fees.ts';
+import { transferFee, withinDailyLimit } from '../../src/transfers/fees.ts';
 import { publicStatus } from '../../src/transfers/views.ts';
 import { checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -15,6 +15,21 @@ import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfer.ts';
+
+describe('withinDailyLimit', () => {
+  it.each([
+    // limit, used today, amount, passes
+    [1_000_000, 0, 1_000_000, true],
+    [1_000_000, 0, 1_000_001, false],
+    [1_000_000, 999_999, 1, true],
+    [1_000_000, 999_999, 2, false],
+    [1_000_000, 1_000_000, 100, false],
+    [0, 0, 100, false],
+    [500_000_000_000, 499_000_000_000, 1_000_000_000, true],
+  ])('limit %i, %i used: %i passes → %s', (limitMinor, usedMinor, amountMinor, passes) => {
+    expect(withinDailyLimit({ limitMinor, usedMinor, amountMinor })).toBe(passes);
+  });
+});
 
 describe('transferFee', () => {
   it.each([

@@ -1,0 +1,161 @@
+// Every movement of money the gateway makes, as pure functions: each returns one journal entry
+// (its idempotency key, kind, description and postings by account) from plain inputs, with no
+// database. Activities, the operator CLI and the discrepancy settlement post these and nothing
+// else (`postMovement` in ./ledger.ts resolves the accounts), so which accounts a movement touches
+// and by how much is written once, here, and tested with tables of cases.
+import type { SystemAccountCode, TenantAccountCode } from './ledger.ts';
+
+/** An account a posting goes to: a platform account, one of the tenant's, or a card's own. */
+export type AccountRef = { system: SystemAccountCode } | { tenant: TenantAccountCode } | { card: string };
+
+export interface MovementPosting {
+  account: AccountRef;
+  /** Signed kobo: positive adds to the account's balance, negative takes from it. */
+  amountMinor: number;
+}
+
+export interface Movement {
+  /** Business key: posting the same movement twice applies it once. */
+  idempotencyKey: string;
+  kind: string;
+  description: string;
+  postings: MovementPosting[];
+}
+
+const wallet: AccountRef = { tenant: 'wallet' };
+const inFlight: AccountRef = { tenant: 'in_flight' };
+
+export interface TransferAmounts {
+  transferId: string;
+  reference: string;
+  amountMinor: number;
+  feeMinor: number;
+}
+
+/** Accepting a transfer: amount + fee from the wallet into in flight. */
+export function transferReserve(transfer: TransferAmounts): Movement {
+  const total = transfer.amountMinor + transfer.feeMinor;
+  return {
+    idempotencyKey: `transfer:${transfer.transferId}:reserve`,
+    kind: 'transfer_reserve',
+    description: `reserve transfer ${transfer.reference}`,
+    postings: [
+      { account: wallet, amountMinor: -total },
+      { account: inFlight, amountMinor: total },
+    ],
+  };
+}
+
+/** The bank paid: in flight out to bank settlement (the amount) and fee revenue (the fee). */
+export function transferSettle(transfer: TransferAmounts): Movement {
+  return {
+    idempotencyKey: `transfer:${transfer.transferId}:settle`,
+    kind: 'transfer_settle',
+    description: `settle transfer ${transfer.reference}`,
+    postings: withoutZeros([
+      { account: inFlight, amountMinor: -(transfer.amountMinor + transfer.feeMinor) },
+      { account: { system: 'bank_settlement' }, amountMinor: transfer.amountMinor },
+      { account: { system: 'fee_revenue' }, amountMinor: transfer.feeMinor },
+    ]),
+  };
+}
+
+/** The transfer failed: amount + fee from in flight back to the wallet. */
+export function transferReverse(transfer: TransferAmounts, reason: string): Movement {
+  const total = transfer.amountMinor + transfer.feeMinor;
+  return {
+    idempotencyKey: `transfer:${transfer.transferId}:reverse`,
+    kind: 'transfer_reverse',
+    description: `reverse transfer ${transfer.reference}: ${reason}`,
+    postings: [
+      { account: inFlight, amountMinor: -total },
+      { account: wallet, amountMinor: total },
+    ],
+  };
+}
+
+/**
+ * Aligns the books with the bank after a discrepancy (decisions §12). Bank paid a transfer we
+ * failed and refunded: amount + fee back from the wallet into bank settlement and fee revenue, as
+ * a settlement would have done. Bank failed a transfer we completed: the settlement undone and the
+ * wallet refunded.
+ */
+export function discrepancyCorrection(
+  transfer: TransferAmounts,
+  discrepancy: { id: string; ours: 'completed' | 'failed'; bank: 'successful' | 'failed' },
+): Movement {
+  const sign = discrepancy.bank === 'successful' ? 1 : -1;
+  return {
+    idempotencyKey: `transfer:${transfer.transferId}:discrepancy:${discrepancy.id}`,
+    kind: 'transfer_discrepancy',
+    description: `settle discrepancy of transfer ${transfer.reference}: books ${discrepancy.ours}, bank ${discrepancy.bank}`,
+    postings: withoutZeros([
+      { account: wallet, amountMinor: -sign * (transfer.amountMinor + transfer.feeMinor) },
+      { account: { system: 'bank_settlement' }, amountMinor: sign * transfer.amountMinor },
+      { account: { system: 'fee_revenue' }, amountMinor: sign * transfer.feeMinor },
+    ]),
+  };
+}
+
+/** Money received on a virtual account: from inbound clearing into the tenant's wallet. */
+export function inboundCredit(credit: {
+  provider: string;
+  transactionReference: string;
+  accountNumber: string;
+  senderName: string;
+  amountMinor: number;
+}): Movement {
+  return {
+    idempotencyKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
+    kind: 'inbound_credit',
+    description: `credit to ${credit.accountNumber} from ${credit.senderName}`,
+    postings: [
+      { account: { system: 'inbound_clearing' }, amountMinor: -credit.amountMinor },
+      { account: wallet, amountMinor: credit.amountMinor },
+    ],
+  };
+}
+
+/** JIT funding: from the wallet onto the card. */
+export function cardFunding(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+  return {
+    idempotencyKey: `card-funding:${funding.fundingId}`,
+    kind: 'card_funding',
+    description: `JIT funding of card ${funding.cardId}`,
+    postings: [
+      { account: wallet, amountMinor: -funding.amountMinor },
+      { account: { card: funding.cardId }, amountMinor: funding.amountMinor },
+    ],
+  };
+}
+
+/** The processor refused a funding for good: the money goes back from the card to the wallet. */
+export function cardFundingReverse(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+  return {
+    idempotencyKey: `card-funding:${funding.fundingId}:reverse`,
+    kind: 'card_funding_reverse',
+    description: `card processor refused funding ${funding.fundingId}`,
+    postings: [
+      { account: { card: funding.cardId }, amountMinor: -funding.amountMinor },
+      { account: wallet, amountMinor: funding.amountMinor },
+    ],
+  };
+}
+
+/** An operator funds a tenant's wallet from the platform's external funding account. */
+export function walletFunding(funding: { tenantId: string; reference: string; amountMinor: number }): Movement {
+  return {
+    idempotencyKey: `wallet-funding:${funding.tenantId}:${funding.reference}`,
+    kind: 'wallet_funding',
+    description: `operator funding ${funding.reference}`,
+    postings: [
+      { account: { system: 'external_funding' }, amountMinor: -funding.amountMinor },
+      { account: wallet, amountMinor: funding.amountMinor },
+    ],
+  };
+}
+
+/** A fee-free transfer has no fee posting: the ledger refuses zero postings. */
+function withoutZeros(postings: MovementPosting[]): MovementPosting[] {
+  return postings.filter((posting) => posting.amountMinor !== 0);
+}

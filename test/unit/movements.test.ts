@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type AccountRef,
+  type Movement,
+  cardFunding,
+  cardFundingReverse,
+  discrepancyCorrection,
+  inboundCredit,
+  transferReserve,
+  transferReverse,
+  transferSettle,
+  walletFunding,
+} from '../../src/ledger/movements.ts';
+
+/** A movement's postings as `account → kobo`, e.g. {wallet: -301000, in_flight: 301000}. */
+function byAccount(movement: Movement): Record<string, number> {
+  const name = (account: AccountRef) =>
+    'system' in account ? account.system : 'tenant' in account ? account.tenant : `card:${account.card}`;
+  return Object.fromEntries(movement.postings.map((posting) => [name(posting.account), posting.amountMinor]));
+}
+
+const sum = (movement: Movement) => movement.postings.reduce((total, posting) => total + posting.amountMinor, 0);
+
+const transfer = (amountMinor: number, feeMinor: number) => ({
+  transferId: 't-1',
+  reference: 'inv-42',
+  amountMinor,
+  feeMinor,
+});
+
+describe('transfer movements', () => {
+  it.each([
+    // amount, fee: the fee tiers' edges (decisions §2), and the smallest and largest amounts.
+    [100, 1_000],
+    [500_000, 1_000],
+    [500_001, 2_500],
+    [5_000_000, 2_500],
+    [5_000_001, 5_000],
+    [1_000_000_000, 5_000],
+  ])('amount %i with fee %i: reserve, settle and reverse balance to zero', (amountMinor, feeMinor) => {
+    const amounts = transfer(amountMinor, feeMinor);
+    expect(byAccount(transferReserve(amounts))).toEqual({
+      wallet: -(amountMinor + feeMinor),
+      in_flight: amountMinor + feeMinor,
+    });
+    expect(byAccount(transferSettle(amounts))).toEqual({
+      in_flight: -(amountMinor + feeMinor),
+      bank_settlement: amountMinor,
+      fee_revenue: feeMinor,
+    });
+    expect(byAccount(transferReverse(amounts, 'failed at the bank'))).toEqual({
+      in_flight: -(amountMinor + feeMinor),
+      wallet: amountMinor + feeMinor,
+    });
+    for (const movement of [transferReserve(amounts), transferSettle(amounts), transferReverse(amounts, 'x')]) {
+      expect(sum(movement)).toBe(0);
+    }
+  });
+
+  it('leaves out the fee posting of a fee-free transfer (the ledger refuses zero postings)', () => {
+    expect(byAccount(transferSettle(transfer(300_000, 0)))).toEqual({ in_flight: -300_000, bank_settlement: 300_000 });
+  });
+
+  it('keys each movement by the transfer, so posting it again applies it once', () => {
+    const amounts = transfer(1, 0);
+    expect(
+      [transferReserve(amounts), transferSettle(amounts), transferReverse(amounts, 'r')].map((m) => [
+        m.idempotencyKey,
+        m.kind,
+      ]),
+    ).toEqual([
+      ['transfer:t-1:reserve', 'transfer_reserve'],
+      ['transfer:t-1:settle', 'transfer_settle'],
+      ['transfer:t-1:reverse', 'transfer_reverse'],
+    ]);
+    expect(transferReverse(amounts, 'no such account').description).toBe('reverse transfer inv-42: no such account');
+  });
+});
+
+describe('discrepancy corrections', () => {
+  it.each([
+    ['successful', 'failed', 300_000, 1_000, { wallet: -301_000, bank_settlement: 300_000, fee_revenue: 1_000 }],
+    ['failed', 'completed', 1_234_567, 2_500, { wallet: 1_237_067, bank_settlement: -1_234_567, fee_revenue: -2_500 }],
+    ['successful', 'failed', 500, 0, { wallet: -500, bank_settlement: 500 }],
+  ] as const)('bank %s against books %s, amount %i, fee %i', (bank, ours, amountMinor, feeMinor, expected) => {
+    const movement = discrepancyCorrection(transfer(amountMinor, feeMinor), { id: 'd-1', ours, bank });
+    expect(byAccount(movement)).toEqual(expected);
+    expect(sum(movement)).toBe(0);
+    expect(movement.idempotencyKey).toBe('transfer:t-1:discrepancy:d-1');
+  });
+});
+
+describe('inbound credits, card fundings and wallet funding', () => {
+  it.each([1, 10_000, 100_000_000_000])('move %i kobo and balance to zero', (amountMinor) => {
+    const credit = inboundCredit({
+      provider: 'wema',
+      transactionReference: 'bank-ref-1',
+      accountNumber: '8100000019',
+      senderName: 'Ada',
+      amountMinor,
+    });
+    expect(byAccount(credit)).toEqual({ inbound_clearing: -amountMinor, wallet: amountMinor });
+    expect(credit.idempotencyKey).toBe('inbound-credit:wema:bank-ref-1');
+
+    const funding = { fundingId: 'f-1', cardId: 'c-1', amountMinor };
+    expect(byAccount(cardFunding(funding))).toEqual({ wallet: -amountMinor, 'card:c-1': amountMinor });
+    expect(byAccount(cardFundingReverse(funding))).toEqual({ 'card:c-1': -amountMinor, wallet: amountMinor });
+    expect([cardFunding(funding).idempotencyKey, cardFundingReverse(funding).idempotencyKey]).toEqual([
+      'card-funding:f-1',
+      'card-funding:f-1:reverse',
+    ]);
+
+    const operator = walletFunding({ tenantId: 'tn-1', reference: 'top-up-1', amountMinor });
+    expect(byAccount(operator)).toEqual({ external_funding: -amountMinor, wallet: amountMinor });
+    expect(operator.idempotencyKey).toBe('wallet-funding:tn-1:top-up-1');
+
+    for (const movement of [credit, cardFunding(funding), cardFundingReverse(funding), operator]) {
+      expect(sum(movement)).toBe(0);
+    }
+  });
+});
