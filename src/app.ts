@@ -31,6 +31,7 @@ import { TransferService } from './transfers/service.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
+import { IdentityService } from './identity/service.ts';
 import { cardRoutes } from './cards/routes.ts';
 import { CardService } from './cards/service.ts';
 import { registerCreditCallbacks } from './virtual-accounts/callbacks.ts';
@@ -161,7 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   virtualAccountRoutes(app, { orm: deps.orm, accounts });
   registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });
-  identityRoutes(app, { orm: deps.orm });
+  identityRoutes(app, { identity: new IdentityService({ orm: deps.orm }) });
   const cards = new CardService({
     orm: deps.orm,
     client,

@@ -458,7 +458,8 @@ describe('replay and durability', () => {
 
   it('still delivers when the worker dies during the retry wait', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    receiver.plan('/durable', { status: 502 });
+    // Retry-After: 4 s, long enough to stop the worker while the delivery waits on its timer.
+    receiver.plan('/durable', { status: 503, headers: { 'retry-after': '4' } });
     await register(tenant.apiKey, {
       url: `${receiver.url}/durable`,
       events: ['transfer.settled'],
@@ -467,20 +468,20 @@ describe('replay and durability', () => {
     await settledTransfer(tenant.apiKey);
     await eventually(() => receiver.on('/durable')[0]);
     const waiting = await eventually(async () => (await deliveries(tenant.apiKey, '?status=retrying')).items[0]);
+    const history = async () =>
+      (await stack.client.workflow.getHandle(deliveryWorkflowId(waiting.event_id, waiting.endpoint_id)).fetchHistory())
+        .events ?? [];
+    // The workflow waits on the retry's timer (recorded on the server) before the worker goes.
+    await eventually(async () => (await history()).some((event) => event.timerStartedEventAttributes));
     await stack.stopWorker();
     // The retry is due (its timer has fired) but no worker is there to make it: the attempt waits.
-    await eventually(async () => {
-      const history = await stack.client.workflow
-        .getHandle(deliveryWorkflowId(waiting.event_id, waiting.endpoint_id))
-        .fetchHistory();
-      return history.events?.some((event) => event.timerFiredEventAttributes) ? true : undefined;
-    }, 20_000);
+    await eventually(async () => (await history()).some((event) => event.timerFiredEventAttributes), 20_000);
     expect(receiver.on('/durable')).toHaveLength(1);
     await stack.startWorker();
     const second = await eventually(() => receiver.on('/durable')[1]);
     expect(second.headers['webhook-id']).toBe(receiver.on('/durable')[0]!.headers['webhook-id']);
     const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
-    expect(delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([502, 200]);
+    expect(delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200]);
   });
 
   it("shows another tenant's key none of these deliveries or events", async () => {

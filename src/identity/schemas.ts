@@ -1,0 +1,38 @@
+// Identity customers' request and response shapes (decisions §7).
+import { z } from 'zod';
+import { Metadata } from '../http/hostile-input.ts';
+
+const regions = new Intl.DisplayNames(['en'], { type: 'region' });
+/** A real ISO 3166-1 alpha-2 code (ICU names it; unknown codes come back unchanged). */
+export function isCountryCode(code: string): boolean {
+  return /^[A-Z]{2}$/.test(code) && regions.of(code) !== code && regions.of(code) !== 'Unknown Region';
+}
+
+export const CreateCustomerBody = z.object({
+  external_reference: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
+  first_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(100),
+  last_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(100),
+  email: z.email('must be an email address').max(254).optional(),
+  phone: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +2348012345678')
+    .optional(),
+  country: z.string().refine(isCountryCode, 'must be an ISO 3166 alpha-2 country code such as NG').optional(),
+  metadata: Metadata.optional(),
+});
+export type CreateCustomerBody = z.infer<typeof CreateCustomerBody>;
+
+export const CustomerView = z.object({
+  id: z.string(),
+  external_reference: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  country: z.string(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  kyc_status: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type CustomerView = z.infer<typeof CustomerView>;

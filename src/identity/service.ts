@@ -1,0 +1,48 @@
+// Identity customers (decisions §7): behind the tenant feature `identity_customers` (403
+// FORBIDDEN otherwise), replay-safe by external_reference, event identity.customer.created.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { recordEvent } from '../events/events.ts';
+import { ApiError } from '../http/errors.ts';
+import type { ResolvedKey } from '../tenants/tenants.ts';
+import type { CreateCustomerBody, CustomerView } from './schemas.ts';
+import { customerById, customerByReference, insertCustomer } from './store.ts';
+
+export class IdentityService {
+  private readonly orm: MikroORM;
+
+  constructor(deps: { orm: MikroORM }) {
+    this.orm = deps.orm;
+  }
+
+  /** 201 with the new customer, or 200 with the one this external_reference already made. */
+  async create(tenant: ResolvedKey, body: CreateCustomerBody): Promise<{ status: 200 | 201; customer: CustomerView }> {
+    requireFeature(tenant);
+    return this.orm.em.fork().transactional(async (tx) => {
+      const inserted = await insertCustomer(tx, tenant.tenantId, body);
+      if (!inserted) {
+        const existing = await customerByReference(tx, tenant.tenantId, body.external_reference);
+        return { status: 200 as const, customer: existing! };
+      }
+      await recordEvent(tx, {
+        tenantId: tenant.tenantId,
+        type: 'identity.customer.created',
+        sourceKey: `identity_customer:${inserted.id}:created`,
+        payload: inserted,
+      });
+      return { status: 201 as const, customer: inserted };
+    });
+  }
+
+  async get(tenant: ResolvedKey, id: string): Promise<CustomerView> {
+    requireFeature(tenant);
+    const customer = await customerById(this.orm.em.fork(), tenant.tenantId, id);
+    if (!customer) throw ApiError.notFound(`identity customer ${id}`);
+    return customer;
+  }
+}
+
+function requireFeature(tenant: ResolvedKey): void {
+  if (!tenant.features.includes('identity_customers')) {
+    throw new ApiError('forbidden', 'identity customers are not enabled for this tenant');
+  }
+}
