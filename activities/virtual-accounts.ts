@@ -8,7 +8,7 @@ import { recordEvent } from '../src/events/events.ts';
 import { postMovement } from '../src/ledger/ledger.ts';
 import { inboundCredit } from '../src/ledger/movements.ts';
 import { type VirtualAccountRow, virtualAccountView } from '../src/virtual-accounts/views.ts';
-import type { InboundCredit } from '../workflows/virtual-accounts.ts';
+import type { InboundCredit } from '../workflows/virtual-accounts-definitions.ts';
 
 export function createVirtualAccountActivities({ orm }: { orm: MikroORM }) {
   return {

@@ -38,4 +38,7 @@ export const operateUpdate = defineUpdate<{ operation_id: string; status: 'accep
  * number of concurrent requests (the API answers 202 once the signal is durable).
  */
 export const operationRequestedSignal = defineSignal<[CardOperation]>('operationRequested');
+/** The card workflow's state, named `status` like every workflow type's query. */
+export const cardStatusQuery = defineQuery<CardState>('status');
+/** The same, under the name it had first (`state`), for callers written against it. */
 export const cardStateQuery = defineQuery<CardState>('state');

@@ -20,6 +20,7 @@ import {
   type CardState,
   type CardWorkflowInput,
   cardStateQuery,
+  cardStatusQuery,
   operateUpdate,
   operationRequestedSignal,
 } from './card-definitions.ts';
@@ -72,6 +73,7 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
     }
     enqueue(operation);
   });
+  setHandler(cardStatusQuery, () => state);
   setHandler(cardStateQuery, () => state);
 
   async function apply(operation: CardOperation): Promise<void> {

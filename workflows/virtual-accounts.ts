@@ -1,25 +1,15 @@
 // Virtual-account workflows: a temporary account's expiry as a durable timer (not a cron scan),
 // and one workflow per inbound credit (id `credit:<provider>:<transaction reference>`), so a
-// credit the bank sends again, or concurrently, is applied once.
-import { proxyActivities, sleep } from '@temporalio/workflow';
+// credit the bank sends again, or concurrently, is applied once. Both answer a `status` query.
+import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { VirtualAccountActivities } from '../activities/virtual-accounts.ts';
-
-export function expiryWorkflowId(accountId: string): string {
-  return `va-expiry:${accountId}`;
-}
-
-export function inboundCreditWorkflowId(provider: string, transactionReference: string): string {
-  return `credit:${provider}:${transactionReference}`;
-}
-
-export interface InboundCredit {
-  provider: string;
-  accountNumber: string;
-  amountMinor: number;
-  transactionReference: string;
-  senderName: string;
-  sessionId: string;
-}
+import {
+  type ExpiryState,
+  type InboundCredit,
+  type InboundCreditState,
+  expiryStatusQuery,
+  inboundCreditStatusQuery,
+} from './virtual-accounts-definitions.ts';
 
 const { expireVirtualAccount, applyInboundCredit } = proxyActivities<VirtualAccountActivities>({
   startToCloseTimeout: '30s',
@@ -27,11 +17,18 @@ const { expireVirtualAccount, applyInboundCredit } = proxyActivities<VirtualAcco
 });
 
 export async function virtualAccountExpiryWorkflow(input: { accountId: string; expiresAt: string }): Promise<string> {
+  const state: ExpiryState = { ...input, status: 'waiting' };
+  setHandler(expiryStatusQuery, () => state);
   const wait = Date.parse(input.expiresAt) - Date.now();
   if (wait > 0) await sleep(wait);
-  return expireVirtualAccount({ accountId: input.accountId });
+  state.status = await expireVirtualAccount({ accountId: input.accountId });
+  return state.status;
 }
 
 export async function inboundCreditWorkflow(credit: InboundCredit): Promise<{ status: string; reason?: string }> {
-  return applyInboundCredit(credit);
+  const state: InboundCreditState = { transactionReference: credit.transactionReference, status: 'applying' };
+  setHandler(inboundCreditStatusQuery, () => state);
+  const result = await applyInboundCredit(credit);
+  Object.assign(state, result);
+  return result;
 }

@@ -2,7 +2,11 @@
 // credit once (however often, or however concurrently, the bank sends it).
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
-import { type InboundCredit, inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
+import {
+  INBOUND_CREDIT_WORKFLOW_TYPE,
+  type InboundCredit,
+  inboundCreditWorkflowId,
+} from '../../workflows/virtual-accounts-definitions.ts';
 import type { inboundCreditWorkflow } from '../../workflows/virtual-accounts.ts';
 
 export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { client: Client; taskQueue: string }) {
@@ -29,7 +33,7 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     }
     const workflowId = inboundCreditWorkflowId(credit.provider, credit.transactionReference);
     try {
-      await deps.client.workflow.start<typeof inboundCreditWorkflow>('inboundCreditWorkflow', {
+      await deps.client.workflow.start<typeof inboundCreditWorkflow>(INBOUND_CREDIT_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: deps.taskQueue,
         args: [credit],

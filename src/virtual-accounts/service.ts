@@ -9,7 +9,7 @@ import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers, VirtualAccountProviderEntry } from '../providers/registry.ts';
 import { type AllocatedVirtualAccount, ProviderError } from '../providers/types.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
-import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { EXPIRY_WORKFLOW_TYPE, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import type { virtualAccountExpiryWorkflow } from '../../workflows/virtual-accounts.ts';
 import { type VirtualAccountRow, virtualAccountView } from './views.ts';
 import { isUuid } from '../http/ids.ts';
@@ -131,7 +131,7 @@ export class VirtualAccountService {
 
     if (expiresAt) {
       // Started before the row exists: the timer then finds the account, or nothing to expire.
-      await this.deps.client.workflow.start<typeof virtualAccountExpiryWorkflow>('virtualAccountExpiryWorkflow', {
+      await this.deps.client.workflow.start<typeof virtualAccountExpiryWorkflow>(EXPIRY_WORKFLOW_TYPE, {
         workflowId: expiryWorkflowId(id),
         taskQueue: this.deps.taskQueue,
         args: [{ accountId: id, expiresAt: expiresAt.toISOString() }],

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
-import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProviders } from '../../src/providers/registry.ts';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import type { ResolvedKey } from '../../src/tenants/tenants.ts';
-import { expiryWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -58,8 +58,13 @@ describe('a temporary virtual account', () => {
 
     await env.sleep('23 hours');
     expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('active');
-    await env.sleep('2 hours');
     const handle = env.client.workflow.getHandle(expiryWorkflowId(temporary.id));
+    expect(await handle.query(expiryStatusQuery)).toEqual({
+      accountId: temporary.id,
+      expiresAt: temporary.expires_at,
+      status: 'waiting',
+    });
+    await env.sleep('2 hours');
     expect(await handle.result()).toBe('expired');
     await recordHistoryOf('virtual-account-expiry', handle);
     expect((await accounts.get(tenant.tenantId, temporary.id)).status).toBe('expired');

@@ -9,7 +9,7 @@ import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
-import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts.ts';
+import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';

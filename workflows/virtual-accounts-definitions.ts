@@ -1,0 +1,40 @@
+// What the API, the activities and the virtual-account workflows share: workflow types and ids,
+// the inbound credit's shape and the `status` queries. No workflow code, so the API can import it.
+import { defineQuery } from '@temporalio/workflow';
+
+export const EXPIRY_WORKFLOW_TYPE = 'virtualAccountExpiryWorkflow';
+export const INBOUND_CREDIT_WORKFLOW_TYPE = 'inboundCreditWorkflow';
+
+export function expiryWorkflowId(accountId: string): string {
+  return `va-expiry:${accountId}`;
+}
+
+export function inboundCreditWorkflowId(provider: string, transactionReference: string): string {
+  return `credit:${provider}:${transactionReference}`;
+}
+
+export interface InboundCredit {
+  provider: string;
+  accountNumber: string;
+  amountMinor: number;
+  transactionReference: string;
+  senderName: string;
+  sessionId: string;
+}
+
+export interface ExpiryState {
+  accountId: string;
+  expiresAt: string;
+  /** `waiting` until expires_at; then what the expiry did (`expired`, or why it did not). */
+  status: string;
+}
+
+export interface InboundCreditState {
+  transactionReference: string;
+  /** `applying` until the credit is applied or refused, then `applied` or `refused`. */
+  status: string;
+  reason?: string;
+}
+
+export const expiryStatusQuery = defineQuery<ExpiryState>('status');
+export const inboundCreditStatusQuery = defineQuery<InboundCreditState>('status');
