@@ -3,6 +3,7 @@
 // no in-flight limit, so a busy card takes any number of concurrent requests). Operations are
 // recorded before they are sent, keyed by the client's idempotency key, so a repeat finds the same
 // operation and the workflow (which remembers operation ids) applies it once.
+import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { cardAccountCode, openCardAccount } from '../ledger/ledger.ts';
@@ -96,24 +97,16 @@ export class CardService {
     filters: { customer_id?: string | undefined; status?: string | undefined },
     window: Window,
   ) {
-    const where = ['tenant_id = ?'];
-    const params: unknown[] = [tenantId];
-    for (const column of ['customer_id', 'status'] as const) {
-      if (filters[column] !== undefined) {
-        where.push(`${column} = ?`);
-        params.push(filters[column]);
-      }
-    }
-    const em = this.deps.orm.em.fork();
-    const [count] = await em.execute<{ n: string }[]>(
-      `select count(*)::text as n from cards where ${where.join(' and ')}`,
-      params,
-    );
-    const rows = await em.execute<CardRow[]>(
-      `select * from cards where ${where.join(' and ')} order by created_at desc, id desc limit ? offset ?`,
-      [...params, window.limit, window.offset],
-    );
-    return { items: rows.map(cardView), pagination: paginationView(window, Number(count!.n)) };
+    const filter = new Filter('tenant_id = ?', tenantId)
+      .equals('customer_id', filters.customer_id)
+      .equals('status', filters.status);
+    const { rows, total } = await pageOf<CardRow>(this.deps.orm.em.fork(), {
+      from: 'cards',
+      filter,
+      orderBy: 'created_at desc, id desc',
+      window,
+    });
+    return { items: rows.map(cardView), pagination: paginationView(window, total) };
   }
 
   private async send(card: CardRow, operation: CardOperation): Promise<void> {

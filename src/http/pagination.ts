@@ -37,10 +37,9 @@ export const PaginationQuery = z.object({
     .optional(),
 });
 
-export interface Window {
-  limit: number;
-  offset: number;
-}
+import type { Window } from '../db/pages.ts';
+
+export type { Window };
 
 export function windowOf(query: { page?: number | undefined; limit: number; offset?: number | undefined }): Window {
   return { limit: query.limit, offset: query.offset ?? ((query.page ?? 1) - 1) * query.limit };

@@ -1,6 +1,7 @@
 // Transfer creation and reads. Create is one Update-with-Start round trip: the transfer workflow
 // enquires the name and reserves the funds, then answers; reads come from the PostgreSQL
 // projection that the workflow's activities keep.
+import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
@@ -229,42 +230,26 @@ export class TransferService {
       reference?: string;
     },
   ) {
-    const where = ['tenant_id = ?'];
-    const params: unknown[] = [tenantId];
+    const filter = new Filter('tenant_id = ?', tenantId).equals('reference', query.reference);
     if (query.status) {
       const statuses = internalStatuses(query.status);
-      where.push(`status in (${statuses.map(() => '?').join(', ')})`);
-      params.push(...statuses);
+      filter.where(`status in (${statuses.map(() => '?').join(', ')})`, ...statuses);
     }
-    if (query.from) {
-      where.push('created_at >= ?');
-      params.push(new Date(query.from).toISOString());
-    }
+    if (query.from) filter.where('created_at >= ?', new Date(query.from).toISOString());
     if (query.to) {
       // Inclusive: a date alone covers that whole day (UTC), an instant is itself the end.
       if (/^\d{4}-\d{2}-\d{2}$/.test(query.to)) {
-        where.push('created_at < ?');
-        params.push(new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000).toISOString());
+        filter.where('created_at < ?', new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000).toISOString());
       } else {
-        where.push('created_at <= ?');
-        params.push(new Date(query.to).toISOString());
+        filter.where('created_at <= ?', new Date(query.to).toISOString());
       }
     }
-    if (query.reference) {
-      where.push('reference = ?');
-      params.push(query.reference);
-    }
-    const em = this.deps.orm.em.fork();
-    const filter = where.join(' and ');
-    const [count] = await em.execute<{ total: string }[]>(
-      `select count(*)::text as total from transfers where ${filter}`,
-      params,
-    );
-    const rows = await em.execute<TransferRow[]>(
-      `select * from transfers where ${filter} order by created_at desc, id desc limit ? offset ?`,
-      [...params, query.limit, (query.page - 1) * query.limit],
-    );
-    const total = Number(count!.total);
+    const { rows, total } = await pageOf<TransferRow>(this.deps.orm.em.fork(), {
+      from: 'transfers',
+      filter,
+      orderBy: 'created_at desc, id desc',
+      window: { limit: query.limit, offset: (query.page - 1) * query.limit },
+    });
     return {
       items: rows.map((row) => itemView(row, { withCompletedAt: false })),
       pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },

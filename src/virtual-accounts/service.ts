@@ -1,5 +1,6 @@
 // Virtual accounts: provider routing and allocation, replay-safe creation, reads, closure, and
 // the operator's freeze/unfreeze. Temporary accounts expire through a durable timer workflow.
+import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
@@ -205,34 +206,24 @@ export class VirtualAccountService {
     query: { customer_id?: string; status?: string; account_type?: string; bank_code?: string; sort: string },
     window: Window,
   ) {
-    const where = ['tenant_id = ?'];
-    const params: unknown[] = [tenantId];
-    for (const column of ['customer_id', 'status', 'account_type'] as const) {
-      const value = query[column];
-      if (value !== undefined) {
-        where.push(`${column} = ?`);
-        params.push(value);
-      }
-    }
+    const filter = new Filter('tenant_id = ?', tenantId)
+      .equals('customer_id', query.customer_id)
+      .equals('status', query.status)
+      .equals('account_type', query.account_type);
     if (query.bank_code !== undefined) {
       // A bank code or a bank slug.
       const bySlug = (await this.deps.providers.banks.list().catch(() => [])).find(
         (bank) => bank.slug === query.bank_code,
       );
-      where.push('bank_code = ?');
-      params.push(bySlug?.code ?? query.bank_code);
+      filter.where('bank_code = ?', bySlug?.code ?? query.bank_code);
     }
-    const em = this.deps.orm.em.fork();
-    const filter = where.join(' and ');
-    const [count] = await em.execute<{ n: string }[]>(
-      `select count(*)::text as n from virtual_accounts where ${filter}`,
-      params,
-    );
-    const rows = await em.execute<VirtualAccountRow[]>(
-      `select * from virtual_accounts where ${filter} order by ${SORTS[query.sort]} limit ? offset ?`,
-      [...params, window.limit, window.offset],
-    );
-    return { items: rows.map(virtualAccountView), pagination: paginationView(window, Number(count!.n)) };
+    const { rows, total } = await pageOf<VirtualAccountRow>(this.deps.orm.em.fork(), {
+      from: 'virtual_accounts',
+      filter,
+      orderBy: SORTS[query.sort]!,
+      window,
+    });
+    return { items: rows.map(virtualAccountView), pagination: paginationView(window, total) };
   }
 
   async close(tenantId: string, id: string, reason: string | undefined) {

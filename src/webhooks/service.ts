@@ -1,7 +1,8 @@
 // Webhook endpoints, deliveries and the event log, as tenants see them. Every query is scoped to
 // the calling tenant; another tenant's id is simply not found.
+import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
@@ -124,17 +125,13 @@ export class WebhookService {
   }
 
   async listEndpoints(tenantId: string, window: Window) {
-    const em = this.deps.orm.em.fork();
-    const [count] = await em.execute<{ n: string }[]>(
-      `select count(*)::text as n from webhook_endpoints where tenant_id = ? and status <> 'deleted'`,
-      [tenantId],
-    );
-    const rows = await em.execute<EndpointRow[]>(
-      `select * from webhook_endpoints where tenant_id = ? and status <> 'deleted'
-        order by created_at desc, id desc limit ? offset ?`,
-      [tenantId, window.limit, window.offset],
-    );
-    return { items: rows.map(endpointView), pagination: paginationView(window, Number(count!.n)) };
+    const { rows, total } = await pageOf<EndpointRow>(this.deps.orm.em.fork(), {
+      from: 'webhook_endpoints',
+      filter: new Filter('tenant_id = ?', tenantId).where(`status <> 'deleted'`),
+      orderBy: 'created_at desc, id desc',
+      window,
+    });
+    return { items: rows.map(endpointView), pagination: paginationView(window, total) };
   }
 
   async deleteEndpoint(tenantId: string, id: string) {
@@ -149,13 +146,20 @@ export class WebhookService {
     return endpointView(row);
   }
 
-  private async deliveryRows(where: string, params: unknown[], window?: Window) {
+  /** A page of deliveries with their endpoint's state and their attempts, and the total. */
+  private async deliveryRows(filter: Filter, window: Window) {
     const em = this.deps.orm.em.fork();
-    const rows = await em.execute<DeliveryRow[]>(
-      `select d.*, w.status as endpoint_state from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
-        where ${where} order by d.created_at desc, d.id desc${window ? ' limit ? offset ?' : ''}`,
-      window ? [...params, window.limit, window.offset] : params,
-    );
+    const { rows, total } = await pageOf<DeliveryRow>(em, {
+      columns: 'd.*, w.status as endpoint_state',
+      from: 'webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id',
+      filter,
+      orderBy: 'd.created_at desc, d.id desc',
+      window,
+    });
+    return { items: await this.withAttempts(em, rows), total };
+  }
+
+  private async withAttempts(em: EntityManager, rows: DeliveryRow[]) {
     if (rows.length === 0) return [];
     const placeholders = rows.map(() => '?').join(', ');
     const attempts = await em.execute<
@@ -207,33 +211,24 @@ export class WebhookService {
     filters: { event_id?: string | undefined; endpoint_id?: string | undefined; status?: string | undefined },
     window: Window,
   ) {
-    const where = ['d.tenant_id = ?'];
-    const params: unknown[] = [tenantId];
+    const filter = new Filter('d.tenant_id = ?', tenantId);
     for (const [column, value] of [
       ['d.event_id', filters.event_id],
       ['d.endpoint_id', filters.endpoint_id],
     ] as const) {
       if (value === undefined) continue;
       if (!isUuid(value)) return { items: [], pagination: paginationView(window, 0) };
-      where.push(`${column} = ?`);
-      params.push(value);
+      filter.where(`${column} = ?`, value);
     }
-    if (filters.status) {
-      where.push('d.status = ?');
-      params.push(filters.status);
-    }
-    const [count] = await this.deps.orm.em
-      .fork()
-      .execute<{ n: string }[]>(
-        `select count(*)::text as n from webhook_deliveries d where ${where.join(' and ')}`,
-        params,
-      );
-    const items = await this.deliveryRows(where.join(' and '), params, window);
-    return { items, pagination: paginationView(window, Number(count!.n)) };
+    const { items, total } = await this.deliveryRows(filter.equals('d.status', filters.status || undefined), window);
+    return { items, pagination: paginationView(window, total) };
   }
 
   async getDelivery(tenantId: string, id: string) {
-    const [delivery] = isUuid(id) ? await this.deliveryRows('d.id = ? and d.tenant_id = ?', [id, tenantId]) : [];
+    const [delivery] = isUuid(id)
+      ? (await this.deliveryRows(new Filter('d.id = ? and d.tenant_id = ?', id, tenantId), { limit: 1, offset: 0 }))
+          .items
+      : [];
     if (!delivery) throw ApiError.notFound(`webhook delivery ${id}`);
     return delivery;
   }
@@ -275,23 +270,14 @@ export class WebhookService {
   }
 
   async listEvents(tenantId: string, filters: { type?: string | undefined }, window: Window) {
-    const where = ['tenant_id = ?'];
-    const params: unknown[] = [tenantId];
-    if (filters.type) {
-      where.push('type = ?');
-      params.push(filters.type);
-    }
-    const em = this.deps.orm.em.fork();
-    const [count] = await em.execute<{ n: string }[]>(
-      `select count(*)::text as n from events where ${where.join(' and ')}`,
-      params,
-    );
-    const rows = await em.execute<EventRow[]>(
-      `select id, type, payload, created_at from events where ${where.join(' and ')}
-        order by created_at desc, id desc limit ? offset ?`,
-      [...params, window.limit, window.offset],
-    );
-    return { items: rows.map(eventView), pagination: paginationView(window, Number(count!.n)) };
+    const { rows, total } = await pageOf<EventRow>(this.deps.orm.em.fork(), {
+      columns: 'id, type, payload, created_at',
+      from: 'events',
+      filter: new Filter('tenant_id = ?', tenantId).equals('type', filters.type || undefined),
+      orderBy: 'created_at desc, id desc',
+      window,
+    });
+    return { items: rows.map(eventView), pagination: paginationView(window, total) };
   }
 
   async getEvent(tenantId: string, id: string) {
