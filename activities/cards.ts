@@ -5,7 +5,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import { cardView, type CardRow, fundingView, type FundingRow } from '../src/cards/views.ts';
 import { recordEvent } from '../src/events/events.ts';
-import { InsufficientFundsError, UnknownAccountError, postMovement } from '../src/ledger/ledger.ts';
+import { InsufficientFundsError, UnknownAccountError, openCardAccount, postMovement } from '../src/ledger/ledger.ts';
+import type { CardIssueInput } from '../workflows/card-definitions.ts';
 import type { Currency } from '../src/ledger/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
 import type { Providers } from '../src/providers/registry.ts';
@@ -58,6 +59,52 @@ async function finishFunding(
 
 export function createCardActivities({ orm, providers }: { orm: MikroORM; providers: Providers }) {
   return {
+    /** Issues the card at the processor, once per card id (the processor is idempotent on it). */
+    async issueCardAtProcessor(input: {
+      cardId: string;
+      customerId: string;
+    }): Promise<{ cardReference: string; last4: string }> {
+      try {
+        return await providers.cards.issue({ reference: input.cardId, customerId: input.customerId });
+      } catch (error) {
+        if (error instanceof ProviderError && !error.transient) {
+          throw ApplicationFailure.create({
+            type: 'card_refused',
+            message: error.message,
+            nonRetryable: true,
+          });
+        }
+        throw error;
+      }
+    },
+
+    /** The issued card's row, its ledger account and `card.created`, in one transaction, once. */
+    async recordIssuedCard(input: CardIssueInput & { cardReference: string; last4: string }): Promise<void> {
+      await orm.em.fork().transactional(async (tx) => {
+        const [row] = await tx.execute<CardRow[]>(
+          `insert into cards (id, tenant_id, customer_id, status, last4, currency, metadata, processor_reference)
+           values (?, ?, ?, 'active', ?, ?, ?, ?) on conflict (id) do nothing returning *`,
+          [
+            input.cardId,
+            input.tenantId,
+            input.customerId,
+            input.last4,
+            input.currency,
+            input.metadata ? JSON.stringify(input.metadata) : null,
+            input.cardReference,
+          ],
+        );
+        if (!row) return; // recorded by an earlier attempt
+        await openCardAccount(tx, input.tenantId, input.cardId, input.currency as Currency);
+        await recordEvent(tx, {
+          tenantId: input.tenantId,
+          type: 'card.created',
+          sourceKey: `card:${input.cardId}:created`,
+          payload: cardView(row),
+        });
+      });
+    },
+
     /** Locks or unlocks at the processor, then records it; an unchanged state is accepted and changes nothing. */
     async setCardLock(input: { cardId: string; operationId: string; locked: boolean }): Promise<{ changed: boolean }> {
       const [card] = await orm.em.fork().execute<CardRow[]>('select * from cards where id = ?', [input.cardId]);

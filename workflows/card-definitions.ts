@@ -3,6 +3,29 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
+export const CARD_ISSUE_WORKFLOW_TYPE = 'cardIssueWorkflow';
+
+/** Issuing a card: one run per tenant and key (the client's Idempotency-Key, or a fresh one). */
+export function cardIssueWorkflowId(tenantId: string, key: string): string {
+  return `card-issue:${tenantId}:${key}`;
+}
+
+export interface CardIssueInput {
+  /** The new card's id, also its reference at the processor (which issues once per reference). */
+  cardId: string;
+  tenantId: string;
+  customerId: string;
+  currency: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export interface CardIssueState {
+  cardId: string;
+  /** `issuing` at the processor, `recording` the card, then `issued`. */
+  status: 'issuing' | 'recording' | 'issued';
+}
+
+export const cardIssueStatusQuery = defineQuery<CardIssueState>('status');
 
 export function cardWorkflowId(cardId: string): string {
   return `card:${cardId}`;

@@ -19,6 +19,9 @@ import {
   type CardOperation,
   type CardState,
   type CardWorkflowInput,
+  type CardIssueInput,
+  type CardIssueState,
+  cardIssueStatusQuery,
   cardStateQuery,
   cardStatusQuery,
   operateUpdate,
@@ -121,4 +124,27 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
       });
     }
   }
+}
+
+// Issuing runs while the API request waits: a processor that stays unavailable fails it in time
+// (the client retries with the same Idempotency-Key and meets this run). Recording the card waits
+// out the database: the card exists at the processor, so it is recorded, never dropped.
+const issuing = proxyActivities<CardActivities>({
+  startToCloseTimeout: '5s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+const recording = proxyActivities<CardActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** Issues a card at the processor under the card's id, then records it (row, ledger account, event). */
+export async function cardIssueWorkflow(input: CardIssueInput): Promise<{ cardId: string }> {
+  const state: CardIssueState = { cardId: input.cardId, status: 'issuing' };
+  setHandler(cardIssueStatusQuery, () => state);
+  const issued = await issuing.issueCardAtProcessor({ cardId: input.cardId, customerId: input.customerId });
+  state.status = 'recording';
+  await recording.recordIssuedCard({ ...input, ...issued });
+  state.status = 'issued';
+  return { cardId: input.cardId };
 }

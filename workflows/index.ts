@@ -3,4 +3,4 @@
 export { transferWorkflow } from './transfer.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { inboundCreditWorkflow, virtualAccountExpiryWorkflow } from './virtual-accounts.ts';
-export { cardWorkflow } from './card.ts';
+export { cardIssueWorkflow, cardWorkflow } from './card.ts';

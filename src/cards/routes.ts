@@ -36,7 +36,9 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       },
     },
     async (request, reply) => {
-      return reply.status(201).send(ok(request, await deps.cards.create(tenantOf(request), request.body)));
+      return reply
+        .status(201)
+        .send(ok(request, await deps.cards.create(tenantOf(request), request.body, idempotencyKeyOf(request))));
     },
   );
 

@@ -6,23 +6,25 @@
 import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { cardAccountCode, openCardAccount } from '../ledger/ledger.ts';
-import type { Currency } from '../ledger/money.ts';
+import { cardAccountCode } from '../ledger/ledger.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
-import { recordEvent } from '../events/events.ts';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
+import { sha256 } from '../http/idempotency.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers } from '../providers/registry.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
 import {
+  CARD_ISSUE_WORKFLOW_TYPE,
   CARD_WORKFLOW_TYPE,
+  type CardIssueInput,
+  cardIssueWorkflowId,
   type CardOperation,
   type CardWorkflowInput,
   cardWorkflowId,
   operationRequestedSignal,
 } from '../../workflows/card-definitions.ts';
-import type { cardWorkflow } from '../../workflows/card.ts';
+import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/card.ts';
 import { type CardRow, type FundingRow, cardView, fundingView } from './views.ts';
 import { isUuid } from '../http/ids.ts';
 
@@ -42,40 +44,49 @@ export class CardService {
     this.deps = deps;
   }
 
+  /**
+   * Issues a card through its issue workflow (processor, then row, ledger account and event) and
+   * answers from the row. Keyed by the Idempotency-Key when there is one: a retry, even after a
+   * 503, meets the same run and the same card, and the processor issues once.
+   */
   async create(
     tenant: ResolvedKey,
     body: { customer_id: string; currency?: string | undefined; metadata?: Record<string, unknown> | undefined },
+    idempotencyKey?: string,
   ) {
-    const id = randomUUID();
-    let issued;
+    const input: CardIssueInput = {
+      cardId: randomUUID(),
+      tenantId: tenant.tenantId,
+      customerId: body.customer_id,
+      currency: body.currency ?? 'NGN',
+      metadata: body.metadata ?? null,
+    };
+    const workflowId = cardIssueWorkflowId(
+      tenant.tenantId,
+      idempotencyKey ? `key:${sha256(idempotencyKey)}` : `new:${input.cardId}`,
+    );
+    let cardId: string;
     try {
-      issued = await this.deps.providers.cards.issue({ reference: id, customerId: body.customer_id });
-    } catch (cause) {
-      throw new ApiError('unavailable', 'the card processor is unavailable right now; retry', null, { cause });
+      ({ cardId } = await this.deps.client.workflow.execute<typeof cardIssueWorkflow>(CARD_ISSUE_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: this.deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        // A run that issued the card is never run again; one that failed may be, on the retry.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      }));
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+        if (error instanceof WorkflowFailedError) {
+          throw new ApiError('unavailable', 'the card processor is unavailable right now; retry', null, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      ({ cardId } = await this.deps.client.workflow.getHandle<typeof cardIssueWorkflow>(workflowId).result());
     }
-    return this.deps.orm.em.fork().transactional(async (tx) => {
-      const [row] = await tx.execute<CardRow[]>(
-        `insert into cards (id, tenant_id, customer_id, status, last4, currency, metadata, processor_reference)
-         values (?, ?, ?, 'active', ?, ?, ?, ?) returning *`,
-        [
-          id,
-          tenant.tenantId,
-          body.customer_id,
-          issued.last4,
-          body.currency ?? 'NGN',
-          body.metadata ? JSON.stringify(body.metadata) : null,
-          issued.cardReference,
-        ],
-      );
-      await openCardAccount(tx, tenant.tenantId, id, (body.currency ?? 'NGN') as Currency);
-      await recordEvent(tx, {
-        tenantId: tenant.tenantId,
-        type: 'card.created',
-        sourceKey: `card:${id}:created`,
-        payload: cardView(row!),
-      });
-      return cardView(row!);
-    });
+    return cardView(await this.row(tenant.tenantId, cardId));
   }
 
   private async row(tenantId: string, cardId: string): Promise<CardRow> {

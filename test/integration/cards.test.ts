@@ -5,7 +5,13 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
-import { cardStateQuery, cardStatusQuery, cardWorkflowId } from '../../workflows/card-definitions.ts';
+import {
+  cardIssueWorkflowId,
+  cardStateQuery,
+  cardStatusQuery,
+  cardWorkflowId,
+} from '../../workflows/card-definitions.ts';
+import { sha256 } from '../../src/http/idempotency.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -101,6 +107,44 @@ describe('cards', () => {
         .error.details.fields.map((f: { path: string }) => f.path)
         .sort(),
     ).toEqual(['currency', 'customer_id']);
+  });
+
+  it('issues once per Idempotency-Key: 503 while the processor is down, then one card for every retry', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const key = `issue-${randomUUID()}`;
+    const issue = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/cards',
+        headers: { ...auth(tenant.apiKey), 'idempotency-key': key },
+        payload: { customer_id: 'cus_issue' },
+      });
+    const cardsOfTenant = async () =>
+      db.orm.em.fork().execute<{ id: string }[]>('select id from cards where tenant_id = ?', [tenant.tenantId]);
+
+    await bank.control('/control/providers/cards/down');
+    const refused = await issue();
+    expect(refused.statusCode).toBe(503);
+    expect(await cardsOfTenant()).toEqual([]);
+    await bank.control('/control/providers/cards/up');
+
+    const created = await issue();
+    expect(created.statusCode).toBe(201);
+    const card = created.json().data as { id: string };
+    const replayed = await issue();
+    expect([replayed.statusCode, replayed.json().data.id]).toEqual([200, card.id]);
+    // Even past the HTTP idempotency record (its 24 h gone), the key meets the same issue run.
+    await db.orm.em.fork().execute('delete from idempotency_keys where tenant_id = ?', [tenant.tenantId]);
+    const again = await issue();
+    expect([again.statusCode, again.json().data.id]).toEqual([201, card.id]);
+    expect(await cardsOfTenant()).toEqual([{ id: card.id }]);
+    const [events] = await db.orm.em
+      .fork()
+      .execute<{ n: number }[]>(`select count(*)::int as n from events where tenant_id = ? and type = 'card.created'`, [
+        tenant.tenantId,
+      ]);
+    expect(events!.n).toBe(1);
+    recordHistory('card-issue', cardIssueWorkflowId(tenant.tenantId, `key:${sha256(key)}`));
   });
 
   it('locks and unlocks asynchronously, idempotently, with events', async () => {

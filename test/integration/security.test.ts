@@ -394,6 +394,9 @@ describe('amounts, replays and lookups', () => {
       });
       return list.json().data.items[0];
     });
+    // The delivery's workflow has ended (its record says succeeded a moment before it completes).
+    const handle = stack.client.workflow.getHandle(deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
+    await handle.result();
     const removed = await app.inject({
       method: 'DELETE',
       url: `/api/v1/webhook-endpoints/${endpoint.json().data.id}`,
@@ -408,11 +411,9 @@ describe('amounts, replays and lookups', () => {
     expect(replay.statusCode).toBe(422);
     expect(replay.json().error.code).toBe('FAILED_PRECONDITION');
     expect(replay.json().error.message).toMatch(/is deleted/);
-    // The refusal came before any signal: the delivery's workflow is closed and its record unchanged.
-    const closed = await stack.client.workflow
-      .getHandle(deliveryWorkflowId(delivery.event_id, delivery.endpoint_id))
-      .describe();
-    expect(closed.status.name).toBe('COMPLETED');
+    // The refusal came before any signal: the delivery's workflow is still closed (a replay would
+    // have started it again) and its record unchanged.
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
     const after = await app.inject({
       method: 'GET',
       url: `/api/v1/webhook-deliveries/${delivery.id}`,

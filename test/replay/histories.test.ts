@@ -25,6 +25,7 @@ describe('recorded workflow histories', () => {
         'webhook-replay-after-success.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
+        'card-issue.json',
         'card-lock-fund.json',
         'card-continue-as-new.json',
         'card-signalled-lock-unlock.json',
