@@ -24,6 +24,8 @@ import { ApiError } from './errors.ts';
 import { MAX_BODY_DEPTH } from './hostile-input.ts';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
+/** How long a claim is held for a handler the deadline answered while it ran on. */
+const MAX_LATE_HOLD_MS = 5 * 60_000;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -248,7 +250,16 @@ async function holdUntilLate(
       [leaseMs, claim.tenantId, claim.key, claim.token],
     );
   await renew();
-  const renewal = setInterval(() => void renew().catch(() => undefined), Math.max(leaseMs / 2, 1_000));
+  // Every call a handler makes is bounded (deadlines, provider timeouts), so it finishes; should
+  // one not, the claim is renewed for five minutes at most, then its lease lets a retry take over.
+  const holdUntil = Date.now() + MAX_LATE_HOLD_MS;
+  const renewal = setInterval(
+    () => {
+      if (Date.now() > holdUntil) clearInterval(renewal);
+      else void renew().catch(() => undefined);
+    },
+    Math.max(leaseMs / 2, 1_000),
+  );
   renewal.unref();
   void late
     .then(async (answer) => {
