@@ -1,6 +1,7 @@
 // Activities: the side effects workflows ask for (database, banks, HTTP). Built with their
 // dependencies injected, so tests run them against their own database and sandbox bank.
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
 import type { Providers } from '../src/providers/registry.ts';
 import type { EgressPolicy } from '../src/webhooks/destinations.ts';
 import { createCardActivities } from './cards.ts';
@@ -11,6 +12,8 @@ import { createWebhookActivities } from './webhooks.ts';
 export interface ActivityDeps {
   orm: MikroORM;
   providers: Providers;
+  /** For activities that start workflows of their own (a temporary account's expiry timer). */
+  client: Client;
   webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy };
 }
 
@@ -18,7 +21,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createTransferActivities(deps),
     ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
-    ...createVirtualAccountActivities({ orm: deps.orm }),
+    ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),
   };
 }

@@ -4,14 +4,134 @@
 // recorded as refused and counted nowhere.
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Providers } from '../src/providers/registry.ts';
+import {
+  type AllocateVirtualAccountInput,
+  type AllocatedVirtualAccount,
+  ProviderError,
+} from '../src/providers/types.ts';
 import { recordEvent } from '../src/events/events.ts';
 import { postMovement } from '../src/ledger/ledger.ts';
 import { inboundCredit } from '../src/ledger/movements.ts';
 import { type VirtualAccountRow, virtualAccountView } from '../src/virtual-accounts/views.ts';
-import type { InboundCredit } from '../workflows/virtual-accounts-definitions.ts';
+import {
+  EXPIRY_WORKFLOW_TYPE,
+  type InboundCredit,
+  type VirtualAccountCreateInput,
+  expiryWorkflowId,
+} from '../workflows/virtual-accounts-definitions.ts';
+import type { virtualAccountExpiryWorkflow } from '../workflows/virtual-accounts.ts';
 
-export function createVirtualAccountActivities({ orm }: { orm: MikroORM }) {
+export function createVirtualAccountActivities({
+  orm,
+  providers,
+  client,
+}: {
+  orm: MikroORM;
+  providers: Providers;
+  client: Client;
+}) {
+  const providerNamed = (name: string) => {
+    const entry = providers.virtualAccounts.find((candidate) => candidate.provider.name === name);
+    if (!entry) throw ApplicationFailure.nonRetryable(`no virtual-account provider ${name}`, 'provider_refused');
+    return entry.provider;
+  };
   return {
+    /** Allocates at one provider under our reference (a repeat allocates nothing new). */
+    async allocateVirtualAccount(
+      input: AllocateVirtualAccountInput & { provider: string },
+    ): Promise<AllocatedVirtualAccount> {
+      const { provider, ...allocation } = input;
+      try {
+        return await providerNamed(provider).allocate(allocation);
+      } catch (error) {
+        if (error instanceof ProviderError && !error.transient) {
+          throw ApplicationFailure.create({ type: 'provider_refused', message: error.message, nonRetryable: true });
+        }
+        throw ApplicationFailure.create({
+          type: 'provider_unavailable',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    },
+
+    /**
+     * The account's row and `virtual_account.created`, in one transaction. If another request
+     * with the same request_id recorded one first, that one stands (created: false).
+     */
+    async recordVirtualAccount(
+      input: VirtualAccountCreateInput & AllocatedVirtualAccount & { provider: string },
+    ): Promise<{ accountId: string; accountNumber: string; created: boolean }> {
+      return orm.em.fork().transactional(async (tx) => {
+        const [inserted] = await tx.execute<VirtualAccountRow[]>(
+          `insert into virtual_accounts
+             (id, tenant_id, customer_id, account_number, account_name, bank_code, bank_name, provider,
+              provider_reference, status, account_type, metadata, request_id, expires_at)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)
+           on conflict do nothing returning *`,
+          [
+            input.accountId,
+            input.tenantId,
+            input.customerId,
+            input.accountNumber,
+            input.accountName,
+            input.bankCode,
+            input.bankName,
+            input.provider,
+            input.providerReference,
+            input.accountType,
+            input.metadata ? JSON.stringify(input.metadata) : null,
+            input.requestId,
+            input.expiresAt,
+          ],
+        );
+        if (inserted) {
+          await recordEvent(tx, {
+            tenantId: input.tenantId,
+            type: 'virtual_account.created',
+            sourceKey: `virtual_account:${inserted.id}:created`,
+            payload: virtualAccountView(inserted),
+          });
+          return { accountId: inserted.id, accountNumber: inserted.account_number, created: true };
+        }
+        // Recorded by an earlier attempt of this activity, or another request won the request_id.
+        const [existing] = await tx.execute<VirtualAccountRow[]>(
+          `select * from virtual_accounts where id = ? or (tenant_id = ? and request_id = ?) order by (id = ?) desc limit 1`,
+          [input.accountId, input.tenantId, input.requestId, input.accountId],
+        );
+        if (!existing) throw new Error(`virtual account ${input.accountId} neither inserted nor found`);
+        return {
+          accountId: existing.id,
+          accountNumber: existing.account_number,
+          created: existing.id === input.accountId,
+        };
+      });
+    },
+
+    /**
+     * Starts the account's expiry timer workflow, on this worker's task queue; a repeat finds it
+     * started. (A workflow of its own, not a child: it outlives the create workflow by design.)
+     */
+    async startExpiry(input: { accountId: string; expiresAt: string }): Promise<void> {
+      try {
+        await client.workflow.start<typeof virtualAccountExpiryWorkflow>(EXPIRY_WORKFLOW_TYPE, {
+          workflowId: expiryWorkflowId(input.accountId),
+          taskQueue: Context.current().info.taskQueue,
+          args: [input],
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    },
+
+    /** Gives an allocation nobody needs back to its provider. */
+    async releaseVirtualAccount(input: { provider: string; accountNumber: string }): Promise<void> {
+      await providerNamed(input.provider).close(input.accountNumber, 'allocation not needed');
+    },
+
     async expireVirtualAccount(input: { accountId: string }): Promise<string> {
       const rows = await orm.em.fork().execute<{ id: string }[]>(
         `update virtual_accounts set status = 'expired', updated_at = now()

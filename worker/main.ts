@@ -32,6 +32,9 @@ const bundle = await bundleWorkflowCode({
   workflowsPath: require.resolve('../workflows/index.ts'),
   logger: new DefaultLogger('WARN'),
 });
+// A client for the activities that start workflows, and for the event fan-out below.
+const clientConnection = await Connection.connect({ address: config.temporalAddress });
+const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
 const worker = await Worker.create({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
@@ -39,6 +42,7 @@ const worker = await Worker.create({
   workflowBundle: bundle,
   activities: createActivities({
     orm,
+    client,
     providers: createProviders(config),
     webhooks: {
       encryptionKey: config.webhookEncryptionKey,
@@ -57,10 +61,9 @@ console.error(
   }),
 );
 // The worker process also fans events out to webhook deliveries (see src/webhooks/fanout.ts).
-const clientConnection = await Connection.connect({ address: config.temporalAddress });
 const fanout = new EventFanout({
   orm,
-  client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
+  client,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   scheduleMs: config.webhookRetryScheduleMs,
   log: (message, fields) => console.error(JSON.stringify({ level: 40, service: 'worker', msg: message, ...fields })),

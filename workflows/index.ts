@@ -2,5 +2,9 @@
 // activity types only, never Node built-ins, the ORM or the network (lint enforces this).
 export { transferWorkflow } from './transfer.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
-export { inboundCreditWorkflow, virtualAccountExpiryWorkflow } from './virtual-accounts.ts';
+export {
+  inboundCreditWorkflow,
+  virtualAccountCreateWorkflow,
+  virtualAccountExpiryWorkflow,
+} from './virtual-accounts.ts';
 export { cardIssueWorkflow, cardWorkflow } from './card.ts';

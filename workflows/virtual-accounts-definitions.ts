@@ -38,3 +38,38 @@ export interface InboundCreditState {
 
 export const expiryStatusQuery = defineQuery<ExpiryState>('status');
 export const inboundCreditStatusQuery = defineQuery<InboundCreditState>('status');
+
+export const CREATE_WORKFLOW_TYPE = 'virtualAccountCreateWorkflow';
+
+/** Creating an account: one run per tenant and key (request_id, Idempotency-Key, or a fresh one). */
+export function createWorkflowId(tenantId: string, key: string): string {
+  return `va-create:${tenantId}:${key}`;
+}
+
+export interface VirtualAccountCreateInput {
+  accountId: string;
+  tenantId: string;
+  customerId: string;
+  accountName: string;
+  bvn?: string;
+  preferredBank?: string;
+  /** Providers to try, best first, and whether each takes the preferred-bank hint. */
+  providers: { name: string; preferredBank: boolean }[];
+  /** Our idempotency key at every provider: a repeat allocates nothing new. */
+  reference: string;
+  accountType: string;
+  metadata: Record<string, unknown> | null;
+  requestId: string | null;
+  expiresAt: string | null;
+  /** `NG/NGN`: named in the refusal when no provider can serve. */
+  market: string;
+}
+
+export interface VirtualAccountCreateState {
+  accountId: string;
+  /** `allocating` at a provider, `recording` the account, then `created` (or `existing`). */
+  status: 'allocating' | 'recording' | 'created' | 'existing';
+  provider?: string;
+}
+
+export const createStatusQuery = defineQuery<VirtualAccountCreateState>('status');

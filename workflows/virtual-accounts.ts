@@ -1,10 +1,13 @@
 // Virtual-account workflows: a temporary account's expiry as a durable timer (not a cron scan),
 // and one workflow per inbound credit (id `credit:<provider>:<transaction reference>`), so a
 // credit the bank sends again, or concurrently, is applied once. Both answer a `status` query.
-import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { VirtualAccountActivities } from '../activities/virtual-accounts.ts';
 import {
   type ExpiryState,
+  type VirtualAccountCreateInput,
+  type VirtualAccountCreateState,
+  createStatusQuery,
   type InboundCredit,
   type InboundCreditState,
   expiryStatusQuery,
@@ -31,4 +34,68 @@ export async function inboundCreditWorkflow(credit: InboundCredit): Promise<{ st
   const result = await applyInboundCredit(credit);
   Object.assign(state, result);
   return result;
+}
+
+type AllocatedAccount = Awaited<ReturnType<VirtualAccountActivities['allocateVirtualAccount']>>;
+
+// Allocation runs while the API request waits: one attempt per provider, and the next provider
+// when one is unavailable. Recording waits out the database: the account exists at the provider.
+const { allocateVirtualAccount } = proxyActivities<VirtualAccountActivities>({
+  startToCloseTimeout: '8s',
+  retry: { maximumAttempts: 1 },
+});
+const { recordVirtualAccount, releaseVirtualAccount, startExpiry } = proxyActivities<VirtualAccountActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/**
+ * Creates a virtual account: allocation at the first provider that can serve (failing over past
+ * unavailable ones), the row and `virtual_account.created`, and for a temporary account its expiry
+ * timer. An allocation that turns out not to be needed (another request won the request_id) is
+ * given back to the provider.
+ */
+export async function virtualAccountCreateWorkflow(
+  input: VirtualAccountCreateInput,
+): Promise<{ accountId: string; created: boolean }> {
+  const state: VirtualAccountCreateState = { accountId: input.accountId, status: 'allocating' };
+  setHandler(createStatusQuery, () => state);
+  let chosen: { provider: string; allocated: AllocatedAccount } | undefined;
+  for (const candidate of input.providers) {
+    state.provider = candidate.name;
+    try {
+      const allocated = await allocateVirtualAccount({
+        provider: candidate.name,
+        reference: input.reference,
+        accountName: input.accountName,
+        customerId: input.customerId,
+        ...(input.bvn ? { bvn: input.bvn } : {}),
+        ...(input.preferredBank && candidate.preferredBank ? { preferredBank: input.preferredBank } : {}),
+      });
+      chosen = { provider: candidate.name, allocated };
+      break;
+    } catch (error) {
+      const cause = error instanceof ActivityFailure ? error.cause : error;
+      // A definitive refusal ends it; an unavailable provider (or one that did not answer) is skipped.
+      if (cause instanceof ApplicationFailure && cause.type === 'provider_refused') throw cause;
+    }
+  }
+  if (!chosen) {
+    throw ApplicationFailure.create({
+      type: 'no_provider',
+      message: `no provider can serve ${input.market} accounts right now`,
+      nonRetryable: true,
+    });
+  }
+  state.status = 'recording';
+  const recorded = await recordVirtualAccount({ ...input, provider: chosen.provider, ...chosen.allocated });
+  if (!recorded.created && recorded.accountNumber !== chosen.allocated.accountNumber) {
+    await releaseVirtualAccount({ provider: chosen.provider, accountNumber: chosen.allocated.accountNumber });
+  }
+  if (recorded.created && input.expiresAt) {
+    await startExpiry({ accountId: recorded.accountId, expiresAt: input.expiresAt });
+  }
+  state.accountId = recorded.accountId;
+  state.status = recorded.created ? 'created' : 'existing';
+  return { accountId: recorded.accountId, created: recorded.created };
 }

@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
+import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -70,7 +71,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
       },
     },
     async (request, reply) => {
-      const result = await deps.accounts.create(tenantOf(request), request.body);
+      const result = await deps.accounts.create(tenantOf(request), request.body, idempotencyKeyOf(request));
       return reply.status(result.status).send(ok(request, result.body));
     },
   );

@@ -1,17 +1,29 @@
-// Virtual accounts: provider routing and allocation, replay-safe creation, reads, closure, and
-// the operator's freeze/unfreeze. Temporary accounts expire through a durable timer workflow.
+// Virtual accounts: provider routing (which providers, in which order), creation through the
+// create workflow, reads, closure, and the operator's freeze/unfreeze. Temporary accounts expire
+// through a durable timer workflow that the create workflow starts.
 import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+} from '@temporalio/client';
 import { recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
+import { sha256 } from '../http/idempotency.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers, VirtualAccountProviderEntry } from '../providers/registry.ts';
-import { type AllocatedVirtualAccount, ProviderError } from '../providers/types.ts';
+import { ProviderError } from '../providers/types.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
-import { EXPIRY_WORKFLOW_TYPE, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
-import type { virtualAccountExpiryWorkflow } from '../../workflows/virtual-accounts.ts';
+import {
+  CREATE_WORKFLOW_TYPE,
+  type VirtualAccountCreateInput,
+  createWorkflowId,
+} from '../../workflows/virtual-accounts-definitions.ts';
+import type { virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
 import { type VirtualAccountRow, virtualAccountView } from './views.ts';
 import { isUuid } from '../http/ids.ts';
 
@@ -90,7 +102,15 @@ export class VirtualAccountService {
       : eligible;
   }
 
-  async create(tenant: ResolvedKey, body: CreateVirtualAccountBody): Promise<{ status: 200 | 201; body: unknown }> {
+  /**
+   * Creates the account through its create workflow (provider failover, allocation, row, event,
+   * expiry timer) and answers from the row. Replay-safe on request_id and the Idempotency-Key.
+   */
+  async create(
+    tenant: ResolvedKey,
+    body: CreateVirtualAccountBody,
+    idempotencyKey?: string,
+  ): Promise<{ status: 200 | 201; body: unknown }> {
     const accountType = body.account_type ?? 'standard';
     if (!tenant.allowedAccountTypes.includes(accountType)) {
       throw ApiError.validation([
@@ -103,88 +123,46 @@ export class VirtualAccountService {
     }
     const candidates = this.candidates(tenant, body);
     const id = randomUUID();
-    const reference = body.request_id ? `va:${tenant.tenantId}:${body.request_id}` : `va:${id}`;
-    const expiresAt = accountType === 'temporary' ? new Date(Date.now() + TEMPORARY_ACCOUNT_TTL_MS) : null;
-
-    let chosen: { entry: VirtualAccountProviderEntry; allocated: AllocatedVirtualAccount } | undefined;
-    for (const entry of candidates) {
-      try {
-        const allocated = await entry.provider.allocate({
-          reference,
-          accountName: body.account_name,
-          customerId: body.customer_id,
-          ...(body.bvn ? { bvn: body.bvn } : {}),
-          ...(body.preferred_bank && entry.supportsPreferredBank ? { preferredBank: body.preferred_bank } : {}),
-        });
-        chosen = { entry, allocated };
-        break;
-      } catch (error) {
-        // An unavailable provider is skipped; the next one may serve.
-        if (!(error instanceof ProviderError && error.transient)) throw error;
-      }
-    }
-    if (!chosen) {
-      throw new ApiError(
-        'failed_precondition',
-        `no provider can serve ${body.country ?? 'NG'}/${body.currency ?? 'NGN'} accounts right now`,
-      );
-    }
-
-    if (expiresAt) {
-      // Started before the row exists: the timer then finds the account, or nothing to expire.
-      await this.deps.client.workflow.start<typeof virtualAccountExpiryWorkflow>(EXPIRY_WORKFLOW_TYPE, {
-        workflowId: expiryWorkflowId(id),
-        taskQueue: this.deps.taskQueue,
-        args: [{ accountId: id, expiresAt: expiresAt.toISOString() }],
-      });
-    }
+    const input: VirtualAccountCreateInput = {
+      accountId: id,
+      tenantId: tenant.tenantId,
+      customerId: body.customer_id,
+      accountName: body.account_name,
+      ...(body.bvn ? { bvn: body.bvn } : {}),
+      ...(body.preferred_bank ? { preferredBank: body.preferred_bank } : {}),
+      providers: candidates.map((entry) => ({ name: entry.provider.name, preferredBank: entry.supportsPreferredBank })),
+      reference: body.request_id ? `va:${tenant.tenantId}:${body.request_id}` : `va:${id}`,
+      accountType,
+      metadata: body.metadata ?? null,
+      requestId: body.request_id ?? null,
+      expiresAt: accountType === 'temporary' ? new Date(Date.now() + TEMPORARY_ACCOUNT_TTL_MS).toISOString() : null,
+      market: `${body.country ?? 'NG'}/${body.currency ?? 'NGN'}`,
+    };
+    // Keyed by request_id, else the Idempotency-Key: a retry (even after a 503) meets the same run.
+    const key = body.request_id
+      ? `request:${sha256(body.request_id)}`
+      : idempotencyKey
+        ? `key:${sha256(idempotencyKey)}`
+        : `new:${id}`;
+    const workflowId = createWorkflowId(tenant.tenantId, key);
+    let result: { accountId: string; created: boolean };
     try {
-      const row = await this.deps.orm.em.fork().transactional(async (tx) => {
-        const [inserted] = await tx.execute<VirtualAccountRow[]>(
-          `insert into virtual_accounts
-             (id, tenant_id, customer_id, account_number, account_name, bank_code, bank_name, provider,
-              provider_reference, status, account_type, metadata, request_id, expires_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)
-           on conflict on constraint virtual_accounts_request do nothing returning *`,
-          [
-            id,
-            tenant.tenantId,
-            body.customer_id,
-            chosen.allocated.accountNumber,
-            body.account_name,
-            chosen.allocated.bankCode,
-            chosen.allocated.bankName,
-            chosen.entry.provider.name,
-            chosen.allocated.providerReference,
-            accountType,
-            body.metadata ? JSON.stringify(body.metadata) : null,
-            body.request_id ?? null,
-            expiresAt,
-          ],
-        );
-        if (!inserted) return undefined;
-        await recordEvent(tx, {
-          tenantId: tenant.tenantId,
-          type: 'virtual_account.created',
-          sourceKey: `virtual_account:${id}:created`,
-          payload: virtualAccountView(inserted),
-        });
-        return inserted;
+      result = await this.deps.client.workflow.execute<typeof virtualAccountCreateWorkflow>(CREATE_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: this.deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
-      if (row) return { status: 201, body: virtualAccountView(row) };
-      // A concurrent request with the same request_id won; the provider gave both the same account.
-      const winner = await this.byRequestId(tenant.tenantId, body.request_id ?? '');
-      if (winner) return { status: 200, body: virtualAccountView(winner) };
-      throw new Error('virtual account vanished after a request_id conflict');
     } catch (error) {
-      if (!body.request_id) {
-        // Nothing half-created: give the account back to the provider.
-        await chosen.entry.provider
-          .close(chosen.allocated.accountNumber, 'allocation rolled back')
-          .catch(() => undefined);
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        result = await this.deps.client.workflow.getHandle<typeof virtualAccountCreateWorkflow>(workflowId).result();
+      } else {
+        throw createRefusal(error);
       }
-      throw error;
     }
+    const row = await this.row(tenant.tenantId, result.accountId);
+    return { status: result.created ? 201 : 200, body: virtualAccountView(row) };
   }
 
   async get(tenantId: string, id: string) {
@@ -305,4 +283,19 @@ export class VirtualAccountService {
       throw new ApiError('unavailable', 'the sandbox bank could not send the credit right now', null, { cause: error });
     }
   }
+}
+
+/** A create workflow that failed: no provider (422), a provider's refusal (422), or unavailable. */
+function createRefusal(error: unknown): ApiError {
+  const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
+  const failure = cause instanceof ActivityFailure ? cause.cause : cause;
+  if (
+    failure instanceof ApplicationFailure &&
+    (failure.type === 'no_provider' || failure.type === 'provider_refused')
+  ) {
+    return new ApiError('failed_precondition', failure.message, null, { cause: error });
+  }
+  return new ApiError('unavailable', 'the virtual account could not be created right now; retry', null, {
+    cause: error,
+  });
 }

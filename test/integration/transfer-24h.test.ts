@@ -37,7 +37,13 @@ beforeAll(async () => {
   // No gateway listens for callbacks here: the workflow must learn the outcome by asking the bank.
   bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
   const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
-  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE, connection: env.nativeConnection });
+  worker = await startTestWorker({
+    orm: db.orm,
+    providers,
+    taskQueue: TASK_QUEUE,
+    connection: env.nativeConnection,
+    client: env.client,
+  });
   transfers = new TransferService({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, banks: providers.banks });
 });
 afterAll(async () => {

@@ -1,5 +1,6 @@
 // Temporary virtual accounts expire on time through a durable timer, checked under Temporal's
 // time-skipping test server.
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProviders } from '../../src/providers/registry.ts';
@@ -26,8 +27,22 @@ beforeAll(async () => {
   db = await createTestDatabase();
   bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
   const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
-  worker = await startTestWorker({ orm: db.orm, providers, taskQueue: TASK_QUEUE, connection: env.nativeConnection });
-  accounts = new VirtualAccountService({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, providers });
+  worker = await startTestWorker({
+    orm: db.orm,
+    providers,
+    taskQueue: TASK_QUEUE,
+    connection: env.nativeConnection,
+    client: env.client,
+  });
+  // A plain client, not the environment's: waiting on the create workflow's result must not
+  // skip time (the environment's client lets the server skip every timer while it waits, the
+  // expiry's 24 h included); time moves only with env.sleep below.
+  accounts = new VirtualAccountService({
+    orm: db.orm,
+    client: new Client({ connection: env.connection }),
+    taskQueue: TASK_QUEUE,
+    providers,
+  });
 });
 afterAll(async () => {
   await worker?.stop();

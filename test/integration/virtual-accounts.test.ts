@@ -9,7 +9,7 @@ import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
-import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
+import { createWorkflowId, inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -109,9 +109,9 @@ describe('POST /api/v1/virtual-accounts', () => {
     ).toBe('providus');
     await bank.control('/control/providers/wema/down');
     try {
-      expect((await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data.provider).toBe(
-        'providus',
-      );
+      const failedOver = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+      expect(failedOver.provider).toBe('providus');
+      recordHistory('virtual-account-create-failover', createWorkflowId(tenant.tenantId, `new:${failedOver.id}`));
       await bank.control('/control/providers/providus/down');
       const none = await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' });
       expect(none.statusCode).toBe(422);

@@ -31,6 +31,7 @@ beforeAll(async () => {
     providers: createProviders({ sandboxBankUrl: 'http://127.0.0.1:9', PROVIDER_TIMEOUT_MS: 500 }),
     taskQueue: TASK_QUEUE,
     connection: env.nativeConnection,
+    client: env.client,
   });
 });
 afterAll(async () => {

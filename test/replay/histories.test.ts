@@ -25,6 +25,7 @@ describe('recorded workflow histories', () => {
         'webhook-replay-after-success.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
+        'virtual-account-create-failover.json',
         'card-issue.json',
         'card-lock-fund.json',
         'card-continue-as-new.json',

@@ -9,6 +9,7 @@ import {
   DefaultLogger,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
@@ -48,11 +49,15 @@ export async function startTestWorker(options: {
   webhookTimeoutMs?: number;
   egress?: EgressPolicy;
   temporalAddress?: string;
+  /** The client activities start workflows with (required with `connection`: the same server). */
+  client?: Client;
 }): Promise<TestWorker> {
   installRuntime();
-  const connection =
-    options.connection ??
-    (await NativeConnection.connect({ address: options.temporalAddress ?? inject('temporalAddress') }));
+  const address = options.temporalAddress ?? inject('temporalAddress');
+  const connection = options.connection ?? (await NativeConnection.connect({ address }));
+  if (options.connection && !options.client) throw new Error('startTestWorker: pass the client of that connection');
+  const clientConnection = options.client ? undefined : await Connection.connect({ address });
+  const client = options.client ?? new Client({ connection: clientConnection! });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace ?? 'default',
@@ -60,6 +65,7 @@ export async function startTestWorker(options: {
     workflowBundle: await workflowBundle(),
     activities: createActivities({
       orm: options.orm,
+      client,
       providers: options.providers,
       webhooks: {
         encryptionKey: TEST_WEBHOOK_KEY,
@@ -75,6 +81,7 @@ export async function startTestWorker(options: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       if (!options.connection) await connection.close();
+      await clientConnection?.close();
     },
   };
 }
