@@ -127,6 +127,47 @@ export function createVirtualAccountActivities({
       }
     },
 
+    /** Closes the account at its provider (a provider closes a closed account again harmlessly). */
+    async closeAtProvider(input: { provider: string; accountNumber: string; reason: string | null }): Promise<void> {
+      try {
+        await providerNamed(input.provider).close(input.accountNumber, input.reason ?? undefined);
+      } catch (error) {
+        if (error instanceof ProviderError && !error.transient) {
+          throw ApplicationFailure.create({ type: 'provider_refused', message: error.message, nonRetryable: true });
+        }
+        throw error;
+      }
+    },
+
+    /** The row closed and `virtual_account.closed`, in one transaction; false if it had left active/frozen. */
+    async recordClosure(input: {
+      accountId: string;
+      tenantId: string;
+      reason: string | null;
+    }): Promise<{ closed: boolean }> {
+      return orm.em.fork().transactional(async (tx) => {
+        const [row] = await tx.execute<VirtualAccountRow[]>(
+          `update virtual_accounts set status = 'closed', closure_reason = ?, closed_at = now(), updated_at = now()
+            where id = ? and tenant_id = ? and status in ('active', 'frozen') returning *`,
+          [input.reason, input.accountId, input.tenantId],
+        );
+        if (!row) {
+          const [current] = await tx.execute<{ status: string }[]>('select status from virtual_accounts where id = ?', [
+            input.accountId,
+          ]);
+          // Closed by an earlier attempt of this activity: that was this closure.
+          return { closed: current?.status === 'closed' };
+        }
+        await recordEvent(tx, {
+          tenantId: input.tenantId,
+          type: 'virtual_account.closed',
+          sourceKey: `virtual_account:${input.accountId}:closed`,
+          payload: virtualAccountView(row),
+        });
+        return { closed: true };
+      });
+    },
+
     /** Gives an allocation nobody needs back to its provider. */
     async releaseVirtualAccount(input: { provider: string; accountNumber: string }): Promise<void> {
       await providerNamed(input.provider).close(input.accountNumber, 'allocation not needed');

@@ -4,6 +4,7 @@ export { transferWorkflow } from './transfer.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export {
   inboundCreditWorkflow,
+  virtualAccountCloseWorkflow,
   virtualAccountCreateWorkflow,
   virtualAccountExpiryWorkflow,
 } from './virtual-accounts.ts';

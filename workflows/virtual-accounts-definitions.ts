@@ -73,3 +73,26 @@ export interface VirtualAccountCreateState {
 }
 
 export const createStatusQuery = defineQuery<VirtualAccountCreateState>('status');
+
+export const CLOSE_WORKFLOW_TYPE = 'virtualAccountCloseWorkflow';
+
+/** Closing an account: one run per account (a failed run may be retried). */
+export function closeWorkflowId(accountId: string): string {
+  return `va-close:${accountId}`;
+}
+
+export interface VirtualAccountCloseInput {
+  accountId: string;
+  tenantId: string;
+  provider: string;
+  accountNumber: string;
+  reason: string | null;
+}
+
+export interface VirtualAccountCloseState {
+  accountId: string;
+  /** `closing` at the provider, `recording`, then `closed` (or `unchanged`: it had left active/frozen). */
+  status: 'closing' | 'recording' | 'closed' | 'unchanged';
+}
+
+export const closeStatusQuery = defineQuery<VirtualAccountCloseState>('status');

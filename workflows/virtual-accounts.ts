@@ -5,6 +5,9 @@ import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep
 import type { VirtualAccountActivities } from '../activities/virtual-accounts.ts';
 import {
   type ExpiryState,
+  type VirtualAccountCloseInput,
+  type VirtualAccountCloseState,
+  closeStatusQuery,
   type VirtualAccountCreateInput,
   type VirtualAccountCreateState,
   createStatusQuery,
@@ -44,10 +47,11 @@ const { allocateVirtualAccount } = proxyActivities<VirtualAccountActivities>({
   startToCloseTimeout: '8s',
   retry: { maximumAttempts: 1 },
 });
-const { recordVirtualAccount, releaseVirtualAccount, startExpiry } = proxyActivities<VirtualAccountActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const { recordVirtualAccount, releaseVirtualAccount, startExpiry, recordClosure } =
+  proxyActivities<VirtualAccountActivities>({
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  });
 
 /**
  * Creates a virtual account: allocation at the first provider that can serve (failing over past
@@ -98,4 +102,29 @@ export async function virtualAccountCreateWorkflow(
   state.accountId = recorded.accountId;
   state.status = recorded.created ? 'created' : 'existing';
   return { accountId: recorded.accountId, created: recorded.created };
+}
+
+// Closing at the provider runs while the API request waits: a few quick attempts.
+const { closeAtProvider } = proxyActivities<VirtualAccountActivities>({
+  startToCloseTimeout: '5s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/**
+ * Closes an account: at the provider first (no money can arrive on a closed account), then the
+ * row and `virtual_account.closed`, retried until recorded, so an account closed at the provider
+ * is never left active in the books.
+ */
+export async function virtualAccountCloseWorkflow(input: VirtualAccountCloseInput): Promise<{ closed: boolean }> {
+  const state: VirtualAccountCloseState = { accountId: input.accountId, status: 'closing' };
+  setHandler(closeStatusQuery, () => state);
+  await closeAtProvider({ provider: input.provider, accountNumber: input.accountNumber, reason: input.reason });
+  state.status = 'recording';
+  const { closed } = await recordClosure({
+    accountId: input.accountId,
+    tenantId: input.tenantId,
+    reason: input.reason,
+  });
+  state.status = closed ? 'closed' : 'unchanged';
+  return { closed };
 }

@@ -11,7 +11,6 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
 } from '@temporalio/client';
-import { recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import { sha256 } from '../http/idempotency.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
@@ -19,11 +18,14 @@ import type { Providers, VirtualAccountProviderEntry } from '../providers/regist
 import { ProviderError } from '../providers/types.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
 import {
+  CLOSE_WORKFLOW_TYPE,
   CREATE_WORKFLOW_TYPE,
+  type VirtualAccountCloseInput,
   type VirtualAccountCreateInput,
+  closeWorkflowId,
   createWorkflowId,
 } from '../../workflows/virtual-accounts-definitions.ts';
-import type { virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
+import type { virtualAccountCloseWorkflow, virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
 import { type VirtualAccountRow, virtualAccountView } from './views.ts';
 import { isUuid } from '../http/ids.ts';
 
@@ -209,28 +211,38 @@ export class VirtualAccountService {
     if (current.status !== 'active' && current.status !== 'frozen') {
       throw new ApiError('failed_precondition', `a ${current.status} account cannot be closed`);
     }
-    const provider = this.deps.providers.virtualAccounts.find((entry) => entry.provider.name === current.provider);
+    const input: VirtualAccountCloseInput = {
+      accountId: current.id,
+      tenantId,
+      provider: current.provider,
+      accountNumber: current.account_number,
+      reason: reason ?? null,
+    };
+    const workflowId = closeWorkflowId(current.id);
+    let result: { closed: boolean };
     try {
-      await provider?.provider.close(current.account_number, reason);
-    } catch (cause) {
-      throw new ApiError('unavailable', 'the provider could not close the account right now; retry', null, { cause });
-    }
-    return this.deps.orm.em.fork().transactional(async (tx) => {
-      const [row] = await tx.execute<VirtualAccountRow[]>(
-        `update virtual_accounts set status = 'closed', closure_reason = ?, closed_at = now(), updated_at = now()
-          where id = ? and tenant_id = ? and status in ('active', 'frozen') returning *`,
-        [reason ?? null, id, tenantId],
-      );
-      if (!row)
-        throw new ApiError('failed_precondition', 'the account changed state while closing; it cannot be closed');
-      await recordEvent(tx, {
-        tenantId,
-        type: 'virtual_account.closed',
-        sourceKey: `virtual_account:${id}:closed`,
-        payload: virtualAccountView(row),
+      result = await this.deps.client.workflow.execute<typeof virtualAccountCloseWorkflow>(CLOSE_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: this.deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
-      return virtualAccountView(row);
-    });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        result = await this.deps.client.workflow.getHandle<typeof virtualAccountCloseWorkflow>(workflowId).result();
+      } else if (error instanceof WorkflowFailedError) {
+        throw new ApiError('unavailable', 'the provider could not close the account right now; retry', null, {
+          cause: error,
+        });
+      } else {
+        throw error;
+      }
+    }
+    if (!result.closed) {
+      throw new ApiError('failed_precondition', 'the account changed state while closing; it cannot be closed');
+    }
+    return virtualAccountView(await this.row(tenantId, id));
   }
 
   /** Operators: active ↔ frozen. */

@@ -9,7 +9,11 @@ import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
-import { createWorkflowId, inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
+import {
+  closeWorkflowId,
+  createWorkflowId,
+  inboundCreditWorkflowId,
+} from '../../workflows/virtual-accounts-definitions.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -262,6 +266,40 @@ describe('GET /api/v1/virtual-accounts', () => {
 });
 
 describe('closing, freezing and reading one account', () => {
+  it('closes at the provider first: 503 while it is down (the account stays active), then closed once', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const close = () =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/virtual-accounts/${account.id}/close`,
+        headers: auth(tenant.apiKey),
+        payload: { reason: 'moving banks' },
+      });
+    await bank.control(`/control/providers/${account.provider}/down`);
+    try {
+      const refused = await close();
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json().error.code).toBe('UNAVAILABLE');
+    } finally {
+      await bank.control(`/control/providers/${account.provider}/up`);
+    }
+    const [before] = await db.orm.em
+      .fork()
+      .execute<{ status: string }[]>('select status from virtual_accounts where id = ?', [account.id]);
+    expect(before!.status).toBe('active');
+    const closed = await close();
+    expect([closed.statusCode, closed.json().data.status]).toEqual([200, 'closed']);
+    const [events] = await db.orm.em
+      .fork()
+      .execute<{ n: number }[]>(
+        `select count(*)::int as n from events where type = 'virtual_account.closed' and payload->>'id' = ?`,
+        [account.id],
+      );
+    expect(events!.n).toBe(1);
+    recordHistory('virtual-account-close', closeWorkflowId(account.id));
+  });
+
   it('closes from active and frozen, refuses from closed and expired, and never echoes the reason', async () => {
     const tenant = await createFundedTenant(db.orm);
     const active = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;

@@ -26,6 +26,7 @@ describe('recorded workflow histories', () => {
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
         'virtual-account-create-failover.json',
+        'virtual-account-close.json',
         'card-issue.json',
         'card-lock-fund.json',
         'card-continue-as-new.json',
