@@ -10,11 +10,16 @@ import { PROJECT_ROOT, findTool } from '../../src/stack/tools.ts';
 
 export const HISTORIES_DIR = join(PROJECT_ROOT, 'test/fixtures/histories');
 
+/** Failures' stack traces name files under the checkout: kept relative, so no machine path is committed. */
+function withoutMachinePaths(history: string): string {
+  return history.replaceAll(`${PROJECT_ROOT}/`, '');
+}
+
 /** For servers the CLI cannot be pointed at (the time-skipping test server): through the SDK. */
 export async function recordHistoryOf(name: string, handle: WorkflowHandle): Promise<void> {
   if (!process.env.RECORD_HISTORIES) return;
   mkdirSync(HISTORIES_DIR, { recursive: true });
-  writeFileSync(join(HISTORIES_DIR, `${name}.json`), historyToJSON(await handle.fetchHistory()));
+  writeFileSync(join(HISTORIES_DIR, `${name}.json`), withoutMachinePaths(historyToJSON(await handle.fetchHistory())));
 }
 
 export function recordHistory(name: string, workflowId: string, runId?: string): void {
@@ -37,5 +42,5 @@ export function recordHistory(name: string, workflowId: string, runId?: string):
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
   mkdirSync(HISTORIES_DIR, { recursive: true });
-  writeFileSync(join(HISTORIES_DIR, `${name}.json`), shown.stdout);
+  writeFileSync(join(HISTORIES_DIR, `${name}.json`), withoutMachinePaths(shown.stdout));
 }
