@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { cardAccountCode } from '../ledger/ledger.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
+import { executeOnce } from '../workflow-runs.ts';
 import { sha256 } from '../http/idempotency.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers } from '../providers/registry.ts';
@@ -65,27 +66,14 @@ export class CardService {
       tenant.tenantId,
       idempotencyKey ? `key:${sha256(idempotencyKey)}` : `new:${input.cardId}`,
     );
-    let cardId: string;
-    try {
-      ({ cardId } = await this.deps.client.workflow.execute<typeof cardIssueWorkflow>(CARD_ISSUE_WORKFLOW_TYPE, {
-        workflowId,
-        taskQueue: this.deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // A run that issued the card is never run again; one that failed may be, on the retry.
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      }));
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-        if (error instanceof WorkflowFailedError) {
-          throw new ApiError('unavailable', 'the card processor is unavailable right now; retry', null, {
-            cause: error,
-          });
-        }
-        throw error;
-      }
-      ({ cardId } = await this.deps.client.workflow.getHandle<typeof cardIssueWorkflow>(workflowId).result());
-    }
+    const { cardId } = await executeOnce<typeof cardIssueWorkflow>(this.deps.client, CARD_ISSUE_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.deps.taskQueue,
+      args: [input],
+    }).catch((error: unknown) => {
+      if (!(error instanceof WorkflowFailedError)) throw error;
+      throw new ApiError('unavailable', 'the card processor is unavailable right now; retry', null, { cause: error });
+    });
     return cardView(await this.row(tenant.tenantId, cardId));
   }
 

@@ -4,14 +4,9 @@
 import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  type Client,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-} from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
+import { executeOnce } from '../workflow-runs.ts';
 import { sha256 } from '../http/idempotency.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers, VirtualAccountProviderEntry } from '../providers/registry.ts';
@@ -147,22 +142,13 @@ export class VirtualAccountService {
         ? `key:${sha256(idempotencyKey)}`
         : `new:${id}`;
     const workflowId = createWorkflowId(tenant.tenantId, key);
-    let result: { accountId: string; created: boolean };
-    try {
-      result = await this.deps.client.workflow.execute<typeof virtualAccountCreateWorkflow>(CREATE_WORKFLOW_TYPE, {
-        workflowId,
-        taskQueue: this.deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      });
-    } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        result = await this.deps.client.workflow.getHandle<typeof virtualAccountCreateWorkflow>(workflowId).result();
-      } else {
-        throw createRefusal(error);
-      }
-    }
+    const result = await executeOnce<typeof virtualAccountCreateWorkflow>(this.deps.client, CREATE_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.deps.taskQueue,
+      args: [input],
+    }).catch((error: unknown) => {
+      throw createRefusal(error);
+    });
     const row = await this.row(tenant.tenantId, result.accountId);
     return { status: result.created ? 201 : 200, body: virtualAccountView(row) };
   }
@@ -219,26 +205,16 @@ export class VirtualAccountService {
       reason: reason ?? null,
     };
     const workflowId = closeWorkflowId(current.id);
-    let result: { closed: boolean };
-    try {
-      result = await this.deps.client.workflow.execute<typeof virtualAccountCloseWorkflow>(CLOSE_WORKFLOW_TYPE, {
-        workflowId,
-        taskQueue: this.deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+    const result = await executeOnce<typeof virtualAccountCloseWorkflow>(this.deps.client, CLOSE_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.deps.taskQueue,
+      args: [input],
+    }).catch((error: unknown) => {
+      if (!(error instanceof WorkflowFailedError)) throw error;
+      throw new ApiError('unavailable', 'the provider could not close the account right now; retry', null, {
+        cause: error,
       });
-    } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        result = await this.deps.client.workflow.getHandle<typeof virtualAccountCloseWorkflow>(workflowId).result();
-      } else if (error instanceof WorkflowFailedError) {
-        throw new ApiError('unavailable', 'the provider could not close the account right now; retry', null, {
-          cause: error,
-        });
-      } else {
-        throw error;
-      }
-    }
+    });
     if (!result.closed) {
       throw new ApiError('failed_precondition', 'the account changed state while closing; it cannot be closed');
     }
