@@ -11,6 +11,7 @@ import type { Currency } from '../src/ledger/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
+import { providerFailure } from './provider-failure.ts';
 
 /** Posts a card movement; a card without its account is a fault no retry mends. */
 async function postCardMovement(em: EntityManager, card: CardRow, movement: Movement): Promise<void> {
@@ -67,14 +68,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
       try {
         return await providers.cards.issue({ reference: input.cardId, customerId: input.customerId });
       } catch (error) {
-        if (error instanceof ProviderError && !error.transient) {
-          throw ApplicationFailure.create({
-            type: 'card_refused',
-            message: error.message,
-            nonRetryable: true,
-          });
-        }
-        throw error;
+        return providerFailure(error, 'card_refused');
       }
     },
 
@@ -112,15 +106,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
       try {
         await providers.cards.setLocked(card.processor_reference, input.locked);
       } catch (error) {
-        if (error instanceof ProviderError && !error.transient) {
-          throw ApplicationFailure.create({
-            type: 'processor_refused',
-            message: error.message,
-            nonRetryable: true,
-            cause: error,
-          });
-        }
-        throw error;
+        return providerFailure(error, 'processor_refused');
       }
       return orm.em.fork().transactional(async (tx) => {
         const target = input.locked ? 'locked' : 'active';

@@ -13,6 +13,7 @@ import { InsufficientFundsError, postMovement } from '../src/ledger/ledger.ts';
 import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../src/ledger/movements.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
+import { providerFailure } from './provider-failure.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
 import { withinDailyLimit } from '../src/transfers/fees.ts';
 import { type TransferRow, createView, itemView } from '../src/transfers/views.ts';
@@ -26,20 +27,6 @@ import type {
 export interface TransferActivityDeps {
   orm: MikroORM;
   providers: Providers;
-}
-
-/** Transient provider faults are rethrown for Temporal to retry; definitive ones are not retried. */
-function providerFailure(error: unknown, type: string): never {
-  if (error instanceof ProviderError && !error.transient) {
-    throw ApplicationFailure.create({
-      type,
-      message: error.message,
-      nonRetryable: true,
-      details: [{ outcome: error.outcome, providerCode: error.rawCode ?? null }],
-      cause: error,
-    });
-  }
-  throw error;
 }
 
 async function loadTransfer(em: EntityManager, transferId: string, lock = false): Promise<TransferRow | undefined> {

@@ -8,11 +8,8 @@ import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Providers } from '../src/providers/registry.ts';
-import {
-  type AllocateVirtualAccountInput,
-  type AllocatedVirtualAccount,
-  ProviderError,
-} from '../src/providers/types.ts';
+import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../src/providers/types.ts';
+import { providerFailure } from './provider-failure.ts';
 import { recordEvent } from '../src/events/events.ts';
 import { postMovement } from '../src/ledger/ledger.ts';
 import { inboundCredit } from '../src/ledger/movements.ts';
@@ -48,13 +45,8 @@ export function createVirtualAccountActivities({
       try {
         return await providerNamed(provider).allocate(allocation);
       } catch (error) {
-        if (error instanceof ProviderError && !error.transient) {
-          throw ApplicationFailure.create({ type: 'provider_refused', message: error.message, nonRetryable: true });
-        }
-        throw ApplicationFailure.create({
-          type: 'provider_unavailable',
-          message: error instanceof Error ? error.message : String(error),
-        });
+        // Anything but a refusal lets the workflow try the next provider.
+        return providerFailure(error, 'provider_refused');
       }
     },
 
@@ -132,10 +124,7 @@ export function createVirtualAccountActivities({
       try {
         await providerNamed(input.provider).close(input.accountNumber, input.reason ?? undefined);
       } catch (error) {
-        if (error instanceof ProviderError && !error.transient) {
-          throw ApplicationFailure.create({ type: 'provider_refused', message: error.message, nonRetryable: true });
-        }
-        throw error;
+        providerFailure(error, 'provider_refused');
       }
     },
 

@@ -1,6 +1,7 @@
 // The operator commands: each declares its flags (for node:util parseArgs) and returns the JSON
 // object the CLI prints.
 import { randomUUID } from 'node:crypto';
+import { isUuid } from '../http/ids.ts';
 import type { ParseArgsConfig } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
@@ -31,7 +32,7 @@ function freezeCommand(frozen: boolean): AdminCommand {
     options: { id: { type: 'string' } },
     async run(em, values) {
       const id = text(values, 'id', true);
-      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a virtual account id (a UUID), got '${id}'`);
+      if (!isUuid(id)) throw new AdminUsageError(`--id must be a virtual account id (a UUID), got '${id}'`);
       const [from, to] = frozen ? ['active', 'frozen'] : ['frozen', 'active'];
       const [row] = await em.execute<VirtualAccountRow[]>(
         'update virtual_accounts set status = ?, updated_at = now() where id = ? and status = ? returning *',
@@ -111,11 +112,9 @@ function list(values: Values, flag: string): string[] {
   return Array.isArray(value) ? value.map(String) : [];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function tenantId(values: Values): string {
   const id = text(values, 'tenant', true);
-  if (!UUID.test(id)) throw new AdminUsageError(`--tenant must be a tenant id (a UUID), got '${id}'`);
+  if (!isUuid(id)) throw new AdminUsageError(`--tenant must be a tenant id (a UUID), got '${id}'`);
   return id;
 }
 
@@ -271,7 +270,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       if (outcome !== 'successful' && outcome !== 'failed') {
         throw new AdminUsageError(`--outcome must be successful or failed, got '${outcome}'`);
       }
-      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
+      if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
       const [row] = await em.execute<{ tenant_id: string; reference: string; status: string }[]>(
         'select tenant_id, reference, status from transfers where id = ?',
         [id],
@@ -307,7 +306,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     async run(em, values) {
       const id = text(values, 'id', true);
       const note = text(values, 'note', true);
-      if (!UUID.test(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
+      if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
       if (note.length > 1000) throw new AdminUsageError('--note must be at most 1000 characters');
       const operator = text(values, 'operator') ?? process.env.GATEWAY_OPERATOR ?? userInfo().username;
       return settleDiscrepancy(em, { transferId: id, note, operator });

@@ -42,20 +42,24 @@ export interface LateAnswer {
 }
 
 /**
- * Waits for `work` no later than `deadlineAt`, then answers 503 while the work goes on (its
- * failure is then nobody's to answer). For the waits a request makes outside its handler.
+ * Waits for `work` until `deadlineAt`, then rejects with what `expired()` returns while the work
+ * goes on (its failure is then nobody's to answer).
  */
-export async function beforeDeadline<T>(deadlineAt: number | undefined, work: Promise<T>): Promise<T> {
-  if (deadlineAt === undefined) return work;
+function raceDeadline<T>(deadlineAt: number, work: Promise<T>, expired: () => ApiError): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(unavailable('PostgreSQL did not answer in time; retry with the same Idempotency-Key')),
-      Math.max(deadlineAt - Date.now(), 0),
-    );
+  const expiry = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(expired()), Math.max(deadlineAt - Date.now(), 0));
   });
   work.catch(() => undefined);
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+  return Promise.race([work, expiry]).finally(() => clearTimeout(timer));
+}
+
+/** For the waits a request makes outside its handler: 503 at the request's deadline. */
+export async function beforeDeadline<T>(deadlineAt: number | undefined, work: Promise<T>): Promise<T> {
+  if (deadlineAt === undefined) return work;
+  return raceDeadline(deadlineAt, work, () =>
+    unavailable('PostgreSQL did not answer in time; retry with the same Idempotency-Key'),
+  );
 }
 
 /** Seconds a client should wait before retrying after a dependency was unavailable. */
@@ -207,35 +211,23 @@ export function registerDependencyDeadline(
       const work = temporal.withDeadline(deadlineAt, () =>
         Promise.resolve().then(() => handler.call(this, request, handlerReply)),
       );
-      const left = deadlineAt - Date.now();
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(
-          () => {
-            cutOff = true;
-            // Status before the cut: a handler that set 201 and then waited keeps it.
-            const statusBefore = reply.statusCode;
-            request.lateAnswer = work.then(
-              (result): LateAnswer | undefined => {
-                if (late.sent) return { status: late.status ?? statusBefore, payload: late.payload };
-                if (result === undefined || result === handlerReply || result === reply) return undefined;
-                return { status: late.status ?? statusBefore, payload: result };
-              },
-              () => undefined,
-            );
-            reject(
-              unavailable(
-                `a dependency (Temporal or PostgreSQL) did not answer within ${timeoutMs} ms; ` +
-                  'retry with the same reference or Idempotency-Key',
-              ),
-            );
+      return raceDeadline(deadlineAt, work, () => {
+        cutOff = true;
+        // Status before the cut: a handler that set 201 and then waited keeps it.
+        const statusBefore = reply.statusCode;
+        request.lateAnswer = work.then(
+          (result): LateAnswer | undefined => {
+            if (late.sent) return { status: late.status ?? statusBefore, payload: late.payload };
+            if (result === undefined || result === handlerReply || result === reply) return undefined;
+            return { status: late.status ?? statusBefore, payload: result };
           },
-          Math.max(left, 0),
+          () => undefined,
+        );
+        return unavailable(
+          `a dependency (Temporal or PostgreSQL) did not answer within ${timeoutMs} ms; ` +
+            'retry with the same reference or Idempotency-Key',
         );
       });
-      // The cut-off work may still fail later; its error is already answered for.
-      work.catch(() => undefined);
-      return Promise.race([work, expired]).finally(() => clearTimeout(timer));
     };
   });
 }

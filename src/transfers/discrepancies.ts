@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
-import { type AccountRef, discrepancyCorrection } from '../ledger/movements.ts';
+import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
 import { type BankOutcome, contradictsBooks } from '../../workflows/transfer-definitions.ts';
 import { type TransferRow, itemView } from './views.ts';
 
@@ -68,13 +68,9 @@ export interface CorrectionPosting {
   amountMinor: number;
 }
 
-/** The correcting postings by account (the movement in src/ledger/movements.ts), as operators read them. */
-export function correctionPostings(bank: BankStatus, amountMinor: number, feeMinor: number): CorrectionPosting[] {
-  const movement = discrepancyCorrection(
-    { transferId: '-', reference: '-', amountMinor, feeMinor },
-    { id: '-', ours: bank === 'successful' ? 'failed' : 'completed', bank },
-  );
-  return movement.postings.map((posting) => ({
+/** A correction's postings (src/ledger/movements.ts) by the account names operators read. */
+export function correctionPostings(correction: Movement): CorrectionPosting[] {
+  return correction.postings.map((posting) => ({
     account: correctionAccount(posting.account),
     amountMinor: posting.amountMinor,
   }));
@@ -283,8 +279,8 @@ export async function settleDiscrepancy(
       status,
       entry_id: entryId,
       idempotency_key: idempotencyKey,
-      postings: movement.postings.map((posting) => ({
-        account: correctionAccount(posting.account),
+      postings: correctionPostings(movement).map((posting) => ({
+        account: posting.account,
         amount_minor: posting.amountMinor,
       })),
       event: { id: eventId, type },

@@ -59,10 +59,10 @@ const REFUSAL_KINDS: Record<string, ErrorKind> = {
   unavailable: 'unavailable',
 };
 
-/** The type of the workflow's refusal of a create, if the update was refused. */
-function refusalType(error: unknown): string | undefined {
+/** The workflow's refusal of a create, if the update was refused. */
+function updateRefusal(error: unknown): ApplicationFailure | undefined {
   const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+  return cause instanceof ApplicationFailure ? cause : undefined;
 }
 
 export class TransferService {
@@ -162,7 +162,10 @@ export class TransferService {
       // Only the request that made the transfer answers 201; every repeat is a 200.
       return { status: result.created && leader ? 201 : 200, body: { success: true, data: result.transfer } };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError || refusalType(error) === 'duplicate_reference') {
+      if (
+        error instanceof WorkflowExecutionAlreadyStartedError ||
+        updateRefusal(error)?.type === 'duplicate_reference'
+      ) {
         // The transfer's workflow finished between our projection read and the start, or another
         // run holds the reference: the transfer that holds it answers (200, or 409 if it differs).
         const holder = await this.findByReference(tenantId, reference);
@@ -184,8 +187,8 @@ export class TransferService {
   }
 
   private refusal(error: unknown, tenantId: string, reference: string): ApiError {
-    const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS[cause.type]) {
+    const cause = updateRefusal(error);
+    if (cause?.type && REFUSAL_KINDS[cause.type]) {
       const details = (cause.details?.[0] as Record<string, unknown> | undefined) ?? null;
       const kind = REFUSAL_KINDS[cause.type]!;
       return new ApiError(kind, cause.message, kind === 'invalid_account' || kind === 'unavailable' ? null : details, {

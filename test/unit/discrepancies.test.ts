@@ -1,6 +1,7 @@
 // Late bank answers (decisions §12), as pure rules: which answers contradict the books, and the
 // correcting movement that aligns the books with the bank.
 import { describe, expect, it } from 'vitest';
+import { discrepancyCorrection } from '../../src/ledger/movements.ts';
 import { correctionPostings } from '../../src/transfers/discrepancies.ts';
 import { contradictsBooks } from '../../workflows/transfer-definitions.ts';
 
@@ -52,7 +53,12 @@ describe('correctionPostings', () => {
       ],
     ],
   ] as const)('bank %s, amount %i, fee %i', (bank, amount, fee, expected) => {
-    const postings = correctionPostings(bank, amount, fee);
+    const postings = correctionPostings(
+      discrepancyCorrection(
+        { transferId: 't-1', reference: 'inv-42', amountMinor: amount, feeMinor: fee },
+        { id: 'd-1', ours: bank === 'successful' ? 'failed' : 'completed', bank },
+      ),
+    );
     expect(postings).toEqual(expected);
     expect(postings.reduce((sum, posting) => sum + posting.amountMinor, 0)).toBe(0);
   });
