@@ -3,7 +3,6 @@
 // idempotent on the transfer id, so a retry after a crash applies nothing twice. Business refusals
 // are non-retryable ApplicationFailures with a stable type; transient bank faults are plain
 // errors that Temporal retries.
-import { randomUUID } from 'node:crypto';
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
@@ -16,11 +15,24 @@ import { ProviderError } from '../src/providers/types.ts';
 import { providerFailure } from './provider-failure.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
 import { withinDailyLimit } from '../src/transfers/fees.ts';
-import { type TransferRow, createView, itemView } from '../src/transfers/views.ts';
+import {
+  type TransferRow,
+  findTransfer,
+  finishRow,
+  flagStuck,
+  insertTransfer,
+  isAbandoned,
+  markAbandoned,
+  markProcessing,
+  recordResolution,
+  usedToday,
+} from '../src/transfers/store.ts';
+import { itemView } from '../src/transfers/views.ts';
+import { lockTenant } from '../src/tenants/tenants.ts';
 import type {
   BankOutcome,
   OperatorResolution,
-  TransferCreateView,
+  TransferRecord,
   TransferRequest,
 } from '../workflows/transfer-definitions.ts';
 
@@ -29,11 +41,9 @@ export interface TransferActivityDeps {
   providers: Providers;
 }
 
-async function loadTransfer(em: EntityManager, transferId: string, lock = false): Promise<TransferRow | undefined> {
-  const [row] = await em.execute<TransferRow[]>(`select * from transfers where id = ?${lock ? ' for update' : ''}`, [
-    transferId,
-  ]);
-  return row;
+/** What the workflow learns of a row: its id and status, never a response shape. */
+function recordOf(row: TransferRow): TransferRecord {
+  return { id: row.id, status: row.status };
 }
 
 async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {
@@ -75,18 +85,15 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       request: TransferRequest;
       recipientName: string;
       nameEnquirySessionId: string;
-    }): Promise<TransferCreateView> {
+    }): Promise<TransferRecord> {
       const { request } = input;
       const total = request.amountMinor + request.feeMinor;
       return orm.em.fork().transactional(async (tx) => {
         // One reservation at a time per tenant, so the daily limit holds under concurrency.
-        const [tenant] = await tx.execute<{ daily_transfer_limit_minor: string }[]>(
-          'select daily_transfer_limit_minor from tenants where id = ? for update',
-          [request.tenantId],
-        );
+        const tenant = await lockTenant(tx, request.tenantId);
         if (!tenant) throw ApplicationFailure.nonRetryable(`no tenant ${request.tenantId}`, 'unknown_tenant');
-        const existing = await loadTransfer(tx, input.transferId);
-        if (existing) return createView(existing);
+        const existing = await findTransfer(tx, input.transferId);
+        if (existing) return recordOf(existing);
         if (await isAbandoned(tx, input.transferId)) {
           // This attempt arrives after the create path gave up on it (settleReservation).
           throw ApplicationFailure.create({
@@ -96,14 +103,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           });
         }
 
-        const limit = Number(tenant.daily_transfer_limit_minor);
-        const [usage] = await tx.execute<{ used: string }[]>(
-          `select coalesce(sum(amount_minor), 0)::text as used from transfers
-            where tenant_id = ? and status <> 'failed'
-              and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`,
-          [request.tenantId],
-        );
-        const used = Number(usage!.used);
+        const limit = tenant.dailyTransferLimitMinor;
+        const used = await usedToday(tx, request.tenantId);
         if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
           throw ApplicationFailure.create({
             type: 'limit_exceeded',
@@ -155,7 +156,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           throw error;
         }
         await emitTransferEvent(tx, row, 'transfer.created');
-        return createView(row);
+        return recordOf(row);
       });
     },
 
@@ -181,12 +182,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     },
 
     async markProcessing(input: { transferId: string; sessionId: string }): Promise<void> {
-      await orm.em
-        .fork()
-        .execute(
-          `update transfers set status = 'processing', session_id = ?, updated_at = now() where id = ? and status = 'pending'`,
-          [input.sessionId, input.transferId],
-        );
+      await markProcessing(orm.em.fork(), input.transferId, input.sessionId);
     },
 
     /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
@@ -212,16 +208,14 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       transferId: string;
       outcome: BankOutcome;
       resolution?: OperatorResolution;
-    }): Promise<TransferCreateView> {
+    }): Promise<TransferRecord> {
       return finishTransfer(orm, input, 'transfer.settled', async (tx, current) => {
         await postMovement(tx, current.tenant_id, transferSettle(amountsOf(current)));
-        const [row] = await tx.execute<TransferRow[]>(
-          `update transfers set status = 'completed', completed_at = now(), updated_at = now(),
-                  session_id = coalesce(?, session_id), provider_code = ?
-            where id = ? returning *`,
-          [input.outcome.sessionId || null, input.outcome.providerCode ?? null, current.id],
-        );
-        return row!;
+        return finishRow(tx, current.id, {
+          status: 'completed',
+          sessionId: input.outcome.sessionId || null,
+          providerCode: input.outcome.providerCode ?? null,
+        });
       });
     },
 
@@ -231,7 +225,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       reason: string;
       providerCode?: string;
       resolution?: OperatorResolution;
-    }): Promise<TransferCreateView> {
+    }): Promise<TransferRecord> {
       return finishTransfer(orm, input, 'transfer.failed', (tx, current) =>
         reverse(tx, current, input.reason, input.providerCode),
       );
@@ -250,8 +244,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     }): Promise<string> {
       const { request } = input;
       const placed = await orm.em.fork().transactional(async (tx) => {
-        await tx.execute('select id from tenants where id = ? for update', [request.tenantId]);
-        if (await loadTransfer(tx, input.transferId)) return false;
+        await lockTenant(tx, request.tenantId);
+        if (await findTransfer(tx, input.transferId)) return false;
         await insertTransfer(tx, input.transferId, request, input.recipientName, {
           status: 'failed',
           failureReason: 'not created: the reservation did not complete in time; nothing was reserved',
@@ -272,32 +266,19 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
      * used by the transfer; otherwise the id is marked abandoned, so a late attempt reserves
      * nothing, and the reference stays free for a retry of the request. Null when abandoned.
      */
-    async settleReservation(input: {
-      transferId: string;
-      request: TransferRequest;
-    }): Promise<TransferCreateView | null> {
+    async settleReservation(input: { transferId: string; request: TransferRequest }): Promise<TransferRecord | null> {
       return orm.em.fork().transactional(async (tx) => {
-        await tx.execute('select id from tenants where id = ? for update', [input.request.tenantId]);
-        const reserved = await loadTransfer(tx, input.transferId);
-        if (reserved && reserved.status !== 'failed') return createView(reserved);
-        if (!reserved) {
-          await tx.execute(
-            `insert into abandoned_reservations (transfer_id, tenant_id, reference) values (?, ?, ?)
-             on conflict (transfer_id) do nothing`,
-            [input.transferId, input.request.tenantId, input.request.reference],
-          );
-        }
+        await lockTenant(tx, input.request.tenantId);
+        const reserved = await findTransfer(tx, input.transferId);
+        if (reserved && reserved.status !== 'failed') return recordOf(reserved);
+        if (!reserved) await markAbandoned(tx, input.transferId, input.request.tenantId, input.request.reference);
         return null;
       });
     },
 
     /** Unconfirmed after 24 h: marked for operators, never guessed at. */
     async flagStuck(input: { transferId: string }): Promise<void> {
-      await orm.em
-        .fork()
-        .execute('update transfers set stuck_since = coalesce(stuck_since, now()), updated_at = now() where id = ?', [
-          input.transferId,
-        ]);
+      await flagStuck(orm.em.fork(), input.transferId);
     },
 
     /**
@@ -321,54 +302,13 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
   };
 }
 
-async function isAbandoned(tx: EntityManager, transferId: string): Promise<boolean> {
-  const rows = await tx.execute('select 1 from abandoned_reservations where transfer_id = ?', [transferId]);
-  return rows.length > 0;
-}
-
-/** The projection row of a transfer: `pending` when reserved, or a `failed` placeholder. */
-async function insertTransfer(
-  tx: EntityManager,
-  transferId: string,
-  request: TransferRequest,
-  recipientName: string,
-  state: { status: 'pending'; nameEnquirySessionId: string } | { status: 'failed'; failureReason: string },
-): Promise<TransferRow> {
-  const [row] = await tx.execute<TransferRow[]>(
-    `insert into transfers
-       (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency, recipient_account, recipient_bank_code,
-        recipient_bank, recipient_name, narration, metadata, status, name_enquiry_session_id, failure_reason, completed_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, case when ? = 'failed' then now() end) returning *`,
-    [
-      transferId,
-      request.tenantId,
-      request.reference,
-      request.requestHash,
-      request.amountMinor,
-      request.feeMinor,
-      request.currency,
-      request.recipientAccount,
-      request.recipientBankCode,
-      request.recipientBankName,
-      recipientName,
-      request.narration,
-      JSON.stringify(request.metadata),
-      state.status,
-      state.status === 'pending' ? state.nameEnquirySessionId : null,
-      state.status === 'failed' ? state.failureReason : null,
-      state.status,
-    ],
-  );
-  return row!;
-}
-
 /** A transfer row's amounts, as the movements take them. */
 function amountsOf(row: TransferRow): TransferAmounts {
   return {
     transferId: row.id,
     reference: row.reference,
-    amountMinor: Number(row.amount_minor),
-    feeMinor: Number(row.fee_minor),
+    amountMinor: row.amount_minor,
+    feeMinor: row.fee_minor,
   };
 }
 
@@ -380,12 +320,7 @@ async function reverse(
   providerCode?: string,
 ): Promise<TransferRow> {
   await postMovement(tx, current.tenant_id, transferReverse(amountsOf(current), reason));
-  const [row] = await tx.execute<TransferRow[]>(
-    `update transfers set status = 'failed', completed_at = now(), updated_at = now(),
-            failure_reason = ?, provider_code = ? where id = ? returning *`,
-    [reason.slice(0, 500), providerCode ?? null, current.id],
-  );
-  return row!;
+  return finishRow(tx, current.id, { status: 'failed', reason, providerCode: providerCode ?? null });
 }
 
 /**
@@ -398,23 +333,16 @@ async function finishTransfer(
   input: { transferId: string; resolution?: OperatorResolution },
   eventType: 'transfer.settled' | 'transfer.failed',
   apply: (tx: EntityManager, current: TransferRow) => Promise<TransferRow>,
-): Promise<TransferCreateView> {
+): Promise<TransferRecord> {
   return orm.em.fork().transactional(async (tx) => {
-    const current = await loadTransfer(tx, input.transferId, true);
+    const current = await findTransfer(tx, input.transferId, { lock: true });
     if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
-    if (current.status === 'completed' || current.status === 'failed') return createView(current);
+    if (current.status === 'completed' || current.status === 'failed') return recordOf(current);
     const row = await apply(tx, current);
     if (input.resolution) await recordResolution(tx, current.id, input.resolution);
     await emitTransferEvent(tx, row, eventType);
-    return createView(row);
+    return recordOf(row);
   });
-}
-
-async function recordResolution(em: EntityManager, transferId: string, resolution: OperatorResolution): Promise<void> {
-  await em.execute(
-    'insert into transfer_resolutions (id, transfer_id, outcome, note, operator) values (?, ?, ?, ?, ?)',
-    [randomUUID(), transferId, resolution.outcome, resolution.note, resolution.operator],
-  );
 }
 
 export type TransferActivities = ReturnType<typeof createTransferActivities>;

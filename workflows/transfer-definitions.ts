@@ -1,6 +1,7 @@
 // The transfer workflow's contract, shared by the workflow, its activities and the API: input,
-// the `create` update that returns the create response, the signals that settle it, and the
-// `status` query. Types and definitions only; safe to import anywhere.
+// the `create` update that answers the transfer's id once its money is reserved, the signals that
+// settle it, and the `status` query. Types and definitions only; safe to import anywhere. Nothing
+// here is a response shape: the API renders responses from the projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
@@ -25,29 +26,20 @@ export interface TransferRequest {
   metadata: Record<string, unknown>;
 }
 
-/** The transfer as the create endpoint returns it (interface §2.3). */
-export interface TransferCreateView {
-  id: string;
-  amount_minor: number;
-  fee_minor: number;
-  total_minor: number;
-  recipient_account: string;
-  recipient_name: string;
-  recipient_bank: string;
-  recipient_bank_code: string;
-  status: TransferStatus;
-  reference: string;
-  narration: string;
-  session_id: string;
-  currency: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
-
 export type TransferStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
+/** What the transfer's activities report of its projection row. */
+export interface TransferRecord {
+  id: string;
+  status: TransferStatus;
+}
+
+/**
+ * The `create` update's answer. Runs recorded before it carried the create view under `transfer`;
+ * an update's result is not replayed, so only this shape is read.
+ */
 export interface CreateResult {
-  transfer: TransferCreateView;
+  transferId: string;
   /** True only for the update call that created the transfer (201); repeats get false (200). */
   created: boolean;
 }
@@ -87,16 +79,22 @@ export interface TransferState {
 
 /** Carried across continue-as-new while a transfer waits for its bank. */
 export interface TransferResume {
-  transfer: TransferCreateView;
+  transferId: string;
+  recipientName: string;
   sessionId: string;
   waitedMs: number;
   stuck: boolean;
   statusChecks: number;
 }
 
+/** A resume written by runs recorded before TransferResume: the create view stood for the id and name. */
+export type RecordedTransferResume = Omit<TransferResume, 'transferId' | 'recipientName'> & {
+  transfer: { id: string; recipient_name: string };
+};
+
 export interface TransferWorkflowInput {
   request: TransferRequest;
-  resume?: TransferResume;
+  resume?: TransferResume | RecordedTransferResume;
 }
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');

@@ -1,9 +1,12 @@
-// One workflow per transfer (id `transfer:<tenant>:<reference>`). The API starts it with
-// Update-with-Start: the `create` update enquires the recipient's name and reserves amount + fee,
-// and returns the create response as soon as the money is reserved. The workflow then submits to
-// the bank (retrying transient faults), waits for the bank's confirmation signal while querying
-// the bank's status on its own schedule, and settles or reverses. Unconfirmed after 24 h it stays
-// `processing`, flagged as stuck, until the bank's status or an operator resolves it.
+// One workflow per transfer (id `transfer:<tenant>:<reference>`), in four phases read top to bottom
+// in transferWorkflow:
+//   accept  — the API's Update-with-Start `create` enquires the recipient's name and reserves
+//             amount + fee; the update answers the transfer's id as soon as the money is reserved;
+//   submit  — the transfer goes to the bank (transient faults retried);
+//   await   — the bank's confirmation signal, or its status asked on our own schedule; unconfirmed
+//             after 24 h the transfer stays `processing`, flagged as stuck, until the bank or an
+//             operator resolves it (continue-as-new keeps long waits' histories short);
+//   finish  — settle or reverse once, and keep a late contradicting bank answer for operators.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -23,7 +26,9 @@ import {
   type BankOutcome,
   type OperatorResolution,
   REFUSALS,
-  type TransferCreateView,
+  type RecordedTransferResume,
+  type TransferRequest,
+  type TransferResume,
   type TransferState,
   type TransferWorkflowInput,
   bankConfirmedSignal,
@@ -92,18 +97,7 @@ function refusalFrom(error: unknown): ApplicationFailure {
 }
 
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
-  const { request } = input;
-  const state: TransferState = {
-    transferId: input.resume?.transfer.id,
-    status: input.resume ? 'processing' : 'pending',
-    sessionId: input.resume?.sessionId,
-    stuck: input.resume?.stuck ?? false,
-    bankOutcome: undefined,
-    resolution: undefined,
-    statusChecks: input.resume?.statusChecks ?? 0,
-  };
-  let current: TransferCreateView | undefined = input.resume?.transfer;
-
+  const state = startingState(input);
   setHandler(statusQuery, () => state);
   // The bank may confirm before our submit activity has returned: keep the first word we get.
   setHandler(bankConfirmedSignal, (outcome: BankOutcome) => {
@@ -113,7 +107,54 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     state.resolution ??= resolution;
   });
 
-  let creation: Promise<TransferCreateView> | undefined = current ? Promise.resolve(current) : undefined;
+  const transfer = await accept(input, state);
+  if (!transfer) return state;
+  upsertSearchAttributes([
+    { key: TenantIdKey, value: input.request.tenantId },
+    { key: TransferReferenceKey, value: input.request.reference },
+    { key: TransferStatusKey, value: state.status },
+    { key: AmountMinorKey, value: input.request.amountMinor },
+  ]);
+  if (!input.resume) await submit(input.request, transfer, state);
+  await awaitOutcome(input, transfer, state);
+  await finish(transfer.transferId, state);
+  return state;
+}
+
+/** The transfer once its money is reserved: what the later phases need of it. */
+interface Accepted {
+  transferId: string;
+  recipientName: string;
+}
+
+function resumed(resume: TransferResume | RecordedTransferResume): Accepted {
+  return 'transfer' in resume
+    ? { transferId: resume.transfer.id, recipientName: resume.transfer.recipient_name }
+    : { transferId: resume.transferId, recipientName: resume.recipientName };
+}
+
+function startingState(input: TransferWorkflowInput): TransferState {
+  const { resume } = input;
+  return {
+    transferId: resume ? resumed(resume).transferId : undefined,
+    status: resume ? 'processing' : 'pending',
+    sessionId: resume?.sessionId,
+    stuck: resume?.stuck ?? false,
+    bankOutcome: undefined,
+    resolution: undefined,
+    statusChecks: resume?.statusChecks ?? 0,
+  };
+}
+
+/**
+ * Phase 1, accept: answers `create` updates (the first reserves, repeats share its answer) and
+ * waits for the first. Undefined when no update came; throws when the transfer was refused, which
+ * ends the run failed so that a later request with the same reference may start afresh (the API
+ * starts runs with ALLOW_DUPLICATE_FAILED_ONLY), while a created transfer's id never runs twice.
+ */
+async function accept(input: TransferWorkflowInput, state: TransferState): Promise<Accepted | undefined> {
+  const { request } = input;
+  let creation: Promise<Accepted> | undefined = input.resume ? Promise.resolve(resumed(input.resume)) : undefined;
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
       throw ApplicationFailure.create({
@@ -124,63 +165,19 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       });
     }
     const first = creation === undefined;
-    creation ??= create();
-    const created = await creation;
-    return {
-      transfer: { ...(current ?? created), status: state.status === 'refused' ? 'failed' : state.status },
-      created: first,
-    };
+    creation ??= reserve(request, state);
+    const accepted = await creation;
+    return { transferId: accepted.transferId, created: first };
   });
-
-  async function create(): Promise<TransferCreateView> {
-    const transferId = uuid4();
-    state.transferId = transferId;
-    let recipientName: string | undefined;
-    try {
-      const enquiry = await createPath.nameEnquiry({
-        bankCode: request.recipientBankCode,
-        accountNumber: request.recipientAccount,
-      });
-      recipientName = enquiry.accountName;
-      const view = await createPath.reserveFunds({
-        transferId,
-        request,
-        recipientName: enquiry.accountName,
-        nameEnquirySessionId: enquiry.sessionId,
-      });
-      current = view;
-      return view;
-    } catch (error) {
-      const refusal = refusalFrom(error);
-      if (recipientName !== undefined) {
-        if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
-          // An earlier reservation attempt (timed out, or still on its way when a later one was
-          // refused) may yet commit. Settle that for certain before answering: a reservation that
-          // committed makes the transfer after all; otherwise none can commit any more, and the
-          // reference stays free for the client's retry.
-          const reserved = await ledger.settleReservation({ transferId, request });
-          if (reserved) {
-            current = reserved;
-            return reserved;
-          }
-        } else if (refusal.type === 'unavailable') {
-          await ledger.abandonReservation({ transferId, request, recipientName });
-        }
-      }
-      throw refusal;
-    }
-  }
 
   if (!(await condition(() => creation !== undefined, '1 minute'))) {
     log.warn('transfer workflow started without a create update');
-    return state;
+    return undefined;
   }
   try {
-    current = await creation!;
+    return await creation!;
   } catch (error) {
-    // Refused (balance, limit, account) or not creatable now: nothing was reserved. The run ends
-    // failed, which lets a later request with the same reference start afresh (the API starts runs
-    // with ALLOW_DUPLICATE_FAILED_ONLY), while a created transfer's id can never run twice.
+    // Refused (balance, limit, account) or not creatable now: nothing was reserved.
     state.status = 'refused';
     await condition(allHandlersFinished);
     throw ApplicationFailure.create({
@@ -189,76 +186,110 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       nonRetryable: true,
     });
   }
-  const transfer = current;
-  const transferId = transfer.id;
+}
 
-  upsertSearchAttributes([
-    { key: TenantIdKey, value: request.tenantId },
-    { key: TransferReferenceKey, value: request.reference },
-    { key: TransferStatusKey, value: state.status },
-    { key: AmountMinorKey, value: request.amountMinor },
-  ]);
-
-  if (!input.resume) {
-    try {
-      const submitted = await bank.submitToBank({ transferId, request, recipientName: transfer.recipient_name });
-      state.sessionId = submitted.sessionId;
-      if (submitted.status !== 'pending') {
-        state.bankOutcome ??= {
-          status: submitted.status,
-          sessionId: submitted.sessionId,
-          providerCode: submitted.providerCode,
-          source: 'submission',
-        };
-      }
-    } catch (error) {
-      const cause = error instanceof ActivityFailure ? error.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === 'bank_rejected') {
-        // A definitive refusal: the bank will never pay this out.
-        const details = (cause.details?.[0] ?? {}) as { providerCode?: string | null };
-        state.bankOutcome ??= {
-          status: 'failed',
-          message: cause.message,
-          source: 'submission',
-          ...(details.providerCode ? { providerCode: details.providerCode } : {}),
-        };
-      } else {
-        // Retries ran out without a clear answer: the bank may still have it. Ask it.
-        // Only the bank's own "no such transfer" lets us fail it; if even the status query fails,
-        // the transfer waits (and keeps asking) like any unconfirmed one.
-        try {
-          const known = await statusCheck.queryBankStatus({ transferId });
-          if (known.status === 'unknown') {
-            // "No such transfer" right after our last attempt is no proof: that attempt may still
-            // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
-            // stays processing and the bank is asked again on the usual schedule.
-            if (!patched(UNKNOWN_KEEPS_PROCESSING)) {
-              state.bankOutcome ??= {
-                status: 'failed',
-                message: 'the bank could not be reached',
-                source: 'submission',
-              };
-            }
-          } else if (known.status === 'successful' || known.status === 'failed') {
-            state.bankOutcome ??= known;
-          }
-        } catch (error) {
-          log.warn('bank unreachable after submission retries; waiting for its answer', {
-            transferId,
-            error: String(error),
-          });
-        }
+/** The name enquiry and the reservation, run once for the first `create` update. */
+async function reserve(request: TransferRequest, state: TransferState): Promise<Accepted> {
+  const transferId = uuid4();
+  state.transferId = transferId;
+  let recipientName: string | undefined;
+  try {
+    const enquiry = await createPath.nameEnquiry({
+      bankCode: request.recipientBankCode,
+      accountNumber: request.recipientAccount,
+    });
+    recipientName = enquiry.accountName;
+    await createPath.reserveFunds({
+      transferId,
+      request,
+      recipientName: enquiry.accountName,
+      nameEnquirySessionId: enquiry.sessionId,
+    });
+    return { transferId, recipientName };
+  } catch (error) {
+    const refusal = refusalFrom(error);
+    if (recipientName !== undefined) {
+      if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
+        // An earlier reservation attempt (timed out, or still on its way when a later one was
+        // refused) may yet commit. Settle that for certain before answering: a reservation that
+        // committed makes the transfer after all; otherwise none can commit any more, and the
+        // reference stays free for the client's retry.
+        if (await ledger.settleReservation({ transferId, request })) return { transferId, recipientName };
+      } else if (refusal.type === 'unavailable') {
+        await ledger.abandonReservation({ transferId, request, recipientName });
       }
     }
-    await ledger.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
-    state.status = 'processing';
-    upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+    throw refusal;
   }
+}
 
+/** Phase 2, submit: the bank gets the transfer; whatever it says at once is kept as its outcome. */
+async function submit(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
+  const { transferId } = transfer;
+  try {
+    const submitted = await bank.submitToBank({ transferId, request, recipientName: transfer.recipientName });
+    state.sessionId = submitted.sessionId;
+    if (submitted.status !== 'pending') {
+      state.bankOutcome ??= {
+        status: submitted.status,
+        sessionId: submitted.sessionId,
+        providerCode: submitted.providerCode,
+        source: 'submission',
+      };
+    }
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === 'bank_rejected') {
+      // A definitive refusal: the bank will never pay this out.
+      const details = (cause.details?.[0] ?? {}) as { providerCode?: string | null };
+      state.bankOutcome ??= {
+        status: 'failed',
+        message: cause.message,
+        source: 'submission',
+        ...(details.providerCode ? { providerCode: details.providerCode } : {}),
+      };
+    } else {
+      await askAfterFailedSubmission(transferId, state);
+    }
+  }
+  await ledger.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
+  state.status = 'processing';
+  upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+}
+
+/**
+ * Retries ran out without a clear answer: the bank may still have it. Only the bank's definitive
+ * answer decides; if even the status query fails, the transfer waits (and keeps asking) like any
+ * unconfirmed one.
+ */
+async function askAfterFailedSubmission(transferId: string, state: TransferState): Promise<void> {
+  try {
+    const known = await statusCheck.queryBankStatus({ transferId });
+    if (known.status === 'unknown') {
+      // "No such transfer" right after our last attempt is no proof: that attempt may still
+      // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
+      // stays processing and the bank is asked again on the usual schedule.
+      if (!patched(UNKNOWN_KEEPS_PROCESSING)) {
+        state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
+      }
+    } else if (known.status === 'successful' || known.status === 'failed') {
+      state.bankOutcome ??= known;
+    }
+  } catch (error) {
+    log.warn('bank unreachable after submission retries; waiting for its answer', { transferId, error: String(error) });
+  }
+}
+
+/**
+ * Phase 3, await: until the bank answers (signal or status query) or an operator resolves it.
+ * Flags the transfer stuck after 24 h; continues as new when the history grows long.
+ */
+async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, state: TransferState): Promise<void> {
+  const { transferId } = transfer;
   let waitedMs = input.resume?.waitedMs ?? 0;
   while (!state.bankOutcome && !state.resolution) {
     const interval = nextStatusCheckMs(state.statusChecks, waitedMs);
-    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) break;
+    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) return;
     waitedMs += interval;
     state.statusChecks += 1;
     try {
@@ -275,9 +306,9 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof transferWorkflow>({
-        request,
+        request: input.request,
         resume: {
-          transfer: { ...transfer, status: 'processing' },
+          ...transfer,
           sessionId: state.sessionId ?? '',
           waitedMs,
           stuck: state.stuck,
@@ -286,8 +317,13 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       });
     }
   }
+}
 
-  // The bank's own word wins over an operator's; an operator decides only when the bank is silent.
+/**
+ * Phase 4, finish: the bank's own word wins over an operator's; an operator decides only when the
+ * bank is silent. Settles or reverses once, then keeps a late answer that contradicts the books.
+ */
+async function finish(transferId: string, state: TransferState): Promise<void> {
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
@@ -323,5 +359,4 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
     }
   }
-  return state;
 }

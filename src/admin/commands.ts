@@ -12,6 +12,7 @@ import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '..
 import { Tenant } from '../db/entities.ts';
 import { type VirtualAccountRow, virtualAccountView } from '../virtual-accounts/views.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
+import { findByReference, findTransfer } from '../transfers/store.ts';
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
@@ -232,23 +233,16 @@ export const COMMANDS: Record<string, AdminCommand> = {
         for await (const execution of client.workflow.list({ query })) {
           const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
           const reference = execution.typedSearchAttributes.get(TransferReferenceKey);
-          const [row] = await em.execute<
-            { id: string; amount_minor: string; stuck_since: Date | null; session_id: string | null }[]
-          >('select id, amount_minor, stuck_since, session_id from transfers where tenant_id = ? and reference = ?', [
-            tenantId ?? '',
-            reference ?? '',
-          ]);
+          const row = tenantId && reference ? await findByReference(em, tenantId, reference) : null;
           transfers.push({
             transfer_id: row?.id ?? null,
             workflow_id: execution.workflowId,
             tenant_id: tenantId ?? null,
             reference: reference ?? null,
-            amount_minor: row
-              ? Number(row.amount_minor)
-              : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
+            amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
             session_id: row?.session_id ?? null,
             started_at: execution.startTime.toISOString(),
-            stuck_since: row?.stuck_since ? new Date(row.stuck_since).toISOString() : null,
+            stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
           });
         }
         return {
@@ -271,10 +265,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         throw new AdminUsageError(`--outcome must be successful or failed, got '${outcome}'`);
       }
       if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
-      const [row] = await em.execute<{ tenant_id: string; reference: string; status: string }[]>(
-        'select tenant_id, reference, status from transfers where id = ?',
-        [id],
-      );
+      const row = await findTransfer(em, id);
       if (!row) throw new TenantError(`no transfer ${id}`);
       if (row.status === 'completed' || row.status === 'failed') {
         throw new TenantError(`transfer ${id} is already ${row.status}; nothing to resolve`);
@@ -285,11 +276,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
         client.workflow.getHandle(workflowId).signal(resolveSignal, { outcome, note, operator }),
       );
       // Wait briefly for the workflow to apply it, so the operator sees the result.
-      let status = row.status;
+      let status: string = row.status;
       for (let i = 0; i < 60 && status !== 'completed' && status !== 'failed'; i += 1) {
         await new Promise((resolve) => setTimeout(resolve, 250));
-        const [now] = await em.execute<{ status: string }[]>('select status from transfers where id = ?', [id]);
-        status = now?.status ?? status;
+        status = (await findTransfer(em.fork(), id))?.status ?? status;
       }
       return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
     },

@@ -3,7 +3,7 @@
 // no in-flight limit, so a busy card takes any number of concurrent requests). Operations are
 // recorded before they are sent, keyed by the client's idempotency key, so a repeat finds the same
 // operation and the workflow (which remembers operation ids) applies it once.
-import { Filter, pageOf } from '../db/pages.ts';
+import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { cardAccountCode } from '../ledger/ledger.ts';

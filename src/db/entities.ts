@@ -1,6 +1,8 @@
-// MikroORM entities for the platform tables. Money columns are bigint in PostgreSQL and plain
-// integers (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
+// MikroORM entities for the platform tables (tenants, keys), and the list of every entity: each
+// feature's own are defined in its store. Money columns are bigint in PostgreSQL and plain integers
+// (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
+import { transferEntities } from '../transfers/store.ts';
 
 export const Tenant = defineEntity({
   name: 'Tenant',
@@ -40,19 +42,5 @@ export const ApiKey = defineEntity({
   },
 });
 
-export const LedgerAccount = defineEntity({
-  name: 'LedgerAccount',
-  tableName: 'ledger_accounts',
-  properties: {
-    id: p.uuid().primary(),
-    tenantId: p.uuid().fieldName('tenant_id').nullable(),
-    code: p.string(),
-    currency: p.string().length(3),
-    balanceMinor: p.bigint('number').fieldName('balance_minor'),
-    allowNegative: p.boolean().fieldName('allow_negative'),
-    createdAt: p.datetime().fieldName('created_at'),
-    updatedAt: p.datetime().fieldName('updated_at'),
-  },
-});
-
-export const entities = [Tenant, ApiKey, LedgerAccount];
+/** Every entity the ORM knows: the platform's here, each feature's from its store. */
+export const entities = [Tenant, ApiKey, ...transferEntities];

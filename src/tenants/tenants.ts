@@ -189,3 +189,11 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
     },
   };
 }
+
+/**
+ * Locks the tenant's row for the caller's transaction: reservations (and the create path settling
+ * one) take it first, so a tenant's reservations run one at a time and the daily limit holds.
+ */
+export async function lockTenant(em: EntityManager, tenantId: string) {
+  return em.findOne(Tenant, { id: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+}

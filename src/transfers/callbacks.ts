@@ -14,18 +14,11 @@ import {
 } from '../../workflows/transfer-definitions.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { isUuid } from '../http/ids.ts';
+import { findTransfer } from './store.ts';
 
 export function registerTransferCallbacks(dispatcher: CallbackDispatcher, deps: { orm: MikroORM; client: Client }) {
   const readStatus = async (transferId: string) => {
-    const [row] = isUuid(transferId)
-      ? await deps.orm.em
-          .fork()
-          .execute<{ tenant_id: string; reference: string; status: TransferStatus }[]>(
-            'select tenant_id, reference, status from transfers where id = ?',
-            [transferId],
-          )
-      : [];
-    return row;
+    return isUuid(transferId) ? findTransfer(deps.orm.em.fork(), transferId) : null;
   };
 
   /** The answer about a transfer final in our books: kept if it contradicts them, else a repeat. */

@@ -8,7 +8,8 @@ import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
 import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
 import { type BankOutcome, contradictsBooks } from '../../workflows/transfer-definitions.ts';
-import { type TransferRow, itemView } from './views.ts';
+import { itemView } from './views.ts';
+import { findTransfer, finishRow, recordResolution } from './store.ts';
 
 export type BooksStatus = 'completed' | 'failed';
 export type BankStatus = BankOutcome['status'];
@@ -114,9 +115,7 @@ export async function recordDiscrepancy(
   input: { transferId: string; bank: BankOutcome; detectedBy: DetectedBy; eventId?: string },
 ): Promise<{ created: boolean; discrepancy: DiscrepancyView } | undefined> {
   return em.transactional(async (tx) => {
-    const [transfer] = await tx.execute<TransferRow[]>('select * from transfers where id = ? for update', [
-      input.transferId,
-    ]);
+    const transfer = await findTransfer(tx, input.transferId, { lock: true });
     if (!transfer || !contradictsBooks(transfer.status, input.bank.status)) return undefined;
     const detail = {
       source: input.bank.source,
@@ -179,9 +178,7 @@ export async function settleDiscrepancy(
   input: { transferId: string; note: string; operator: string },
 ): Promise<Settlement> {
   return em.transactional(async (tx) => {
-    const [transfer] = await tx.execute<TransferRow[]>('select * from transfers where id = ? for update', [
-      input.transferId,
-    ]);
+    const transfer = await findTransfer(tx, input.transferId, { lock: true });
     if (!transfer) throw new DiscrepancyError('unknown_transfer', `no transfer ${input.transferId}`);
     const [open] = await tx.execute<DiscrepancyRow[]>(
       'select * from transfer_discrepancies where transfer_id = ? and settled_at is null for update',
@@ -213,8 +210,8 @@ export async function settleDiscrepancy(
       {
         transferId: transfer.id,
         reference: transfer.reference,
-        amountMinor: Number(transfer.amount_minor),
-        feeMinor: Number(transfer.fee_minor),
+        amountMinor: transfer.amount_minor,
+        feeMinor: transfer.fee_minor,
       },
       open,
     );
@@ -240,22 +237,19 @@ export async function settleDiscrepancy(
 
     const status: BooksStatus = open.bank === 'successful' ? 'completed' : 'failed';
     const detail = open.bank_detail;
-    const [updated] = await tx.execute<TransferRow[]>(
-      `update transfers set status = ?, completed_at = now(), updated_at = now(),
-              session_id = coalesce(?, session_id), provider_code = coalesce(?, provider_code), failure_reason = ?
-        where id = ? returning *`,
-      [
-        status,
-        typeof detail.session_id === 'string' && detail.session_id ? detail.session_id : null,
-        typeof detail.provider_code === 'string' ? detail.provider_code : null,
-        status === 'failed'
-          ? `the bank reported the transfer failed after it was completed${typeof detail.message === 'string' ? `: ${detail.message}` : ''}`.slice(
-              0,
-              500,
-            )
-          : null,
-        transfer.id,
-      ],
+    const sessionId = typeof detail.session_id === 'string' && detail.session_id ? detail.session_id : null;
+    const providerCode = typeof detail.provider_code === 'string' ? detail.provider_code : null;
+    const updated = await finishRow(
+      tx,
+      transfer.id,
+      status === 'completed'
+        ? { status, sessionId, providerCode }
+        : {
+            status,
+            sessionId,
+            providerCode,
+            reason: `the bank reported the transfer failed after it was completed${typeof detail.message === 'string' ? `: ${detail.message}` : ''}`,
+          },
     );
     const [settled] = await tx.execute<DiscrepancyRow[]>(
       `update transfer_discrepancies
@@ -263,16 +257,17 @@ export async function settleDiscrepancy(
         where id = ? returning *`,
       [input.operator, input.note, entryId, idempotencyKey, open.id],
     );
-    await tx.execute(
-      'insert into transfer_resolutions (id, transfer_id, outcome, note, operator) values (?, ?, ?, ?, ?)',
-      [randomUUID(), transfer.id, open.bank, `discrepancy settled: ${input.note}`, input.operator],
-    );
+    await recordResolution(tx, transfer.id, {
+      outcome: open.bank,
+      note: `discrepancy settled: ${input.note}`,
+      operator: input.operator,
+    });
     const type = status === 'completed' ? 'transfer.settled' : 'transfer.failed';
     const eventId = await recordEvent(tx, {
       tenantId: transfer.tenant_id,
       type,
       sourceKey: `${idempotencyKey}:${type}`,
-      payload: { ...itemView(updated!, { withCompletedAt: true }) },
+      payload: { ...itemView(updated, { withCompletedAt: true }) },
     });
     return {
       discrepancy: view(settled!, transfer),

@@ -1,7 +1,6 @@
 // Transfer creation and reads. Create is one Update-with-Start round trip: the transfer workflow
 // enquires the name and reserves the funds, then answers; reads come from the PostgreSQL
 // projection that the workflow's activities keep.
-import { Filter, pageOf } from '../db/pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
@@ -16,7 +15,6 @@ import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import type { BankDirectory } from '../providers/registry.ts';
 import {
   type CreateResult,
-  type TransferCreateView,
   type TransferRequest,
   type TransferWorkflowInput,
   TRANSFER_WORKFLOW_TYPE,
@@ -25,8 +23,9 @@ import {
 } from '../../workflows/transfer-definitions.ts';
 import type { transferWorkflow } from '../../workflows/transfer.ts';
 import { transferFee } from './fees.ts';
-import { type PublicTransferStatus, type TransferRow, createView, internalStatuses, itemView } from './views.ts';
+import { type PublicTransferStatus, type TransferCreateView, createView, internalStatuses, itemView } from './views.ts';
 import { isUuid } from '../http/ids.ts';
+import { type TransferRow, findByReference, findTransfer, listTransfers } from './store.ts';
 
 export interface CreateTransferBody {
   amount_minor: number;
@@ -159,8 +158,11 @@ export class TransferService {
     }
     try {
       const result = await flight;
+      // The money is reserved and the row written before the update answers: render it.
+      const row = await findTransfer(this.deps.orm.em.fork(), result.transferId);
+      if (!row) throw new Error(`transfer ${result.transferId} answered created but has no row`);
       // Only the request that made the transfer answers 201; every repeat is a 200.
-      return { status: result.created && leader ? 201 : 200, body: { success: true, data: result.transfer } };
+      return { status: result.created && leader ? 201 : 200, body: { success: true, data: createView(row) } };
     } catch (error) {
       if (
         error instanceof WorkflowExecutionAlreadyStartedError ||
@@ -205,19 +207,12 @@ export class TransferService {
     );
   }
 
-  async findByReference(tenantId: string, reference: string): Promise<TransferRow | undefined> {
-    const [row] = await this.deps.orm.em
-      .fork()
-      .execute<TransferRow[]>('select * from transfers where tenant_id = ? and reference = ?', [tenantId, reference]);
-    return row;
+  private async findByReference(tenantId: string, reference: string): Promise<TransferRow | null> {
+    return findByReference(this.deps.orm.em.fork(), tenantId, reference);
   }
 
   async get(tenantId: string, id: string) {
-    const [row] = isUuid(id)
-      ? await this.deps.orm.em
-          .fork()
-          .execute<TransferRow[]>('select * from transfers where id = ? and tenant_id = ?', [id, tenantId])
-      : [];
+    const row = isUuid(id) ? await findTransfer(this.deps.orm.em.fork(), id, { tenantId }) : null;
     if (!row) throw new ApiError('not_found', `no transfer ${id}`);
     return itemView(row, { withCompletedAt: true });
   }
@@ -233,26 +228,20 @@ export class TransferService {
       reference?: string;
     },
   ) {
-    const filter = new Filter('tenant_id = ?', tenantId).equals('reference', query.reference);
-    if (query.status) {
-      const statuses = internalStatuses(query.status);
-      filter.where(`status in (${statuses.map(() => '?').join(', ')})`, ...statuses);
-    }
-    if (query.from) filter.where('created_at >= ?', new Date(query.from).toISOString());
-    if (query.to) {
-      // Inclusive: a date alone covers that whole day (UTC), an instant is itself the end.
-      if (/^\d{4}-\d{2}-\d{2}$/.test(query.to)) {
-        filter.where('created_at < ?', new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000).toISOString());
-      } else {
-        filter.where('created_at <= ?', new Date(query.to).toISOString());
-      }
-    }
-    const { rows, total } = await pageOf<TransferRow>(this.deps.orm.em.fork(), {
-      from: 'transfers',
-      filter,
-      orderBy: 'created_at desc, id desc',
-      window: { limit: query.limit, offset: (query.page - 1) * query.limit },
-    });
+    // Inclusive: a date alone covers that whole day (UTC), an instant is itself the end.
+    const dayOnly = query.to !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(query.to);
+    const { rows, total } = await listTransfers(
+      this.deps.orm.em.fork(),
+      tenantId,
+      {
+        reference: query.reference,
+        statuses: query.status ? internalStatuses(query.status) : undefined,
+        createdFrom: query.from ? new Date(query.from) : undefined,
+        createdBefore: query.to && dayOnly ? new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000) : undefined,
+        createdUntil: query.to && !dayOnly ? new Date(query.to) : undefined,
+      },
+      { limit: query.limit, offset: (query.page - 1) * query.limit },
+    );
     return {
       items: rows.map((row) => itemView(row, { withCompletedAt: false })),
       pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },

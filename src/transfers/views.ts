@@ -1,32 +1,8 @@
 // How a transfer row reads in each response shape. Create responses use the create field names
 // and statuses (pending | processing | completed | failed); list and get use their own names and
 // the get/list vocabulary (pending | successful | failed), as the interface specifies.
-import type { TransferCreateView, TransferStatus } from '../../workflows/transfer-definitions.ts';
-
-export interface TransferRow {
-  id: string;
-  tenant_id: string;
-  reference: string;
-  request_hash: string;
-  amount_minor: string | number;
-  fee_minor: string | number;
-  currency: string;
-  recipient_account: string;
-  recipient_bank_code: string;
-  recipient_bank: string;
-  recipient_name: string;
-  narration: string;
-  metadata: Record<string, unknown>;
-  status: TransferStatus;
-  name_enquiry_session_id: string | null;
-  session_id: string | null;
-  provider_code: string | null;
-  failure_reason: string | null;
-  stuck_since: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-}
+import type { TransferStatus } from '../../workflows/transfer-definitions.ts';
+import type { TransferRow } from './store.ts';
 
 export type PublicTransferStatus = 'pending' | 'successful' | 'failed';
 
@@ -43,14 +19,31 @@ export function internalStatuses(status: PublicTransferStatus): TransferStatus[]
   return ['pending', 'processing'];
 }
 
+/** The transfer as the create endpoint returns it (interface §2.3). */
+export interface TransferCreateView {
+  id: string;
+  amount_minor: number;
+  fee_minor: number;
+  total_minor: number;
+  recipient_account: string;
+  recipient_name: string;
+  recipient_bank: string;
+  recipient_bank_code: string;
+  status: TransferStatus;
+  reference: string;
+  narration: string;
+  session_id: string;
+  currency: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+}
+
 export function createView(row: TransferRow): TransferCreateView {
-  const amount = Number(row.amount_minor);
-  const fee = Number(row.fee_minor);
   return {
     id: row.id,
-    amount_minor: amount,
-    fee_minor: fee,
-    total_minor: amount + fee,
+    amount_minor: row.amount_minor,
+    fee_minor: row.fee_minor,
+    total_minor: row.amount_minor + row.fee_minor,
     recipient_account: row.recipient_account,
     recipient_name: row.recipient_name,
     recipient_bank: row.recipient_bank,
@@ -61,7 +54,7 @@ export function createView(row: TransferRow): TransferCreateView {
     session_id: row.session_id ?? row.name_enquiry_session_id ?? '',
     currency: row.currency,
     metadata: row.metadata,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: row.created_at.toISOString(),
   };
 }
 
@@ -82,13 +75,13 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
   return {
     id: row.id,
     reference: row.reference,
-    amount_minor: Number(row.amount_minor),
+    amount_minor: row.amount_minor,
     currency: row.currency,
     status: publicStatus(row.status),
     bankCode: row.recipient_bank_code,
     accountNumber: row.recipient_account,
     accountName: row.recipient_name,
-    createdAt: new Date(row.created_at).toISOString(),
-    ...(options.withCompletedAt && row.completed_at ? { completedAt: new Date(row.completed_at).toISOString() } : {}),
+    createdAt: row.created_at.toISOString(),
+    ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // Virtual accounts: provider routing (which providers, in which order), creation through the
 // create workflow, reads, closure, and the operator's freeze/unfreeze. Temporary accounts expire
 // through a durable timer workflow that the create workflow starts.
-import { Filter, pageOf } from '../db/pages.ts';
+import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';

@@ -1,6 +1,6 @@
 // Webhook endpoints, deliveries and the event log, as tenants see them. Every query is scoped to
 // the calling tenant; another tenant's id is simply not found.
-import { Filter, pageOf } from '../db/pages.ts';
+import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';

@@ -9,7 +9,7 @@ import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { TransferService } from '../../src/transfers/service.ts';
-import type { TransferRow } from '../../src/transfers/views.ts';
+import type { TransferRow } from '../../src/transfers/store.ts';
 import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 
 import { createTransferActivities } from '../../activities/transfers.ts';
+import { findTransfer } from '../../src/transfers/store.ts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
@@ -606,7 +607,12 @@ describe('a reservation whose outcome the create path could not wait for', () =>
       transferId: committed,
       request: request(tenant.tenantId, 'settle-1'),
     });
-    expect(used).toMatchObject({ id: committed, reference: 'settle-1', status: 'pending', amount_minor: 300_000 });
+    expect(used).toEqual({ id: committed, status: 'pending' });
+    expect(await findTransfer(db.orm.em.fork(), committed)).toMatchObject({
+      reference: 'settle-1',
+      status: 'pending',
+      amount_minor: 300_000,
+    });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
     expect(await entries(committed)).toEqual(['transfer_reserve']);
 
@@ -635,7 +641,11 @@ describe('a reservation whose outcome the create path could not wait for', () =>
       recipientName: 'X',
       nameEnquirySessionId: 's',
     });
-    expect(view).toMatchObject({ id: retried, reference: 'settle-2', status: 'pending' });
+    expect(view).toEqual({ id: retried, status: 'pending' });
+    expect(await findTransfer(db.orm.em.fork(), retried)).toMatchObject({
+      reference: 'settle-2',
+      amount_minor: 300_000,
+    });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 398_000, pending: 602_000 });
 
     // A third id for a reference that is held: a conflict, refused without retries, nothing moved.

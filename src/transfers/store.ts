@@ -1,0 +1,225 @@
+// The only code that touches the transfer tables: `transfers` (the projection the API renders),
+// `transfer_resolutions` (operators' decisions) and `abandoned_reservations`. Rows come typed from
+// the MikroORM entity below, amounts as numbers (kobo: bigint columns, far below 2^53).
+// Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
+// Raw SQL stays only where the SQL is the rule: today's usage against the daily limit.
+import { randomUUID } from 'node:crypto';
+import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
+
+export const Transfer = defineEntity({
+  name: 'Transfer',
+  tableName: 'transfers',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    reference: p.string(),
+    request_hash: p.string(),
+    amount_minor: p.bigint('number'),
+    fee_minor: p.bigint('number'),
+    currency: p.string(),
+    recipient_account: p.string(),
+    recipient_bank_code: p.string(),
+    recipient_bank: p.string(),
+    recipient_name: p.string(),
+    narration: p.string(),
+    metadata: p.json<Record<string, unknown>>(),
+    status: p.enum(['pending', 'processing', 'completed', 'failed'] as const),
+    name_enquiry_session_id: p.string().nullable(),
+    session_id: p.string().nullable(),
+    provider_code: p.string().nullable(),
+    failure_reason: p.string().nullable(),
+    stuck_since: p.datetime().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+    completed_at: p.datetime().nullable(),
+  },
+});
+export type TransferRow = InferEntity<typeof Transfer>;
+
+export const TransferResolution = defineEntity({
+  name: 'TransferResolution',
+  tableName: 'transfer_resolutions',
+  properties: {
+    id: p.uuid().primary(),
+    transfer_id: p.uuid(),
+    outcome: p.enum(['successful', 'failed'] as const),
+    note: p.string(),
+    operator: p.string(),
+    created_at: p.datetime().defaultRaw('now()'),
+  },
+});
+
+export const AbandonedReservation = defineEntity({
+  name: 'AbandonedReservation',
+  tableName: 'abandoned_reservations',
+  properties: {
+    transfer_id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    reference: p.string(),
+    abandoned_at: p.datetime().defaultRaw('now()'),
+  },
+});
+
+export const transferEntities = [Transfer, TransferResolution, AbandonedReservation];
+
+/** `lock`: a row lock for the caller's transaction (settling, reversing, correcting). */
+export async function findTransfer(
+  em: EntityManager,
+  id: string,
+  options: { tenantId?: string; lock?: boolean } = {},
+): Promise<TransferRow | null> {
+  return em.findOne(
+    Transfer,
+    { id, ...(options.tenantId ? { tenant_id: options.tenantId } : {}) },
+    options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
+}
+
+export async function findByReference(em: EntityManager, tenantId: string, reference: string) {
+  return em.findOne(Transfer, { tenant_id: tenantId, reference });
+}
+
+export interface TransferListQuery {
+  statuses?: TransferRow['status'][] | undefined;
+  reference?: string | undefined;
+  /** created_at bounds: from inclusive, to exclusive or inclusive as given. */
+  createdFrom?: Date | undefined;
+  createdBefore?: Date | undefined;
+  createdUntil?: Date | undefined;
+}
+
+export async function listTransfers(
+  em: EntityManager,
+  tenantId: string,
+  query: TransferListQuery,
+  window: Window,
+): Promise<Page<TransferRow>> {
+  const created = {
+    ...(query.createdFrom ? { $gte: query.createdFrom } : {}),
+    ...(query.createdBefore ? { $lt: query.createdBefore } : {}),
+    ...(query.createdUntil ? { $lte: query.createdUntil } : {}),
+  };
+  return pageOf(
+    em,
+    Transfer,
+    {
+      tenant_id: tenantId,
+      ...(query.reference !== undefined ? { reference: query.reference } : {}),
+      ...(query.statuses ? { status: { $in: query.statuses } } : {}),
+      ...(Object.keys(created).length > 0 ? { created_at: created } : {}),
+    },
+    { created_at: 'desc', id: 'desc' },
+    window,
+  );
+}
+
+/**
+ * Today's usage against the daily limit: the amounts of the tenant's transfers not failed, since
+ * midnight in Lagos by the database's clock. Raw SQL because the day boundary is the rule.
+ */
+export async function usedToday(em: EntityManager, tenantId: string): Promise<number> {
+  const [usage] = await em.execute<{ used: string }[]>(
+    `select coalesce(sum(amount_minor), 0)::text as used from transfers
+      where tenant_id = ? and status <> 'failed'
+        and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`,
+    [tenantId],
+  );
+  return Number(usage!.used);
+}
+
+/** The projection row of a transfer: `pending` when reserved, or a `failed` placeholder. */
+export async function insertTransfer(
+  em: EntityManager,
+  transferId: string,
+  request: TransferRequest,
+  recipientName: string,
+  state: { status: 'pending'; nameEnquirySessionId: string } | { status: 'failed'; failureReason: string },
+): Promise<TransferRow> {
+  await em.insert(Transfer, {
+    id: transferId,
+    tenant_id: request.tenantId,
+    reference: request.reference,
+    request_hash: request.requestHash,
+    amount_minor: request.amountMinor,
+    fee_minor: request.feeMinor,
+    currency: request.currency,
+    recipient_account: request.recipientAccount,
+    recipient_bank_code: request.recipientBankCode,
+    recipient_bank: request.recipientBankName,
+    recipient_name: recipientName,
+    narration: request.narration,
+    metadata: request.metadata,
+    status: state.status,
+    name_enquiry_session_id: state.status === 'pending' ? state.nameEnquirySessionId : null,
+    failure_reason: state.status === 'failed' ? state.failureReason : null,
+    completed_at: state.status === 'failed' ? raw('now()') : null,
+  });
+  return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
+}
+
+/** pending → processing with the bank's session id; a transfer already past pending is left as it is. */
+export async function markProcessing(em: EntityManager, id: string, sessionId: string): Promise<void> {
+  await em.nativeUpdate(
+    Transfer,
+    { id, status: 'pending' },
+    { status: 'processing', session_id: sessionId, updated_at: raw('now()') },
+  );
+}
+
+/** Marks a transfer stuck for operators, keeping the first time it was flagged. */
+export async function flagStuck(em: EntityManager, id: string): Promise<void> {
+  await em.nativeUpdate(Transfer, { id, stuck_since: null }, { stuck_since: raw('now()'), updated_at: raw('now()') });
+}
+
+/**
+ * The final status of a transfer, with the bank's word on it: a session id or provider code not
+ * given keeps the one recorded; completing clears any failure reason (a corrected failure).
+ */
+export async function finishRow(
+  em: EntityManager,
+  id: string,
+  final:
+    | { status: 'completed'; sessionId: string | null; providerCode: string | null }
+    | { status: 'failed'; reason: string; providerCode: string | null; sessionId?: string | null },
+): Promise<TransferRow> {
+  await em.nativeUpdate(
+    Transfer,
+    { id },
+    {
+      status: final.status,
+      completed_at: raw('now()'),
+      updated_at: raw('now()'),
+      failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
+      ...(final.providerCode ? { provider_code: final.providerCode } : {}),
+      ...(final.sessionId ? { session_id: final.sessionId } : {}),
+    },
+  );
+  return (await em.findOne(Transfer, { id }, { refresh: true }))!;
+}
+
+export async function recordResolution(em: EntityManager, transferId: string, resolution: OperatorResolution) {
+  await em.insert(TransferResolution, {
+    id: randomUUID(),
+    transfer_id: transferId,
+    outcome: resolution.outcome,
+    note: resolution.note,
+    operator: resolution.operator,
+  });
+}
+
+export async function isAbandoned(em: EntityManager, transferId: string): Promise<boolean> {
+  return (await em.count(AbandonedReservation, { transfer_id: transferId })) > 0;
+}
+
+/** The create path gave up on this id: a late reservation attempt must reserve nothing. */
+export async function markAbandoned(em: EntityManager, transferId: string, tenantId: string, reference: string) {
+  await em
+    .createQueryBuilder(AbandonedReservation)
+    .insert({ transfer_id: transferId, tenant_id: tenantId, reference })
+    .onConflict('transfer_id')
+    .ignore()
+    .execute();
+}
