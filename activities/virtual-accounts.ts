@@ -2,7 +2,6 @@
 // the wallet credit (one journal entry from inbound clearing) and virtual_account.credited, in one
 // transaction, once per provider transaction reference. Credits to closed or expired accounts are
 // recorded as refused and counted nowhere.
-import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -13,7 +12,17 @@ import { providerFailure } from './provider-failure.ts';
 import { recordEvent } from '../src/events/events.ts';
 import { postMovement } from '../src/ledger/ledger.ts';
 import { inboundCredit } from '../src/ledger/movements.ts';
-import { type VirtualAccountRow, virtualAccountView } from '../src/virtual-accounts/views.ts';
+import { virtualAccountView } from '../src/virtual-accounts/views.ts';
+import {
+  addToTotals,
+  changeStatus,
+  creditSeen,
+  findAccount,
+  findRecorded,
+  insertAccount,
+  lockAccountByNumber,
+  recordCredit,
+} from '../src/virtual-accounts/store.ts';
 import {
   EXPIRY_WORKFLOW_TYPE,
   type InboundCredit,
@@ -58,42 +67,34 @@ export function createVirtualAccountActivities({
       input: VirtualAccountCreateInput & AllocatedVirtualAccount & { provider: string },
     ): Promise<{ accountId: string; accountNumber: string; created: boolean }> {
       return orm.em.fork().transactional(async (tx) => {
-        const [inserted] = await tx.execute<VirtualAccountRow[]>(
-          `insert into virtual_accounts
-             (id, tenant_id, customer_id, account_number, account_name, bank_code, bank_name, provider,
-              provider_reference, status, account_type, metadata, request_id, expires_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)
-           on conflict do nothing returning *`,
-          [
-            input.accountId,
-            input.tenantId,
-            input.customerId,
-            input.accountNumber,
-            input.accountName,
-            input.bankCode,
-            input.bankName,
-            input.provider,
-            input.providerReference,
-            input.accountType,
-            input.metadata ? JSON.stringify(input.metadata) : null,
-            input.requestId,
-            input.expiresAt,
-          ],
-        );
+        const inserted = await insertAccount(tx, {
+          id: input.accountId,
+          tenant_id: input.tenantId,
+          customer_id: input.customerId,
+          account_number: input.accountNumber,
+          account_name: input.accountName,
+          bank_code: input.bankCode,
+          bank_name: input.bankName,
+          provider: input.provider,
+          provider_reference: input.providerReference,
+          status: 'active',
+          account_type: input.accountType,
+          metadata: input.metadata,
+          request_id: input.requestId,
+          expires_at: input.expiresAt ? new Date(input.expiresAt) : null,
+        });
         if (inserted) {
+          const row = (await findAccount(tx, input.accountId))!;
           await recordEvent(tx, {
             tenantId: input.tenantId,
             type: 'virtual_account.created',
-            sourceKey: `virtual_account:${inserted.id}:created`,
-            payload: virtualAccountView(inserted),
+            sourceKey: `virtual_account:${row.id}:created`,
+            payload: virtualAccountView(row),
           });
-          return { accountId: inserted.id, accountNumber: inserted.account_number, created: true };
+          return { accountId: row.id, accountNumber: row.account_number, created: true };
         }
         // Recorded by an earlier attempt of this activity, or another request won the request_id.
-        const [existing] = await tx.execute<VirtualAccountRow[]>(
-          `select * from virtual_accounts where id = ? or (tenant_id = ? and request_id = ?) order by (id = ?) desc limit 1`,
-          [input.accountId, input.tenantId, input.requestId, input.accountId],
-        );
+        const existing = await findRecorded(tx, input.accountId, input.tenantId, input.requestId);
         if (!existing) throw new Error(`virtual account ${input.accountId} neither inserted nor found`);
         return {
           accountId: existing.id,
@@ -135,15 +136,14 @@ export function createVirtualAccountActivities({
       reason: string | null;
     }): Promise<{ closed: boolean }> {
       return orm.em.fork().transactional(async (tx) => {
-        const [row] = await tx.execute<VirtualAccountRow[]>(
-          `update virtual_accounts set status = 'closed', closure_reason = ?, closed_at = now(), updated_at = now()
-            where id = ? and tenant_id = ? and status in ('active', 'frozen') returning *`,
-          [input.reason, input.accountId, input.tenantId],
-        );
+        const row = await changeStatus(tx, input.accountId, {
+          from: ['active', 'frozen'],
+          to: 'closed',
+          tenantId: input.tenantId,
+          closureReason: input.reason,
+        });
         if (!row) {
-          const [current] = await tx.execute<{ status: string }[]>('select status from virtual_accounts where id = ?', [
-            input.accountId,
-          ]);
+          const current = await findAccount(tx, input.accountId);
           // Closed by an earlier attempt of this activity: that was this closure.
           return { closed: current?.status === 'closed' };
         }
@@ -163,60 +163,39 @@ export function createVirtualAccountActivities({
     },
 
     async expireVirtualAccount(input: { accountId: string }): Promise<string> {
-      const rows = await orm.em.fork().execute<{ id: string }[]>(
-        `update virtual_accounts set status = 'expired', updated_at = now()
-            where id = ? and status in ('active', 'frozen') returning id`,
-        [input.accountId],
-      );
-      return rows.length ? 'expired' : 'unchanged';
+      const row = await changeStatus(orm.em.fork(), input.accountId, { from: ['active', 'frozen'], to: 'expired' });
+      return row ? 'expired' : 'unchanged';
     },
 
     async applyInboundCredit(credit: InboundCredit): Promise<{ status: string; reason?: string }> {
       return orm.em.fork().transactional(async (tx) => {
-        const [seen] = await tx.execute<{ status: string }[]>(
-          'select status from inbound_credits where provider = ? and transaction_reference = ?',
-          [credit.provider, credit.transactionReference],
-        );
-        if (seen) return { status: 'duplicate' };
-        const [account] = await tx.execute<VirtualAccountRow[]>(
-          'select * from virtual_accounts where provider = ? and account_number = ? for update',
-          [credit.provider, credit.accountNumber],
-        );
+        if (await creditSeen(tx, credit.provider, credit.transactionReference)) return { status: 'duplicate' };
+        const account = await lockAccountByNumber(tx, credit.provider, credit.accountNumber);
         const refusal = !account
           ? 'no such virtual account'
           : account.status === 'closed' || account.status === 'expired'
             ? `the account is ${account.status}`
             : undefined;
-        const inserted = await tx.execute<{ id: string }[]>(
-          `insert into inbound_credits
-             (id, provider, transaction_reference, virtual_account_id, amount_minor, sender_name, status, refusal_reason)
-           values (?, ?, ?, ?, ?, ?, ?, ?) on conflict on constraint inbound_credits_reference do nothing returning id`,
-          [
-            randomUUID(),
-            credit.provider,
-            credit.transactionReference,
-            account?.id ?? null,
-            credit.amountMinor,
-            credit.senderName,
-            refusal ? 'refused' : 'applied',
-            refusal ?? null,
-          ],
-        );
-        if (inserted.length === 0) return { status: 'duplicate' };
+        const recorded = await recordCredit(tx, {
+          provider: credit.provider,
+          transaction_reference: credit.transactionReference,
+          virtual_account_id: account?.id ?? null,
+          amount_minor: credit.amountMinor,
+          sender_name: credit.senderName,
+          status: refusal ? 'refused' : 'applied',
+          refusal_reason: refusal ?? null,
+        });
+        if (!recorded) return { status: 'duplicate' };
         if (refusal || !account) return { status: 'refused', reason: refusal ?? 'no such virtual account' };
 
-        const [updated] = await tx.execute<VirtualAccountRow[]>(
-          `update virtual_accounts set total_received_minor = total_received_minor + ?,
-                  transaction_count = transaction_count + 1, updated_at = now() where id = ? returning *`,
-          [credit.amountMinor, account.id],
-        );
+        const updated = await addToTotals(tx, account.id, credit.amountMinor);
         await postMovement(tx, account.tenant_id, inboundCredit(credit));
         await recordEvent(tx, {
           tenantId: account.tenant_id,
           type: 'virtual_account.credited',
           sourceKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
           payload: {
-            ...virtualAccountView(updated!),
+            ...virtualAccountView(updated),
             credit: {
               amount_minor: credit.amountMinor,
               transaction_reference: credit.transactionReference,

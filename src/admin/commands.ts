@@ -10,7 +10,8 @@ import { walletFunding } from '../ledger/movements.ts';
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
-import { type VirtualAccountRow, virtualAccountView } from '../virtual-accounts/views.ts';
+import { virtualAccountView } from '../virtual-accounts/views.ts';
+import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
 import { userInfo } from 'node:os';
@@ -34,15 +35,10 @@ function freezeCommand(frozen: boolean): AdminCommand {
     async run(em, values) {
       const id = text(values, 'id', true);
       if (!isUuid(id)) throw new AdminUsageError(`--id must be a virtual account id (a UUID), got '${id}'`);
-      const [from, to] = frozen ? ['active', 'frozen'] : ['frozen', 'active'];
-      const [row] = await em.execute<VirtualAccountRow[]>(
-        'update virtual_accounts set status = ?, updated_at = now() where id = ? and status = ? returning *',
-        [to, id, from],
-      );
+      const [from, to] = frozen ? (['active', 'frozen'] as const) : (['frozen', 'active'] as const);
+      const row = await changeStatus(em, id, { from: [from], to });
       if (row) return virtualAccountView(row);
-      const [current] = await em.execute<{ status: string }[]>('select status from virtual_accounts where id = ?', [
-        id,
-      ]);
+      const current = await findAccount(em, id);
       throw new TenantError(
         current ? `virtual account ${id} is ${current.status}, not ${from}` : `no virtual account ${id}`,
       );

@@ -3,6 +3,7 @@
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
 import { transferEntities } from '../transfers/store.ts';
+import { virtualAccountEntities } from '../virtual-accounts/store.ts';
 
 export const Tenant = defineEntity({
   name: 'Tenant',
@@ -43,4 +44,4 @@ export const ApiKey = defineEntity({
 });
 
 /** Every entity the ORM knows: the platform's here, each feature's from its store. */
-export const entities = [Tenant, ApiKey, ...transferEntities];
+export const entities = [Tenant, ApiKey, ...transferEntities, ...virtualAccountEntities];

@@ -9,7 +9,8 @@ import { Metadata } from '../http/hostile-input.ts';
 import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
-import { SORTS, type VirtualAccountService } from './service.ts';
+import type { VirtualAccountService } from './service.ts';
+import { SORTS } from './store.ts';
 
 export const CreateVirtualAccountBody = z.object({
   customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),

@@ -1,7 +1,6 @@
 // Virtual accounts: provider routing (which providers, in which order), creation through the
 // create workflow, reads, closure, and the operator's freeze/unfreeze. Temporary accounts expire
 // through a durable timer workflow that the create workflow starts.
-import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
@@ -21,7 +20,8 @@ import {
   createWorkflowId,
 } from '../../workflows/virtual-accounts-definitions.ts';
 import type { virtualAccountCloseWorkflow, virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
-import { type VirtualAccountRow, virtualAccountView } from './views.ts';
+import { virtualAccountView } from './views.ts';
+import { type VirtualAccountRow, findAccount, findByRequestId, listAccounts } from './store.ts';
 import { isUuid } from '../http/ids.ts';
 
 export const TEMPORARY_ACCOUNT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -39,18 +39,6 @@ export interface CreateVirtualAccountBody {
   preferred_bank?: string | undefined;
 }
 
-export const SORTS: Record<string, string> = {
-  created_at: 'created_at asc, id asc',
-  '-created_at': 'created_at desc, id desc',
-  account_number: 'account_number asc, id asc',
-  '-account_number': 'account_number desc, id desc',
-  total_received_minor: 'total_received_minor asc, id asc',
-  '-total_received_minor': 'total_received_minor desc, id desc',
-  // Legacy aliases, still accepted.
-  total_credits: 'total_received_minor asc, id asc',
-  '-total_credits': 'total_received_minor desc, id desc',
-};
-
 export interface VirtualAccountServiceDeps {
   orm: MikroORM;
   client: Client;
@@ -63,16 +51,6 @@ export class VirtualAccountService {
 
   constructor(deps: VirtualAccountServiceDeps) {
     this.deps = deps;
-  }
-
-  private async byRequestId(tenantId: string, requestId: string): Promise<VirtualAccountRow | undefined> {
-    const [row] = await this.deps.orm.em
-      .fork()
-      .execute<VirtualAccountRow[]>('select * from virtual_accounts where tenant_id = ? and request_id = ?', [
-        tenantId,
-        requestId,
-      ]);
-    return row;
   }
 
   /** Providers that may serve this request, best first. */
@@ -115,7 +93,7 @@ export class VirtualAccountService {
       ]);
     }
     if (body.request_id) {
-      const existing = await this.byRequestId(tenant.tenantId, body.request_id);
+      const existing = await findByRequestId(this.deps.orm.em.fork(), tenant.tenantId, body.request_id);
       if (existing) return { status: 200, body: virtualAccountView(existing) };
     }
     const candidates = this.candidates(tenant, body);
@@ -158,11 +136,7 @@ export class VirtualAccountService {
   }
 
   private async row(tenantId: string, id: string): Promise<VirtualAccountRow> {
-    const [row] = isUuid(id)
-      ? await this.deps.orm.em
-          .fork()
-          .execute<VirtualAccountRow[]>('select * from virtual_accounts where id = ? and tenant_id = ?', [id, tenantId])
-      : [];
+    const row = isUuid(id) ? await findAccount(this.deps.orm.em.fork(), id, { tenantId }) : null;
     if (!row) throw ApiError.notFound(`virtual account ${id}`);
     return row;
   }
@@ -172,23 +146,20 @@ export class VirtualAccountService {
     query: { customer_id?: string; status?: string; account_type?: string; bank_code?: string; sort: string },
     window: Window,
   ) {
-    const filter = new Filter('tenant_id = ?', tenantId)
-      .equals('customer_id', query.customer_id)
-      .equals('status', query.status)
-      .equals('account_type', query.account_type);
-    if (query.bank_code !== undefined) {
-      // A bank code or a bank slug.
-      const bySlug = (await this.deps.providers.banks.list().catch(() => [])).find(
-        (bank) => bank.slug === query.bank_code,
-      );
-      filter.where('bank_code = ?', bySlug?.code ?? query.bank_code);
-    }
-    const { rows, total } = await pageOf<VirtualAccountRow>(this.deps.orm.em.fork(), {
-      from: 'virtual_accounts',
-      filter,
-      orderBy: SORTS[query.sort]!,
+    // A bank code or a bank slug.
+    const bankCode =
+      query.bank_code === undefined
+        ? undefined
+        : ((await this.deps.providers.banks.list().catch(() => [])).find((bank) => bank.slug === query.bank_code)
+            ?.code ?? query.bank_code);
+    const { bank_code: _slugOrCode, sort, ...filters } = query;
+    const { rows, total } = await listAccounts(
+      this.deps.orm.em.fork(),
+      tenantId,
+      { ...filters, ...(bankCode === undefined ? {} : { bank_code: bankCode }) },
+      sort,
       window,
-    });
+    );
     return { items: rows.map(virtualAccountView), pagination: paginationView(window, total) };
   }
 
@@ -219,20 +190,6 @@ export class VirtualAccountService {
       throw new ApiError('failed_precondition', 'the account changed state while closing; it cannot be closed');
     }
     return virtualAccountView(await this.row(tenantId, id));
-  }
-
-  /** Operators: active ↔ frozen. */
-  async setFrozen(id: string, frozen: boolean) {
-    const [from, to] = frozen ? ['active', 'frozen'] : ['frozen', 'active'];
-    const [row] = isUuid(id)
-      ? await this.deps.orm.em
-          .fork()
-          .execute<VirtualAccountRow[]>(
-            'update virtual_accounts set status = ?, updated_at = now() where id = ? and status = ? returning *',
-            [to, id, from],
-          )
-      : [];
-    return row ? virtualAccountView(row) : undefined;
   }
 
   /** Sandbox keys: have the sandbox bank send an inbound credit, through the real callback path. */

@@ -1,0 +1,186 @@
+// The only code that touches the virtual-account tables: `virtual_accounts` and `inbound_credits`.
+// Rows come typed from the MikroORM entities below, amounts as numbers (kobo). Properties are named
+// as their columns, so a row reads the same in SQL, in code and in logs. Every status change is a
+// conditional update (from the statuses it may leave), so racing closers, expiries and freezes
+// change an account once.
+import { randomUUID } from 'node:crypto';
+import { type InferEntity, LockMode, type QueryOrderMap, defineEntity, p, raw } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+
+export const VIRTUAL_ACCOUNT_STATUSES = ['active', 'frozen', 'closed', 'expired'] as const;
+export type VirtualAccountStatus = (typeof VIRTUAL_ACCOUNT_STATUSES)[number];
+
+export const VirtualAccount = defineEntity({
+  name: 'VirtualAccount',
+  tableName: 'virtual_accounts',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    customer_id: p.string(),
+    account_number: p.string(),
+    account_name: p.string(),
+    bank_code: p.string(),
+    bank_name: p.string(),
+    provider: p.string(),
+    provider_reference: p.string(),
+    status: p.enum(VIRTUAL_ACCOUNT_STATUSES),
+    account_type: p.string(),
+    total_received_minor: p.bigint('number').default(0),
+    transaction_count: p.integer().default(0),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    request_id: p.string().nullable(),
+    expires_at: p.datetime().nullable(),
+    closure_reason: p.string().nullable(),
+    closed_at: p.datetime().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  },
+});
+export type VirtualAccountRow = InferEntity<typeof VirtualAccount>;
+
+export const InboundCreditRecord = defineEntity({
+  name: 'InboundCreditRecord',
+  tableName: 'inbound_credits',
+  properties: {
+    id: p.uuid().primary(),
+    provider: p.string(),
+    transaction_reference: p.string(),
+    virtual_account_id: p.uuid().nullable(),
+    amount_minor: p.bigint('number'),
+    sender_name: p.string().nullable(),
+    status: p.enum(['applied', 'refused'] as const),
+    refusal_reason: p.string().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+  },
+});
+
+export const virtualAccountEntities = [VirtualAccount, InboundCreditRecord];
+
+/** The list's sort keys (interface §2.2), each with the id as a tiebreak so pages never overlap. */
+export const SORTS: Record<string, QueryOrderMap<VirtualAccountRow>> = {
+  created_at: { created_at: 'asc', id: 'asc' },
+  '-created_at': { created_at: 'desc', id: 'desc' },
+  account_number: { account_number: 'asc', id: 'asc' },
+  '-account_number': { account_number: 'desc', id: 'desc' },
+  total_received_minor: { total_received_minor: 'asc', id: 'asc' },
+  '-total_received_minor': { total_received_minor: 'desc', id: 'desc' },
+  // Legacy aliases, still accepted.
+  total_credits: { total_received_minor: 'asc', id: 'asc' },
+  '-total_credits': { total_received_minor: 'desc', id: 'desc' },
+};
+
+export async function findAccount(
+  em: EntityManager,
+  id: string,
+  options: { tenantId?: string } = {},
+): Promise<VirtualAccountRow | null> {
+  return em.findOne(
+    VirtualAccount,
+    { id, ...(options.tenantId ? { tenant_id: options.tenantId } : {}) },
+    { refresh: true },
+  );
+}
+
+export async function findByRequestId(em: EntityManager, tenantId: string, requestId: string) {
+  return em.findOne(VirtualAccount, { tenant_id: tenantId, request_id: requestId });
+}
+
+export async function listAccounts(
+  em: EntityManager,
+  tenantId: string,
+  filters: { customer_id?: string; status?: string; account_type?: string; bank_code?: string },
+  sort: string,
+  window: Window,
+): Promise<Page<VirtualAccountRow>> {
+  const where: Record<string, unknown> = { tenant_id: tenantId };
+  for (const column of ['customer_id', 'status', 'account_type', 'bank_code'] as const) {
+    if (filters[column] !== undefined) where[column] = filters[column];
+  }
+  return pageOf(em, VirtualAccount, where, SORTS[sort]!, window);
+}
+
+/**
+ * The account's row, unless one with its id or its (tenant, request_id) exists already: true when
+ * this call inserted it.
+ */
+export async function insertAccount(
+  em: EntityManager,
+  account: Omit<
+    VirtualAccountRow,
+    'total_received_minor' | 'transaction_count' | 'closure_reason' | 'closed_at' | 'created_at' | 'updated_at'
+  >,
+): Promise<boolean> {
+  const inserted = await em.createQueryBuilder(VirtualAccount).insert(account).onConflict().ignore().execute('run');
+  return inserted.affectedRows > 0;
+}
+
+/** The account recorded under this id, else the one that holds the request_id. */
+export async function findRecorded(em: EntityManager, id: string, tenantId: string, requestId: string | null) {
+  const found = await em.find(VirtualAccount, {
+    $or: [{ id }, ...(requestId === null ? [] : [{ tenant_id: tenantId, request_id: requestId }])],
+  });
+  return found.find((row) => row.id === id) ?? found[0] ?? null;
+}
+
+/**
+ * Moves an account from one of `from` to `to` (closing records when and why); null if it was in
+ * none of them. `tenantId` scopes the change to one tenant's account.
+ */
+export async function changeStatus(
+  em: EntityManager,
+  id: string,
+  change: { from: VirtualAccountStatus[]; to: VirtualAccountStatus; tenantId?: string; closureReason?: string | null },
+): Promise<VirtualAccountRow | null> {
+  const changed = await em.nativeUpdate(
+    VirtualAccount,
+    { id, status: { $in: change.from }, ...(change.tenantId ? { tenant_id: change.tenantId } : {}) },
+    {
+      status: change.to,
+      updated_at: raw('now()'),
+      ...(change.to === 'closed' ? { closure_reason: change.closureReason ?? null, closed_at: raw('now()') } : {}),
+    },
+  );
+  return changed > 0 ? findAccount(em, id) : null;
+}
+
+export async function creditSeen(em: EntityManager, provider: string, transactionReference: string) {
+  return (await em.count(InboundCreditRecord, { provider, transaction_reference: transactionReference })) > 0;
+}
+
+/** The account a credit is for, locked for the caller's transaction (credits apply one at a time). */
+export async function lockAccountByNumber(em: EntityManager, provider: string, accountNumber: string) {
+  return em.findOne(
+    VirtualAccount,
+    { provider, account_number: accountNumber },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+}
+
+/** The credit, applied or refused, once per provider transaction reference: false if already recorded. */
+export async function recordCredit(
+  em: EntityManager,
+  credit: Omit<InferEntity<typeof InboundCreditRecord>, 'id' | 'created_at'>,
+): Promise<boolean> {
+  const inserted = await em
+    .createQueryBuilder(InboundCreditRecord)
+    .insert({ id: randomUUID(), ...credit })
+    .onConflict(['provider', 'transaction_reference'])
+    .ignore()
+    .execute('run');
+  return inserted.affectedRows > 0;
+}
+
+/** Adds a credit to the account's totals. */
+export async function addToTotals(em: EntityManager, id: string, amountMinor: number): Promise<VirtualAccountRow> {
+  await em.nativeUpdate(
+    VirtualAccount,
+    { id },
+    {
+      total_received_minor: raw('total_received_minor + ?', [amountMinor]),
+      transaction_count: raw('transaction_count + 1'),
+      updated_at: raw('now()'),
+    },
+  );
+  return (await findAccount(em, id))!;
+}
