@@ -3,7 +3,17 @@
 // activity is idempotent on its operation or funding id.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
-import { cardView, type CardRow, fundingView, type FundingRow } from '../src/cards/views.ts';
+import { cardView, fundingView } from '../src/cards/views.ts';
+import {
+  type CardRow,
+  type FundingRow,
+  findCard,
+  findFundingWithCard,
+  finishFundingRow,
+  finishOperation,
+  insertCard,
+  setCardStatus,
+} from '../src/cards/store.ts';
 import { recordEvent } from '../src/events/events.ts';
 import { InsufficientFundsError, UnknownAccountError, openCardAccount, postMovement } from '../src/ledger/ledger.ts';
 import type { CardIssueInput } from '../workflows/card-definitions.ts';
@@ -26,13 +36,9 @@ async function postCardMovement(em: EntityManager, card: CardRow, movement: Move
 }
 
 async function fundingWithCard(em: EntityManager, fundingId: string, lock = false) {
-  const [funding] = await em.execute<FundingRow[]>(
-    `select * from card_fundings where id = ?${lock ? ' for update' : ''}`,
-    [fundingId],
-  );
-  if (!funding) throw ApplicationFailure.nonRetryable(`no card funding ${fundingId}`, 'unknown_funding');
-  const [card] = await em.execute<CardRow[]>('select * from cards where id = ?', [funding.card_id]);
-  return { funding, card: card! };
+  const found = await findFundingWithCard(em, fundingId, lock);
+  if (!found) throw ApplicationFailure.nonRetryable(`no card funding ${fundingId}`, 'unknown_funding');
+  return found;
 }
 
 async function finishFunding(
@@ -41,15 +47,11 @@ async function finishFunding(
   card: CardRow,
   outcome: { status: 'succeeded' | 'failed'; reason?: string },
 ) {
-  const [updated] = await em.execute<FundingRow[]>(
-    `update card_fundings set status = ?, failure_reason = ?, completed_at = now() where id = ? and status = 'pending' returning *`,
-    [outcome.status, outcome.reason ?? null, funding.id],
-  );
+  const updated = await finishFundingRow(em, funding.id, outcome);
   if (!updated) return;
-  await em.execute(`update card_operations set status = ?, completed_at = now() where id = ?`, [
-    outcome.status === 'succeeded' ? 'applied' : 'failed',
-    funding.operation_id,
-  ]);
+  await finishOperation(em, funding.operation_id, outcome.status === 'succeeded' ? 'applied' : 'failed', {
+    onlyIfAccepted: false,
+  });
   await recordEvent(em, {
     tenantId: card.tenant_id,
     type: outcome.status === 'succeeded' ? 'card.funded' : 'card.funding_failed',
@@ -75,19 +77,16 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
     /** The issued card's row, its ledger account and `card.created`, in one transaction, once. */
     async recordIssuedCard(input: CardIssueInput & { cardReference: string; last4: string }): Promise<void> {
       await orm.em.fork().transactional(async (tx) => {
-        const [row] = await tx.execute<CardRow[]>(
-          `insert into cards (id, tenant_id, customer_id, status, last4, currency, metadata, processor_reference)
-           values (?, ?, ?, 'active', ?, ?, ?, ?) on conflict (id) do nothing returning *`,
-          [
-            input.cardId,
-            input.tenantId,
-            input.customerId,
-            input.last4,
-            input.currency,
-            input.metadata ? JSON.stringify(input.metadata) : null,
-            input.cardReference,
-          ],
-        );
+        const row = await insertCard(tx, {
+          id: input.cardId,
+          tenant_id: input.tenantId,
+          customer_id: input.customerId,
+          status: 'active',
+          last4: input.last4,
+          currency: input.currency,
+          metadata: input.metadata,
+          processor_reference: input.cardReference,
+        });
         if (!row) return; // recorded by an earlier attempt
         await openCardAccount(tx, input.tenantId, input.cardId, input.currency as Currency);
         await recordEvent(tx, {
@@ -101,7 +100,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
 
     /** Locks or unlocks at the processor, then records it; an unchanged state is accepted and changes nothing. */
     async setCardLock(input: { cardId: string; operationId: string; locked: boolean }): Promise<{ changed: boolean }> {
-      const [card] = await orm.em.fork().execute<CardRow[]>('select * from cards where id = ?', [input.cardId]);
+      const card = await findCard(orm.em.fork(), input.cardId);
       if (!card) throw ApplicationFailure.nonRetryable(`no card ${input.cardId}`, 'unknown_card');
       try {
         await providers.cards.setLocked(card.processor_reference, input.locked);
@@ -110,14 +109,8 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
       }
       return orm.em.fork().transactional(async (tx) => {
         const target = input.locked ? 'locked' : 'active';
-        const [changed] = await tx.execute<CardRow[]>(
-          'update cards set status = ?, updated_at = now() where id = ? and status <> ? returning *',
-          [target, input.cardId, target],
-        );
-        await tx.execute(
-          `update card_operations set status = ?, completed_at = now() where id = ? and status = 'accepted'`,
-          [changed ? 'applied' : 'unchanged', input.operationId],
-        );
+        const changed = await setCardStatus(tx, input.cardId, target);
+        await finishOperation(tx, input.operationId, changed ? 'applied' : 'unchanged', { onlyIfAccepted: true });
         if (changed) {
           await recordEvent(tx, {
             tenantId: changed.tenant_id,
@@ -141,7 +134,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
             await postCardMovement(
               tx,
               card,
-              cardFunding({ fundingId: funding.id, cardId: card.id, amountMinor: Number(funding.amount_minor) }),
+              cardFunding({ fundingId: funding.id, cardId: card.id, amountMinor: funding.amount_minor }),
             );
             return { ok: true };
           } catch (error) {
@@ -173,7 +166,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
         await providers.cards.fund({
           cardReference: card.processor_reference,
           reference: funding.id,
-          amountMinor: Number(funding.amount_minor),
+          amountMinor: funding.amount_minor,
         });
       } catch (error) {
         if (!(error instanceof ProviderError) || error.transient) throw error;
@@ -189,7 +182,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
           cardFundingReverse({
             fundingId: funding.id,
             cardId: card.id,
-            amountMinor: Number(locked.funding.amount_minor),
+            amountMinor: locked.funding.amount_minor,
           }),
         );
         return finishFunding(tx, locked.funding, locked.card, { status: 'failed', reason: 'processor_refused' });
@@ -198,12 +191,7 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
 
     /** An operation the workflow could not apply: recorded as failed, so the card's queue goes on. */
     async failCardOperation(input: { operationId: string; reason: string }): Promise<void> {
-      await orm.em
-        .fork()
-        .execute(
-          `update card_operations set status = 'failed', reason = coalesce(reason, ?), completed_at = now() where id = ? and status = 'accepted'`,
-          [input.reason, input.operationId],
-        );
+      await finishOperation(orm.em.fork(), input.operationId, 'failed', { onlyIfAccepted: true, reason: input.reason });
     },
 
     async failFunding(input: { fundingId: string; reason: string }): Promise<void> {

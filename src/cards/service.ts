@@ -3,10 +3,10 @@
 // no in-flight limit, so a busy card takes any number of concurrent requests). Operations are
 // recorded before they are sent, keyed by the client's idempotency key, so a repeat finds the same
 // operation and the workflow (which remembers operation ids) applies it once.
-import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { cardAccountCode } from '../ledger/ledger.ts';
+import { cardBalance } from '../ledger/ledger.ts';
+import type { Currency } from '../ledger/money.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
@@ -26,7 +26,17 @@ import {
   operationRequestedSignal,
 } from '../../workflows/card-definitions.ts';
 import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/card.ts';
-import { type CardRow, type FundingRow, cardView, fundingView } from './views.ts';
+import { cardView, fundingView } from './views.ts';
+import {
+  type CardRow,
+  type FundingRow,
+  findCard,
+  findFunding,
+  fundingsOf,
+  insertFunding,
+  listCards,
+  recordOperation,
+} from './store.ts';
 import { isUuid } from '../http/ids.ts';
 
 export interface CardServiceDeps {
@@ -78,11 +88,7 @@ export class CardService {
   }
 
   private async row(tenantId: string, cardId: string): Promise<CardRow> {
-    const [row] = isUuid(cardId)
-      ? await this.deps.orm.em
-          .fork()
-          .execute<CardRow[]>('select * from cards where id = ? and tenant_id = ?', [cardId, tenantId])
-      : [];
+    const row = isUuid(cardId) ? await findCard(this.deps.orm.em.fork(), cardId, { tenantId }) : null;
     if (!row) throw ApiError.notFound(`card ${cardId}`);
     return row;
   }
@@ -96,15 +102,7 @@ export class CardService {
     filters: { customer_id?: string | undefined; status?: string | undefined },
     window: Window,
   ) {
-    const filter = new Filter('tenant_id = ?', tenantId)
-      .equals('customer_id', filters.customer_id)
-      .equals('status', filters.status);
-    const { rows, total } = await pageOf<CardRow>(this.deps.orm.em.fork(), {
-      from: 'cards',
-      filter,
-      orderBy: 'created_at desc, id desc',
-      window,
-    });
+    const { rows, total } = await listCards(this.deps.orm.em.fork(), tenantId, filters, window);
     return { items: rows.map(cardView), pagination: paginationView(window, total) };
   }
 
@@ -134,20 +132,12 @@ export class CardService {
     options: { idempotencyKey?: string | undefined; reason?: string | undefined },
   ) {
     const card = await this.row(tenantId, cardId);
-    const em = this.deps.orm.em.fork();
-    const [inserted] = await em.execute<{ id: string }[]>(
-      `insert into card_operations (id, card_id, action, status, idempotency_key, reason) values (?, ?, ?, 'accepted', ?, ?)
-       on conflict on constraint card_operations_key do nothing returning id`,
-      [randomUUID(), card.id, action, options.idempotencyKey ?? null, options.reason ?? null],
-    );
-    const operationId =
-      inserted?.id ??
-      (
-        await em.execute<{ id: string }[]>(
-          'select id from card_operations where card_id = ? and action = ? and idempotency_key = ?',
-          [card.id, action, options.idempotencyKey ?? null],
-        )
-      )[0]!.id;
+    const operationId = await recordOperation(this.deps.orm.em.fork(), {
+      cardId: card.id,
+      action,
+      idempotencyKey: options.idempotencyKey ?? null,
+      reason: options.reason ?? null,
+    });
     await this.send(card, { kind: action, operationId });
     return { card_id: card.id, operation_id: operationId, action, status: 'accepted' as const };
   }
@@ -166,53 +156,20 @@ export class CardService {
     const currency = body.currency ?? 'NGN';
     if (currency !== card.currency)
       throw ApiError.validation([{ path: 'currency', message: `must be ${card.currency}, the card's currency` }]);
-    const find = async () => {
-      if (!body.idempotency_key && !body.transaction_reference) return undefined;
-      const [row] = await this.deps.orm.em
-        .fork()
-        .execute<FundingRow[]>(
-          'select * from card_fundings where card_id = ? and (idempotency_key = ? or transaction_reference = ?)',
-          [card.id, body.idempotency_key ?? null, body.transaction_reference ?? null],
-        );
-      return row;
-    };
-    let funding = await find();
+    const keys = { idempotencyKey: body.idempotency_key, transactionReference: body.transaction_reference };
+    let funding: FundingRow | null = await findFunding(this.deps.orm.em.fork(), card.id, keys);
     if (!funding) {
       try {
-        funding = await this.deps.orm.em.fork().transactional(async (tx) => {
-          const operationId = randomUUID();
-          await tx.execute(
-            `insert into card_operations (id, card_id, action, status, idempotency_key) values (?, ?, 'fund', 'accepted', ?)`,
-            // Keys and references are two namespaces: a key never meets a reference of the same text.
-            [
-              operationId,
-              card.id,
-              body.idempotency_key !== undefined
-                ? `key:${body.idempotency_key}`
-                : body.transaction_reference !== undefined
-                  ? `reference:${body.transaction_reference}`
-                  : null,
-            ],
-          );
-          const [row] = await tx.execute<FundingRow[]>(
-            `insert into card_fundings (id, card_id, operation_id, amount_minor, currency, status, transaction_reference, idempotency_key)
-             values (?, ?, ?, ?, ?, 'pending', ?, ?) returning *`,
-            [
-              randomUUID(),
-              card.id,
-              operationId,
-              body.amount_minor,
-              currency,
-              body.transaction_reference ?? null,
-              body.idempotency_key ?? null,
-            ],
-          );
-          return row!;
+        funding = await insertFunding(this.deps.orm.em.fork(), {
+          cardId: card.id,
+          amountMinor: body.amount_minor,
+          currency,
+          ...keys,
         });
       } catch (error) {
         // A concurrent request with the same key or reference won: use its funding.
         if (!(error instanceof UniqueConstraintViolationException)) throw error;
-        funding = await find();
+        funding = await findFunding(this.deps.orm.em.fork(), card.id, keys);
         if (!funding) throw error;
       }
     }
@@ -220,7 +177,7 @@ export class CardService {
       kind: 'fund',
       operationId: funding.operation_id,
       fundingId: funding.id,
-      amountMinor: Number(funding.amount_minor),
+      amountMinor: funding.amount_minor,
     });
     return {
       card_id: card.id,
@@ -233,27 +190,18 @@ export class CardService {
 
   async balance(tenantId: string, cardId: string) {
     const card = await this.row(tenantId, cardId);
-    const [account] = await this.deps.orm.em
-      .fork()
-      .execute<{ balance_minor: string; updated_at: Date }[]>(
-        'select balance_minor, updated_at from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
-        [tenantId, cardAccountCode(card.id), card.currency],
-      );
+    const account = await cardBalance(this.deps.orm.em.fork(), tenantId, card.id, card.currency as Currency);
     return {
       card_id: card.id,
       currency: card.currency,
-      available_minor: Number(account?.balance_minor ?? 0),
-      updated_at: new Date(account?.updated_at ?? card.updated_at).toISOString(),
+      available_minor: account?.balanceMinor ?? 0,
+      updated_at: (account?.updatedAt ?? card.updated_at).toISOString(),
     };
   }
 
   async history(tenantId: string, cardId: string) {
     const card = await this.row(tenantId, cardId);
-    const rows = await this.deps.orm.em
-      .fork()
-      .execute<FundingRow[]>('select * from card_fundings where card_id = ? order by created_at desc, id desc', [
-        card.id,
-      ]);
+    const rows = await fundingsOf(this.deps.orm.em.fork(), card.id);
     return { items: rows.map(fundingView) };
   }
 }

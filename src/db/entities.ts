@@ -2,6 +2,7 @@
 // feature's own are defined in its store. Money columns are bigint in PostgreSQL and plain integers
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
+import { cardEntities } from '../cards/store.ts';
 import { transferEntities } from '../transfers/store.ts';
 import { virtualAccountEntities } from '../virtual-accounts/store.ts';
 
@@ -44,4 +45,4 @@ export const ApiKey = defineEntity({
 });
 
 /** Every entity the ORM knows: the platform's here, each feature's from its store. */
-export const entities = [Tenant, ApiKey, ...transferEntities, ...virtualAccountEntities];
+export const entities = [Tenant, ApiKey, ...transferEntities, ...virtualAccountEntities, ...cardEntities];

@@ -207,6 +207,20 @@ export async function openCardAccount(
   );
 }
 
+/** A card's own balance; null before its account is open. */
+export async function cardBalance(
+  em: EntityManager,
+  tenantId: string,
+  cardId: string,
+  currency: Currency = 'NGN',
+): Promise<{ balanceMinor: number; updatedAt: Date } | null> {
+  const [row] = await em.execute<{ balance_minor: string; updated_at: Date }[]>(
+    'select balance_minor, updated_at from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
+    [tenantId, cardAccountCode(cardId), currency],
+  );
+  return row ? { balanceMinor: Number(row.balance_minor), updatedAt: new Date(row.updated_at) } : null;
+}
+
 /** The id of the account a movement's posting names, for a tenant. */
 export async function accountIdOf(
   em: EntityManager,

@@ -111,7 +111,12 @@ export async function insertAccount(
     'total_received_minor' | 'transaction_count' | 'closure_reason' | 'closed_at' | 'created_at' | 'updated_at'
   >,
 ): Promise<boolean> {
-  const inserted = await em.createQueryBuilder(VirtualAccount).insert(account).onConflict().ignore().execute<{ affectedRows: number }>('run');
+  const inserted = await em
+    .createQueryBuilder(VirtualAccount)
+    .insert(account)
+    .onConflict()
+    .ignore()
+    .execute<{ affectedRows: number }>('run');
   return inserted.affectedRows > 0;
 }
 

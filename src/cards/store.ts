@@ -1,0 +1,237 @@
+// The only code that touches the card tables: `cards`, `card_operations` (lock, unlock and fund
+// requests, keyed by the client's idempotency key) and `card_fundings`. Rows come typed from the
+// MikroORM entities below, amounts as numbers (kobo). Properties are named as their columns.
+// Every status change is conditional on the status it leaves, so a retried activity changes a
+// card, an operation or a funding once.
+import { randomUUID } from 'node:crypto';
+import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+
+export const Card = defineEntity({
+  name: 'Card',
+  tableName: 'cards',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    customer_id: p.string(),
+    status: p.enum(['active', 'locked'] as const),
+    last4: p.string(),
+    currency: p.string(),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    processor_reference: p.string(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  },
+});
+export type CardRow = InferEntity<typeof Card>;
+
+export const CardOperationRecord = defineEntity({
+  name: 'CardOperationRecord',
+  tableName: 'card_operations',
+  properties: {
+    id: p.uuid().primary(),
+    card_id: p.uuid(),
+    action: p.enum(['lock', 'unlock', 'fund'] as const),
+    status: p.enum(['accepted', 'applied', 'unchanged', 'failed'] as const),
+    idempotency_key: p.string().nullable(),
+    reason: p.string().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    completed_at: p.datetime().nullable(),
+  },
+});
+type OperationStatus = InferEntity<typeof CardOperationRecord>['status'];
+
+export const CardFunding = defineEntity({
+  name: 'CardFunding',
+  tableName: 'card_fundings',
+  properties: {
+    id: p.uuid().primary(),
+    card_id: p.uuid(),
+    operation_id: p.uuid(),
+    amount_minor: p.bigint('number'),
+    currency: p.string(),
+    status: p.enum(['pending', 'succeeded', 'failed'] as const),
+    transaction_reference: p.string().nullable(),
+    idempotency_key: p.string().nullable(),
+    failure_reason: p.string().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    completed_at: p.datetime().nullable(),
+  },
+});
+export type FundingRow = InferEntity<typeof CardFunding>;
+
+export const cardEntities = [Card, CardOperationRecord, CardFunding];
+
+type Inserted = { affectedRows: number };
+
+export async function findCard(
+  em: EntityManager,
+  id: string,
+  options: { tenantId?: string } = {},
+): Promise<CardRow | null> {
+  return em.findOne(Card, { id, ...(options.tenantId ? { tenant_id: options.tenantId } : {}) }, { refresh: true });
+}
+
+export async function listCards(
+  em: EntityManager,
+  tenantId: string,
+  filters: { customer_id?: string | undefined; status?: string | undefined },
+  window: Window,
+): Promise<Page<CardRow>> {
+  const where: Record<string, unknown> = { tenant_id: tenantId };
+  if (filters.customer_id !== undefined) where.customer_id = filters.customer_id;
+  if (filters.status !== undefined) where.status = filters.status;
+  return pageOf(em, Card, where, { created_at: 'desc', id: 'desc' }, window);
+}
+
+/** The issued card's row; null if an earlier attempt recorded it. */
+export async function insertCard(
+  em: EntityManager,
+  card: Omit<CardRow, 'created_at' | 'updated_at'>,
+): Promise<CardRow | null> {
+  const inserted = await em.createQueryBuilder(Card).insert(card).onConflict('id').ignore().execute<Inserted>('run');
+  return inserted.affectedRows > 0 ? findCard(em, card.id) : null;
+}
+
+/** The card moved to `status`; null when it already was. */
+export async function setCardStatus(em: EntityManager, id: string, status: CardRow['status']) {
+  const changed = await em.nativeUpdate(Card, { id, status: { $ne: status } }, { status, updated_at: raw('now()') });
+  return changed > 0 ? findCard(em, id) : null;
+}
+
+/** A lock or unlock request, once per (card, action, idempotency key): the operation's id. */
+export async function recordOperation(
+  em: EntityManager,
+  operation: { cardId: string; action: 'lock' | 'unlock'; idempotencyKey: string | null; reason: string | null },
+): Promise<string> {
+  const inserted = await em
+    .createQueryBuilder(CardOperationRecord)
+    .insert({
+      id: randomUUID(),
+      card_id: operation.cardId,
+      action: operation.action,
+      status: 'accepted',
+      idempotency_key: operation.idempotencyKey,
+      reason: operation.reason,
+    })
+    .onConflict(['card_id', 'action', 'idempotency_key'])
+    .ignore()
+    .returning('id')
+    .execute<{ id: string }[]>('all');
+  if (inserted[0]) return inserted[0].id;
+  const existing = await em.findOneOrFail(CardOperationRecord, {
+    card_id: operation.cardId,
+    action: operation.action,
+    idempotency_key: operation.idempotencyKey,
+  });
+  return existing.id;
+}
+
+/**
+ * An operation's outcome. `onlyIfAccepted`: a retried activity leaves an operation already
+ * decided as it is; a failure's reason keeps the one the client gave, if any.
+ */
+export async function finishOperation(
+  em: EntityManager,
+  id: string,
+  status: Exclude<OperationStatus, 'accepted'>,
+  options: { onlyIfAccepted: boolean; reason?: string },
+): Promise<void> {
+  await em.nativeUpdate(
+    CardOperationRecord,
+    { id, ...(options.onlyIfAccepted ? { status: 'accepted' as const } : {}) },
+    {
+      status,
+      completed_at: raw('now()'),
+      ...(options.reason !== undefined ? { reason: raw('coalesce(reason, ?)', [options.reason]) } : {}),
+    },
+  );
+}
+
+/** The card's funding under this idempotency key or transaction reference, if any. */
+export async function findFunding(
+  em: EntityManager,
+  cardId: string,
+  keys: { idempotencyKey?: string | undefined; transactionReference?: string | undefined },
+): Promise<FundingRow | null> {
+  const any = [
+    ...(keys.idempotencyKey !== undefined ? [{ idempotency_key: keys.idempotencyKey }] : []),
+    ...(keys.transactionReference !== undefined ? [{ transaction_reference: keys.transactionReference }] : []),
+  ];
+  if (any.length === 0) return null;
+  return em.findOne(CardFunding, { card_id: cardId, $or: any });
+}
+
+/**
+ * A funding and its operation, in one transaction. Keys and references are two namespaces on the
+ * operation: a key never meets a reference of the same text. A concurrent request with the same
+ * key or reference makes this throw UniqueConstraintViolationException.
+ */
+export async function insertFunding(
+  em: EntityManager,
+  funding: {
+    cardId: string;
+    amountMinor: number;
+    currency: string;
+    idempotencyKey?: string | undefined;
+    transactionReference?: string | undefined;
+  },
+): Promise<FundingRow> {
+  return em.transactional(async (tx) => {
+    const operationId = randomUUID();
+    await tx.insert(CardOperationRecord, {
+      id: operationId,
+      card_id: funding.cardId,
+      action: 'fund',
+      status: 'accepted',
+      idempotency_key:
+        funding.idempotencyKey !== undefined
+          ? `key:${funding.idempotencyKey}`
+          : funding.transactionReference !== undefined
+            ? `reference:${funding.transactionReference}`
+            : null,
+    });
+    const id = randomUUID();
+    await tx.insert(CardFunding, {
+      id,
+      card_id: funding.cardId,
+      operation_id: operationId,
+      amount_minor: funding.amountMinor,
+      currency: funding.currency,
+      status: 'pending',
+      transaction_reference: funding.transactionReference ?? null,
+      idempotency_key: funding.idempotencyKey ?? null,
+    });
+    return tx.findOneOrFail(CardFunding, { id });
+  });
+}
+
+export async function fundingsOf(em: EntityManager, cardId: string): Promise<FundingRow[]> {
+  return em.find(CardFunding, { card_id: cardId }, { orderBy: { created_at: 'desc', id: 'desc' } });
+}
+
+/** A funding and its card; `lock` holds the funding's row for the caller's transaction. */
+export async function findFundingWithCard(em: EntityManager, fundingId: string, lock = false) {
+  const funding = await em.findOne(
+    CardFunding,
+    { id: fundingId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : { refresh: true },
+  );
+  if (!funding) return undefined;
+  return { funding, card: (await findCard(em, funding.card_id))! };
+}
+
+/** pending → succeeded or failed; null if the funding had already finished. */
+export async function finishFundingRow(
+  em: EntityManager,
+  id: string,
+  outcome: { status: 'succeeded' | 'failed'; reason?: string | undefined },
+): Promise<FundingRow | null> {
+  const changed = await em.nativeUpdate(
+    CardFunding,
+    { id, status: 'pending' },
+    { status: outcome.status, failure_reason: outcome.reason ?? null, completed_at: raw('now()') },
+  );
+  return changed > 0 ? em.findOne(CardFunding, { id }, { refresh: true }) : null;
+}
