@@ -1,7 +1,14 @@
 // Webhook delivery attempts: sign the event, POST it (15 s timeout, redirects not followed), and
 // record the attempt, the delivery's new state and the event.delivery.* event in one transaction.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { recordEvent } from '../src/events/events.ts';
+import { findEvent, recordEvent } from '../src/events/events.ts';
+import {
+  changeEndpointStatus,
+  findDelivery,
+  findEndpoint,
+  recordAttempt,
+  setDeliveryStatus,
+} from '../src/webhooks/store.ts';
 import type { KeyMode } from '../src/tenants/api-keys.ts';
 import { DestinationRefused, type EgressPolicy, checkDestination } from '../src/webhooks/destinations.ts';
 import { isDeliveryEvent } from '../src/webhooks/event-types.ts';
@@ -32,6 +39,28 @@ interface DeliveryContext {
   endpoint_mode: KeyMode;
   endpoint_status: string;
   secret_ciphertext: string;
+}
+
+/** The delivery with its event and endpoint, as an attempt needs them. */
+async function deliveryContext(em: EntityManager, deliveryId: string): Promise<DeliveryContext | undefined> {
+  const delivery = await findDelivery(em, deliveryId);
+  if (!delivery) return undefined;
+  const event = await findEvent(em, delivery.tenant_id, delivery.event_id);
+  const endpoint = await findEndpoint(em, delivery.endpoint_id);
+  if (!event || !endpoint) return undefined;
+  return {
+    delivery_id: delivery.id,
+    tenant_id: delivery.tenant_id,
+    event_id: event.id,
+    event_type: event.type,
+    event_payload: event.payload,
+    event_created_at: event.created_at,
+    endpoint_id: endpoint.id,
+    endpoint_url: endpoint.url,
+    endpoint_mode: endpoint.mode,
+    endpoint_status: endpoint.status,
+    secret_ciphertext: endpoint.secret_ciphertext,
+  };
 }
 
 /** Retry-After as seconds or an HTTP date, in ms; null when absent or unreadable. */
@@ -72,19 +101,10 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       replayId?: string;
     }): Promise<AttemptResult> {
       const em = deps.orm.em.fork();
-      const [context] = await em.execute<DeliveryContext[]>(
-        `select d.id as delivery_id, d.tenant_id, e.id as event_id, e.type as event_type, e.payload as event_payload,
-                e.created_at as event_created_at, w.id as endpoint_id, w.url as endpoint_url, w.mode as endpoint_mode,
-                w.status as endpoint_status, w.secret_ciphertext
-           from webhook_deliveries d join events e on e.id = d.event_id join webhook_endpoints w on w.id = d.endpoint_id
-          where d.id = ?`,
-        [input.deliveryId],
-      );
+      const context = await deliveryContext(em, input.deliveryId);
       if (!context) throw new Error(`no webhook delivery ${input.deliveryId}`);
       if (context.endpoint_status !== 'listening') {
-        await em.execute(`update webhook_deliveries set status = 'failed', updated_at = now() where id = ?`, [
-          input.deliveryId,
-        ]);
+        await setDeliveryStatus(em, input.deliveryId, 'failed', { evenIfSucceeded: true });
         return { outcome: 'endpoint_disabled', statusCode: null, retryAfterMs: null };
       }
 
@@ -130,30 +150,26 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const status = succeeded ? 'succeeded' : gone ? 'failed' : 'retrying';
 
       await em.transactional(async (tx) => {
-        await tx.execute(
-          `insert into webhook_attempts (delivery_id, number, attempted_at, status_code, error, duration_ms, response_body, replay_id)
-           values (?, ?, ?, ?, ?, ?, ?, ?) on conflict on constraint webhook_attempts_number do nothing`,
-          [
-            input.deliveryId,
-            input.attemptNumber,
-            new Date(started),
-            statusCode,
+        await recordAttempt(
+          tx,
+          {
+            delivery_id: input.deliveryId,
+            number: input.attemptNumber,
+            attempted_at: new Date(started),
+            status_code: statusCode,
             error,
-            durationMs,
-            responseBody,
-            input.replayId ?? null,
-          ],
-        );
-        await tx.execute(
-          `update webhook_deliveries set status = ?, attempt_count = greatest(attempt_count, ?), signature = ?,
-                  replay_id = coalesce(?, replay_id), updated_at = now() where id = ?`,
-          [status, input.attemptNumber, headers['webhook-signature'], input.replayId ?? null, input.deliveryId],
+            duration_ms: durationMs,
+            response_body: responseBody,
+            replay_id: input.replayId ?? null,
+          },
+          { status, signature: headers['webhook-signature'] ?? null },
         );
         if (gone) {
-          await tx.execute(
-            `update webhook_endpoints set status = 'disabled', disabled_reason = ?, updated_at = now() where id = ? and status = 'listening'`,
-            ['the receiver answered 410 Gone', context.endpoint_id],
-          );
+          await changeEndpointStatus(tx, context.endpoint_id, {
+            from: ['listening'],
+            to: 'disabled',
+            reason: 'the receiver answered 410 Gone',
+          });
         }
         await recordDeliveryEvent(tx, context, succeeded ? 'event.delivery.succeeded' : 'event.delivery.failed', {
           attempt: input.attemptNumber,
@@ -166,12 +182,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     },
 
     async finishDelivery(input: { deliveryId: string; status: 'failed' }): Promise<void> {
-      await deps.orm.em
-        .fork()
-        .execute(
-          `update webhook_deliveries set status = ?, updated_at = now() where id = ? and status <> 'succeeded'`,
-          [input.status, input.deliveryId],
-        );
+      await setDeliveryStatus(deps.orm.em.fork(), input.deliveryId, input.status, { evenIfSucceeded: false });
     },
   };
 }

@@ -3,6 +3,8 @@
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
 import { cardEntities } from '../cards/store.ts';
+import { Event } from '../events/events.ts';
+import { webhookEntities } from '../webhooks/store.ts';
 import { transferEntities } from '../transfers/store.ts';
 import { virtualAccountEntities } from '../virtual-accounts/store.ts';
 
@@ -45,4 +47,12 @@ export const ApiKey = defineEntity({
 });
 
 /** Every entity the ORM knows: the platform's here, each feature's from its store. */
-export const entities = [Tenant, ApiKey, ...transferEntities, ...virtualAccountEntities, ...cardEntities];
+export const entities = [
+  Tenant,
+  ApiKey,
+  ...transferEntities,
+  ...virtualAccountEntities,
+  ...cardEntities,
+  Event,
+  ...webhookEntities,
+];

@@ -1,8 +1,32 @@
-// The tenant event log. Events are written in the same transaction as the state change that
-// causes them, keyed by what caused them (`source_key`), so a retried activity writes each once.
-// Webhook delivery fans out from this table.
+// The tenant event log, and the only code that touches the `events` table. Events are written in
+// the same transaction as the state change that causes them, keyed by what caused them
+// (`source_key`), so a retried activity writes each once. Webhook delivery fans out from this
+// table under claims (below): raw SQL there, because the claim statement is the rule that lets
+// several fan-out loops share the table without a transaction held open.
 import { randomUUID } from 'node:crypto';
+import { type InferEntity, defineEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+
+export const Event = defineEntity({
+  name: 'Event',
+  tableName: 'events',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    type: p.string(),
+    source_key: p.string(),
+    payload: p.json<Record<string, unknown>>(),
+    created_at: p.datetime().defaultRaw('now()'),
+    fanned_out_at: p.datetime().nullable(),
+    fanout_claimed_by: p.string().nullable(),
+    fanout_claimed_until: p.datetime().nullable(),
+    fanout_attempts: p.integer().default(0),
+    next_fanout_at: p.datetime().nullable(),
+    last_fanout_error: p.string().nullable(),
+  },
+});
+export type EventRow = InferEntity<typeof Event>;
 
 export interface EventInput {
   tenantId: string;
@@ -14,14 +38,109 @@ export interface EventInput {
 
 /** Inserts the event unless one with the same source key exists; returns its id either way. */
 export async function recordEvent(em: EntityManager, input: EventInput): Promise<string> {
-  const [inserted] = await em.execute<{ id: string }[]>(
-    `insert into events (id, tenant_id, type, source_key, payload) values (?, ?, ?, ?, ?)
-     on conflict (source_key) do nothing returning id`,
-    [randomUUID(), input.tenantId, input.type, input.sourceKey, JSON.stringify(input.payload)],
-  );
+  const [inserted] = await em
+    .createQueryBuilder(Event)
+    .insert({
+      id: randomUUID(),
+      tenant_id: input.tenantId,
+      type: input.type,
+      source_key: input.sourceKey,
+      payload: input.payload,
+    })
+    .onConflict('source_key')
+    .ignore()
+    .returning('id')
+    .execute<{ id: string }[]>('all');
   if (inserted) return inserted.id;
-  const [existing] = await em.execute<{ id: string }[]>('select id from events where source_key = ?', [
-    input.sourceKey,
-  ]);
-  return existing!.id;
+  return (await em.findOneOrFail(Event, { source_key: input.sourceKey }, { fields: ['id'] })).id;
+}
+
+export async function findEvent(em: EntityManager, tenantId: string, id: string): Promise<EventRow | null> {
+  return em.findOne(Event, { id, tenant_id: tenantId });
+}
+
+/** The tenant's events, newest first, of one type if given. */
+export async function listEvents(
+  em: EntityManager,
+  tenantId: string,
+  type: string | undefined,
+  window: Window,
+): Promise<Page<EventRow>> {
+  return pageOf(
+    em,
+    Event,
+    { tenant_id: tenantId, ...(type ? { type } : {}) },
+    { created_at: 'desc', id: 'desc' },
+    window,
+  );
+}
+
+/** An event claimed for fan-out. */
+export interface ClaimedEvent {
+  id: string;
+  tenant_id: string;
+  type: string;
+  fanout_attempts: number;
+  created_at: string;
+}
+
+/**
+ * Claims up to `limit` due events under `token` for `leaseMs`, oldest first, in one short
+ * statement (no transaction stays open): skipped when another loop holds them, due again when a
+ * claim runs out.
+ */
+export async function claimDueEvents(
+  em: EntityManager,
+  token: string,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedEvent[]> {
+  const events = await em.execute<ClaimedEvent[]>(
+    `with due as materialized (
+       select id from events
+        where fanned_out_at is null
+          and (next_fanout_at is null or next_fanout_at <= now())
+          and (fanout_claimed_until is null or fanout_claimed_until <= now())
+        order by created_at
+        limit ?
+        for update skip locked)
+     update events set fanout_claimed_by = ?, fanout_claimed_until = now() + ? * interval '1 millisecond'
+       from due where events.id = due.id
+     returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at`,
+    [limit, token, leaseMs],
+  );
+  // `returning` keeps no order.
+  return events.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+}
+
+/** Gives back what a pass claimed and did not finish. */
+export async function releaseClaims(em: EntityManager, token: string): Promise<void> {
+  await em.execute(
+    'update events set fanout_claimed_by = null, fanout_claimed_until = null where fanout_claimed_by = ?',
+    [token],
+  );
+}
+
+export async function markFannedOut(em: EntityManager, id: string): Promise<void> {
+  await em.execute(
+    `update events set fanned_out_at = now(), fanout_claimed_by = null, fanout_claimed_until = null
+      where id = ? and fanned_out_at is null`,
+    [id],
+  );
+}
+
+/** A failed fan-out, recorded by the claim's holder, and the event due again after `retryInMs`. */
+export async function postponeFanout(
+  em: EntityManager,
+  id: string,
+  token: string,
+  failure: { message: string; retryInMs: number },
+): Promise<void> {
+  await em.execute(
+    `update events set fanout_attempts = fanout_attempts + 1, last_fanout_error = ?,
+            next_fanout_at = now() + ? * interval '1 millisecond',
+            fanout_claimed_by = null, fanout_claimed_until = null
+      where id = ? and fanout_claimed_by = ? and fanned_out_at is null`,
+    [failure.message.slice(0, 1_000), failure.retryInMs, id, token],
+  );
 }

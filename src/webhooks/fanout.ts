@@ -14,7 +14,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { recordEvent } from '../events/events.ts';
+import {
+  type ClaimedEvent,
+  claimDueEvents,
+  markFannedOut,
+  postponeFanout,
+  recordEvent,
+  releaseClaims,
+} from '../events/events.ts';
 import { PollingLoop } from '../stack/polling-loop.ts';
 import {
   DELIVERY_WORKFLOW_TYPE,
@@ -23,6 +30,7 @@ import {
 } from '../../workflows/webhook-delivery-definitions.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
 import { isDeliveryEvent, subscribes } from './event-types.ts';
+import { listeningEndpoints, queueDelivery } from './store.ts';
 
 /** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
 export function deliveryIdFor(eventId: string, endpointId: string): string {
@@ -54,14 +62,6 @@ export interface FanoutOptions {
 /** How long an event waits after its n-th failed fan-out: doubling from base, capped at max. */
 export function fanoutRetryDelayMs(failures: number, baseMs: number, maxMs: number): number {
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
-}
-
-interface ClaimedEvent {
-  id: string;
-  tenant_id: string;
-  type: string;
-  fanout_attempts: number;
-  created_at: string;
 }
 
 export class EventFanout {
@@ -100,7 +100,7 @@ export class EventFanout {
   private async pass(): Promise<{ claimed: number; started: number }> {
     // One token per pass: a pass whose lease ran out cannot overwrite the claim of the next holder.
     const token = `${this.owner}:${randomUUID()}`;
-    const events = await this.claim(token);
+    const events = await claimDueEvents(this.options.orm.em.fork(), token, this.batchSize, this.leaseMs);
     // Past half the lease, leave the rest of the batch to the next pass rather than race its expiry.
     const stopAt = Date.now() + this.leaseMs / 2;
     let next = 0;
@@ -120,54 +120,22 @@ export class EventFanout {
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, events.length) }, worker));
     if (leftOver) {
-      await this.options.orm.em
-        .fork()
-        .execute(
-          'update events set fanout_claimed_by = null, fanout_claimed_until = null where fanout_claimed_by = ?',
-          [token],
-        );
+      await releaseClaims(this.options.orm.em.fork(), token);
     }
     return { claimed: events.length, started };
-  }
-
-  /** Claims up to a batch of due events, oldest first, in one short statement (no transaction stays open). */
-  private async claim(token: string): Promise<ClaimedEvent[]> {
-    const events = await this.options.orm.em.fork().execute<ClaimedEvent[]>(
-      `with due as materialized (
-         select id from events
-          where fanned_out_at is null
-            and (next_fanout_at is null or next_fanout_at <= now())
-            and (fanout_claimed_until is null or fanout_claimed_until <= now())
-          order by created_at
-          limit ?
-          for update skip locked)
-       update events set fanout_claimed_by = ?, fanout_claimed_until = now() + ? * interval '1 millisecond'
-         from due where events.id = due.id
-       returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at`,
-      [this.batchSize, token, this.leaseMs],
-    );
-    // `returning` keeps no order.
-    return events.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
   }
 
   /** Fans one event out and marks it; on failure records it and sets its next try. Never throws. */
   private async fanOutOrPostpone(event: ClaimedEvent, token: string): Promise<number> {
     const em = this.options.orm.em.fork();
     try {
-      const endpoints = await em.execute<{ id: string; events: string[] }[]>(
-        `select id, events from webhook_endpoints where tenant_id = ? and status = 'listening'`,
-        [event.tenant_id],
-      );
+      const endpoints = await listeningEndpoints(em, event.tenant_id);
       let started = 0;
       for (const endpoint of endpoints.filter((candidate) => subscribes(candidate.events, event.type))) {
         await this.deliver(event, endpoint.id);
         started += 1;
       }
-      await em.execute(
-        `update events set fanned_out_at = now(), fanout_claimed_by = null, fanout_claimed_until = null
-          where id = ? and fanned_out_at is null`,
-        [event.id],
-      );
+      await markFannedOut(em, event.id);
       return started;
     } catch (error) {
       const failures = event.fanout_attempts + 1;
@@ -179,13 +147,7 @@ export class EventFanout {
       const message = error instanceof Error ? error.message : String(error);
       const fields = { eventId: event.id, tenantId: event.tenant_id, type: event.type, failures, retryInMs };
       try {
-        await em.execute(
-          `update events set fanout_attempts = fanout_attempts + 1, last_fanout_error = ?,
-                  next_fanout_at = now() + ? * interval '1 millisecond',
-                  fanout_claimed_by = null, fanout_claimed_until = null
-            where id = ? and fanout_claimed_by = ? and fanned_out_at is null`,
-          [message.slice(0, 1_000), retryInMs, event.id, token],
-        );
+        await postponeFanout(em, event.id, token, { message, retryInMs });
       } catch (recordError) {
         // The claim runs out and the event is tried again then.
         this.options.log?.('event fan-out failure could not be recorded', { ...fields, error: String(recordError) });
@@ -198,12 +160,14 @@ export class EventFanout {
   private async deliver(event: { id: string; tenant_id: string; type: string }, endpointId: string): Promise<void> {
     const deliveryId = deliveryIdFor(event.id, endpointId);
     await this.options.orm.em.fork().transactional(async (tx) => {
-      const inserted = await tx.execute<{ id: string }[]>(
-        `insert into webhook_deliveries (id, tenant_id, event_id, endpoint_id, event_type, status)
-         values (?, ?, ?, ?, ?, 'queued') on conflict on constraint webhook_deliveries_pair do nothing returning id`,
-        [deliveryId, event.tenant_id, event.id, endpointId, event.type],
-      );
-      if (inserted.length > 0 && !isDeliveryEvent(event.type)) {
+      const queued = await queueDelivery(tx, {
+        id: deliveryId,
+        tenant_id: event.tenant_id,
+        event_id: event.id,
+        endpoint_id: endpointId,
+        event_type: event.type,
+      });
+      if (queued && !isDeliveryEvent(event.type)) {
         await recordEvent(tx, {
           tenantId: event.tenant_id,
           type: 'event.delivery.queued',

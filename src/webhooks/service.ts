@@ -1,10 +1,9 @@
 // Webhook endpoints, deliveries and the event log, as tenants see them. Every query is scoped to
 // the calling tenant; another tenant's id is simply not found.
-import { Filter, pageOf } from '../db/sql-pages.ts';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { recordEvent } from '../events/events.ts';
+import { type EventRow, findEvent, listEvents, recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
@@ -18,6 +17,15 @@ import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.t
 import { DestinationRefused, type EgressPolicy, checkDestination } from './destinations.ts';
 import { encryptSecret } from './secrets.ts';
 import { isUuid } from '../http/ids.ts';
+import {
+  type DeliveryFilter,
+  type EndpointRow,
+  changeEndpointStatus,
+  deliveryPage,
+  insertEndpoint,
+  listEndpoints,
+  setReplayId,
+} from './store.ts';
 
 export interface WebhookServiceDeps {
   orm: MikroORM;
@@ -28,40 +36,7 @@ export interface WebhookServiceDeps {
   egress: EgressPolicy;
 }
 
-interface EndpointRow {
-  id: string;
-  tenant_id: string;
-  url: string;
-  events: string[];
-  status: string;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface DeliveryRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  endpoint_id: string;
-  event_type: string;
-  status: string;
-  attempt_count: number;
-  signature: string | null;
-  replay_id: string | null;
-  endpoint_state: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface EventRow {
-  id: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: Date;
-}
-
-const iso = (value: Date) => new Date(value).toISOString();
+const iso = (value: Date) => value.toISOString();
 
 export function endpointView(row: EndpointRow) {
   return {
@@ -95,115 +70,77 @@ export class WebhookService {
     }
     const id = randomUUID();
     return this.deps.orm.em.fork().transactional(async (tx) => {
-      const [row] = await tx.execute<EndpointRow[]>(
-        `insert into webhook_endpoints (id, tenant_id, url, mode, events, secret_ciphertext, status)
-         values (?, ?, ?, ?, array(select jsonb_array_elements_text(?::jsonb)), ?, 'listening') returning *`,
-        [
-          id,
-          tenant.tenantId,
-          body.url,
-          tenant.mode,
-          JSON.stringify([...new Set(body.events)]),
-          encryptSecret(this.deps.encryptionKey, body.signing_secret),
-        ],
-      );
+      const row = await insertEndpoint(tx, {
+        id,
+        tenant_id: tenant.tenantId,
+        url: body.url,
+        mode: tenant.mode,
+        events: [...new Set(body.events)],
+        secret_ciphertext: encryptSecret(this.deps.encryptionKey, body.signing_secret),
+        status: 'listening',
+      });
       const eventId = await recordEvent(tx, {
         tenantId: tenant.tenantId,
         type: 'webhook.endpoint.created',
         sourceKey: `webhook_endpoint:${id}:created`,
-        payload: endpointView(row!),
+        payload: endpointView(row),
       });
       return {
         id,
-        url: row!.url,
-        events: row!.events,
-        status: row!.status,
+        url: row.url,
+        events: row.events,
+        status: row.status,
         event_id: eventId,
-        created_at: iso(row!.created_at),
+        created_at: iso(row.created_at),
       };
     });
   }
 
   async listEndpoints(tenantId: string, window: Window) {
-    const { rows, total } = await pageOf<EndpointRow>(this.deps.orm.em.fork(), {
-      from: 'webhook_endpoints',
-      filter: new Filter('tenant_id = ?', tenantId).where(`status <> 'deleted'`),
-      orderBy: 'created_at desc, id desc',
-      window,
-    });
+    const { rows, total } = await listEndpoints(this.deps.orm.em.fork(), tenantId, window);
     return { items: rows.map(endpointView), pagination: paginationView(window, total) };
   }
 
   async deleteEndpoint(tenantId: string, id: string) {
-    const [row] = isUuid(id)
-      ? await this.deps.orm.em.fork().execute<EndpointRow[]>(
-          `update webhook_endpoints set status = 'deleted', updated_at = now()
-              where id = ? and tenant_id = ? and status <> 'deleted' returning *`,
-          [id, tenantId],
-        )
-      : [];
+    const row = isUuid(id)
+      ? await changeEndpointStatus(this.deps.orm.em.fork(), id, {
+          from: ['listening', 'disabled'],
+          to: 'deleted',
+          tenantId,
+        })
+      : null;
     if (!row) throw ApiError.notFound(`webhook endpoint ${id}`);
     return endpointView(row);
   }
 
   /** A page of deliveries with their endpoint's state and their attempts, and the total. */
-  private async deliveryRows(filter: Filter, window: Window) {
-    const em = this.deps.orm.em.fork();
-    const { rows, total } = await pageOf<DeliveryRow>(em, {
-      columns: 'd.*, w.status as endpoint_state',
-      from: 'webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id',
-      filter,
-      orderBy: 'd.created_at desc, d.id desc',
-      window,
-    });
-    return { items: await this.withAttempts(em, rows), total };
-  }
-
-  private async withAttempts(em: EntityManager, rows: DeliveryRow[]) {
-    if (rows.length === 0) return [];
-    const placeholders = rows.map(() => '?').join(', ');
-    const attempts = await em.execute<
-      {
-        delivery_id: string;
-        number: number;
-        attempted_at: Date;
-        status_code: number | null;
-        error: string | null;
-        duration_ms: number;
-        response_body: string | null;
-        replay_id: string | null;
-      }[]
-    >(
-      `select * from webhook_attempts where delivery_id in (${placeholders}) order by number`,
-      rows.map((row) => row.id),
-    );
-    return rows.map((row) => {
-      const own = attempts.filter((attempt) => attempt.delivery_id === row.id);
-      return {
-        id: row.id,
-        event_id: row.event_id,
-        endpoint_id: row.endpoint_id,
-        event_type: row.event_type,
-        status: row.status,
-        attempt_count: row.attempt_count,
-        // The HTTP status the endpoint answered to the latest attempt; null without an answer.
-        endpoint_status: own.at(-1)?.status_code ?? null,
-        endpoint_state: row.endpoint_state,
-        signature: row.signature,
-        replay_id: row.replay_id,
-        attempts: own.map((attempt) => ({
-          number: attempt.number,
-          attempted_at: iso(attempt.attempted_at),
-          status_code: attempt.status_code,
-          error: attempt.error,
-          duration_ms: attempt.duration_ms,
-          response_body: attempt.response_body,
-          replay_id: attempt.replay_id,
-        })),
-        created_at: iso(row.created_at),
-        updated_at: iso(row.updated_at),
-      };
-    });
+  private async deliveryRows(filter: DeliveryFilter, window: Window) {
+    const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window);
+    const items = rows.map((row) => ({
+      id: row.id,
+      event_id: row.event_id,
+      endpoint_id: row.endpoint_id,
+      event_type: row.event_type,
+      status: row.status,
+      attempt_count: row.attempt_count,
+      // The HTTP status the endpoint answered to the latest attempt; null without an answer.
+      endpoint_status: row.attempts.at(-1)?.status_code ?? null,
+      endpoint_state: row.endpoint_state,
+      signature: row.signature,
+      replay_id: row.replay_id,
+      attempts: row.attempts.map((attempt) => ({
+        number: attempt.number,
+        attempted_at: iso(attempt.attempted_at),
+        status_code: attempt.status_code,
+        error: attempt.error,
+        duration_ms: attempt.duration_ms,
+        response_body: attempt.response_body,
+        replay_id: attempt.replay_id,
+      })),
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+    }));
+    return { items, total };
   }
 
   async listDeliveries(
@@ -211,24 +148,19 @@ export class WebhookService {
     filters: { event_id?: string | undefined; endpoint_id?: string | undefined; status?: string | undefined },
     window: Window,
   ) {
-    const filter = new Filter('d.tenant_id = ?', tenantId);
-    for (const [column, value] of [
-      ['d.event_id', filters.event_id],
-      ['d.endpoint_id', filters.endpoint_id],
-    ] as const) {
-      if (value === undefined) continue;
-      if (!isUuid(value)) return { items: [], pagination: paginationView(window, 0) };
-      filter.where(`${column} = ?`, value);
+    // An id that is not a UUID matches no delivery.
+    for (const value of [filters.event_id, filters.endpoint_id]) {
+      if (value !== undefined && !isUuid(value)) return { items: [], pagination: paginationView(window, 0) };
     }
-    const { items, total } = await this.deliveryRows(filter.equals('d.status', filters.status || undefined), window);
+    const { items, total } = await this.deliveryRows(
+      { tenantId, eventId: filters.event_id, endpointId: filters.endpoint_id, status: filters.status || undefined },
+      window,
+    );
     return { items, pagination: paginationView(window, total) };
   }
 
   async getDelivery(tenantId: string, id: string) {
-    const [delivery] = isUuid(id)
-      ? (await this.deliveryRows(new Filter('d.id = ? and d.tenant_id = ?', id, tenantId), { limit: 1, offset: 0 }))
-          .items
-      : [];
+    const [delivery] = isUuid(id) ? (await this.deliveryRows({ tenantId, id }, { limit: 1, offset: 0 })).items : [];
     if (!delivery) throw ApiError.notFound(`webhook delivery ${id}`);
     return delivery;
   }
@@ -263,32 +195,17 @@ export class WebhookService {
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       },
     );
-    await this.deps.orm.em
-      .fork()
-      .execute('update webhook_deliveries set replay_id = ?, updated_at = now() where id = ?', [replayId, delivery.id]);
+    await setReplayId(this.deps.orm.em.fork(), delivery.id, replayId);
     return { delivery_id: delivery.id, replay_id: replayId };
   }
 
   async listEvents(tenantId: string, filters: { type?: string | undefined }, window: Window) {
-    const { rows, total } = await pageOf<EventRow>(this.deps.orm.em.fork(), {
-      columns: 'id, type, payload, created_at',
-      from: 'events',
-      filter: new Filter('tenant_id = ?', tenantId).equals('type', filters.type || undefined),
-      orderBy: 'created_at desc, id desc',
-      window,
-    });
+    const { rows, total } = await listEvents(this.deps.orm.em.fork(), tenantId, filters.type || undefined, window);
     return { items: rows.map(eventView), pagination: paginationView(window, total) };
   }
 
   async getEvent(tenantId: string, id: string) {
-    const [row] = isUuid(id)
-      ? await this.deps.orm.em
-          .fork()
-          .execute<EventRow[]>('select id, type, payload, created_at from events where id = ? and tenant_id = ?', [
-            id,
-            tenantId,
-          ])
-      : [];
+    const row = isUuid(id) ? await findEvent(this.deps.orm.em.fork(), tenantId, id) : null;
     if (!row) throw ApiError.notFound(`event ${id}`);
     return eventView(row);
   }

@@ -1,0 +1,210 @@
+// The only code that touches the webhook tables: `webhook_endpoints`, `webhook_deliveries` (one per
+// event and endpoint) and `webhook_attempts`. Rows come typed from the MikroORM entities below;
+// properties are named as their columns. Every status change is conditional on the status it
+// leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
+import { type InferEntity, type FilterQuery, defineEntity, p, raw } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+
+export const WebhookEndpoint = defineEntity({
+  name: 'WebhookEndpoint',
+  tableName: 'webhook_endpoints',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    url: p.string(),
+    mode: p.enum(['test', 'live'] as const),
+    events: p.array(),
+    secret_ciphertext: p.string(),
+    status: p.enum(['listening', 'disabled', 'deleted'] as const),
+    disabled_reason: p.string().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  },
+});
+export type EndpointRow = InferEntity<typeof WebhookEndpoint>;
+
+export const WebhookDelivery = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  properties: {
+    id: p.uuid().primary(),
+    tenant_id: p.uuid(),
+    event_id: p.uuid(),
+    endpoint_id: p.uuid(),
+    event_type: p.string(),
+    status: p.enum(['queued', 'retrying', 'succeeded', 'failed'] as const),
+    attempt_count: p.integer().default(0),
+    signature: p.string().nullable(),
+    replay_id: p.string().nullable(),
+    created_at: p.datetime().defaultRaw('now()'),
+    updated_at: p.datetime().defaultRaw('now()'),
+  },
+});
+export type DeliveryRow = InferEntity<typeof WebhookDelivery>;
+export type DeliveryStatus = DeliveryRow['status'];
+
+export const WebhookAttempt = defineEntity({
+  name: 'WebhookAttempt',
+  tableName: 'webhook_attempts',
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    delivery_id: p.uuid(),
+    number: p.integer(),
+    attempted_at: p.datetime(),
+    status_code: p.integer().nullable(),
+    error: p.string().nullable(),
+    duration_ms: p.integer(),
+    response_body: p.string().nullable(),
+    replay_id: p.string().nullable(),
+  },
+});
+export type AttemptRow = InferEntity<typeof WebhookAttempt>;
+
+export const webhookEntities = [WebhookEndpoint, WebhookDelivery, WebhookAttempt];
+
+export async function insertEndpoint(
+  em: EntityManager,
+  endpoint: Omit<EndpointRow, 'disabled_reason' | 'created_at' | 'updated_at'>,
+): Promise<EndpointRow> {
+  await em.insert(WebhookEndpoint, endpoint);
+  return em.findOneOrFail(WebhookEndpoint, { id: endpoint.id }, { refresh: true });
+}
+
+export async function findEndpoint(em: EntityManager, id: string): Promise<EndpointRow | null> {
+  return em.findOne(WebhookEndpoint, { id }, { refresh: true });
+}
+
+/** The tenant's endpoints, deleted ones left out, newest first. */
+export async function listEndpoints(em: EntityManager, tenantId: string, window: Window): Promise<Page<EndpointRow>> {
+  return pageOf(
+    em,
+    WebhookEndpoint,
+    { tenant_id: tenantId, status: { $ne: 'deleted' } },
+    { created_at: 'desc', id: 'desc' },
+    window,
+  );
+}
+
+/** The endpoints that receive the tenant's events now. */
+export async function listeningEndpoints(em: EntityManager, tenantId: string): Promise<EndpointRow[]> {
+  return em.find(WebhookEndpoint, { tenant_id: tenantId, status: 'listening' });
+}
+
+/**
+ * Moves a tenant's endpoint out of `from`: deleted by the tenant, or disabled (with the reason)
+ * when its receiver answers 410. Null if it was not in one of those statuses.
+ */
+export async function changeEndpointStatus(
+  em: EntityManager,
+  id: string,
+  change: { from: EndpointRow['status'][]; to: 'deleted' | 'disabled'; tenantId?: string; reason?: string },
+): Promise<EndpointRow | null> {
+  const changed = await em.nativeUpdate(
+    WebhookEndpoint,
+    { id, status: { $in: change.from }, ...(change.tenantId ? { tenant_id: change.tenantId } : {}) },
+    { status: change.to, updated_at: raw('now()'), ...(change.reason ? { disabled_reason: change.reason } : {}) },
+  );
+  return changed > 0 ? findEndpoint(em, id) : null;
+}
+
+export interface DeliveryFilter {
+  tenantId: string;
+  id?: string | undefined;
+  eventId?: string | undefined;
+  endpointId?: string | undefined;
+  status?: string | undefined;
+}
+
+/** A page of deliveries, newest first, each with its endpoint's status and its attempts in order. */
+export async function deliveryPage(
+  em: EntityManager,
+  filter: DeliveryFilter,
+  window: Window,
+): Promise<Page<DeliveryRow & { endpoint_state: EndpointRow['status']; attempts: AttemptRow[] }>> {
+  const where: FilterQuery<DeliveryRow> = { tenant_id: filter.tenantId };
+  if (filter.id !== undefined) where.id = filter.id;
+  if (filter.eventId !== undefined) where.event_id = filter.eventId;
+  if (filter.endpointId !== undefined) where.endpoint_id = filter.endpointId;
+  if (filter.status !== undefined) where.status = filter.status as DeliveryStatus;
+  const { rows, total } = await pageOf(em, WebhookDelivery, where, { created_at: 'desc', id: 'desc' }, window);
+  if (rows.length === 0) return { rows: [], total };
+  const endpoints = await em.find(WebhookEndpoint, { id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] } });
+  const attempts = await em.find(
+    WebhookAttempt,
+    { delivery_id: { $in: rows.map((row) => row.id) } },
+    { orderBy: { number: 'asc' } },
+  );
+  return {
+    rows: rows.map((row) => ({
+      ...row,
+      endpoint_state: endpoints.find((endpoint) => endpoint.id === row.endpoint_id)!.status,
+      attempts: attempts.filter((attempt) => attempt.delivery_id === row.id),
+    })),
+    total,
+  };
+}
+
+export async function findDelivery(em: EntityManager, id: string): Promise<DeliveryRow | null> {
+  return em.findOne(WebhookDelivery, { id }, { refresh: true });
+}
+
+/** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
+export async function queueDelivery(
+  em: EntityManager,
+  delivery: Pick<DeliveryRow, 'id' | 'tenant_id' | 'event_id' | 'endpoint_id' | 'event_type'>,
+): Promise<boolean> {
+  const inserted = await em
+    .createQueryBuilder(WebhookDelivery)
+    .insert({ ...delivery, status: 'queued' })
+    .onConflict(['event_id', 'endpoint_id'])
+    .ignore()
+    .execute<{ affectedRows: number }>('run');
+  return inserted.affectedRows > 0;
+}
+
+/** An attempt, once per (delivery, number), and the delivery's state after it. */
+export async function recordAttempt(
+  em: EntityManager,
+  attempt: Omit<AttemptRow, 'id'>,
+  delivery: { status: DeliveryStatus; signature: string | null },
+): Promise<void> {
+  await em
+    .createQueryBuilder(WebhookAttempt)
+    .insert(attempt)
+    .onConflict(['delivery_id', 'number'])
+    .ignore()
+    .execute('run');
+  await em.nativeUpdate(
+    WebhookDelivery,
+    { id: attempt.delivery_id },
+    {
+      status: delivery.status,
+      attempt_count: raw('greatest(attempt_count, ?)', [attempt.number]),
+      signature: delivery.signature,
+      ...(attempt.replay_id ? { replay_id: attempt.replay_id } : {}),
+      updated_at: raw('now()'),
+    },
+  );
+}
+
+/**
+ * A delivery's status. A delivery that succeeded keeps its status when its retries end; it fails
+ * only when an attempt finds its endpoint gone (`evenIfSucceeded`: a replay to a removed endpoint).
+ */
+export async function setDeliveryStatus(
+  em: EntityManager,
+  id: string,
+  status: DeliveryStatus,
+  options: { evenIfSucceeded: boolean },
+): Promise<void> {
+  await em.nativeUpdate(
+    WebhookDelivery,
+    { id, ...(options.evenIfSucceeded ? {} : { status: { $ne: 'succeeded' as const } }) },
+    { status, updated_at: raw('now()') },
+  );
+}
+
+export async function setReplayId(em: EntityManager, id: string, replayId: string): Promise<void> {
+  await em.nativeUpdate(WebhookDelivery, { id }, { replay_id: replayId, updated_at: raw('now()') });
+}
