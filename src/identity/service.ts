@@ -5,7 +5,24 @@ import { recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
 import type { CreateCustomerBody, CustomerView } from './schemas.ts';
-import { customerById, customerByReference, insertCustomer } from './store.ts';
+import { type CustomerRow, customerById, customerByReference, insertCustomer } from './store.ts';
+import { isUuid } from '../http/ids.ts';
+
+export function customerView(row: CustomerRow): CustomerView {
+  return {
+    id: row.id,
+    external_reference: row.external_reference,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    email: row.email ?? null,
+    phone: row.phone ?? null,
+    country: row.country,
+    metadata: row.metadata ?? null,
+    kyc_status: row.kyc_status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
 
 export class IdentityService {
   private readonly orm: MikroORM;
@@ -21,23 +38,23 @@ export class IdentityService {
       const inserted = await insertCustomer(tx, tenant.tenantId, body);
       if (!inserted) {
         const existing = await customerByReference(tx, tenant.tenantId, body.external_reference);
-        return { status: 200 as const, customer: existing! };
+        return { status: 200 as const, customer: customerView(existing!) };
       }
       await recordEvent(tx, {
         tenantId: tenant.tenantId,
         type: 'identity.customer.created',
         sourceKey: `identity_customer:${inserted.id}:created`,
-        payload: inserted,
+        payload: customerView(inserted),
       });
-      return { status: 201 as const, customer: inserted };
+      return { status: 201 as const, customer: customerView(inserted) };
     });
   }
 
   async get(tenant: ResolvedKey, id: string): Promise<CustomerView> {
     requireFeature(tenant);
-    const customer = await customerById(this.orm.em.fork(), tenant.tenantId, id);
+    const customer = isUuid(id) ? await customerById(this.orm.em.fork(), tenant.tenantId, id) : null;
     if (!customer) throw ApiError.notFound(`identity customer ${id}`);
-    return customer;
+    return customerView(customer);
   }
 }
 
