@@ -23,25 +23,10 @@ import {
 } from '../../workflows/transfer-definitions.ts';
 import type { transferWorkflow } from '../../workflows/transfer.ts';
 import { transferFee } from './fees.ts';
-import { type PublicTransferStatus, type TransferCreateView, createView, internalStatuses, itemView } from './views.ts';
+import { type PublicTransferStatus, createView, internalStatuses, itemView } from './views.ts';
+import type { CreateTransferBody, CreatedTransferResponse } from './schemas.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, findByReference, findTransfer, listTransfers } from './store.ts';
-
-export interface CreateTransferBody {
-  amount_minor: number;
-  recipient_account: string;
-  recipient_bank_code: string;
-  narration: string;
-  reference?: string | undefined;
-  currency?: 'NGN' | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
-
-/** The create endpoint's success body (interface §2.3). */
-export interface CreatedTransferBody {
-  success: true;
-  data: TransferCreateView;
-}
 
 export interface TransferServiceDeps {
   orm: MikroORM;
@@ -85,7 +70,7 @@ export class TransferService {
     tenantId: string,
     body: CreateTransferBody,
     idempotencyKey?: string,
-  ): Promise<{ status: 200 | 201; body: CreatedTransferBody }> {
+  ): Promise<{ status: 200 | 201; body: CreatedTransferResponse }> {
     let bank;
     try {
       bank = await this.deps.banks.find(body.recipient_bank_code);
@@ -177,7 +162,7 @@ export class TransferService {
     }
   }
 
-  private repeat(existing: TransferRow, requestHash: string): { status: 200; body: CreatedTransferBody } {
+  private repeat(existing: TransferRow, requestHash: string): { status: 200; body: CreatedTransferResponse } {
     if (existing.request_hash !== requestHash) {
       throw new ApiError(
         'duplicate_reference',

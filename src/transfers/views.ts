@@ -2,6 +2,7 @@
 // and statuses (pending | processing | completed | failed); list and get use their own names and
 // the get/list vocabulary (pending | successful | failed), as the interface specifies.
 import type { TransferStatus } from '../../workflows/transfer-definitions.ts';
+import type { TransferCreateView, TransferItemView } from './schemas.ts';
 import type { TransferRow } from './store.ts';
 
 export type PublicTransferStatus = 'pending' | 'successful' | 'failed';
@@ -17,25 +18,6 @@ export function internalStatuses(status: PublicTransferStatus): TransferStatus[]
   if (status === 'successful') return ['completed'];
   if (status === 'failed') return ['failed'];
   return ['pending', 'processing'];
-}
-
-/** The transfer as the create endpoint returns it (interface §2.3). */
-export interface TransferCreateView {
-  id: string;
-  amount_minor: number;
-  fee_minor: number;
-  total_minor: number;
-  recipient_account: string;
-  recipient_name: string;
-  recipient_bank: string;
-  recipient_bank_code: string;
-  status: TransferStatus;
-  reference: string;
-  narration: string;
-  session_id: string;
-  currency: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
 }
 
 export function createView(row: TransferRow): TransferCreateView {
@@ -56,19 +38,6 @@ export function createView(row: TransferRow): TransferCreateView {
     metadata: row.metadata,
     created_at: row.created_at.toISOString(),
   };
-}
-
-export interface TransferItemView {
-  id: string;
-  reference: string;
-  amount_minor: number;
-  currency: string;
-  status: PublicTransferStatus;
-  bankCode: string;
-  accountNumber: string;
-  accountName: string;
-  createdAt: string;
-  completedAt?: string;
 }
 
 export function itemView(row: TransferRow, options: { withCompletedAt: boolean }): TransferItemView {

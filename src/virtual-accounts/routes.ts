@@ -2,50 +2,23 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
-import { Metadata } from '../http/hostile-input.ts';
-import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
+import { refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
+import {
+  CloseVirtualAccountBody,
+  CreateVirtualAccountBody,
+  ListVirtualAccountsQuery,
+  SandboxCreditBody,
+  SandboxCreditView,
+  VirtualAccountList,
+  VirtualAccountParams,
+  VirtualAccountView,
+} from './schemas.ts';
 import type { VirtualAccountService } from './service.ts';
-import { SORTS } from './store.ts';
 
-export const CreateVirtualAccountBody = z.object({
-  customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
-  account_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
-  provider: z.string().min(1).max(50).optional(),
-  account_type: z.string().min(1).max(50).optional(),
-  metadata: Metadata.optional(),
-  bvn: z
-    .string()
-    .regex(/^\d{11}$/, 'must be 11 digits')
-    .optional(),
-  country: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166 alpha-2 code such as NG')
-    .optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as NGN')
-    .optional(),
-  request_id: z.string().min(1).max(200).optional(),
-  preferred_bank: z.string().min(1).max(100).optional(),
-});
-
-const ListQuery = PaginationQuery.extend({
-  customer_id: z.string().optional(),
-  status: z.string().optional(),
-  account_type: z.string().optional(),
-  bank_code: z.string().optional(),
-  sort: z
-    .string()
-    .refine((sort) => Object.hasOwn(SORTS, sort), `must be one of ${Object.keys(SORTS).join(', ')}`)
-    .default('-created_at'),
-});
-
-const params = z.object({ id: z.string() });
+const params = VirtualAccountParams;
 const security = [{ apiKey: [] }];
 
 export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM; accounts: VirtualAccountService }) {
@@ -63,8 +36,8 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
         security,
         body: CreateVirtualAccountBody,
         response: {
-          200: envelopeSchema(z.unknown()),
-          201: envelopeSchema(z.unknown()),
+          200: envelopeSchema(VirtualAccountView),
+          201: envelopeSchema(VirtualAccountView),
           400: ResourceErrorSchema,
           401: ResourceErrorSchema,
           422: ResourceErrorSchema,
@@ -81,7 +54,13 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
     '/api/v1/virtual-accounts',
     {
       preValidation: refuseWrapperPayloads,
-      schema: { tags: ['virtual accounts'], summary: 'List virtual accounts', security, querystring: ListQuery },
+      schema: {
+        tags: ['virtual accounts'],
+        summary: 'List virtual accounts',
+        security,
+        querystring: ListVirtualAccountsQuery,
+        response: { 200: envelopeSchema(VirtualAccountList) },
+      },
     },
     async (request) => {
       const { customer_id, status, account_type, bank_code, sort } = request.query;
@@ -104,7 +83,15 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
 
   typed.get(
     '/api/v1/virtual-accounts/:id',
-    { schema: { tags: ['virtual accounts'], summary: 'One virtual account', security, params } },
+    {
+      schema: {
+        tags: ['virtual accounts'],
+        summary: 'One virtual account',
+        security,
+        params,
+        response: { 200: envelopeSchema(VirtualAccountView) },
+      },
+    },
     async (request) => ok(request, await deps.accounts.get(tenantOf(request).tenantId, request.params.id)),
   );
 
@@ -117,7 +104,8 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
         security,
         params,
         // The body is optional: absent, it arrives as null.
-        body: z.object({ reason: z.string().max(500, 'must be at most 500 characters').optional() }).nullish(),
+        body: CloseVirtualAccountBody,
+        response: { 200: envelopeSchema(VirtualAccountView) },
       },
     },
     async (request) =>
@@ -132,15 +120,8 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
         summary: 'Sandbox keys: make the sandbox bank send an inbound credit to this account',
         security,
         params,
-        body: z.object({
-          amount_minor: z
-            .number({ error: 'is required' })
-            .int('must be a whole number of kobo')
-            .min(1, 'must be at least 1 kobo')
-            .max(MAX_MOVEMENT_MINOR, `must be at most ${MAX_MOVEMENT_MINOR} kobo (₦1,000,000,000)`),
-          sender_name: z.string().min(1).max(200).optional(),
-          reference: z.string().min(1).max(100).optional(),
-        }),
+        body: SandboxCreditBody,
+        response: { 202: envelopeSchema(SandboxCreditView) },
       },
     },
     async (request, reply) =>

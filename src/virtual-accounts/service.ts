@@ -21,23 +21,11 @@ import {
 } from '../../workflows/virtual-accounts-definitions.ts';
 import type { virtualAccountCloseWorkflow, virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
 import { virtualAccountView } from './views.ts';
+import type { CreateVirtualAccountBody, SandboxCreditBody, VirtualAccountView } from './schemas.ts';
 import { type VirtualAccountRow, findAccount, findByRequestId, listAccounts } from './store.ts';
 import { isUuid } from '../http/ids.ts';
 
 export const TEMPORARY_ACCOUNT_TTL_MS = 24 * 60 * 60 * 1000;
-
-export interface CreateVirtualAccountBody {
-  customer_id: string;
-  account_name: string;
-  provider?: string | undefined;
-  account_type?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-  bvn?: string | undefined;
-  country?: string | undefined;
-  currency?: string | undefined;
-  request_id?: string | undefined;
-  preferred_bank?: string | undefined;
-}
 
 export interface VirtualAccountServiceDeps {
   orm: MikroORM;
@@ -85,7 +73,7 @@ export class VirtualAccountService {
     tenant: ResolvedKey,
     body: CreateVirtualAccountBody,
     idempotencyKey?: string,
-  ): Promise<{ status: 200 | 201; body: unknown }> {
+  ): Promise<{ status: 200 | 201; body: VirtualAccountView }> {
     const accountType = body.account_type ?? 'standard';
     if (!tenant.allowedAccountTypes.includes(accountType)) {
       throw ApiError.validation([
@@ -193,11 +181,7 @@ export class VirtualAccountService {
   }
 
   /** Sandbox keys: have the sandbox bank send an inbound credit, through the real callback path. */
-  async sandboxCredit(
-    tenant: ResolvedKey,
-    id: string,
-    body: { amount_minor: number; sender_name?: string | undefined; reference?: string | undefined },
-  ) {
+  async sandboxCredit(tenant: ResolvedKey, id: string, body: SandboxCreditBody) {
     if (tenant.mode !== 'test') throw new ApiError('forbidden', 'sandbox credits need a sandbox (sk_test_) key');
     const account = await this.row(tenant.tenantId, id);
     const provider = this.deps.providers.virtualAccounts.find(
@@ -216,7 +200,7 @@ export class VirtualAccountService {
         amount_minor: body.amount_minor,
         reference: body.reference ?? null,
         transaction_reference: sent.transactionReference,
-        status: 'sent',
+        status: 'sent' as const,
       };
     } catch (error) {
       if (error instanceof ProviderError && error.outcome === 'rejected') {

@@ -1,8 +1,8 @@
-// A virtual account as the API shows it (interface §2.2). closure_reason and closed_at are kept
-// but never shown.
+// A virtual account as the API shows it (interface §2.2).
+import type { VirtualAccountView } from './schemas.ts';
 import type { VirtualAccountRow } from './store.ts';
 
-export function virtualAccountView(row: VirtualAccountRow) {
+export function virtualAccountView(row: VirtualAccountRow): VirtualAccountView {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
@@ -16,7 +16,7 @@ export function virtualAccountView(row: VirtualAccountRow) {
     account_type: row.account_type,
     total_received_minor: row.total_received_minor,
     transaction_count: row.transaction_count,
-    metadata: row.metadata,
+    metadata: row.metadata ?? null,
     expires_at: row.expires_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -1,0 +1,93 @@
+// Transfers' request and response shapes (interface §2.3–§2.5): the create area answers
+// {success, data} with the create vocabulary; list and get answer {status, data} with theirs.
+// Types come from these schemas (z.infer), so a view and its documented shape cannot drift.
+import { z } from 'zod';
+import { Metadata } from '../http/hostile-input.ts';
+import { MAX_PAGE } from '../http/pagination.ts';
+import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './fees.ts';
+
+export const CreateTransferBody = z.object({
+  amount_minor: z
+    .number({ error: 'is required and must be a whole number of kobo' })
+    .int('must be a whole number of kobo')
+    .min(MIN_TRANSFER_MINOR, `must be at least ${MIN_TRANSFER_MINOR} kobo (₦1)`)
+    .max(MAX_TRANSFER_MINOR, `must be at most ${MAX_TRANSFER_MINOR} kobo (₦10,000,000)`),
+  recipient_account: z.string({ error: 'is required' }).regex(/^\d{10}$/, 'must be exactly 10 digits'),
+  recipient_bank_code: z.string({ error: 'is required' }).min(1, 'is required').max(10),
+  narration: z.string({ error: 'is required' }).min(1, 'is required').max(100, 'must be at most 100 characters'),
+  reference: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 of A-Z, a-z, 0-9, _ and -')
+    .optional(),
+  currency: z.literal('NGN', { error: 'only NGN is supported' }).optional(),
+  metadata: Metadata.optional(),
+});
+
+// Any valid ISO 8601 instant between 1970 and 9999; the service hands PostgreSQL its UTC form.
+const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59Z');
+const isoDate = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
+  .or(z.iso.date())
+  .refine((value) => {
+    const at = Date.parse(value);
+    return at >= EARLIEST && at <= LATEST;
+  }, 'must be a date between 1970 and 9999');
+
+export const ListTransfersQuery = z.object({
+  page: z.coerce.number().int().min(1, 'must be 1 or more').max(MAX_PAGE, `must be at most ${MAX_PAGE}`).default(1),
+  limit: z.coerce.number().int().min(1, 'must be 1 or more').max(100, 'must be at most 100').default(20),
+  status: z.enum(['pending', 'successful', 'failed'], { error: 'must be pending, successful or failed' }).optional(),
+  from: isoDate.optional(),
+  to: isoDate.optional(),
+  reference: z.string().min(1).max(64).optional(),
+});
+
+/** The transfer as the create endpoint returns it (interface §2.3). */
+export const TransferCreateView = z.object({
+  id: z.string(),
+  amount_minor: z.number().int(),
+  fee_minor: z.number().int(),
+  total_minor: z.number().int(),
+  recipient_account: z.string(),
+  recipient_name: z.string(),
+  recipient_bank: z.string(),
+  recipient_bank_code: z.string(),
+  status: z.enum(['pending', 'processing', 'completed', 'failed']),
+  reference: z.string(),
+  narration: z.string(),
+  session_id: z.string(),
+  currency: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+/** The transfer as list and get return it, in their own field names and statuses. */
+export const TransferItemView = z.object({
+  id: z.string(),
+  reference: z.string(),
+  amount_minor: z.number().int(),
+  currency: z.string(),
+  status: z.enum(['pending', 'successful', 'failed']),
+  bankCode: z.string(),
+  accountNumber: z.string(),
+  accountName: z.string(),
+  createdAt: z.string(),
+  completedAt: z.string().optional(),
+});
+
+export type CreateTransferBody = z.infer<typeof CreateTransferBody>;
+export type TransferCreateView = z.infer<typeof TransferCreateView>;
+export type TransferItemView = z.infer<typeof TransferItemView>;
+
+export const TransferParams = z.object({ id: z.string() });
+
+export const CreatedTransferResponse = z.object({ success: z.literal(true), data: TransferCreateView });
+export type CreatedTransferResponse = z.infer<typeof CreatedTransferResponse>;
+
+export const TransferListResponse = z.object({
+  status: z.literal('success'),
+  data: z.array(TransferItemView),
+  pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
+});
+
+export const TransferResponse = z.object({ status: z.literal('success'), data: TransferItemView });
