@@ -3,18 +3,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
-import { Metadata } from '../http/hostile-input.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
-import { MAX_CARD_FUNDING_MINOR, MIN_CARD_FUNDING_MINOR } from '../ledger/money.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import { windowOf } from '../http/pagination.ts';
+import {
+  CardBalance,
+  CardList,
+  CardParams,
+  CardView,
+  CreateCardBody,
+  FundCardBody,
+  FundingHistory,
+  ListCardsQuery,
+  LockCardBody,
+  OperationAccepted,
+} from './schemas.ts';
 import type { CardService } from './service.ts';
 
-const currency = z.literal('NGN', { error: 'only NGN is supported' });
-const params = z.object({ card_id: z.string() });
+const params = CardParams;
 const security = [{ apiKey: [] }];
+const accepted = { 202: envelopeSchema(OperationAccepted) };
 
 export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: CardService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -27,12 +36,8 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         tags: ['cards'],
         summary: 'Issue a card for a customer',
         security,
-        body: z.object({
-          customer_id: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
-          currency: currency.optional(),
-          metadata: Metadata.optional(),
-        }),
-        response: { 201: envelopeSchema(z.unknown()), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+        body: CreateCardBody,
+        response: { 201: envelopeSchema(CardView), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
       },
     },
     async (request, reply) => {
@@ -49,10 +54,8 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         tags: ['cards'],
         summary: 'List cards',
         security,
-        querystring: PaginationQuery.extend({
-          customer_id: z.string().optional(),
-          status: z.enum(['active', 'locked'], { error: 'must be active or locked' }).optional(),
-        }),
+        querystring: ListCardsQuery,
+        response: { 200: envelopeSchema(CardList) },
       },
     },
     async (request) =>
@@ -68,7 +71,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
 
   typed.get(
     '/api/v1/cards/:card_id',
-    { schema: { tags: ['cards'], summary: 'One card', security, params } },
+    { schema: { tags: ['cards'], summary: 'One card', security, params, response: { 200: envelopeSchema(CardView) } } },
     async (request) => ok(request, await deps.cards.get(tenantOf(request).tenantId, request.params.card_id)),
   );
 
@@ -80,13 +83,8 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         summary: 'Lock a card (accepted asynchronously)',
         security,
         params,
-        body: z
-          .object({
-            reason: z.string().max(500).optional(),
-            request_id: z.string().max(200).optional(),
-            idempotency_key: z.string().min(1).max(255).optional(),
-          })
-          .nullish(),
+        body: LockCardBody,
+        response: accepted,
       },
     },
     async (request, reply) => {
@@ -101,7 +99,15 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
 
   typed.post(
     '/api/v1/cards/:card_id/unlock',
-    { schema: { tags: ['cards'], summary: 'Unlock a card (accepted asynchronously; no body)', security, params } },
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Unlock a card (accepted asynchronously; no body)',
+        security,
+        params,
+        response: accepted,
+      },
+    },
     async (request, reply) =>
       reply.status(202).send(
         ok(
@@ -128,16 +134,8 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         summary: 'Move money from the wallet to the card (accepted asynchronously)',
         security,
         params,
-        body: z.object({
-          amount_minor: z
-            .number({ error: 'is required' })
-            .int('must be a whole number of kobo')
-            .min(MIN_CARD_FUNDING_MINOR, `must be at least ${MIN_CARD_FUNDING_MINOR} kobo (₦1)`)
-            .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
-          currency: currency.optional(),
-          transaction_reference: z.string().min(1).max(200).optional(),
-          idempotency_key: z.string().min(1).max(255).optional(),
-        }),
+        body: FundCardBody,
+        response: accepted,
       },
     },
     async (request, reply) =>
@@ -155,13 +153,29 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
 
   typed.get(
     '/api/v1/cards/:card_id/balance',
-    { schema: { tags: ['cards'], summary: 'Card balance', security, params } },
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Card balance',
+        security,
+        params,
+        response: { 200: envelopeSchema(CardBalance) },
+      },
+    },
     async (request) => ok(request, await deps.cards.balance(tenantOf(request).tenantId, request.params.card_id)),
   );
 
   typed.get(
     '/api/v1/cards/:card_id/funding/history',
-    { schema: { tags: ['cards'], summary: 'Card funding history, newest first', security, params } },
+    {
+      schema: {
+        tags: ['cards'],
+        summary: 'Card funding history, newest first',
+        security,
+        params,
+        response: { 200: envelopeSchema(FundingHistory) },
+      },
+    },
     async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
   );
 }

@@ -27,6 +27,7 @@ import {
 } from '../../workflows/card-definitions.ts';
 import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/card.ts';
 import { cardView, fundingView } from './views.ts';
+import type { CreateCardBody, FundCardBody } from './schemas.ts';
 import {
   type CardRow,
   type FundingRow,
@@ -60,11 +61,7 @@ export class CardService {
    * answers from the row. Keyed by the Idempotency-Key when there is one: a retry, even after a
    * 503, meets the same run and the same card, and the processor issues once.
    */
-  async create(
-    tenant: ResolvedKey,
-    body: { customer_id: string; currency?: string | undefined; metadata?: Record<string, unknown> | undefined },
-    idempotencyKey?: string,
-  ) {
+  async create(tenant: ResolvedKey, body: CreateCardBody, idempotencyKey?: string) {
     const input: CardIssueInput = {
       cardId: randomUUID(),
       tenantId: tenant.tenantId,
@@ -142,16 +139,7 @@ export class CardService {
     return { card_id: card.id, operation_id: operationId, action, status: 'accepted' as const };
   }
 
-  async fund(
-    tenantId: string,
-    cardId: string,
-    body: {
-      amount_minor: number;
-      currency?: string | undefined;
-      transaction_reference?: string | undefined;
-      idempotency_key?: string | undefined;
-    },
-  ) {
+  async fund(tenantId: string, cardId: string, body: FundCardBody) {
     const card = await this.row(tenantId, cardId);
     const currency = body.currency ?? 'NGN';
     if (currency !== card.currency)

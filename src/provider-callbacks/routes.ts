@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
-import { ok } from '../http/envelope.ts';
+import { envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
@@ -41,6 +41,9 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
           tags: ['providers'],
           summary: 'Signed callbacks from banks and providers (not for tenants)',
           params: z.object({ provider: z.string() }),
+          response: {
+            200: envelopeSchema(z.object({ event_id: z.string(), status: z.enum(['accepted', 'duplicate']) })),
+          },
         },
       },
       async (request) => {

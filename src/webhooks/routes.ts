@@ -3,31 +3,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
-import { EVENT_TYPES } from './event-types.ts';
+import {
+  DeliveryList,
+  DeliveryView,
+  EndpointList,
+  EndpointView,
+  EventList,
+  EventView,
+  IdParams,
+  ListDeliveriesQuery,
+  ListEventsQuery,
+  RegisterEndpointBody,
+  RegisteredEndpoint,
+  ReplayAccepted,
+} from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
-const EventName = z.enum([...EVENT_TYPES, '*'], {
-  error: `must be one of ${EVENT_TYPES.join(', ')} or *`,
-});
-
-export const RegisterEndpointBody = z.object({
-  url: z.string({ error: 'is required' }).min(1, 'is required').max(2_048, 'must be at most 2048 characters'),
-  events: z.array(EventName, { error: 'must be a list of event names' }).min(1, 'must name at least one event'),
-  signing_secret: z
-    .string({ error: 'is required' })
-    .min(16, 'must be at least 16 characters')
-    .max(256, 'must be at most 256 characters')
-    .refine(
-      (secret) => !secret.startsWith('whsec_') || Buffer.from(secret.slice(6), 'base64').length >= 16,
-      'a whsec_ secret must carry at least 16 base64-encoded bytes',
-    ),
-});
-
-const uuidParam = z.object({ id: z.string() });
 const security = [{ apiKey: [] }];
 
 export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webhooks: WebhookService }) {
@@ -45,7 +39,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
             'Live keys need an https URL on a public address; sandbox keys may also use http and loopback.',
           security,
           body: RegisterEndpointBody,
-          response: { 201: envelopeSchema(z.unknown()), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+          response: { 201: envelopeSchema(RegisteredEndpoint), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
         },
       },
       async (request, reply) => {
@@ -56,7 +50,15 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
 
   typed.get(
     '/api/v1/webhook-endpoints',
-    { schema: { tags: ['webhooks'], summary: 'List webhook endpoints', security, querystring: PaginationQuery } },
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List webhook endpoints',
+        security,
+        querystring: PaginationQuery,
+        response: { 200: envelopeSchema(EndpointList) },
+      },
+    },
     async (request) =>
       ok(request, await deps.webhooks.listEndpoints(tenantOf(request).tenantId, windowOf(request.query))),
   );
@@ -68,7 +70,8 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         tags: ['webhooks'],
         summary: 'Delete a webhook endpoint (its deliveries stop)',
         security,
-        params: uuidParam,
+        params: IdParams,
+        response: { 200: envelopeSchema(EndpointView) },
       },
     },
     async (request) => ok(request, await deps.webhooks.deleteEndpoint(tenantOf(request).tenantId, request.params.id)),
@@ -81,15 +84,8 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         tags: ['webhooks'],
         summary: 'List deliveries with their attempts',
         security,
-        querystring: PaginationQuery.extend({
-          event_id: z.string().optional(),
-          endpoint_id: z.string().optional(),
-          status: z
-            .enum(['queued', 'retrying', 'succeeded', 'failed'], {
-              error: 'must be queued, retrying, succeeded or failed',
-            })
-            .optional(),
-        }),
+        querystring: ListDeliveriesQuery,
+        response: { 200: envelopeSchema(DeliveryList) },
       },
     },
     async (request) => {
@@ -107,7 +103,15 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
 
   typed.get(
     '/api/v1/webhook-deliveries/:id',
-    { schema: { tags: ['webhooks'], summary: 'One delivery with its attempts', security, params: uuidParam } },
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'One delivery with its attempts',
+        security,
+        params: IdParams,
+        response: { 200: envelopeSchema(DeliveryView) },
+      },
+    },
     async (request) => ok(request, await deps.webhooks.getDelivery(tenantOf(request).tenantId, request.params.id)),
   );
 
@@ -118,7 +122,8 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         tags: ['webhooks'],
         summary: 'Deliver the event again now (same webhook-id)',
         security,
-        params: uuidParam,
+        params: IdParams,
+        response: { 202: envelopeSchema(ReplayAccepted) },
       },
     },
     async (request, reply) =>
@@ -132,7 +137,8 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         tags: ['events'],
         summary: "The tenant's events, newest first",
         security,
-        querystring: PaginationQuery.extend({ type: z.string().optional() }),
+        querystring: ListEventsQuery,
+        response: { 200: envelopeSchema(EventList) },
       },
     },
     async (request) =>
@@ -148,7 +154,15 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
 
   typed.get(
     '/api/v1/events/:id',
-    { schema: { tags: ['events'], summary: 'One event', security, params: uuidParam } },
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'One event',
+        security,
+        params: IdParams,
+        response: { 200: envelopeSchema(EventView) },
+      },
+    },
     async (request) => ok(request, await deps.webhooks.getEvent(tenantOf(request).tenantId, request.params.id)),
   );
 }

@@ -17,6 +17,7 @@ import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.t
 import { DestinationRefused, type EgressPolicy, checkDestination } from './destinations.ts';
 import { encryptSecret } from './secrets.ts';
 import { isUuid } from '../http/ids.ts';
+import type { DeliveryView, EndpointView, EventView, RegisterEndpointBody } from './schemas.ts';
 import {
   type DeliveryFilter,
   type EndpointRow,
@@ -38,7 +39,7 @@ export interface WebhookServiceDeps {
 
 const iso = (value: Date) => value.toISOString();
 
-export function endpointView(row: EndpointRow) {
+export function endpointView(row: EndpointRow): EndpointView {
   return {
     id: row.id,
     url: row.url,
@@ -50,7 +51,7 @@ export function endpointView(row: EndpointRow) {
   };
 }
 
-export function eventView(row: EventRow) {
+export function eventView(row: EventRow): EventView {
   return { id: row.id, type: row.type, created_at: iso(row.created_at), data: row.payload };
 }
 
@@ -61,7 +62,7 @@ export class WebhookService {
     this.deps = deps;
   }
 
-  async register(tenant: ResolvedKey, body: { url: string; events: string[]; signing_secret: string }) {
+  async register(tenant: ResolvedKey, body: RegisterEndpointBody) {
     try {
       await checkDestination(body.url, tenant.mode, this.deps.egress);
     } catch (error) {
@@ -114,7 +115,10 @@ export class WebhookService {
   }
 
   /** A page of deliveries with their endpoint's state and their attempts, and the total. */
-  private async deliveryRows(filter: DeliveryFilter, window: Window) {
+  private async deliveryRows(
+    filter: DeliveryFilter,
+    window: Window,
+  ): Promise<{ items: DeliveryView[]; total: number }> {
     const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window);
     const items = rows.map((row) => ({
       id: row.id,
@@ -126,16 +130,16 @@ export class WebhookService {
       // The HTTP status the endpoint answered to the latest attempt; null without an answer.
       endpoint_status: row.attempts.at(-1)?.status_code ?? null,
       endpoint_state: row.endpoint_state,
-      signature: row.signature,
-      replay_id: row.replay_id,
+      signature: row.signature ?? null,
+      replay_id: row.replay_id ?? null,
       attempts: row.attempts.map((attempt) => ({
         number: attempt.number,
         attempted_at: iso(attempt.attempted_at),
-        status_code: attempt.status_code,
-        error: attempt.error,
+        status_code: attempt.status_code ?? null,
+        error: attempt.error ?? null,
         duration_ms: attempt.duration_ms,
-        response_body: attempt.response_body,
-        replay_id: attempt.replay_id,
+        response_body: attempt.response_body ?? null,
+        replay_id: attempt.replay_id ?? null,
       })),
       created_at: iso(row.created_at),
       updated_at: iso(row.updated_at),

@@ -1,0 +1,102 @@
+// Webhooks' and events' request and response shapes. Types come from these schemas (z.infer), so a
+// view and its documented shape cannot drift.
+import { z } from 'zod';
+import { PaginationQuery, PaginationSchema } from '../http/pagination.ts';
+import { EVENT_TYPES } from './event-types.ts';
+
+const EventName = z.enum([...EVENT_TYPES, '*'], {
+  error: `must be one of ${EVENT_TYPES.join(', ')} or *`,
+});
+
+export const RegisterEndpointBody = z.object({
+  url: z.string({ error: 'is required' }).min(1, 'is required').max(2_048, 'must be at most 2048 characters'),
+  events: z.array(EventName, { error: 'must be a list of event names' }).min(1, 'must name at least one event'),
+  signing_secret: z
+    .string({ error: 'is required' })
+    .min(16, 'must be at least 16 characters')
+    .max(256, 'must be at most 256 characters')
+    .refine(
+      (secret) => !secret.startsWith('whsec_') || Buffer.from(secret.slice(6), 'base64').length >= 16,
+      'a whsec_ secret must carry at least 16 base64-encoded bytes',
+    ),
+});
+export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
+
+export const IdParams = z.object({ id: z.string() });
+
+export const ListDeliveriesQuery = PaginationQuery.extend({
+  event_id: z.string().optional(),
+  endpoint_id: z.string().optional(),
+  status: z
+    .enum(['queued', 'retrying', 'succeeded', 'failed'], { error: 'must be queued, retrying, succeeded or failed' })
+    .optional(),
+});
+
+export const ListEventsQuery = PaginationQuery.extend({ type: z.string().optional() });
+
+const EndpointStatus = z.enum(['listening', 'disabled', 'deleted']);
+
+export const EndpointView = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  status: EndpointStatus,
+  disabled_reason: z.string().optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type EndpointView = z.infer<typeof EndpointView>;
+
+export const EndpointList = z.object({ items: z.array(EndpointView), pagination: PaginationSchema });
+
+/** Registration answers the endpoint and the id of its webhook.endpoint.created event. */
+export const RegisteredEndpoint = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  status: EndpointStatus,
+  event_id: z.string(),
+  created_at: z.string(),
+});
+
+export const AttemptView = z.object({
+  number: z.number().int(),
+  attempted_at: z.string(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int(),
+  response_body: z.string().nullable(),
+  replay_id: z.string().nullable(),
+});
+
+export const DeliveryView = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  endpoint_id: z.string(),
+  event_type: z.string(),
+  status: z.enum(['queued', 'retrying', 'succeeded', 'failed']),
+  attempt_count: z.number().int(),
+  /** The HTTP status the endpoint answered to the latest attempt; null without an answer. */
+  endpoint_status: z.number().int().nullable(),
+  endpoint_state: EndpointStatus,
+  signature: z.string().nullable(),
+  replay_id: z.string().nullable(),
+  attempts: z.array(AttemptView),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type DeliveryView = z.infer<typeof DeliveryView>;
+
+export const DeliveryList = z.object({ items: z.array(DeliveryView), pagination: PaginationSchema });
+
+export const ReplayAccepted = z.object({ delivery_id: z.string(), replay_id: z.string() });
+
+export const EventView = z.object({
+  id: z.string(),
+  type: z.string(),
+  created_at: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type EventView = z.infer<typeof EventView>;
+
+export const EventList = z.object({ items: z.array(EventView), pagination: PaginationSchema });
