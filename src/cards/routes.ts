@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -22,8 +23,10 @@ import {
 import type { CardService } from './service.ts';
 
 const params = CardParams;
-const security = [{ apiKey: [] }];
 const accepted = { 202: envelopeSchema(OperationAccepted) };
+
+const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
+  tenantRouteSchema('cards', summary, shapes);
 
 export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: CardService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -32,13 +35,10 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     '/api/v1/cards',
     {
       config: { reachesProvider: true },
-      schema: {
-        tags: ['cards'],
-        summary: 'Issue a card for a customer',
-        security,
+      schema: doc('Issue a card for a customer', {
         body: CreateCardBody,
         response: { 201: envelopeSchema(CardView), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
-      },
+      }),
     },
     async (request, reply) => {
       return reply
@@ -50,13 +50,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.get(
     '/api/v1/cards',
     {
-      schema: {
-        tags: ['cards'],
-        summary: 'List cards',
-        security,
-        querystring: ListCardsQuery,
-        response: { 200: envelopeSchema(CardList) },
-      },
+      schema: doc('List cards', { querystring: ListCardsQuery, response: { 200: envelopeSchema(CardList) } }),
     },
     async (request) =>
       ok(
@@ -71,21 +65,14 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
 
   typed.get(
     '/api/v1/cards/:card_id',
-    { schema: { tags: ['cards'], summary: 'One card', security, params, response: { 200: envelopeSchema(CardView) } } },
+    { schema: doc('One card', { params, response: { 200: envelopeSchema(CardView) } }) },
     async (request) => ok(request, await deps.cards.get(tenantOf(request).tenantId, request.params.card_id)),
   );
 
   typed.post(
     '/api/v1/cards/:card_id/lock',
     {
-      schema: {
-        tags: ['cards'],
-        summary: 'Lock a card (accepted asynchronously)',
-        security,
-        params,
-        body: LockCardBody,
-        response: accepted,
-      },
+      schema: doc('Lock a card (accepted asynchronously)', { params, body: LockCardBody, response: accepted }),
     },
     async (request, reply) => {
       const body = request.body ?? {};
@@ -100,13 +87,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards/:card_id/unlock',
     {
-      schema: {
-        tags: ['cards'],
-        summary: 'Unlock a card (accepted asynchronously; no body)',
-        security,
-        params,
-        response: accepted,
-      },
+      schema: doc('Unlock a card (accepted asynchronously; no body)', { params, response: accepted }),
     },
     async (request, reply) =>
       reply.status(202).send(
@@ -129,14 +110,11 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
           return key !== undefined ? `key:${key}` : reference !== undefined ? `reference:${reference}` : undefined;
         },
       },
-      schema: {
-        tags: ['cards'],
-        summary: 'Move money from the wallet to the card (accepted asynchronously)',
-        security,
+      schema: doc('Move money from the wallet to the card (accepted asynchronously)', {
         params,
         body: FundCardBody,
         response: accepted,
-      },
+      }),
     },
     async (request, reply) =>
       reply.status(202).send(
@@ -154,13 +132,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.get(
     '/api/v1/cards/:card_id/balance',
     {
-      schema: {
-        tags: ['cards'],
-        summary: 'Card balance',
-        security,
-        params,
-        response: { 200: envelopeSchema(CardBalance) },
-      },
+      schema: doc('Card balance', { params, response: { 200: envelopeSchema(CardBalance) } }),
     },
     async (request) => ok(request, await deps.cards.balance(tenantOf(request).tenantId, request.params.card_id)),
   );
@@ -168,13 +140,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.get(
     '/api/v1/cards/:card_id/funding/history',
     {
-      schema: {
-        tags: ['cards'],
-        summary: 'Card funding history, newest first',
-        security,
-        params,
-        response: { 200: envelopeSchema(FundingHistory) },
-      },
+      schema: doc('Card funding history, newest first', { params, response: { 200: envelopeSchema(FundingHistory) } }),
     },
     async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
   );

@@ -6,22 +6,21 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
 export const Card = defineEntity({
   name: 'Card',
   tableName: 'cards',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     customer_id: p.string(),
     status: p.enum(['active', 'locked'] as const),
     last4: p.string(),
     currency: p.string(),
     metadata: p.json<Record<string, unknown>>().nullable(),
     processor_reference: p.string(),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
   },
 });
 export type CardRow = InferEntity<typeof Card>;
@@ -36,7 +35,7 @@ export const CardOperationRecord = defineEntity({
     status: p.enum(['accepted', 'applied', 'unchanged', 'failed'] as const),
     idempotency_key: p.string().nullable(),
     reason: p.string().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
+    ...createdAt(),
     completed_at: p.datetime().nullable(),
   },
 });
@@ -55,7 +54,7 @@ export const CardFunding = defineEntity({
     transaction_reference: p.string().nullable(),
     idempotency_key: p.string().nullable(),
     failure_reason: p.string().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
+    ...createdAt(),
     completed_at: p.datetime().nullable(),
   },
 });
@@ -82,7 +81,7 @@ export async function listCards(
   const where: Record<string, unknown> = { tenant_id: tenantId };
   if (filters.customer_id !== undefined) where.customer_id = filters.customer_id;
   if (filters.status !== undefined) where.status = filters.status;
-  return pageOf(em, Card, where, { created_at: 'desc', id: 'desc' }, window);
+  return pageOf(em, Card, where, NEWEST_FIRST, window);
 }
 
 /** The issued card's row; null if an earlier attempt recorded it. */
@@ -208,7 +207,7 @@ export async function insertFunding(
 }
 
 export async function fundingsOf(em: EntityManager, cardId: string): Promise<FundingRow[]> {
-  return em.find(CardFunding, { card_id: cardId }, { orderBy: { created_at: 'desc', id: 'desc' } });
+  return em.find(CardFunding, { card_id: cardId }, { orderBy: NEWEST_FIRST });
 }
 
 /** A funding and its card; `lock` holds the funding's row for the caller's transaction. */

@@ -6,18 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, defineEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NEWEST_FIRST, createdAt, tenantOwned } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
 export const Event = defineEntity({
   name: 'Event',
   tableName: 'events',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     type: p.string(),
     source_key: p.string(),
     payload: p.json<Record<string, unknown>>(),
-    created_at: p.datetime().defaultRaw('now()'),
+    ...createdAt(),
     fanned_out_at: p.datetime().nullable(),
     fanout_claimed_by: p.string().nullable(),
     fanout_claimed_until: p.datetime().nullable(),
@@ -66,13 +66,7 @@ export async function listEvents(
   type: string | undefined,
   window: Window,
 ): Promise<Page<EventRow>> {
-  return pageOf(
-    em,
-    Event,
-    { tenant_id: tenantId, ...(type ? { type } : {}) },
-    { created_at: 'desc', id: 'desc' },
-    window,
-  );
+  return pageOf(em, Event, { tenant_id: tenantId, ...(type ? { type } : {}) }, NEWEST_FIRST, window);
 }
 
 /** An event claimed for fan-out. */

@@ -3,14 +3,14 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, defineEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { tenantOwned, timestamps } from '../db/columns.ts';
 import type { CreateCustomerBody } from './schemas.ts';
 
 export const IdentityCustomer = defineEntity({
   name: 'IdentityCustomer',
   tableName: 'identity_customers',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     external_reference: p.string(),
     first_name: p.string(),
     last_name: p.string(),
@@ -19,8 +19,7 @@ export const IdentityCustomer = defineEntity({
     country: p.string(),
     metadata: p.json<Record<string, unknown>>().nullable(),
     kyc_status: p.string().default('unverified'),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
   },
 });
 export type CustomerRow = InferEntity<typeof IdentityCustomer>;

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { TransferErrorSchema } from '../http/error-docs.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
@@ -15,6 +16,9 @@ import {
 } from './schemas.ts';
 import type { TransferService } from './service.ts';
 
+const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
+  tenantRouteSchema('transfers', summary, shapes);
+
 export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; transfers: TransferService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
 
@@ -22,15 +26,12 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
     '/api/v1/transfers',
     {
       config: { reachesProvider: true, naturalKey: (body) => (body as { reference?: string }).reference },
-      schema: {
-        tags: ['transfers'],
-        summary: 'Send naira to a bank account (returns once funds are reserved)',
+      schema: doc('Send naira to a bank account (returns once funds are reserved)', {
         description:
           'Reserves amount_minor + fee_minor from the wallet and returns `pending`; the bank outcome follows ' +
           '(GET the transfer, or the transfer.settled / transfer.failed webhook). A repeat with the same ' +
           '`reference` and body returns the original (200); another body → 409 duplicate_reference. ' +
           'Supports the Idempotency-Key header.',
-        security: [{ apiKey: [] }],
         body: CreateTransferBody,
         response: {
           200: CreatedTransferResponse,
@@ -40,7 +41,7 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
           409: TransferErrorSchema,
           422: TransferErrorSchema,
         },
-      },
+      }),
     },
     async (request, reply) => {
       const result = await deps.transfers.create(tenantOf(request).tenantId, request.body, idempotencyKeyOf(request));
@@ -51,17 +52,14 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
   typed.get(
     '/api/v1/transfers',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: 'List transfers, newest first',
-        security: [{ apiKey: [] }],
+      schema: doc('List transfers, newest first', {
         querystring: ListTransfersQuery,
         response: {
           200: TransferListResponse,
           400: TransferErrorSchema,
           401: TransferErrorSchema,
         },
-      },
+      }),
     },
     async (request) => {
       const query = request.query;
@@ -80,17 +78,14 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
   typed.get(
     '/api/v1/transfers/:id',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: 'One transfer, by the id returned at creation',
-        security: [{ apiKey: [] }],
+      schema: doc('One transfer, by the id returned at creation', {
         params: TransferParams,
         response: {
           200: TransferResponse,
           401: TransferErrorSchema,
           404: TransferErrorSchema,
         },
-      },
+      }),
     },
     async (request) => ({
       status: 'success' as const,

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 
@@ -13,8 +14,7 @@ export const Transfer = defineEntity({
   name: 'Transfer',
   tableName: 'transfers',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     reference: p.string(),
     request_hash: p.string(),
     amount_minor: p.bigint('number'),
@@ -32,8 +32,7 @@ export const Transfer = defineEntity({
     provider_code: p.string().nullable(),
     failure_reason: p.string().nullable(),
     stuck_since: p.datetime().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
     completed_at: p.datetime().nullable(),
   },
 });
@@ -48,7 +47,7 @@ export const TransferResolution = defineEntity({
     outcome: p.enum(['successful', 'failed'] as const),
     note: p.string(),
     operator: p.string(),
-    created_at: p.datetime().defaultRaw('now()'),
+    ...createdAt(),
   },
 });
 
@@ -111,7 +110,7 @@ export async function listTransfers(
       ...(query.statuses ? { status: { $in: query.statuses } } : {}),
       ...(Object.keys(created).length > 0 ? { created_at: created } : {}),
     },
-    { created_at: 'desc', id: 'desc' },
+    NEWEST_FIRST,
     window,
   );
 }

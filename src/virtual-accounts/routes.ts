@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -19,7 +20,9 @@ import {
 import type { VirtualAccountService } from './service.ts';
 
 const params = VirtualAccountParams;
-const security = [{ apiKey: [] }];
+
+const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
+  tenantRouteSchema('virtual accounts', summary, shapes);
 
 export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM; accounts: VirtualAccountService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -28,12 +31,9 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
     '/api/v1/virtual-accounts',
     {
       config: { reachesProvider: true, naturalKey: (body) => (body as { request_id?: string }).request_id },
-      schema: {
-        tags: ['virtual accounts'],
-        summary: 'Create a virtual account for a customer',
+      schema: doc('Create a virtual account for a customer', {
         description:
           'Replay-safe by `request_id` and by the Idempotency-Key header: a repeat returns the same account (200).',
-        security,
         body: CreateVirtualAccountBody,
         response: {
           200: envelopeSchema(VirtualAccountView),
@@ -42,7 +42,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
           401: ResourceErrorSchema,
           422: ResourceErrorSchema,
         },
-      },
+      }),
     },
     async (request, reply) => {
       const result = await deps.accounts.create(tenantOf(request), request.body, idempotencyKeyOf(request));
@@ -54,13 +54,10 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
     '/api/v1/virtual-accounts',
     {
       preValidation: refuseWrapperPayloads,
-      schema: {
-        tags: ['virtual accounts'],
-        summary: 'List virtual accounts',
-        security,
+      schema: doc('List virtual accounts', {
         querystring: ListVirtualAccountsQuery,
         response: { 200: envelopeSchema(VirtualAccountList) },
-      },
+      }),
     },
     async (request) => {
       const { customer_id, status, account_type, bank_code, sort } = request.query;
@@ -84,13 +81,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.get(
     '/api/v1/virtual-accounts/:id',
     {
-      schema: {
-        tags: ['virtual accounts'],
-        summary: 'One virtual account',
-        security,
-        params,
-        response: { 200: envelopeSchema(VirtualAccountView) },
-      },
+      schema: doc('One virtual account', { params, response: { 200: envelopeSchema(VirtualAccountView) } }),
     },
     async (request) => ok(request, await deps.accounts.get(tenantOf(request).tenantId, request.params.id)),
   );
@@ -98,15 +89,12 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/virtual-accounts/:id/close',
     {
-      schema: {
-        tags: ['virtual accounts'],
-        summary: 'Close a virtual account (irreversible)',
-        security,
+      schema: doc('Close a virtual account (irreversible)', {
         params,
         // The body is optional: absent, it arrives as null.
         body: CloseVirtualAccountBody,
         response: { 200: envelopeSchema(VirtualAccountView) },
-      },
+      }),
     },
     async (request) =>
       ok(request, await deps.accounts.close(tenantOf(request).tenantId, request.params.id, request.body?.reason)),
@@ -115,14 +103,15 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/sandbox/virtual-accounts/:id/credits',
     {
-      schema: {
-        tags: ['sandbox'],
-        summary: 'Sandbox keys: make the sandbox bank send an inbound credit to this account',
-        security,
-        params,
-        body: SandboxCreditBody,
-        response: { 202: envelopeSchema(SandboxCreditView) },
-      },
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: make the sandbox bank send an inbound credit to this account',
+        {
+          params,
+          body: SandboxCreditBody,
+          response: { 202: envelopeSchema(SandboxCreditView) },
+        },
+      ),
     },
     async (request, reply) =>
       reply

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, type QueryOrderMap, defineEntity, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
 export const VIRTUAL_ACCOUNT_STATUSES = ['active', 'frozen', 'closed', 'expired'] as const;
@@ -15,8 +16,7 @@ export const VirtualAccount = defineEntity({
   name: 'VirtualAccount',
   tableName: 'virtual_accounts',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     customer_id: p.string(),
     account_number: p.string(),
     account_name: p.string(),
@@ -33,8 +33,7 @@ export const VirtualAccount = defineEntity({
     expires_at: p.datetime().nullable(),
     closure_reason: p.string().nullable(),
     closed_at: p.datetime().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
   },
 });
 export type VirtualAccountRow = InferEntity<typeof VirtualAccount>;
@@ -51,7 +50,7 @@ export const InboundCreditRecord = defineEntity({
     sender_name: p.string().nullable(),
     status: p.enum(['applied', 'refused'] as const),
     refusal_reason: p.string().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
+    ...createdAt(),
   },
 });
 
@@ -60,7 +59,7 @@ export const virtualAccountEntities = [VirtualAccount, InboundCreditRecord];
 /** The list's sort keys (interface §2.2), each with the id as a tiebreak so pages never overlap. */
 export const SORTS: Record<string, QueryOrderMap<VirtualAccountRow>> = {
   created_at: { created_at: 'asc', id: 'asc' },
-  '-created_at': { created_at: 'desc', id: 'desc' },
+  '-created_at': NEWEST_FIRST,
   account_number: { account_number: 'asc', id: 'asc' },
   '-account_number': { account_number: 'desc', id: 'desc' },
   total_received_minor: { total_received_minor: 'asc', id: 'asc' },

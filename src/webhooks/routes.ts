@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
@@ -22,7 +23,8 @@ import {
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
-const security = [{ apiKey: [] }];
+const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
+  tenantRouteSchema('webhooks', summary, shapes);
 
 export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webhooks: WebhookService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -31,16 +33,13 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     typed.post(
       url,
       {
-        schema: {
-          tags: ['webhooks'],
-          summary: 'Register a webhook endpoint',
+        schema: doc('Register a webhook endpoint', {
           description:
             'Deliveries are signed per Standard Webhooks with `signing_secret` (a `whsec_…` secret or any string). ' +
             'Live keys need an https URL on a public address; sandbox keys may also use http and loopback.',
-          security,
           body: RegisterEndpointBody,
           response: { 201: envelopeSchema(RegisteredEndpoint), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
-        },
+        }),
       },
       async (request, reply) => {
         return reply.status(201).send(ok(request, await deps.webhooks.register(tenantOf(request), request.body)));
@@ -51,13 +50,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.get(
     '/api/v1/webhook-endpoints',
     {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'List webhook endpoints',
-        security,
+      schema: doc('List webhook endpoints', {
         querystring: PaginationQuery,
         response: { 200: envelopeSchema(EndpointList) },
-      },
+      }),
     },
     async (request) =>
       ok(request, await deps.webhooks.listEndpoints(tenantOf(request).tenantId, windowOf(request.query))),
@@ -66,13 +62,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.delete(
     '/api/v1/webhook-endpoints/:id',
     {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Delete a webhook endpoint (its deliveries stop)',
-        security,
+      schema: doc('Delete a webhook endpoint (its deliveries stop)', {
         params: IdParams,
         response: { 200: envelopeSchema(EndpointView) },
-      },
+      }),
     },
     async (request) => ok(request, await deps.webhooks.deleteEndpoint(tenantOf(request).tenantId, request.params.id)),
   );
@@ -80,13 +73,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.get(
     '/api/v1/webhook-deliveries',
     {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'List deliveries with their attempts',
-        security,
+      schema: doc('List deliveries with their attempts', {
         querystring: ListDeliveriesQuery,
         response: { 200: envelopeSchema(DeliveryList) },
-      },
+      }),
     },
     async (request) => {
       const { event_id, endpoint_id, status } = request.query;
@@ -104,13 +94,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.get(
     '/api/v1/webhook-deliveries/:id',
     {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'One delivery with its attempts',
-        security,
+      schema: doc('One delivery with its attempts', {
         params: IdParams,
         response: { 200: envelopeSchema(DeliveryView) },
-      },
+      }),
     },
     async (request) => ok(request, await deps.webhooks.getDelivery(tenantOf(request).tenantId, request.params.id)),
   );
@@ -118,13 +105,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.post(
     '/api/v1/webhook-deliveries/:id/replay',
     {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Deliver the event again now (same webhook-id)',
-        security,
+      schema: doc('Deliver the event again now (same webhook-id)', {
         params: IdParams,
         response: { 202: envelopeSchema(ReplayAccepted) },
-      },
+      }),
     },
     async (request, reply) =>
       reply.status(202).send(ok(request, await deps.webhooks.replay(tenantOf(request).tenantId, request.params.id))),
@@ -133,13 +117,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.get(
     '/api/v1/events',
     {
-      schema: {
-        tags: ['events'],
-        summary: "The tenant's events, newest first",
-        security,
+      schema: tenantRouteSchema('events', "The tenant's events, newest first", {
         querystring: ListEventsQuery,
         response: { 200: envelopeSchema(EventList) },
-      },
+      }),
     },
     async (request) =>
       ok(
@@ -155,13 +136,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
   typed.get(
     '/api/v1/events/:id',
     {
-      schema: {
-        tags: ['events'],
-        summary: 'One event',
-        security,
+      schema: tenantRouteSchema('events', 'One event', {
         params: IdParams,
         response: { 200: envelopeSchema(EventView) },
-      },
+      }),
     },
     async (request) => ok(request, await deps.webhooks.getEvent(tenantOf(request).tenantId, request.params.id)),
   );

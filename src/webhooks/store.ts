@@ -4,22 +4,21 @@
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
 import { type InferEntity, type FilterQuery, defineEntity, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NEWEST_FIRST, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
 export const WebhookEndpoint = defineEntity({
   name: 'WebhookEndpoint',
   tableName: 'webhook_endpoints',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     url: p.string(),
     mode: p.enum(['test', 'live'] as const),
     events: p.array(),
     secret_ciphertext: p.string(),
     status: p.enum(['listening', 'disabled', 'deleted'] as const),
     disabled_reason: p.string().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
   },
 });
 export type EndpointRow = InferEntity<typeof WebhookEndpoint>;
@@ -28,8 +27,7 @@ export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
   properties: {
-    id: p.uuid().primary(),
-    tenant_id: p.uuid(),
+    ...tenantOwned(),
     event_id: p.uuid(),
     endpoint_id: p.uuid(),
     event_type: p.string(),
@@ -37,8 +35,7 @@ export const WebhookDelivery = defineEntity({
     attempt_count: p.integer().default(0),
     signature: p.string().nullable(),
     replay_id: p.string().nullable(),
-    created_at: p.datetime().defaultRaw('now()'),
-    updated_at: p.datetime().defaultRaw('now()'),
+    ...timestamps(),
   },
 });
 export type DeliveryRow = InferEntity<typeof WebhookDelivery>;
@@ -77,13 +74,7 @@ export async function findEndpoint(em: EntityManager, id: string): Promise<Endpo
 
 /** The tenant's endpoints, deleted ones left out, newest first. */
 export async function listEndpoints(em: EntityManager, tenantId: string, window: Window): Promise<Page<EndpointRow>> {
-  return pageOf(
-    em,
-    WebhookEndpoint,
-    { tenant_id: tenantId, status: { $ne: 'deleted' } },
-    { created_at: 'desc', id: 'desc' },
-    window,
-  );
+  return pageOf(em, WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } }, NEWEST_FIRST, window);
 }
 
 /** The endpoints that receive the tenant's events now. */
@@ -127,7 +118,7 @@ export async function deliveryPage(
   if (filter.eventId !== undefined) where.event_id = filter.eventId;
   if (filter.endpointId !== undefined) where.endpoint_id = filter.endpointId;
   if (filter.status !== undefined) where.status = filter.status as DeliveryStatus;
-  const { rows, total } = await pageOf(em, WebhookDelivery, where, { created_at: 'desc', id: 'desc' }, window);
+  const { rows, total } = await pageOf(em, WebhookDelivery, where, NEWEST_FIRST, window);
   if (rows.length === 0) return { rows: [], total };
   const endpoints = await em.find(WebhookEndpoint, { id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] } });
   const attempts = await em.find(

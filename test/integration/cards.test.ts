@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { describe, expect, it } from 'vitest';
+import { walletBalance } from '../../src/ledger/ledger.ts';
 import {
   cardIssueWorkflowId,
   cardStateQuery,
@@ -17,7 +17,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `cards-${process.pid}`;
 
@@ -27,15 +27,9 @@ let app: FastifyInstance;
 let bank: TestSandboxBank;
 let client: Client;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } });
+useGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } }, (started) => {
+  stack = started;
   ({ db, app, bank, client } = stack);
-});
-afterEach(async () => {
-  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });

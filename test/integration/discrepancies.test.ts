@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
@@ -16,7 +16,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
 import { transferEntries, transferEvents } from '../support/ledger-reads.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `discrepancies-${process.pid}`;
 
@@ -26,15 +26,9 @@ let app: FastifyInstance;
 let bank: TestSandboxBank;
 let client: Client;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 300 } });
+useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 300 } }, (started) => {
+  stack = started;
   ({ db, app, bank, client } = stack);
-});
-afterEach(async () => {
-  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 const admin = (...args: string[]) =>

@@ -5,13 +5,13 @@
 // `idempotent-replayed`; a key whose first request died is taken over after its lease.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postMovement, postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { describe, expect, it } from 'vitest';
+import { postMovement, walletBalance } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `idempotency-${process.pid}`;
 const CONCURRENCY = 500;
@@ -20,15 +20,9 @@ let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } });
+useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (started) => {
+  stack = started;
   ({ db, app } = stack);
-});
-afterEach(async () => {
-  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });

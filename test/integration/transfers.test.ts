@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { createTransferActivities } from '../../activities/transfers.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
@@ -17,7 +17,7 @@ import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
 import { transferEntries, transferEvents } from '../support/ledger-reads.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `transfers-${process.pid}`;
 const PROVIDER_TIMEOUT_MS = 1_000;
@@ -28,20 +28,17 @@ let app: FastifyInstance;
 let bank: TestSandboxBank;
 let client: Client;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({
+useGatewayStack(
+  {
     taskQueue: TASK_QUEUE,
     providerTimeoutMs: PROVIDER_TIMEOUT_MS,
     bank: { completionDelayMs: 300, hangMs: 3_000 },
-  });
-  ({ db, app, bank, client } = stack);
-});
-afterEach(async () => {
-  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
-});
-afterAll(async () => {
-  await stack?.close();
-});
+  },
+  (started) => {
+    stack = started;
+    ({ db, app, bank, client } = stack);
+  },
+);
 
 const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
 

@@ -3,8 +3,8 @@
 // through the signed callback path).
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { describe, expect, it } from 'vitest';
+import { walletBalance } from '../../src/ledger/ledger.ts';
 import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
@@ -17,7 +17,7 @@ import {
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `virtual-accounts-${process.pid}`;
 
@@ -26,15 +26,9 @@ let db: TestDatabase;
 let app: FastifyInstance;
 let bank: TestSandboxBank;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE });
+useGatewayStack({ taskQueue: TASK_QUEUE }, (started) => {
+  stack = started;
   ({ db, app, bank } = stack);
-});
-afterEach(async () => {
-  expect(await postingsTotal(db.orm.em.fork())).toBe(0);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });

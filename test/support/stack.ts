@@ -4,7 +4,8 @@
 // lives here once.
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
+import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks/destinations.ts';
 import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
@@ -25,6 +26,26 @@ export interface GatewayStack {
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
   close(): Promise<void>;
+}
+
+export type GatewayStackOptions = Parameters<typeof startGatewayStack>[0];
+
+/**
+ * A test file's stack: started before its tests (`onStart` hands it to the file's variables),
+ * closed after them, and after each test the ledger must balance (all postings ever made sum to 0).
+ */
+export function useGatewayStack(options: GatewayStackOptions, onStart: (stack: GatewayStack) => void): void {
+  let stack: GatewayStack | undefined;
+  beforeAll(async () => {
+    stack = await startGatewayStack(options);
+    onStart(stack);
+  });
+  afterEach(async () => {
+    expect(await postingsTotal(stack!.db.orm.em.fork())).toBe(0);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
 }
 
 export async function startGatewayStack(options: {
