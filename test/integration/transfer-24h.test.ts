@@ -4,58 +4,39 @@
 // answered 429 for the whole hour of retries, then "no such transfer") is not refunded on that
 // guess either: it stays processing until the bank or an operator decides.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
-import { createProviders } from '../../src/providers/registry.ts';
-import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { TransferService } from '../../src/transfers/service.ts';
-import type { TransferRow } from '../../src/transfers/store.ts';
+import { type TransferRow, findTransfer } from '../../src/transfers/store.ts';
 import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { startTimeSkippingEnv } from '../support/time-skipping.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import type { TestDatabase } from '../support/database.ts';
+import type { TestSandboxBank } from '../support/sandbox-bank.ts';
+import { useTimeSkippingStack } from '../support/time-skipping.ts';
 
 const TASK_QUEUE = 'transfers-24h';
 
 let env: TestWorkflowEnvironment;
 let db: TestDatabase;
 let bank: TestSandboxBank;
-let worker: TestWorker;
 let transfers: TransferService;
 
-beforeAll(async () => {
-  env = await startTimeSkippingEnv();
-  // The time-skipping server knows no custom search attributes until told, like a real cluster.
-  // (It cannot list them, so all are added at once.)
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: allSearchAttributes(),
-  });
-  db = await createTestDatabase();
-  // No gateway listens for callbacks here: the workflow must learn the outcome by asking the bank.
-  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
-  const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
-  worker = await startTestWorker({
-    orm: db.orm,
-    providers,
-    taskQueue: TASK_QUEUE,
-    connection: env.nativeConnection,
-    client: env.client,
-  });
-  transfers = new TransferService({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, banks: providers.banks });
-});
-afterAll(async () => {
-  await worker?.stop();
-  await bank?.close();
-  await db?.drop();
-  await env?.teardown();
-});
+useTimeSkippingStack(
+  { taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_000, searchAttributes: true },
+  (stack) => {
+    ({ env, db } = stack);
+    bank = stack.bank!;
+    transfers = new TransferService({
+      orm: db.orm,
+      client: env.client,
+      taskQueue: TASK_QUEUE,
+      banks: stack.providers.banks,
+    });
+  },
+);
 
 async function row(id: string): Promise<TransferRow> {
-  const [found] = await db.orm.em.fork().execute<TransferRow[]>('select * from transfers where id = ?', [id]);
-  return found!;
+  return (await findTransfer(db.orm.em.fork(), id))!;
 }
 
 describe('a transfer the bank never confirms', () => {

@@ -2,38 +2,23 @@
 // time-skipping test server.
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProviders } from '../../src/providers/registry.ts';
+import { describe, expect, it } from 'vitest';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import type { ResolvedKey } from '../../src/tenants/tenants.ts';
 import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { startTimeSkippingEnv } from '../support/time-skipping.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { useTimeSkippingStack } from '../support/time-skipping.ts';
 
 const TASK_QUEUE = 'va-expiry';
 
 let env: TestWorkflowEnvironment;
 let db: TestDatabase;
-let bank: TestSandboxBank;
-let worker: TestWorker;
 let accounts: VirtualAccountService;
 
-beforeAll(async () => {
-  env = await startTimeSkippingEnv();
-  db = await createTestDatabase();
-  bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' });
-  const providers = createProviders({ sandboxBankUrl: bank.url, PROVIDER_TIMEOUT_MS: 2_000 });
-  worker = await startTestWorker({
-    orm: db.orm,
-    providers,
-    taskQueue: TASK_QUEUE,
-    connection: env.nativeConnection,
-    client: env.client,
-  });
+useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_000 }, (stack) => {
+  ({ env, db } = stack);
   // A plain client, not the environment's: waiting on the create workflow's result must not
   // skip time (the environment's client lets the server skip every timer while it waits, the
   // expiry's 24 h included); time moves only with env.sleep below.
@@ -41,14 +26,8 @@ beforeAll(async () => {
     orm: db.orm,
     client: new Client({ connection: env.connection }),
     taskQueue: TASK_QUEUE,
-    providers,
+    providers: stack.providers,
   });
-});
-afterAll(async () => {
-  await worker?.stop();
-  await bank?.close();
-  await db?.drop();
-  await env?.teardown();
 });
 
 describe('a temporary virtual account', () => {

@@ -4,41 +4,29 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDurationsMs } from '../../src/config.ts';
-import { createProviders } from '../../src/providers/registry.ts';
 import { EventFanout, deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
-import { startTimeSkippingEnv } from '../support/time-skipping.ts';
-import { type TestWorker, startTestWorker } from '../support/worker.ts';
+import { useTimeSkippingStack } from '../support/time-skipping.ts';
 
 const TASK_QUEUE = 'webhook-schedule';
 const SCHEDULE_MS = parseDurationsMs('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h');
 
 let env: TestWorkflowEnvironment;
 let db: TestDatabase;
-let worker: TestWorker;
 let receiver: Receiver;
 
+useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: false, providerTimeoutMs: 500 }, (stack) => {
+  ({ env, db } = stack);
+});
 beforeAll(async () => {
-  env = await startTimeSkippingEnv();
-  db = await createTestDatabase();
   receiver = await startReceiver();
-  worker = await startTestWorker({
-    orm: db.orm,
-    providers: createProviders({ sandboxBankUrl: 'http://127.0.0.1:9', PROVIDER_TIMEOUT_MS: 500 }),
-    taskQueue: TASK_QUEUE,
-    connection: env.nativeConnection,
-    client: env.client,
-  });
 });
 afterAll(async () => {
-  await worker?.stop();
   await receiver?.close();
-  await db?.drop();
-  await env?.teardown();
 });
 
 describe('the full retry schedule', () => {

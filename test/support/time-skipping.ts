@@ -1,11 +1,73 @@
-// Temporal's time-skipping test server from the pinned binary in .tools/ (nothing downloaded).
+// Temporal's time-skipping test server from the pinned binary in .tools/ (nothing downloaded), and
+// the stack the time-skipping files share: that server, a fresh database, the sandbox bank (with
+// no gateway to call back: workflows learn outcomes by asking it) and a worker on the file's queue.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { type Providers, createProviders } from '../../src/providers/registry.ts';
+import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';
-import { installRuntime } from './worker.ts';
+import { type TestDatabase, createTestDatabase } from './database.ts';
+import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
+import { type TestWorker, installRuntime, startTestWorker } from './worker.ts';
 
 export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   installRuntime();
   return TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
+  });
+}
+
+export interface TimeSkippingStack {
+  env: TestWorkflowEnvironment;
+  db: TestDatabase;
+  /** Absent when the file asked for no bank (its providers then point at a closed port). */
+  bank: TestSandboxBank | undefined;
+  providers: Providers;
+  worker: TestWorker;
+}
+
+/** Starts the stack before the file's tests and hands it over; tears it down after them. */
+export function useTimeSkippingStack(
+  options: { taskQueue: string; bank: boolean; providerTimeoutMs: number; searchAttributes?: boolean },
+  onStart: (stack: TimeSkippingStack) => void,
+): void {
+  let stack: Partial<TimeSkippingStack> = {};
+  beforeAll(async () => {
+    const env = await startTimeSkippingEnv();
+    stack.env = env;
+    if (options.searchAttributes) {
+      // The time-skipping server knows no custom search attributes until told, like a real
+      // cluster. (It cannot list them, so all are added at once.)
+      await env.connection.operatorService.addSearchAttributes({
+        namespace: 'default',
+        searchAttributes: allSearchAttributes(),
+      });
+    }
+    const db = await createTestDatabase();
+    stack.db = db;
+    const bank = options.bank
+      ? await startSandboxBank({ databaseUrl: db.url, gatewayUrl: 'http://127.0.0.1:9' })
+      : undefined;
+    stack.bank = bank;
+    const providers = createProviders({
+      sandboxBankUrl: bank?.url ?? 'http://127.0.0.1:9',
+      PROVIDER_TIMEOUT_MS: options.providerTimeoutMs,
+    });
+    stack.providers = providers;
+    stack.worker = await startTestWorker({
+      orm: db.orm,
+      providers,
+      taskQueue: options.taskQueue,
+      connection: env.nativeConnection,
+      client: env.client,
+    });
+    onStart(stack as TimeSkippingStack);
+  });
+  afterAll(async () => {
+    await stack.worker?.stop();
+    await stack.bank?.close();
+    await stack.db?.drop();
+    await stack.env?.teardown();
+    stack = {};
   });
 }

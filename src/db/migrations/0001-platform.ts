@@ -1,13 +1,10 @@
 // Tenants, API keys and the double-entry journal. Money columns are bigint kobo. The database
 // itself refuses what must never happen: a non-negative account going below zero, a journal
 // entry whose postings do not sum to zero (checked at commit), and edits to posted history.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0001Platform extends Migration {
-  override name = '0001-platform';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0001Platform = sqlMigration('0001-platform', [
+  `
       create table tenants (
         id uuid primary key,
         name text not null check (length(name) between 1 and 200),
@@ -16,8 +13,8 @@ export class Migration0001Platform extends Migration {
         allowed_account_types text[] not null default '{standard,dedicated,temporary}',
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
-      )`);
-    this.addSql(`
+      )`,
+  `
       create table api_keys (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -26,11 +23,10 @@ export class Migration0001Platform extends Migration {
         key_hash text not null unique,
         created_at timestamptz not null default now(),
         revoked_at timestamptz
-      )`);
-    this.addSql('create index api_keys_prefix_idx on api_keys (prefix)');
-    this.addSql('create index api_keys_tenant_idx on api_keys (tenant_id)');
-
-    this.addSql(`
+      )`,
+  'create index api_keys_prefix_idx on api_keys (prefix)',
+  'create index api_keys_tenant_idx on api_keys (tenant_id)',
+  `
       create table ledger_accounts (
         id uuid primary key,
         tenant_id uuid references tenants (id),
@@ -42,8 +38,8 @@ export class Migration0001Platform extends Migration {
         updated_at timestamptz not null default now(),
         constraint ledger_accounts_non_negative check (allow_negative or balance_minor >= 0),
         constraint ledger_accounts_owner_code unique nulls not distinct (tenant_id, code, currency)
-      )`);
-    this.addSql(`
+      )`,
+  `
       create table journal_entries (
         id uuid primary key,
         tenant_id uuid references tenants (id),
@@ -52,9 +48,9 @@ export class Migration0001Platform extends Migration {
         description text,
         metadata jsonb,
         created_at timestamptz not null default now()
-      )`);
-    this.addSql('create index journal_entries_tenant_idx on journal_entries (tenant_id, created_at)');
-    this.addSql(`
+      )`,
+  'create index journal_entries_tenant_idx on journal_entries (tenant_id, created_at)',
+  `
       create table postings (
         id bigint generated always as identity primary key,
         entry_id uuid not null references journal_entries (id),
@@ -62,13 +58,12 @@ export class Migration0001Platform extends Migration {
         amount_minor bigint not null check (amount_minor <> 0),
         balance_after_minor bigint not null,
         created_at timestamptz not null default now()
-      )`);
-    this.addSql('create index postings_account_idx on postings (account_id, id)');
-    this.addSql('create index postings_entry_idx on postings (entry_id)');
-
-    // An entry must balance when its transaction commits: deferred, so postings can be inserted
-    // one by one inside the transaction.
-    this.addSql(`
+      )`,
+  'create index postings_account_idx on postings (account_id, id)',
+  'create index postings_entry_idx on postings (entry_id)',
+  // An entry must balance when its transaction commits: deferred, so postings can be inserted
+  // one by one inside the transaction.
+  `
       create function journal_entry_must_balance() returns trigger language plpgsql as $$
       declare
         total numeric;
@@ -81,29 +76,27 @@ export class Migration0001Platform extends Migration {
             using errcode = 'check_violation';
         end if;
         return null;
-      end $$`);
-    this.addSql(`
+      end $$`,
+  `
       create constraint trigger postings_balanced after insert on postings
-        deferrable initially deferred for each row execute function journal_entry_must_balance()`);
-    this.addSql(`
+        deferrable initially deferred for each row execute function journal_entry_must_balance()`,
+  `
       create function ledger_history_is_append_only() returns trigger language plpgsql as $$
       begin
         raise exception '% is append-only', tg_table_name using errcode = 'insufficient_privilege';
-      end $$`);
-    this.addSql(`
+      end $$`,
+  `
       create trigger postings_append_only before update or delete on postings
-        for each row execute function ledger_history_is_append_only()`);
-    this.addSql(`
+        for each row execute function ledger_history_is_append_only()`,
+  `
       create trigger journal_entries_append_only before update or delete on journal_entries
-        for each row execute function ledger_history_is_append_only()`);
-
-    // Platform-wide accounts (no tenant). external_funding is where operator wallet top-ups come
-    // from; it goes negative by design, as the mirror of money held for tenants.
-    this.addSql(`
+        for each row execute function ledger_history_is_append_only()`,
+  // Platform-wide accounts (no tenant). external_funding is where operator wallet top-ups come
+  // from; it goes negative by design, as the mirror of money held for tenants.
+  `
       insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values
         (gen_random_uuid(), null, 'external_funding', 'NGN', true),
         (gen_random_uuid(), null, 'bank_settlement', 'NGN', false),
         (gen_random_uuid(), null, 'fee_revenue', 'NGN', false),
-        (gen_random_uuid(), null, 'inbound_clearing', 'NGN', true)`);
-  }
-}
+        (gen_random_uuid(), null, 'inbound_clearing', 'NGN', true)`,
+]);

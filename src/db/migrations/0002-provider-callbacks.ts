@@ -1,12 +1,9 @@
 // Callbacks received from providers, one row per (provider, event id): the record that makes
 // intake idempotent, and the audit trail operators read when a bank disputes what it sent.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0002ProviderCallbacks extends Migration {
-  override name = '0002-provider-callbacks';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0002ProviderCallbacks = sqlMigration('0002-provider-callbacks', [
+  `
       create table provider_callbacks (
         id uuid primary key,
         provider text not null,
@@ -17,9 +14,6 @@ export class Migration0002ProviderCallbacks extends Migration {
         dispatched_at timestamptz,
         dispatch_result text,
         constraint provider_callbacks_event unique (provider, event_id)
-      )`);
-    this.addSql(
-      'create index provider_callbacks_undispatched_idx on provider_callbacks (received_at) where dispatched_at is null',
-    );
-  }
-}
+      )`,
+  'create index provider_callbacks_undispatched_idx on provider_callbacks (received_at) where dispatched_at is null',
+]);

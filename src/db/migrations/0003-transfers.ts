@@ -1,12 +1,9 @@
 // Transfers (the read projection the API serves, kept by the transfer workflow's activities),
 // the tenant event log, stored Idempotency-Key responses, and the audit of operator resolutions.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0003Transfers extends Migration {
-  override name = '0003-transfers';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0003Transfers = sqlMigration('0003-transfers', [
+  `
       create table transfers (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -31,11 +28,10 @@ export class Migration0003Transfers extends Migration {
         updated_at timestamptz not null default now(),
         completed_at timestamptz,
         constraint transfers_tenant_reference unique (tenant_id, reference)
-      )`);
-    this.addSql('create index transfers_tenant_created_idx on transfers (tenant_id, created_at desc, id desc)');
-    this.addSql('create index transfers_tenant_status_idx on transfers (tenant_id, status, created_at desc)');
-
-    this.addSql(`
+      )`,
+  'create index transfers_tenant_created_idx on transfers (tenant_id, created_at desc, id desc)',
+  'create index transfers_tenant_status_idx on transfers (tenant_id, status, created_at desc)',
+  `
       create table events (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -43,10 +39,9 @@ export class Migration0003Transfers extends Migration {
         source_key text not null unique,
         payload jsonb not null,
         created_at timestamptz not null default now()
-      )`);
-    this.addSql('create index events_tenant_created_idx on events (tenant_id, created_at desc)');
-
-    this.addSql(`
+      )`,
+  'create index events_tenant_created_idx on events (tenant_id, created_at desc)',
+  `
       create table idempotency_keys (
         tenant_id uuid not null references tenants (id),
         key text not null,
@@ -59,9 +54,8 @@ export class Migration0003Transfers extends Migration {
         created_at timestamptz not null default now(),
         expires_at timestamptz not null,
         primary key (tenant_id, key)
-      )`);
-
-    this.addSql(`
+      )`,
+  `
       create table transfer_resolutions (
         id uuid primary key,
         transfer_id uuid not null references transfers (id),
@@ -69,6 +63,5 @@ export class Migration0003Transfers extends Migration {
         note text not null,
         operator text not null,
         created_at timestamptz not null default now()
-      )`);
-  }
-}
+      )`,
+]);

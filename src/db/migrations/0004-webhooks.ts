@@ -1,12 +1,9 @@
 // Webhook endpoints (secrets encrypted at rest: signing needs them back), one delivery per
 // (event, endpoint) with its recorded attempts, and the fan-out marker on events.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0004Webhooks extends Migration {
-  override name = '0004-webhooks';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0004Webhooks = sqlMigration('0004-webhooks', [
+  `
       create table webhook_endpoints (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -18,9 +15,9 @@ export class Migration0004Webhooks extends Migration {
         disabled_reason text,
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
-      )`);
-    this.addSql('create index webhook_endpoints_tenant_idx on webhook_endpoints (tenant_id, created_at desc)');
-    this.addSql(`
+      )`,
+  'create index webhook_endpoints_tenant_idx on webhook_endpoints (tenant_id, created_at desc)',
+  `
       create table webhook_deliveries (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -34,9 +31,9 @@ export class Migration0004Webhooks extends Migration {
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now(),
         constraint webhook_deliveries_pair unique (event_id, endpoint_id)
-      )`);
-    this.addSql('create index webhook_deliveries_tenant_idx on webhook_deliveries (tenant_id, created_at desc)');
-    this.addSql(`
+      )`,
+  'create index webhook_deliveries_tenant_idx on webhook_deliveries (tenant_id, created_at desc)',
+  `
       create table webhook_attempts (
         id bigint generated always as identity primary key,
         delivery_id uuid not null references webhook_deliveries (id),
@@ -48,8 +45,7 @@ export class Migration0004Webhooks extends Migration {
         response_body text,
         replay_id text,
         constraint webhook_attempts_number unique (delivery_id, number)
-      )`);
-    this.addSql('alter table events add column fanned_out_at timestamptz');
-    this.addSql('create index events_unfanned_idx on events (created_at) where fanned_out_at is null');
-  }
-}
+      )`,
+  'alter table events add column fanned_out_at timestamptz',
+  'create index events_unfanned_idx on events (created_at) where fanned_out_at is null',
+]);

@@ -1,12 +1,9 @@
 // Virtual accounts (with their running inbound totals), the inbound credits applied to them (one
 // row per provider transaction reference: what makes a credit count once), and identity customers.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0005VirtualAccounts extends Migration {
-  override name = '0005-virtual-accounts';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0005VirtualAccounts = sqlMigration('0005-virtual-accounts', [
+  `
       create table virtual_accounts (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -30,9 +27,9 @@ export class Migration0005VirtualAccounts extends Migration {
         updated_at timestamptz not null default now(),
         constraint virtual_accounts_provider_number unique (provider, account_number),
         constraint virtual_accounts_request unique (tenant_id, request_id)
-      )`);
-    this.addSql('create index virtual_accounts_tenant_idx on virtual_accounts (tenant_id, created_at desc)');
-    this.addSql(`
+      )`,
+  'create index virtual_accounts_tenant_idx on virtual_accounts (tenant_id, created_at desc)',
+  `
       create table inbound_credits (
         id uuid primary key,
         provider text not null,
@@ -44,8 +41,8 @@ export class Migration0005VirtualAccounts extends Migration {
         refusal_reason text,
         created_at timestamptz not null default now(),
         constraint inbound_credits_reference unique (provider, transaction_reference)
-      )`);
-    this.addSql(`
+      )`,
+  `
       create table identity_customers (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -60,6 +57,5 @@ export class Migration0005VirtualAccounts extends Migration {
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now(),
         constraint identity_customers_reference unique (tenant_id, external_reference)
-      )`);
-  }
-}
+      )`,
+]);

@@ -1,12 +1,9 @@
 // Cards, the operations their workflows apply (lock, unlock, fund), and fundings. A card's money
 // is a ledger account of its own (`card:<id>`), opened with the card.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0006Cards extends Migration {
-  override name = '0006-cards';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0006Cards = sqlMigration('0006-cards', [
+  `
       create table cards (
         id uuid primary key,
         tenant_id uuid not null references tenants (id),
@@ -18,9 +15,9 @@ export class Migration0006Cards extends Migration {
         processor_reference text not null,
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
-      )`);
-    this.addSql('create index cards_tenant_idx on cards (tenant_id, created_at desc)');
-    this.addSql(`
+      )`,
+  'create index cards_tenant_idx on cards (tenant_id, created_at desc)',
+  `
       create table card_operations (
         id uuid primary key,
         card_id uuid not null references cards (id),
@@ -31,8 +28,8 @@ export class Migration0006Cards extends Migration {
         created_at timestamptz not null default now(),
         completed_at timestamptz,
         constraint card_operations_key unique (card_id, action, idempotency_key)
-      )`);
-    this.addSql(`
+      )`,
+  `
       create table card_fundings (
         id uuid primary key,
         card_id uuid not null references cards (id),
@@ -47,7 +44,6 @@ export class Migration0006Cards extends Migration {
         completed_at timestamptz,
         constraint card_fundings_key unique (card_id, idempotency_key),
         constraint card_fundings_reference unique (card_id, transaction_reference)
-      )`);
-    this.addSql('create index card_fundings_card_idx on card_fundings (card_id, created_at desc)');
-  }
-}
+      )`,
+  'create index card_fundings_card_idx on card_fundings (card_id, created_at desc)',
+]);

@@ -1,13 +1,10 @@
 // Late bank answers that contradict a transfer already final in our books (decisions §12): kept
 // for operators, never applied by themselves. One open record per transfer; settling one posts
 // the correcting journal entry and records who settled it, when and why.
-import { Migration } from '@mikro-orm/migrations';
+import { sqlMigration } from './sql-migration.ts';
 
-export class Migration0007TransferDiscrepancies extends Migration {
-  override name = '0007-transfer-discrepancies';
-
-  override up(): void {
-    this.addSql(`
+export const Migration0007TransferDiscrepancies = sqlMigration('0007-transfer-discrepancies', [
+  `
       create table transfer_discrepancies (
         id uuid primary key,
         transfer_id uuid not null references transfers (id),
@@ -30,11 +27,8 @@ export class Migration0007TransferDiscrepancies extends Migration {
           or (settled_at is not null and settled_by is not null and settlement_note is not null
               and journal_entry_id is not null and idempotency_key is not null)
         )
-      )`);
-    // A repeated answer finds the open record instead of adding another.
-    this.addSql(
-      'create unique index transfer_discrepancies_open_idx on transfer_discrepancies (transfer_id) where settled_at is null',
-    );
-    this.addSql('create index transfer_discrepancies_received_idx on transfer_discrepancies (received_at, id)');
-  }
-}
+      )`,
+  // A repeated answer finds the open record instead of adding another.
+  'create unique index transfer_discrepancies_open_idx on transfer_discrepancies (transfer_id) where settled_at is null',
+  'create index transfer_discrepancies_received_idx on transfer_discrepancies (received_at, id)',
+]);
