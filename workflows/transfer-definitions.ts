@@ -104,4 +104,3 @@ export const statusQuery = defineQuery<TransferState>('status');
 
 /** Failure types the workflow raises for business refusals; the API maps them to error codes. */
 export const REFUSALS = ['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference'] as const;
-export type RefusalType = (typeof REFUSALS)[number];

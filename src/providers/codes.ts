@@ -31,13 +31,6 @@ export function meaningOf(code: string | undefined): CodeMeaning {
   );
 }
 
-/** A final transfer status from a code found on a settled transfer ('failed' for any definitive error). */
-export function transferStatusOf(code: string): BankTransferStatus | undefined {
-  const meaning = meaningOf(code);
-  if (meaning.kind === 'status') return meaning.status;
-  return meaning.transient ? undefined : 'failed';
-}
-
 /** HTTP statuses that mean "not now" whatever the body says: request timeout, too early, too many requests. */
 export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
 

@@ -9,7 +9,6 @@ import { type KeyMode, generateApiKey, hashApiKey, keyPrefix, parseApiKey } from
 
 export const DEFAULT_DAILY_LIMIT_MINOR = 500_000_000; // ₦5,000,000
 export const ACCOUNT_TYPES = ['standard', 'dedicated', 'temporary'] as const;
-export type AccountType = (typeof ACCOUNT_TYPES)[number];
 /** Feature flags a tenant can have switched on. */
 export const FEATURES = ['identity_customers'] as const;
 export type Feature = (typeof FEATURES)[number];

@@ -19,8 +19,6 @@ export const EVENT_TYPES = [
   'identity.customer.created',
 ] as const;
 
-export type EventType = (typeof EVENT_TYPES)[number];
-
 export function isDeliveryEvent(type: string): boolean {
   return type.startsWith('event.delivery.');
 }
