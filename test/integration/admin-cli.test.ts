@@ -2,6 +2,7 @@
 // and a clear message on stderr for bad arguments.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
+import { auth } from '../support/api.ts';
 import { type TestApp, createTestApp } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -24,7 +25,7 @@ async function wallet(apiKey: string) {
   const response = await gateway.app.inject({
     method: 'GET',
     url: '/api/v1/wallet',
-    headers: { authorization: `Bearer ${apiKey}` },
+    headers: auth(apiKey),
   });
   return { status: response.statusCode, body: response.json() };
 }
@@ -77,16 +78,18 @@ describe('admin CLI', () => {
 
   it('funds a wallet through a balanced journal entry and prints the new balance', async () => {
     const created = await admin('tenant', 'create', '--name', 'funded', '--wallet-minor', '150');
-    const funded = await admin(
-      'wallet',
-      'fund',
-      '--tenant',
-      created.json.tenant_id,
-      '--amount-minor',
-      '2500050',
-      '--reference',
-      'topup-1',
-    );
+    const topUp = () =>
+      admin(
+        'wallet',
+        'fund',
+        '--tenant',
+        created.json.tenant_id,
+        '--amount-minor',
+        '2500050',
+        '--reference',
+        'topup-1',
+      );
+    const funded = await topUp();
     expect(funded.code).toBe(0);
     expect(funded.json).toMatchObject({
       amount_minor: 2_500_050,
@@ -94,16 +97,7 @@ describe('admin CLI', () => {
       wallet: { available_minor: 2_500_200 },
     });
     // The same reference funds once.
-    const again = await admin(
-      'wallet',
-      'fund',
-      '--tenant',
-      created.json.tenant_id,
-      '--amount-minor',
-      '2500050',
-      '--reference',
-      'topup-1',
-    );
+    const again = await topUp();
     expect(again.json).toMatchObject({ applied: false, wallet: { available_minor: 2_500_200 } });
     expect((await walletBalance(db.orm.em.fork(), created.json.tenant_id)).availableMinor).toBe(2_500_200);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);

@@ -12,6 +12,7 @@ import {
   cardWorkflowId,
 } from '../../workflows/card-definitions.ts';
 import { sha256 } from '../../src/http/idempotency.ts';
+import { auth, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -31,8 +32,6 @@ useGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } }, (
   stack = started;
   ({ db, app, bank, client } = stack);
 });
-
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
 async function newCard(apiKey: string, customerId = 'cus_card') {
   const response = await app.inject({
@@ -95,12 +94,7 @@ describe('cards', () => {
     expect(listed.pagination).toMatchObject({ total: 1, has_more: false });
     const bad = await post(tenant.apiKey, '/api/v1/cards', { currency: 'USD' });
     expect(bad.statusCode).toBe(400);
-    expect(
-      bad
-        .json()
-        .error.details.fields.map((f: { path: string }) => f.path)
-        .sort(),
-    ).toEqual(['currency', 'customer_id']);
+    expect(fieldPaths(bad).sort()).toEqual(['currency', 'customer_id']);
   });
 
   it('issues once per Idempotency-Key: 503 while the processor is down, then one card for every retry', async () => {

@@ -13,6 +13,7 @@ import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
+import { auth, issueCard, transferBody } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/global-setup.ts';
@@ -45,8 +46,6 @@ afterAll(async () => {
   await temporal?.stop();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-
 function pauseTemporal(): void {
   process.kill(temporal.process.pid!, 'SIGSTOP');
 }
@@ -57,28 +56,18 @@ function resumeTemporal(): void {
 describe('a paused Temporal server', () => {
   it('answers 503 with Retry-After in time on creates, card operations and replays; a retry then makes one transfer', async () => {
     const tenant = await createFundedTenant(stack.db.orm, 5_000_000);
-    const card = await app.inject({
-      method: 'POST',
-      url: '/api/v1/cards',
-      headers: auth(tenant.apiKey),
-      payload: { customer_id: 'c' },
-    });
+    const card = await issueCard(app, tenant.apiKey);
     expect(card.statusCode).toBe(201);
-    const body = {
-      amount_minor: 1_000_000,
-      recipient_account: '0123456789',
-      recipient_bank_code: '058',
-      narration: 'paused',
-      reference: `paused-${randomUUID()}`,
-    };
+    const body = transferBody('paused', { amount_minor: 1_000_000, reference: `paused-${randomUUID()}` });
+    // The one create, sent again and again with the same reference.
+    const create = () =>
+      app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload: body });
     // The bank list is cached before the pause; only Temporal is missing.
     await app.inject({ method: 'GET', url: '/api/v1/banks', headers: auth(tenant.apiKey) });
 
     pauseTemporal();
     try {
-      const { result: created, ms } = await timed(() =>
-        app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload: body }),
-      );
+      const { result: created, ms } = await timed(create);
       expect(created.statusCode).toBe(503);
       expect(created.json()).toMatchObject({ success: false, error: { code: 'unavailable', status: 503 } });
       expect(created.headers['retry-after']).toBe('2');
@@ -105,20 +94,10 @@ describe('a paused Temporal server', () => {
 
     // After the pause: retrying with the same reference answers for the one transfer.
     const retried = await eventually(async () => {
-      const response = await app.inject({
-        method: 'POST',
-        url: '/api/v1/transfers',
-        headers: auth(tenant.apiKey),
-        payload: body,
-      });
+      const response = await create();
       return response.statusCode === 200 || response.statusCode === 201 ? response : undefined;
     }, 30_000);
-    const again = await app.inject({
-      method: 'POST',
-      url: '/api/v1/transfers',
-      headers: auth(tenant.apiKey),
-      payload: body,
-    });
+    const again = await create();
     expect(again.statusCode).toBe(200);
     expect(again.json().data.id).toBe(retried.json().data.id);
     const settled = await eventually(async () => {
@@ -177,13 +156,7 @@ describe('a paused PostgreSQL', () => {
             method: 'POST',
             url: '/api/v1/transfers',
             headers: auth(tenant.apiKey),
-            payload: {
-              amount_minor: 100_000,
-              recipient_account: '0123456789',
-              recipient_bank_code: '058',
-              narration: 'x',
-              reference: `pg-${randomUUID()}`,
-            },
+            payload: transferBody('x', { reference: `pg-${randomUUID()}` }),
           }),
       ]) {
         const { result: response, ms } = await timed(request);
@@ -244,13 +217,7 @@ describe('stopping the API', () => {
     const inFlight = fetch(`${base}/api/v1/transfers`, {
       method: 'POST',
       headers: { ...auth(tenant.apiKey), 'content-type': 'application/json' },
-      body: JSON.stringify({
-        amount_minor: 100_000,
-        recipient_account: '0123456789',
-        recipient_bank_code: '058',
-        narration: 'in flight',
-        reference,
-      }),
+      body: JSON.stringify(transferBody('in flight', { reference })),
     });
     // In flight for certain: its workflow exists, waiting for a worker that never comes.
     await eventually(() =>

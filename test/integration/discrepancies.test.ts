@@ -10,6 +10,7 @@ import pg from 'pg';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { auth } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -37,6 +38,14 @@ const admin = (...args: string[]) =>
     ...args,
   );
 
+/** An operator's decision on a held transfer, as when the bank has gone silent on it. */
+const resolveTransfer = (transferId: string, outcome: 'failed' | 'successful', note: string) =>
+  admin('transfers', 'resolve', '--id', transferId, '--outcome', outcome, '--note', note);
+
+/** An operator's settlement of the transfer's open discrepancy; `flags` such as --operator add to it. */
+const settleDiscrepancy = (transferId: string, note: string, ...flags: string[]) =>
+  admin('transfers', 'settle-discrepancy', '--id', transferId, '--note', note, ...flags);
+
 let counter = 0;
 /** A held transfer of 300 000 kobo (fee 1 000) to 2222222222, once the workflow waits for the bank. */
 async function heldTransfer(apiKey: string, tenantId: string) {
@@ -45,7 +54,7 @@ async function heldTransfer(apiKey: string, tenantId: string) {
   const response = await app.inject({
     method: 'POST',
     url: '/api/v1/transfers',
-    headers: { authorization: `Bearer ${apiKey}` },
+    headers: auth(apiKey),
     payload: {
       amount_minor: 300_000,
       recipient_account: '2222222222',
@@ -65,7 +74,7 @@ async function publicStatus(apiKey: string, id: string): Promise<string> {
   const response = await app.inject({
     method: 'GET',
     url: `/api/v1/transfers/${id}`,
-    headers: { authorization: `Bearer ${apiKey}` },
+    headers: auth(apiKey),
   });
   return response.json().data.status as string;
 }
@@ -131,7 +140,7 @@ describe('a late bank answer that contradicts the books', () => {
   it('keeps the bank’s "successful" after an operator failed the transfer, moves nothing, and settles it once', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { id, reference } = await heldTransfer(tenant.apiKey, tenant.tenantId);
-    const resolved = await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank silent');
+    const resolved = await resolveTransfer(id, 'failed', 'bank silent');
     expect(resolved.code).toBe(0);
     expect(resolved.json).toMatchObject({ transfer_id: id, status: 'failed' });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
@@ -188,16 +197,7 @@ describe('a late bank answer that contradicts the books', () => {
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_reverse']);
     expect(await publicStatus(tenant.apiKey, id)).toBe('failed');
 
-    const settled = await admin(
-      'transfers',
-      'settle-discrepancy',
-      '--id',
-      id,
-      '--note',
-      'bank statement shows it paid',
-      '--operator',
-      'ops-lead',
-    );
+    const settled = await settleDiscrepancy(id, 'bank statement shows it paid', '--operator', 'ops-lead');
     expect(settled.code).toBe(0);
     expect(settled.json).toMatchObject({
       status: 'completed',
@@ -238,7 +238,7 @@ describe('a late bank answer that contradicts the books', () => {
     });
 
     // Settling again is refused and moves nothing.
-    const again = await admin('transfers', 'settle-discrepancy', '--id', id, '--note', 'twice');
+    const again = await settleDiscrepancy(id, 'twice');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already settled');
     expect(again.stderr).toContain('by ops-lead; nothing was moved');
@@ -255,7 +255,7 @@ describe('a late bank answer that contradicts the books', () => {
   it('keeps the bank’s "failed" after an operator completed the transfer, and settling it refunds the wallet', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { id, reference } = await heldTransfer(tenant.apiKey, tenant.tenantId);
-    const resolved = await admin('transfers', 'resolve', '--id', id, '--outcome', 'successful', '--note', 'paid');
+    const resolved = await resolveTransfer(id, 'successful', 'paid');
     expect(resolved.json).toMatchObject({ transfer_id: id, status: 'completed' });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 0 });
     const system = await systemBalances();
@@ -267,7 +267,7 @@ describe('a late bank answer that contradicts the books', () => {
     expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 0 });
     expect(await publicStatus(tenant.apiKey, id)).toBe('successful');
 
-    const settled = await admin('transfers', 'settle-discrepancy', '--id', id, '--note', 'bank returned the funds');
+    const settled = await settleDiscrepancy(id, 'bank returned the funds');
     expect(settled.code).toBe(0);
     expect(settled.json).toMatchObject({
       status: 'failed',
@@ -296,7 +296,7 @@ describe('a late bank answer that contradicts the books', () => {
   it('refuses a settlement the wallet cannot cover and changes nothing', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { id } = await heldTransfer(tenant.apiKey, tenant.tenantId);
-    await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank silent');
+    await resolveTransfer(id, 'failed', 'bank silent');
     // The tenant spends the refund elsewhere: 300 999 kobo left, 301 000 needed.
     const em = db.orm.em.fork();
     await postEntry(em, {
@@ -312,7 +312,7 @@ describe('a late bank answer that contradicts the books', () => {
     await callbackResult(id, 'transfer.successful');
     const system = await systemBalances();
 
-    const refused = await admin('transfers', 'settle-discrepancy', '--id', id, '--note', 'bank paid it');
+    const refused = await settleDiscrepancy(id, 'bank paid it');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
       `the wallet of tenant ${tenant.tenantId} holds 300999 kobo, 301000 kobo are needed to align transfer ${id} with the bank; nothing was changed`,
@@ -379,7 +379,7 @@ describe('a late bank answer that agrees with the books', () => {
   it('is not a discrepancy and changes nothing', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { id } = await heldTransfer(tenant.apiKey, tenant.tenantId);
-    await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank silent');
+    await resolveTransfer(id, 'failed', 'bank silent');
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
 
     expect((await bank.control(`/control/transfers/${id}/fail`)).status).toBe(200);
@@ -390,10 +390,10 @@ describe('a late bank answer that agrees with the books', () => {
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_reverse']);
 
-    const refused = await admin('transfers', 'settle-discrepancy', '--id', id, '--note', 'nothing to settle');
+    const refused = await settleDiscrepancy(id, 'nothing to settle');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`transfer ${id} has no open discrepancy`);
-    const unknown = await admin('transfers', 'settle-discrepancy', '--id', randomUUID(), '--note', 'x');
+    const unknown = await settleDiscrepancy(randomUUID(), 'x');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no transfer');
   }, 90_000);

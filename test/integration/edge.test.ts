@@ -104,6 +104,18 @@ function rawExchange(bytes: string, toPort = port): Promise<Answer> {
   });
 }
 
+/** A POST of `body` to the probe route over real HTTP with the tenant's key, as `contentType`. */
+function postProbe(body: string, contentType = 'application/json'): Promise<Answer> {
+  return call('/api/v1/edge-probe', {
+    method: 'POST',
+    headers: { ...bearer(tenant.apiKey), 'content-type': contentType },
+    body,
+  });
+}
+
+/** The fields a validation error names, in its order. */
+const namedFields = (answer: Answer) => answer.body.error.details?.fields?.map((field) => field.path);
+
 function expectResourceError(answer: Answer, status: number, code: string) {
   expect(answer.status).toBe(status);
   expect(answer.body.error.code).toBe(code);
@@ -207,11 +219,7 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
   });
 
   it('answers malformed JSON 400 VALIDATION_ERROR', async () => {
-    const answer = await call('/api/v1/edge-probe', {
-      method: 'POST',
-      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/json' },
-      body: '{"amount_minor": 12',
-    });
+    const answer = await postProbe('{"amount_minor": 12');
     expectResourceError(answer, 400, 'VALIDATION_ERROR');
     expect(answer.body.error.details?.fields).toEqual([{ path: 'body', message: 'is not valid JSON' }]);
   });
@@ -220,7 +228,7 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
     const answer = await call('/api/v1/%E0%A4%A', { headers: { 'x-request-id': 'edge-bad-url-1' } });
     expectResourceError(answer, 400, 'VALIDATION_ERROR');
     expect(answer.requestId).toBe('edge-bad-url-1');
-    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['url']);
+    expect(namedFields(answer)).toEqual(['url']);
     expect(answer.body.meta).toMatchObject({ path: '/api/v1/%E0%A4%A', method: 'GET' });
   });
 
@@ -236,25 +244,17 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
   it('answers a URL over the 16 KB header limit 400 VALIDATION_ERROR', async () => {
     const answer = await call(`/api/v1/edge-probe/${'u'.repeat(20_000)}`);
     expectResourceError(answer, 400, 'VALIDATION_ERROR');
-    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['request']);
+    expect(namedFields(answer)).toEqual(['request']);
   });
 
   it('answers an unsupported content type 400 VALIDATION_ERROR naming content-type', async () => {
-    const answer = await call('/api/v1/edge-probe', {
-      method: 'POST',
-      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/xml' },
-      body: '<amount_minor>12</amount_minor>',
-    });
+    const answer = await postProbe('<amount_minor>12</amount_minor>', 'application/xml');
     expectResourceError(answer, 400, 'VALIDATION_ERROR');
-    expect(answer.body.error.details?.fields?.map((field) => field.path)).toEqual(['content-type']);
+    expect(namedFields(answer)).toEqual(['content-type']);
   });
 
   it('answers a body over 1 MB 413 PAYLOAD_TOO_LARGE', async () => {
-    const answer = await call('/api/v1/edge-probe', {
-      method: 'POST',
-      headers: { ...bearer(tenant.apiKey), 'content-type': 'application/json' },
-      body: JSON.stringify({ amount_minor: 1, padding: 'x'.repeat(1_100_000) }),
-    });
+    const answer = await postProbe(JSON.stringify({ amount_minor: 1, padding: 'x'.repeat(1_100_000) }));
     expectResourceError(answer, 413, 'PAYLOAD_TOO_LARGE');
   });
 

@@ -84,6 +84,13 @@ async function deliveriesOf(eventId: string): Promise<number> {
   return row!.n;
 }
 
+/** The event made one delivery to the endpoint, and its workflow is waiting for a worker (none runs here). */
+async function expectOneDeliveryStarted(eventId: string, endpointId: string) {
+  expect(await deliveriesOf(eventId)).toBe(1);
+  const handle = client.workflow.getHandle(deliveryWorkflowId(eventId, endpointId));
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+}
+
 describe('retry delay', () => {
   it.each([
     [1, 1_000],
@@ -248,9 +255,7 @@ describe('a failing event', () => {
       fanout_claimed_by: null,
       last_fanout_error: expect.stringContaining('refused by the test trigger'),
     });
-    expect(await deliveriesOf(bad)).toBe(1);
-    const handle = client.workflow.getHandle(deliveryWorkflowId(bad, target.id));
-    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await expectOneDeliveryStarted(bad, target.id);
   });
 });
 
@@ -273,9 +278,7 @@ describe('a replica that died holding a claim', () => {
 
     await eventually(async () => (await fanout.tick(), (await eventRow(id)).fanned_out_at !== null), 5_000, 100);
     expect(await eventRow(id)).toMatchObject({ fanout_attempts: 0, fanout_claimed_by: null });
-    expect(await deliveriesOf(id)).toBe(1);
-    const handle = client.workflow.getHandle(deliveryWorkflowId(id, target.id));
-    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await expectOneDeliveryStarted(id, target.id);
   });
 });
 

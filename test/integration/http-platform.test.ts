@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { revokeKey } from '../../src/tenants/tenants.ts';
+import { auth, fieldPaths } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 
@@ -38,7 +39,18 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+/** Tenant A's wallet, read with any other headers the test sends. */
+const getWallet = (headers: Record<string, string> = {}) =>
+  app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey, headers) });
+
+/** JSON text as written, not serialised by inject, to the probe route with tenant A's key. */
+const postProbeText = (json: string) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/v1/probe',
+    headers: auth(tenantA.apiKey, { 'content-type': 'application/json' }),
+    payload: json,
+  });
 
 describe('GET /health', () => {
   it('answers 200 with both dependencies ok', async () => {
@@ -61,7 +73,7 @@ describe('GET /health', () => {
 
 describe('GET /api/v1/wallet', () => {
   it("shows the calling tenant's funded balance in the resource envelope", async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) });
+    const response = await getWallet();
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body.data).toMatchObject({ currency: 'NGN', available_minor: 10_000_000, pending_minor: 0 });
@@ -78,22 +90,14 @@ describe('GET /api/v1/wallet', () => {
 
 describe('request ids', () => {
   it('uses a valid X-Request-Id as meta.requestId and echoes it', async () => {
-    const response = await app.inject({
-      method: 'GET',
-      url: '/api/v1/wallet',
-      headers: { ...auth(tenantA.apiKey), 'x-request-id': 'order-42:retry.1_A' },
-    });
+    const response = await getWallet({ 'x-request-id': 'order-42:retry.1_A' });
     expect(response.headers['x-request-id']).toBe('order-42:retry.1_A');
     expect(response.json().meta.requestId).toBe('order-42:retry.1_A');
   });
 
   it('replaces an X-Request-Id outside 1–128 of [A-Za-z0-9._:-]', async () => {
     for (const bad of ['has space', 'x'.repeat(129), 'semi;colon']) {
-      const response = await app.inject({
-        method: 'GET',
-        url: '/api/v1/wallet',
-        headers: { ...auth(tenantA.apiKey), 'x-request-id': bad },
-      });
+      const response = await getWallet({ 'x-request-id': bad });
       expect(response.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
       expect(response.json().meta.requestId).toBe(response.headers['x-request-id']);
     }
@@ -188,12 +192,7 @@ describe('routing', () => {
 
 describe('request bodies', () => {
   it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/probe',
-      headers: { ...auth(tenantA.apiKey), 'content-type': 'application/json' },
-      payload: '{"amount_minor": 12',
-    });
+    const response = await postProbeText('{"amount_minor": 12');
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ path: 'body' }] } });
   });
@@ -206,20 +205,11 @@ describe('request bodies', () => {
       payload: { amount_minor: 12.5, narration: 'x'.repeat(101) },
     });
     expect(response.statusCode).toBe(400);
-    const paths = response
-      .json()
-      .error.details.fields.map((field: { path: string }) => field.path)
-      .sort();
-    expect(paths).toEqual(['amount_minor', 'narration']);
+    expect(fieldPaths(response).sort()).toEqual(['amount_minor', 'narration']);
   });
 
   it('answers a body over 1 MB with 413 PAYLOAD_TOO_LARGE', async () => {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/probe',
-      headers: { ...auth(tenantA.apiKey), 'content-type': 'application/json' },
-      payload: JSON.stringify({ amount_minor: 1, narration: 'x'.repeat(1_100_000) }),
-    });
+    const response = await postProbeText(JSON.stringify({ amount_minor: 1, narration: 'x'.repeat(1_100_000) }));
     expect(response.statusCode).toBe(413);
     expect(response.json().error.code).toBe('PAYLOAD_TOO_LARGE');
   });

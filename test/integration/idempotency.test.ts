@@ -8,6 +8,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { postMovement, walletBalance } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
+import { auth, issueCard, transferBody } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -25,10 +26,34 @@ useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (st
   ({ db, app } = stack);
 });
 
-const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
-
 function burst(count: number, send: () => Promise<LightMyRequestResponse>) {
   return Promise.all(Array.from({ length: count }, send));
+}
+
+/** A POST carrying an Idempotency-Key and no transfer reference: the key alone makes it a repeat. */
+function postWithKey(apiKey: string, url: string, key: string, payload?: object) {
+  return app.inject({
+    method: 'POST',
+    url,
+    headers: auth(apiKey, { 'idempotency-key': key }),
+    ...(payload ? { payload } : {}),
+  });
+}
+
+/** CONCURRENCY identical POSTs to `url` under one Idempotency-Key. */
+function burstWithKey(apiKey: string, url: string, key: string, payload?: object) {
+  return burst(CONCURRENCY, () => postWithKey(apiKey, url, key, payload));
+}
+
+/** A card of the tenant's, for the operations a burst repeats. */
+async function newCardId(apiKey: string): Promise<string> {
+  return (await issueCard(app, apiKey)).json().data.id as string;
+}
+
+/** Rows of a count query (`select count(*)::text as n …`), as its text. */
+async function count(sql: string, params: unknown[]): Promise<string | undefined> {
+  const [row] = await db.orm.em.fork().execute<{ n: string }[]>(sql, params);
+  return row?.n;
 }
 
 /** Status → count, e.g. {201: 1, 200: 480, 409: 19}. */
@@ -56,14 +81,19 @@ function expectOneResource(responses: LightMyRequestResponse[], firstStatus: num
   return [...ids][0]!;
 }
 
+/** A card operation accepted once: every answer 202 (or 409 while the first still ran), all naming one `idField`. */
+function expectOneOperation(responses: LightMyRequestResponse[], idField: 'funding_id' | 'operation_id') {
+  const counts = tally(responses);
+  expect(
+    Object.keys(counts)
+      .map(Number)
+      .filter((status) => ![202, 409].includes(status)),
+  ).toEqual([]);
+  expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data[idField])).size).toBe(1);
+}
+
 describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
-  const transfer = (reference?: string) => ({
-    amount_minor: 100_000,
-    recipient_account: '0123456789',
-    recipient_bank_code: '058',
-    narration: 'burst',
-    ...(reference ? { reference } : {}),
-  });
+  const transfer = (reference?: string) => transferBody('burst', reference ? { reference } : {});
 
   it('by transfer reference: one transfer, one reservation, one debit', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
@@ -75,10 +105,7 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
     const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     // 100,000 + the 1,000 fee left the wallet once (reserved, or settled already).
     expect(wallet.availableMinor).toBe(899_000);
-    const [row] = await db.orm.em
-      .fork()
-      .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
-    expect(row?.n).toBe('1');
+    expect(await count('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId])).toBe('1');
     // The reference was claimed in PostgreSQL: one key row, holding the first answer.
     const claims = await db.orm.em
       .fork()
@@ -128,19 +155,12 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
   it('by Idempotency-Key alone on transfers: one transfer, and a replay answers 200 with the first body', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const key = `key-${randomUUID()}`;
-    const send = () =>
-      app.inject({
-        method: 'POST',
-        url: '/api/v1/transfers',
-        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-        payload: transfer(),
-      });
-    const responses = await burst(CONCURRENCY, send);
+    const responses = await burstWithKey(tenant.apiKey, '/api/v1/transfers', key, transfer());
     const id = expectOneResource(responses, 201, 200);
     const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect(wallet.availableMinor).toBe(899_000);
     const first = responses.find((response) => response.statusCode === 201)!;
-    const replay = await send();
+    const replay = await postWithKey(tenant.apiKey, '/api/v1/transfers', key, transfer());
     expect(replay.statusCode).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.json()).toEqual(first.json());
@@ -149,29 +169,12 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
 
   it('by Idempotency-Key alone on jit-fund: one funding, the card and the wallet exact', async () => {
     const tenant = await createFundedTenant(db.orm, 100_000);
-    const card = await app.inject({
-      method: 'POST',
-      url: '/api/v1/cards',
-      headers: auth(tenant.apiKey),
-      payload: { customer_id: 'c' },
-    });
-    const cardId = card.json().data.id as string;
+    const cardId = await newCardId(tenant.apiKey);
     const key = `fund-${randomUUID()}`;
-    const responses = await burst(CONCURRENCY, () =>
-      app.inject({
-        method: 'POST',
-        url: `/api/v1/cards/${cardId}/jit-fund`,
-        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-        payload: { amount_minor: 7_000 },
-      }),
-    );
-    const counts = tally(responses);
-    expect(
-      Object.keys(counts)
-        .map(Number)
-        .filter((status) => ![202, 409].includes(status)),
-    ).toEqual([]);
-    expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data.funding_id)).size).toBe(1);
+    const responses = await burstWithKey(tenant.apiKey, `/api/v1/cards/${cardId}/jit-fund`, key, {
+      amount_minor: 7_000,
+    });
+    expectOneOperation(responses, 'funding_id');
     await eventually(async () => {
       const balance = await app.inject({
         method: 'GET',
@@ -192,35 +195,13 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
 
   it('by Idempotency-Key alone on lock: one operation', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const card = await app.inject({
-      method: 'POST',
-      url: '/api/v1/cards',
-      headers: auth(tenant.apiKey),
-      payload: { customer_id: 'c' },
-    });
-    const cardId = card.json().data.id as string;
+    const cardId = await newCardId(tenant.apiKey);
     const key = `lock-${randomUUID()}`;
-    const responses = await burst(CONCURRENCY, () =>
-      app.inject({
-        method: 'POST',
-        url: `/api/v1/cards/${cardId}/lock`,
-        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-      }),
-    );
-    const counts = tally(responses);
+    const responses = await burstWithKey(tenant.apiKey, `/api/v1/cards/${cardId}/lock`, key);
+    expectOneOperation(responses, 'operation_id');
     expect(
-      Object.keys(counts)
-        .map(Number)
-        .filter((status) => ![202, 409].includes(status)),
-    ).toEqual([]);
-    expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data.operation_id)).size).toBe(1);
-    const [row] = await db.orm.em
-      .fork()
-      .execute<{ n: string }[]>(
-        `select count(*)::text as n from card_operations where card_id = ? and action = 'lock'`,
-        [cardId],
-      );
-    expect(row?.n).toBe('1');
+      await count(`select count(*)::text as n from card_operations where card_id = ? and action = 'lock'`, [cardId]),
+    ).toBe('1');
     await eventually(async () => {
       const got = await app.inject({ method: 'GET', url: `/api/v1/cards/${cardId}`, headers: auth(tenant.apiKey) });
       return got.json().data.status === 'locked' ? got : undefined;
@@ -230,50 +211,42 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
   it('by Idempotency-Key alone on virtual-account create: one account, allocated once', async () => {
     const tenant = await createFundedTenant(db.orm);
     const key = `va-${randomUUID()}`;
-    const responses = await burst(CONCURRENCY, () =>
-      app.inject({
-        method: 'POST',
-        url: '/api/v1/virtual-accounts',
-        headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-        payload: { customer_id: 'c', account_name: 'Key Holder' },
-      }),
-    );
+    const responses = await burstWithKey(tenant.apiKey, '/api/v1/virtual-accounts', key, {
+      customer_id: 'c',
+      account_name: 'Key Holder',
+    });
     expectOneResource(responses, 201, 200);
-    const [row] = await db.orm.em
-      .fork()
-      .execute<{ n: string }[]>('select count(*)::text as n from virtual_accounts where tenant_id = ?', [
-        tenant.tenantId,
-      ]);
-    expect(row?.n).toBe('1');
+    expect(await count('select count(*)::text as n from virtual_accounts where tenant_id = ?', [tenant.tenantId])).toBe(
+      '1',
+    );
   });
 });
 
 describe('the key itself', () => {
+  const path = '/api/v1/virtual-accounts';
+
+  /**
+   * A claim on the key for this create as a request left it when its process was killed: still
+   * processing, with its lease running out `leaseLeft` from now (a PostgreSQL interval).
+   */
+  async function claimLeftBehind(tenantId: string, key: string, payload: object, leaseLeft: string) {
+    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
+    await db.orm.em.fork().execute(
+      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
+       values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + ?::interval)`,
+      [tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`), leaseLeft],
+    );
+  }
+
   it('refuses the same key with another body (422), and takes over a key whose first request died', async () => {
     const tenant = await createFundedTenant(db.orm);
     const key = `died-${randomUUID()}`;
     const payload = { customer_id: 'c', account_name: 'After A Crash' };
-    // A claim left by a request whose process was killed: still processing, its lease run out.
-    const path = '/api/v1/virtual-accounts';
-    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
-    await db.orm.em.fork().execute(
-      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
-       values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() - interval '1 second')`,
-      [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`)],
-    );
-    const retried = await app.inject({
-      method: 'POST',
-      url: path,
-      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-      payload,
-    });
+    // Its lease has run out.
+    await claimLeftBehind(tenant.tenantId, key, payload, '-1 second');
+    const retried = await postWithKey(tenant.apiKey, path, key, payload);
     expect(retried.statusCode).toBe(201);
-    const other = await app.inject({
-      method: 'POST',
-      url: path,
-      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-      payload: { ...payload, account_name: 'Someone Else' },
-    });
+    const other = await postWithKey(tenant.apiKey, path, key, { ...payload, account_name: 'Someone Else' });
     expect(other.statusCode).toBe(422);
     expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
@@ -282,19 +255,8 @@ describe('the key itself', () => {
     const tenant = await createFundedTenant(db.orm);
     const key = `busy-${randomUUID()}`;
     const payload = { customer_id: 'c', account_name: 'Busy' };
-    const path = '/api/v1/virtual-accounts';
-    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
-    await db.orm.em.fork().execute(
-      `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
-       values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + interval '1 hour')`,
-      [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`)],
-    );
-    const busy = await app.inject({
-      method: 'POST',
-      url: path,
-      headers: auth(tenant.apiKey, { 'idempotency-key': key }),
-      payload,
-    });
+    await claimLeftBehind(tenant.tenantId, key, payload, '1 hour');
+    const busy = await postWithKey(tenant.apiKey, path, key, payload);
     expect(busy.statusCode).toBe(409);
     expect(busy.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
   }, 30_000);
@@ -312,13 +274,7 @@ describe('concurrent distinct transfers against a daily limit that fits exactly 
           method: 'POST',
           url: '/api/v1/transfers',
           headers: auth(tenant.apiKey),
-          payload: {
-            amount_minor: 100_000,
-            recipient_account: '0123456789',
-            recipient_bank_code: '058',
-            narration: 'limit race',
-            reference: `limit-${i}-${randomUUID()}`,
-          },
+          payload: transferBody('limit race', { reference: `limit-${i}-${randomUUID()}` }),
         }),
       ),
     );
@@ -331,10 +287,7 @@ describe('concurrent distinct transfers against a daily limit that fits exactly 
     }
     // One transfer of 100,000 + the 1,000 fee left the wallet, nothing else.
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(4_899_000);
-    const [row] = await db.orm.em
-      .fork()
-      .execute<{ n: string }[]>('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId]);
-    expect(row?.n).toBe('1');
+    expect(await count('select count(*)::text as n from transfers where tenant_id = ?', [tenant.tenantId])).toBe('1');
   });
 });
 

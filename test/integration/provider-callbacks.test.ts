@@ -4,13 +4,13 @@
 // apply it once. Two setups: a bare app on its own database, where any open transaction would be
 // the route's, and the full stack (sandbox bank, worker) for real inbound credits.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
-import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { auth } from '../support/api.ts';
+import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
@@ -53,14 +53,16 @@ afterAll(async () => {
   await stack?.close();
 });
 
-function post(app: FastifyInstance, body: Record<string, unknown>): Promise<LightMyRequestResponse> {
-  const raw = JSON.stringify(body);
-  return app.inject({
-    method: 'POST',
-    url: '/provider-callbacks/sandbox-bank',
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, raw) },
-    payload: raw,
-  });
+/**
+ * A record as a delivery leaves it when its process dies between the record's commit and the
+ * dispatch: undispatched, and claimed for `claimLeft` more (a PostgreSQL interval).
+ */
+async function recordLeftBehind(body: { event_id: string; type: string }, claimLeft: string) {
+  await bareDb.orm.em.fork().execute(
+    `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
+     values (?, 'sandbox-bank', ?, ?, ?, now() + ?::interval)`,
+    [randomUUID(), body.event_id, body.type, JSON.stringify(body), claimLeft],
+  );
 }
 
 async function record(db: TestDatabase, eventId: string) {
@@ -99,10 +101,10 @@ describe('while a dispatch runs', () => {
     const inside = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     hold = { entered, released: new Promise<void>((resolve) => (release = resolve)) };
-    const first = post(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    const first = postSignedCallback(bare.app, { event_id: eventId, type: 'test.held', data: {} });
     await inside;
 
-    const repeat = post(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    const repeat = postSignedCallback(bare.app, { event_id: eventId, type: 'test.held', data: {} });
     const samples = [];
     for (let i = 0; i < 8; i += 1) {
       samples.push(await heldOnBareDatabase());
@@ -132,7 +134,7 @@ describe('a dispatch that does not happen', () => {
   it('answers 503 when the dispatch fails, keeps the record undispatched, and dispatches it on the retry', async () => {
     const eventId = `flaky-${randomUUID()}`;
     failuresLeft = 1;
-    const failed = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const failed = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
     expect(failed.statusCode).toBe(503);
     expect(failed.json().error).toMatchObject({
       code: 'UNAVAILABLE',
@@ -143,9 +145,9 @@ describe('a dispatch that does not happen', () => {
       { dispatched: false, dispatch_result: null, claimed: false, type: 'test.flaky' },
     ]);
 
-    const retried = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const retried = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
-    const again = await post(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const again = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
     expect([again.statusCode, again.json().data.status]).toEqual([200, 'duplicate']);
     expect(calls.filter((call) => call === eventId)).toHaveLength(2);
     expect(await record(bareDb, eventId)).toEqual([
@@ -156,13 +158,8 @@ describe('a dispatch that does not happen', () => {
   it('dispatches a record left by a delivery that died before dispatching, once its claim runs out', async () => {
     const eventId = `orphan-${randomUUID()}`;
     const body = { event_id: eventId, type: 'test.flaky', data: {} };
-    // As a process killed between the record's commit and the dispatch leaves it.
-    await bareDb.orm.em.fork().execute(
-      `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
-       values (?, 'sandbox-bank', ?, 'test.flaky', ?, now() + interval '1 second')`,
-      [randomUUID(), eventId, JSON.stringify(body)],
-    );
-    const retried = await post(bare.app, body);
+    await recordLeftBehind(body, '1 second');
+    const retried = await postSignedCallback(bare.app, body);
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
     expect(calls.filter((call) => call === eventId)).toHaveLength(1);
     expect(await record(bareDb, eventId)).toEqual([
@@ -173,12 +170,8 @@ describe('a dispatch that does not happen', () => {
   it('answers 503 to a repeat while another delivery still holds the dispatch, and dispatches nothing', async () => {
     const eventId = `busy-${randomUUID()}`;
     const body = { event_id: eventId, type: 'test.flaky', data: {} };
-    await bareDb.orm.em.fork().execute(
-      `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
-       values (?, 'sandbox-bank', ?, 'test.flaky', ?, now() + interval '1 hour')`,
-      [randomUUID(), eventId, JSON.stringify(body)],
-    );
-    const repeat = await post(bare.app, body);
+    await recordLeftBehind(body, '1 hour');
+    const repeat = await postSignedCallback(bare.app, body);
     expect(repeat.statusCode).toBe(503);
     expect(repeat.json().error).toMatchObject({
       code: 'UNAVAILABLE',
@@ -189,8 +182,6 @@ describe('a dispatch that does not happen', () => {
 });
 
 describe('inbound credits on the full stack', () => {
-  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-
   async function accountWithCredit(reference: string) {
     const tenant = await createFundedTenant(stack.db.orm);
     const account = (
@@ -201,19 +192,7 @@ describe('inbound credits on the full stack', () => {
         payload: { customer_id: 'c', account_name: 'A B' },
       })
     ).json().data;
-    const callback = {
-      event_id: `bank-event-${reference}`,
-      type: 'virtual_account.credit',
-      data: {
-        provider: 'wema',
-        account_number: account.account_number,
-        amount_minor: 10_000,
-        currency: 'NGN',
-        sender_name: 'X',
-        transaction_reference: reference,
-        session_id: '1',
-      },
-    };
+    const callback = creditCallback(`bank-event-${reference}`, account.account_number, reference);
     const totals = async () => {
       const data = (
         await stack.app.inject({
@@ -234,7 +213,7 @@ describe('inbound credits on the full stack', () => {
   it('applies 20 concurrent deliveries of one signed callback once: one accepted, 19 duplicates, one credit', async () => {
     const reference = `twenty-${randomUUID()}`;
     const { callback, totals } = await accountWithCredit(reference);
-    const answers = await Promise.all(Array.from({ length: 20 }, () => post(stack.app, callback)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => postSignedCallback(stack.app, callback)));
     expect(answers.map((answer) => answer.statusCode)).toEqual(Array.from({ length: 20 }, () => 200));
     const statuses = answers.map((answer) => answer.json().data.status as string);
     expect(statuses.filter((status) => status === 'accepted')).toHaveLength(1);
@@ -258,7 +237,7 @@ describe('inbound credits on the full stack', () => {
   it('dispatches again a callback whose dispatch ran but was not recorded, and the workflow still credits once', async () => {
     const reference = `unrecorded-${randomUUID()}`;
     const { callback, totals } = await accountWithCredit(reference);
-    expect((await post(stack.app, callback)).json().data.status).toBe('accepted');
+    expect((await postSignedCallback(stack.app, callback)).json().data.status).toBe('accepted');
     await eventually(async () => (await totals())[1] === 1);
     // As a crash right after the Temporal call, before `dispatched_at` was written, leaves the record.
     await stack.db.orm.em
@@ -267,7 +246,7 @@ describe('inbound credits on the full stack', () => {
         callback.event_id,
       ]);
 
-    const retried = await post(stack.app, callback);
+    const retried = await postSignedCallback(stack.app, callback);
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
     const workflowId = inboundCreditWorkflowId('wema', reference);
     expect((await record(stack.db, callback.event_id))[0]?.dispatch_result).toBe(`already applying ${workflowId}`);

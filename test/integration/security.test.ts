@@ -3,7 +3,7 @@
 // production provider; NUL characters and hostile shapes; amounts out of bounds; replays of a
 // deleted endpoint's delivery. Each refusal names its field, answers within a second, and changes
 // nothing.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,6 +11,7 @@ import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -66,13 +67,20 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
 async function count(sql: string, params: unknown[]): Promise<string | undefined> {
   const [row] = await db.orm.em.fork().execute<{ n: string }[]>(sql, params);
   return row?.n;
 }
+
+/**
+ * Registers an endpoint for webhook.endpoint.created only: its own creation is then the one
+ * delivery it gets, made at once.
+ */
+const registerForOwnCreation = (apiKey: string, url: string) =>
+  registerEndpoint(app, apiKey, { url, events: ['webhook.endpoint.created'], signing_secret: newSigningSecret() });
+
+/** A read with the tenant's key; the answer, for the test to check. */
+const getWithKey = (apiKey: string, url: string) => app.inject({ method: 'GET', url, headers: auth(apiKey) });
 
 /** Every spelling of a loopback address an attacker may try, with the port. */
 function loopbackSpellings(port: number): string[] {
@@ -110,12 +118,7 @@ describe('webhook egress cannot reach the deployment', () => {
     ];
     for (const url of targets) {
       const { result: response, ms } = await timed(() =>
-        app.inject({
-          method: 'POST',
-          url: '/api/v1/webhook-endpoints',
-          headers: auth(tenant.apiKey),
-          payload: { url, events: ['*'], signing_secret: secret() },
-        }),
+        registerEndpoint(app, tenant.apiKey, { url, events: ['*'], signing_secret: newSigningSecret() }),
       );
       expect({ url, status: response.statusCode }).toEqual({ url, status: 400 });
       expect(response.json().error.code).toBe('VALIDATION_ERROR');
@@ -132,12 +135,7 @@ describe('webhook egress cannot reach the deployment', () => {
 
   it('still accepts a loopback receiver of the tenant on another port (sandbox keys)', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/webhook-endpoints',
-      headers: auth(tenant.apiKey),
-      payload: { url: `${receiver.url}/ok`, events: ['webhook.endpoint.created'], signing_secret: secret() },
-    });
+    const response = await registerForOwnCreation(tenant.apiKey, `${receiver.url}/ok`);
     expect(response.statusCode).toBe(201);
     await eventually(() => receiver.on('/ok')[0]);
   });
@@ -145,24 +143,14 @@ describe('webhook egress cannot reach the deployment', () => {
   it('refuses at delivery time a name that has since been pointed at the sandbox bank, sending nothing', async () => {
     const tenant = await createFundedTenant(db.orm);
     dns.set('rebind.test', ['93.184.216.34']);
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/webhook-endpoints',
-      headers: auth(tenant.apiKey),
-      payload: {
-        url: `http://rebind.test:${ports.bank}/control/providers/nip/down`,
-        events: ['webhook.endpoint.created'],
-        signing_secret: secret(),
-      },
-    });
+    const response = await registerForOwnCreation(
+      tenant.apiKey,
+      `http://rebind.test:${ports.bank}/control/providers/nip/down`,
+    );
     expect(response.statusCode).toBe(201);
     dns.set('rebind.test', ['127.0.0.1']);
     const delivery = await eventually(async () => {
-      const list = await app.inject({
-        method: 'GET',
-        url: `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`,
-        headers: auth(tenant.apiKey),
-      });
+      const list = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
       const [found] = list.json().data.items;
       return found?.attempts.length >= 1 ? found : undefined;
     });
@@ -180,17 +168,7 @@ describe('live keys never reach the sandbox bank', () => {
     const live = await createFundedTenant(db.orm, 1_000_000, 'live tenant', 'live');
     expect(live.apiKey).toMatch(/^sk_live_/);
     const calls = [
-      [
-        'POST',
-        '/api/v1/transfers',
-        {
-          amount_minor: 100_000,
-          recipient_account: '0123456789',
-          recipient_bank_code: '058',
-          narration: 'x',
-          reference: 'live-1',
-        },
-      ],
+      ['POST', '/api/v1/transfers', transferBody('x', { reference: 'live-1' })],
       ['POST', '/api/v1/virtual-accounts', { customer_id: 'c', account_name: 'A B' }],
       ['POST', '/api/v1/cards', { customer_id: 'c' }],
       ['POST', `/api/v1/cards/${randomUUID()}/jit-fund`, { amount_minor: 10_000 }],
@@ -218,14 +196,8 @@ describe('live keys never reach the sandbox bank', () => {
 });
 
 describe('hostile strings and shapes are refused at the edge', () => {
-  const transfer = (reference: string, overrides: Record<string, unknown> = {}) => ({
-    amount_minor: 100_000,
-    recipient_account: '0123456789',
-    recipient_bank_code: '058',
-    narration: 'Invoice 7',
-    reference,
-    ...overrides,
-  });
+  const transfer = (reference: string, overrides: Record<string, unknown> = {}) =>
+    transferBody('Invoice 7', { reference, ...overrides });
 
   it('refuses a NUL in a transfer within a second, naming the field, and leaves the reference free', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
@@ -265,24 +237,15 @@ describe('hostile strings and shapes are refused at the edge', () => {
 
   it('refuses a NUL in a card customer_id, a query value and a path segment with 400, not 503', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const card = await app.inject({
-      method: 'POST',
-      url: '/api/v1/cards',
-      headers: auth(tenant.apiKey),
-      payload: { customer_id: 'cus\u0000tomer' },
-    });
+    const card = await issueCard(app, tenant.apiKey, 'cus\u0000tomer');
     expect(card.statusCode).toBe(400);
     expect(card.json().error.details.fields).toEqual([
       { path: 'customer_id', message: 'must not contain a NUL character (U+0000)' },
     ]);
-    const list = await app.inject({
-      method: 'GET',
-      url: '/api/v1/virtual-accounts?customer_id=%00abc',
-      headers: auth(tenant.apiKey),
-    });
+    const list = await getWithKey(tenant.apiKey, '/api/v1/virtual-accounts?customer_id=%00abc');
     expect(list.statusCode).toBe(400);
     expect(list.json().error.details.fields[0].path).toBe('customer_id');
-    const path = await app.inject({ method: 'GET', url: '/api/v1/cards/%00', headers: auth(tenant.apiKey) });
+    const path = await getWithKey(tenant.apiKey, '/api/v1/cards/%00');
     expect(path.statusCode).toBe(400);
     expect(path.json().error.details.fields[0].path).toBe('card_id');
     const n = await count('select count(*)::text as n from cards where tenant_id = ?', [tenant.tenantId]);
@@ -342,12 +305,7 @@ describe('hostile strings and shapes are refused at the edge', () => {
 describe('amounts, replays and lookups', () => {
   it('bounds a JIT funding to 100 … 1,000,000,000 kobo, naming amount_minor', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const card = await app.inject({
-      method: 'POST',
-      url: '/api/v1/cards',
-      headers: auth(tenant.apiKey),
-      payload: { customer_id: 'c' },
-    });
+    const card = await issueCard(app, tenant.apiKey);
     expect(card.statusCode).toBe(201);
     for (const amount of [99, 1_000_000_001, 10 ** 15]) {
       const response = await app.inject({
@@ -367,11 +325,7 @@ describe('amounts, replays and lookups', () => {
     });
     expect(funded.statusCode).toBe(202);
     await eventually(async () => {
-      const balance = await app.inject({
-        method: 'GET',
-        url: `/api/v1/cards/${card.json().data.id}/balance`,
-        headers: auth(tenant.apiKey),
-      });
+      const balance = await getWithKey(tenant.apiKey, `/api/v1/cards/${card.json().data.id}/balance`);
       return balance.json().data.available_minor === 100 ? balance : undefined;
     });
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(999_900);
@@ -379,19 +333,13 @@ describe('amounts, replays and lookups', () => {
 
   it("answers 422 FAILED_PRECONDITION to a replay of a deleted endpoint's delivery, sending nothing", async () => {
     const tenant = await createFundedTenant(db.orm);
-    const endpoint = await app.inject({
-      method: 'POST',
-      url: '/api/v1/webhook-endpoints',
-      headers: auth(tenant.apiKey),
-      payload: { url: `${receiver.url}/deleted`, events: ['webhook.endpoint.created'], signing_secret: secret() },
-    });
+    const endpoint = await registerForOwnCreation(tenant.apiKey, `${receiver.url}/deleted`);
     expect(endpoint.statusCode).toBe(201);
     const delivery = await eventually(async () => {
-      const list = await app.inject({
-        method: 'GET',
-        url: `/api/v1/webhook-deliveries?endpoint_id=${endpoint.json().data.id}&status=succeeded`,
-        headers: auth(tenant.apiKey),
-      });
+      const list = await getWithKey(
+        tenant.apiKey,
+        `/api/v1/webhook-deliveries?endpoint_id=${endpoint.json().data.id}&status=succeeded`,
+      );
       return list.json().data.items[0];
     });
     // The delivery's workflow has ended (its record says succeeded a moment before it completes).
@@ -414,29 +362,17 @@ describe('amounts, replays and lookups', () => {
     // The refusal came before any signal: the delivery's workflow is still closed (a replay would
     // have started it again) and its record unchanged.
     expect((await handle.describe()).status.name).toBe('COMPLETED');
-    const after = await app.inject({
-      method: 'GET',
-      url: `/api/v1/webhook-deliveries/${delivery.id}`,
-      headers: auth(tenant.apiKey),
-    });
+    const after = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries/${delivery.id}`);
     expect(after.json().data).toMatchObject({ attempt_count: 1, replay_id: null, endpoint_state: 'deleted' });
     expect(receiver.on('/deleted')).toHaveLength(1);
   });
 
   it('answers 404 for a transfer id that is not a UUID, and 400 for odd dates and huge pages, never 500', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const get = await app.inject({
-      method: 'GET',
-      url: `/api/v1/transfers/${'a'.repeat(36)}`,
-      headers: auth(tenant.apiKey),
-    });
+    const get = await getWithKey(tenant.apiKey, `/api/v1/transfers/${'a'.repeat(36)}`);
     expect(get.statusCode).toBe(404);
     expect(get.json()).toMatchObject({ success: false, error: { code: 'not_found', status: 404 } });
-    const odd = await app.inject({
-      method: 'GET',
-      url: '/api/v1/transfers?page=7947&from=0752-01-28T09:04:14%2B23:17',
-      headers: auth(tenant.apiKey),
-    });
+    const odd = await getWithKey(tenant.apiKey, '/api/v1/transfers?page=7947&from=0752-01-28T09:04:14%2B23:17');
     expect(odd.statusCode).toBe(400);
     expect(odd.json().error.details.fields[0].path).toBe('from');
     for (const url of [

@@ -39,19 +39,27 @@ async function row(id: string): Promise<TransferRow> {
   return (await findTransfer(db.orm.em.fork(), id))!;
 }
 
+/**
+ * Creates a transfer of 400,000 kobo (fee 1,000) to a sandbox account whose behaviour the test
+ * wants; its id and the handle of its workflow.
+ */
+async function createTransfer(tenantId: string, recipientAccount: string, narration: string, reference: string) {
+  const created = await transfers.create(tenantId, {
+    amount_minor: 400_000,
+    recipient_account: recipientAccount,
+    recipient_bank_code: '058',
+    narration,
+    reference,
+  });
+  expect(created.status).toBe(201);
+  const id = (created.body as { data: { id: string } }).data.id;
+  return { id, handle: env.client.workflow.getHandle(transferWorkflowId(tenantId, reference)) };
+}
+
 describe('a transfer the bank never confirms', () => {
   it('stays processing past 24 h, is flagged stuck, and settles when the bank finally reports it', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const created = await transfers.create(tenant.tenantId, {
-      amount_minor: 400_000,
-      recipient_account: '2222222222',
-      recipient_bank_code: '058',
-      narration: 'rent',
-      reference: 'held-for-a-day',
-    });
-    expect(created.status).toBe(201);
-    const id = (created.body as { data: { id: string } }).data.id;
-    const handle = env.client.workflow.getHandle(transferWorkflowId(tenant.tenantId, 'held-for-a-day'));
+    const { id, handle } = await createTransfer(tenant.tenantId, '2222222222', 'rent', 'held-for-a-day');
     while ((await handle.query(statusQuery)).status !== 'processing') await new Promise((r) => setTimeout(r, 100));
 
     await env.sleep('23 hours');
@@ -82,16 +90,7 @@ describe('a transfer the bank never confirms', () => {
 describe('a transfer whose submissions the bank throttles for longer than the retries last', () => {
   it('keeps the money reserved and the transfer processing on "no such transfer", until an operator fails it', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const created = await transfers.create(tenant.tenantId, {
-      amount_minor: 400_000,
-      recipient_account: '4444444444',
-      recipient_bank_code: '058',
-      narration: 'throttled',
-      reference: 'throttled-for-an-hour',
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id;
-    const handle = env.client.workflow.getHandle(transferWorkflowId(tenant.tenantId, 'throttled-for-an-hour'));
+    const { id, handle } = await createTransfer(tenant.tenantId, '4444444444', 'throttled', 'throttled-for-an-hour');
 
     // Past the hour of submission retries (429 is transient) and the status query after them,
     // which finds nothing at the bank.

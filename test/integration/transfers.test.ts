@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -39,8 +40,6 @@ useGatewayStack(
     ({ db, app, bank, client } = stack);
   },
 );
-
-const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
 
 let counter = 0;
 function body(overrides: Record<string, unknown> = {}) {
@@ -241,10 +240,8 @@ describe('POST /api/v1/transfers', () => {
     ];
     for (const [override, field] of cases) {
       const response = await create(tenant.apiKey, body(override));
-      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
+      expectFieldRefused(response, field, 'validation_error');
       expect(response.json().success).toBe(false);
-      expect(response.json().error.code).toBe('validation_error');
-      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
     }
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
     const [count] = await db.orm.em
@@ -361,13 +358,18 @@ const admin = (...args: string[]) =>
     ...args,
   );
 
+/** A transfer to 2222222222, which the sandbox bank holds without an answer: its body, id and workflow. */
+async function heldTransfer(apiKey: string, tenantId: string, amountMinor: number) {
+  const payload = body({ recipient_account: '2222222222', amount_minor: amountMinor });
+  const created = await create(apiKey, payload);
+  const id = created.json().data.id as string;
+  return { payload, id, handle: client.workflow.getHandle(transferWorkflowId(tenantId, payload.reference)) };
+}
+
 describe('stuck transfers and operators', () => {
   it('keeps 2222222222 processing, lists it as stuck, and resolves it by operator command with an audit record', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const payload = body({ recipient_account: '2222222222', amount_minor: 300_000 });
-    const created = await create(tenant.apiKey, payload);
-    const id = created.json().data.id as string;
-    const handle = client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference));
+    const { payload, id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
     const deadline = Date.now() + 15_000;
     while ((await handle.query(statusQuery)).status !== 'processing') {
       if (Date.now() > deadline) throw new Error('never processing');
@@ -423,10 +425,7 @@ describe('stuck transfers and operators', () => {
 
   it('completes a transfer once when the worker dies and restarts while it waits for the bank', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const payload = body({ recipient_account: '2222222222', amount_minor: 200_000 });
-    const created = await create(tenant.apiKey, payload);
-    const id = created.json().data.id as string;
-    const handle = client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference));
+    const { id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 200_000);
     while ((await handle.query(statusQuery)).status !== 'processing')
       await new Promise((resolve) => setTimeout(resolve, 100));
 
@@ -506,12 +505,7 @@ describe('GET /api/v1/transfers', () => {
       headers: auth(tenant.apiKey),
     });
     expect(bad.statusCode).toBe(400);
-    expect(
-      bad
-        .json()
-        .error.details.fields.map((f: { path: string }) => f.path)
-        .sort(),
-    ).toEqual(['limit', 'status']);
+    expect(fieldPaths(bad).sort()).toEqual(['limit', 'status']);
 
     const foreign = await get(tenant.apiKey, otherTransfer.json().data.id);
     expect(foreign.statusCode).toBe(404);
@@ -539,43 +533,42 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     metadata: {},
   });
 
-  it('is reversed if it committed, and cannot commit afterwards if it had not', async () => {
+  /**
+   * The create path's steps for the tenant's transfers, called as its workflow calls them: each
+   * names the transfer id of its run and the reference it holds.
+   */
+  function reservationSteps(tenantId: string) {
     const activities = createTransferActivities({ orm: db.orm, providers: stack.providers() });
+    return {
+      reserve: (transferId: string, reference: string) =>
+        activities.reserveFunds({
+          transferId,
+          request: request(tenantId, reference),
+          recipientName: 'X',
+          nameEnquirySessionId: 's',
+        }),
+      abandon: (transferId: string, reference: string) =>
+        activities.abandonReservation({ transferId, request: request(tenantId, reference), recipientName: 'X' }),
+      settle: (transferId: string, reference: string) =>
+        activities.settleReservation({ transferId, request: request(tenantId, reference) }),
+    };
+  }
+
+  it('is reversed if it committed, and cannot commit afterwards if it had not', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { reserve, abandon } = reservationSteps(tenant.tenantId);
 
     // Committed before the abandon: returned to the wallet.
     const late = randomUUID();
-    await activities.reserveFunds({
-      transferId: late,
-      request: request(tenant.tenantId, 'late-1'),
-      recipientName: 'X',
-      nameEnquirySessionId: 's',
-    });
+    await reserve(late, 'late-1');
     expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
-    expect(
-      await activities.abandonReservation({
-        transferId: late,
-        request: request(tenant.tenantId, 'late-1'),
-        recipientName: 'X',
-      }),
-    ).toBe('reversed');
+    expect(await abandon(late, 'late-1')).toBe('reversed');
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
 
     // Not yet committed: the placeholder makes the late reservation a no-op.
     const never = randomUUID();
-    expect(
-      await activities.abandonReservation({
-        transferId: never,
-        request: request(tenant.tenantId, 'late-2'),
-        recipientName: 'X',
-      }),
-    ).toBe('placeholder');
-    const view = await activities.reserveFunds({
-      transferId: never,
-      request: request(tenant.tenantId, 'late-2'),
-      recipientName: 'X',
-      nameEnquirySessionId: 's',
-    });
+    expect(await abandon(never, 'late-2')).toBe('placeholder');
+    const view = await reserve(never, 'late-2');
     expect(view.status).toBe('failed');
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
     expect(await entries(never)).toEqual([]);
@@ -589,21 +582,13 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     );
 
   it('is used by the transfer if it committed; otherwise it can no longer commit, and the reference stays free', async () => {
-    const activities = createTransferActivities({ orm: db.orm, providers: stack.providers() });
     const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { reserve, settle } = reservationSteps(tenant.tenantId);
 
     // Committed before the create path settled it: the transfer goes on with that reservation.
     const committed = randomUUID();
-    await activities.reserveFunds({
-      transferId: committed,
-      request: request(tenant.tenantId, 'settle-1'),
-      recipientName: 'X',
-      nameEnquirySessionId: 's',
-    });
-    const used = await activities.settleReservation({
-      transferId: committed,
-      request: request(tenant.tenantId, 'settle-1'),
-    });
+    await reserve(committed, 'settle-1');
+    const used = await settle(committed, 'settle-1');
     expect(used).toEqual({ id: committed, status: 'pending' });
     expect(await findTransfer(db.orm.em.fork(), committed)).toMatchObject({
       reference: 'settle-1',
@@ -615,29 +600,15 @@ describe('a reservation whose outcome the create path could not wait for', () =>
 
     // Not committed: the late attempt is refused for good, and reserves nothing.
     const abandoned = randomUUID();
-    expect(
-      await activities.settleReservation({ transferId: abandoned, request: request(tenant.tenantId, 'settle-2') }),
-    ).toBeNull();
-    const late = await refusalOf(
-      activities.reserveFunds({
-        transferId: abandoned,
-        request: request(tenant.tenantId, 'settle-2'),
-        recipientName: 'X',
-        nameEnquirySessionId: 's',
-      }),
-    );
+    expect(await settle(abandoned, 'settle-2')).toBeNull();
+    const late = await refusalOf(reserve(abandoned, 'settle-2'));
     expect(late).toMatchObject({ type: 'reservation_abandoned', nonRetryable: true });
     expect(await entries(abandoned)).toEqual([]);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
 
     // The retry of the request (a new run, a new transfer id) takes the same reference.
     const retried = randomUUID();
-    const view = await activities.reserveFunds({
-      transferId: retried,
-      request: request(tenant.tenantId, 'settle-2'),
-      recipientName: 'X',
-      nameEnquirySessionId: 's',
-    });
+    const view = await reserve(retried, 'settle-2');
     expect(view).toEqual({ id: retried, status: 'pending' });
     expect(await findTransfer(db.orm.em.fork(), retried)).toMatchObject({
       reference: 'settle-2',
@@ -646,14 +617,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     expect(await wallet(tenant.tenantId)).toEqual({ available: 398_000, pending: 602_000 });
 
     // A third id for a reference that is held: a conflict, refused without retries, nothing moved.
-    const conflict = await refusalOf(
-      activities.reserveFunds({
-        transferId: randomUUID(),
-        request: request(tenant.tenantId, 'settle-2'),
-        recipientName: 'X',
-        nameEnquirySessionId: 's',
-      }),
-    );
+    const conflict = await refusalOf(reserve(randomUUID(), 'settle-2'));
     expect(conflict).toMatchObject({ type: 'duplicate_reference', nonRetryable: true });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 398_000, pending: 602_000 });
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);

@@ -4,9 +4,8 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
-import type { ResolvedKey } from '../../src/tenants/tenants.ts';
 import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
-import { createFundedTenant } from '../support/app.ts';
+import { createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { useTimeSkippingStack } from '../support/time-skipping.ts';
@@ -33,15 +32,7 @@ useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_0
 describe('a temporary virtual account', () => {
   it('moves to expired at expires_at, and a standard one does not', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const key: ResolvedKey = {
-      keyId: 'k',
-      mode: 'test',
-      tenantId: tenant.tenantId,
-      tenantName: 't',
-      features: [],
-      dailyTransferLimitMinor: 0,
-      allowedAccountTypes: ['standard', 'dedicated', 'temporary'],
-    };
+    const key = resolvedTestKey(tenant.tenantId, ['standard', 'dedicated', 'temporary']);
     const temporary = (
       await accounts.create(key, { customer_id: 'c', account_name: 'Short Lived', account_type: 'temporary' })
     ).body as { id: string; expires_at: string };

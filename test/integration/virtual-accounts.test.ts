@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
-import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
+import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
+import { createFundedTenant } from '../support/app.ts';
+import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
 import {
@@ -31,14 +32,46 @@ useGatewayStack({ taskQueue: TASK_QUEUE }, (started) => {
   ({ db, app, bank } = stack);
 });
 
-const auth = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
-
 async function create(apiKey: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return app.inject({ method: 'POST', url: '/api/v1/virtual-accounts', headers: auth(apiKey, headers), payload: body });
 }
 
 async function list(apiKey: string, query: string) {
   return app.inject({ method: 'GET', url: `/api/v1/virtual-accounts${query}`, headers: auth(apiKey) });
+}
+
+/** A standard account of the tenant's, as most tests need one. */
+async function newAccount(apiKey: string) {
+  return (await create(apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+}
+
+function getAccount(apiKey: string, id: string) {
+  return app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${id}`, headers: auth(apiKey) });
+}
+
+/** The account as its tenant reads it. */
+async function readAccount(apiKey: string, id: string) {
+  return (await getAccount(apiKey, id)).json().data;
+}
+
+/** Asks to close the account, with the reason (kept for the provider) if the test gives one. */
+function closeAccount(apiKey: string, id: string, payload?: object) {
+  return app.inject({
+    method: 'POST',
+    url: `/api/v1/virtual-accounts/${id}/close`,
+    headers: auth(apiKey),
+    ...(payload ? { payload } : {}),
+  });
+}
+
+/** Has the sandbox bank credit the account, through the gateway's sandbox route. */
+function sandboxCredit(apiKey: string, id: string, payload: object) {
+  return app.inject({
+    method: 'POST',
+    url: `/api/v1/sandbox/virtual-accounts/${id}/credits`,
+    headers: auth(apiKey),
+    payload,
+  });
 }
 
 describe('POST /api/v1/virtual-accounts', () => {
@@ -107,7 +140,7 @@ describe('POST /api/v1/virtual-accounts', () => {
     ).toBe('providus');
     await bank.control('/control/providers/wema/down');
     try {
-      const failedOver = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+      const failedOver = await newAccount(tenant.apiKey);
       expect(failedOver.provider).toBe('providus');
       recordHistory('virtual-account-create-failover', createWorkflowId(tenant.tenantId, `new:${failedOver.id}`));
       await bank.control('/control/providers/providus/down');
@@ -140,9 +173,7 @@ describe('POST /api/v1/virtual-accounts', () => {
     ];
     for (const [body, field] of cases) {
       const response = await create(tenant.apiKey, body);
-      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
-      expect(response.json().error.code).toBe('VALIDATION_ERROR');
-      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+      expectFieldRefused(response, field);
     }
   });
 
@@ -262,14 +293,8 @@ describe('GET /api/v1/virtual-accounts', () => {
 describe('closing, freezing and reading one account', () => {
   it('closes at the provider first: 503 while it is down (the account stays active), then closed once', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
-    const close = () =>
-      app.inject({
-        method: 'POST',
-        url: `/api/v1/virtual-accounts/${account.id}/close`,
-        headers: auth(tenant.apiKey),
-        payload: { reason: 'moving banks' },
-      });
+    const account = await newAccount(tenant.apiKey);
+    const close = () => closeAccount(tenant.apiKey, account.id, { reason: 'moving banks' });
     await bank.control(`/control/providers/${account.provider}/down`);
     try {
       const refused = await close();
@@ -296,13 +321,8 @@ describe('closing, freezing and reading one account', () => {
 
   it('closes from active and frozen, refuses from closed and expired, and never echoes the reason', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const active = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
-    const closed = await app.inject({
-      method: 'POST',
-      url: `/api/v1/virtual-accounts/${active.id}/close`,
-      headers: auth(tenant.apiKey),
-      payload: { reason: 'customer offboarded' },
-    });
+    const active = await newAccount(tenant.apiKey);
+    const closed = await closeAccount(tenant.apiKey, active.id, { reason: 'customer offboarded' });
     expect(closed.statusCode).toBe(200);
     expect(closed.json().data).toMatchObject({ id: active.id, status: 'closed' });
     expect(closed.json().data).not.toHaveProperty('closure_reason');
@@ -316,59 +336,40 @@ describe('closing, freezing and reading one account', () => {
       );
     expect(atBank).toEqual({ status: 'closed', close_reason: 'customer offboarded' });
 
-    const again = await app.inject({
-      method: 'POST',
-      url: `/api/v1/virtual-accounts/${active.id}/close`,
-      headers: auth(tenant.apiKey),
-    });
+    const again = await closeAccount(tenant.apiKey, active.id);
     expect(again.statusCode).toBe(422);
     expect(again.json().error.code).toBe('FAILED_PRECONDITION');
 
-    const toFreeze = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const toFreeze = await newAccount(tenant.apiKey);
     const frozen = await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toFreeze.id);
     expect(frozen.json.status).toBe('frozen');
     expect((await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toFreeze.id)).code).toBe(1);
-    const closedFrozen = await app.inject({
-      method: 'POST',
-      url: `/api/v1/virtual-accounts/${toFreeze.id}/close`,
-      headers: auth(tenant.apiKey),
-    });
+    const closedFrozen = await closeAccount(tenant.apiKey, toFreeze.id);
     expect(closedFrozen.json().data.status).toBe('closed');
 
-    const toThaw = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const toThaw = await newAccount(tenant.apiKey);
     await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'freeze', '--id', toThaw.id);
     expect(
       (await runAdmin({ DATABASE_URL: db.url }, 'virtual-account', 'unfreeze', '--id', toThaw.id)).json.status,
     ).toBe('active');
 
-    const expiring = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const expiring = await newAccount(tenant.apiKey);
     await db.orm.em.fork().execute(`update virtual_accounts set status = 'expired' where id = ?`, [expiring.id]);
-    const closeExpired = await app.inject({
-      method: 'POST',
-      url: `/api/v1/virtual-accounts/${expiring.id}/close`,
-      headers: auth(tenant.apiKey),
-    });
+    const closeExpired = await closeAccount(tenant.apiKey, expiring.id);
     expect(closeExpired.statusCode).toBe(422);
   });
 
   it("answers 404 NOT_FOUND for an unknown or another tenant's account", async () => {
     const owner = await createFundedTenant(db.orm);
     const stranger = await createFundedTenant(db.orm);
-    const account = (await create(owner.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
-    expect(
-      (await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(owner.apiKey) }))
-        .statusCode,
-    ).toBe(200);
+    const account = await newAccount(owner.apiKey);
+    expect((await getAccount(owner.apiKey, account.id)).statusCode).toBe(200);
     for (const [key, id] of [
       [stranger.apiKey, account.id],
       [owner.apiKey, randomUUID()],
       [owner.apiKey, 'nope'],
     ] as const) {
-      const response = await app.inject({
-        method: 'POST',
-        url: `/api/v1/virtual-accounts/${id}/close`,
-        headers: auth(key),
-      });
+      const response = await closeAccount(key, id);
       expect(response.statusCode).toBe(404);
       expect(response.json().error.code).toBe('NOT_FOUND');
     }
@@ -378,12 +379,11 @@ describe('closing, freezing and reading one account', () => {
 describe('inbound credits', () => {
   it('applies a sandbox credit once: totals, count, wallet and virtual_account.credited', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000);
-    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
-    const sent = await app.inject({
-      method: 'POST',
-      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-      headers: auth(tenant.apiKey),
-      payload: { amount_minor: 750_050, sender_name: 'OKAFOR STORES', reference: `cr-${account.id}` },
+    const account = await newAccount(tenant.apiKey);
+    const sent = await sandboxCredit(tenant.apiKey, account.id, {
+      amount_minor: 750_050,
+      sender_name: 'OKAFOR STORES',
+      reference: `cr-${account.id}`,
     });
     expect(sent.statusCode).toBe(202);
     expect(sent.json().data).toMatchObject({
@@ -393,9 +393,7 @@ describe('inbound credits', () => {
       transaction_reference: expect.stringMatching(/^SBXCR[0-9A-F]{24}$/),
     });
     const credited = await eventually(async () => {
-      const data = (
-        await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
-      ).json().data;
+      const data = await readAccount(tenant.apiKey, account.id);
       return data.transaction_count === 1 ? data : undefined;
     });
     expect(credited.total_received_minor).toBe(750_050);
@@ -413,19 +411,15 @@ describe('inbound credits', () => {
       credit: { amount_minor: 750_050, sender_name: 'OKAFOR STORES' },
     });
     // Sent again: the bank sends the same notification again (202), and it still counts once.
-    const repeat = await app.inject({
-      method: 'POST',
-      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-      headers: auth(tenant.apiKey),
-      payload: { amount_minor: 750_050, reference: `cr-${account.id}` },
+    const repeat = await sandboxCredit(tenant.apiKey, account.id, {
+      amount_minor: 750_050,
+      reference: `cr-${account.id}`,
     });
     expect(repeat.statusCode).toBe(202);
     expect(repeat.json().data.transaction_reference).toBe(sent.json().data.transaction_reference);
-    const otherAmount = await app.inject({
-      method: 'POST',
-      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-      headers: auth(tenant.apiKey),
-      payload: { amount_minor: 750_051, reference: `cr-${account.id}` },
+    const otherAmount = await sandboxCredit(tenant.apiKey, account.id, {
+      amount_minor: 750_051,
+      reference: `cr-${account.id}`,
     });
     expect(otherAmount.statusCode).toBe(409);
     expect(otherAmount.json().error.code).toBe('CONFLICT');
@@ -437,9 +431,7 @@ describe('inbound credits', () => {
       );
       return row?.delivered === '2' ? row : undefined;
     });
-    const after = (
-      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
-    ).json().data;
+    const after = await readAccount(tenant.apiKey, account.id);
     expect([after.total_received_minor, after.transaction_count]).toEqual([750_050, 1]);
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(751_050);
   });
@@ -449,26 +441,15 @@ describe('inbound credits', () => {
     const tenants = [await createFundedTenant(db.orm), await createFundedTenant(db.orm)];
     const accounts: { id: string }[] = [];
     for (const [index, tenant] of tenants.entries()) {
-      const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+      const account = await newAccount(tenant.apiKey);
       accounts.push(account);
-      const sent = await app.inject({
-        method: 'POST',
-        url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-        headers: auth(tenant.apiKey),
-        payload: { amount_minor: 40_000 + index, reference },
-      });
+      const sent = await sandboxCredit(tenant.apiKey, account.id, { amount_minor: 40_000 + index, reference });
       // Neither tenant learns that the other used the reference: both are accepted as new.
       expect(sent.statusCode).toBe(202);
     }
     for (const [index, tenant] of tenants.entries()) {
       const credited = await eventually(async () => {
-        const data = (
-          await app.inject({
-            method: 'GET',
-            url: `/api/v1/virtual-accounts/${accounts[index]!.id}`,
-            headers: auth(tenant.apiKey),
-          })
-        ).json().data;
+        const data = await readAccount(tenant.apiKey, accounts[index]!.id);
         return data.transaction_count === 1 ? data : undefined;
       });
       expect(credited.total_received_minor).toBe(40_000 + index);
@@ -478,14 +459,9 @@ describe('inbound credits', () => {
 
   it('bounds a sandbox credit to 1 … 100,000,000,000 kobo, naming amount_minor', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const account = await newAccount(tenant.apiKey);
     for (const amount of [0, 100_000_000_001]) {
-      const response = await app.inject({
-        method: 'POST',
-        url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-        headers: auth(tenant.apiKey),
-        payload: { amount_minor: amount },
-      });
+      const response = await sandboxCredit(tenant.apiKey, account.id, { amount_minor: amount });
       expect(response.statusCode).toBe(400);
       expect(response.json().error.details.fields).toEqual([{ path: 'amount_minor', message: expect.any(String) }]);
     }
@@ -493,34 +469,14 @@ describe('inbound credits', () => {
 
   it('counts the same credit delivered three times, concurrently, once', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
+    const account = await newAccount(tenant.apiKey);
     const reference = `triple-${account.id}`;
-    const deliveries = Array.from({ length: 3 }, (_, i) => {
-      const body = JSON.stringify({
-        event_id: `bank-event-${reference}-${i}`,
-        type: 'virtual_account.credit',
-        data: {
-          provider: 'wema',
-          account_number: account.account_number,
-          amount_minor: 10_000,
-          currency: 'NGN',
-          sender_name: 'X',
-          transaction_reference: reference,
-          session_id: '1',
-        },
-      });
-      return app.inject({
-        method: 'POST',
-        url: '/provider-callbacks/sandbox-bank',
-        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, body) },
-        payload: body,
-      });
-    });
+    const deliveries = Array.from({ length: 3 }, (_, i) =>
+      postSignedCallback(app, creditCallback(`bank-event-${reference}-${i}`, account.account_number, reference)),
+    );
     expect((await Promise.all(deliveries)).map((r) => r.statusCode)).toEqual([200, 200, 200]);
     await eventually(async () => {
-      const data = (
-        await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
-      ).json().data;
+      const data = await readAccount(tenant.apiKey, account.id);
       return data.transaction_count === 1 ? data : undefined;
     });
     // All three notifications have been dispatched, and the credit's workflow has finished.
@@ -537,9 +493,7 @@ describe('inbound credits', () => {
       const described = await stack.client.workflow.getHandle(inboundCreditWorkflowId('wema', reference)).describe();
       return described.status.name === 'COMPLETED' ? true : undefined;
     });
-    const data = (
-      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
-    ).json().data;
+    const data = await readAccount(tenant.apiKey, account.id);
     expect([data.total_received_minor, data.transaction_count]).toEqual([10_000, 1]);
     recordHistory('inbound-credit-applied', inboundCreditWorkflowId('wema', reference));
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(10_000);
@@ -547,17 +501,11 @@ describe('inbound credits', () => {
 
   it('refuses credits to a closed account and counts nothing', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const account = (await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B' })).json().data;
-    await app.inject({
-      method: 'POST',
-      url: `/api/v1/virtual-accounts/${account.id}/close`,
-      headers: auth(tenant.apiKey),
-    });
-    const sent = await app.inject({
-      method: 'POST',
-      url: `/api/v1/sandbox/virtual-accounts/${account.id}/credits`,
-      headers: auth(tenant.apiKey),
-      payload: { amount_minor: 5_000, reference: `closed-${account.id}` },
+    const account = await newAccount(tenant.apiKey);
+    await closeAccount(tenant.apiKey, account.id);
+    const sent = await sandboxCredit(tenant.apiKey, account.id, {
+      amount_minor: 5_000,
+      reference: `closed-${account.id}`,
     });
     expect(sent.statusCode).toBe(202);
     const refused = await eventually(async () => {
@@ -570,21 +518,14 @@ describe('inbound credits', () => {
       return row;
     });
     expect(refused).toEqual({ status: 'refused', refusal_reason: 'the account is closed' });
-    const data = (
-      await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(tenant.apiKey) })
-    ).json().data;
+    const data = await readAccount(tenant.apiKey, account.id);
     expect([data.total_received_minor, data.transaction_count]).toEqual([0, 0]);
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
   });
 
   it('keeps the sandbox credit route to sandbox keys', async () => {
     const live = await createFundedTenant(db.orm, 0, 'live', 'live');
-    const response = await app.inject({
-      method: 'POST',
-      url: `/api/v1/sandbox/virtual-accounts/${randomUUID()}/credits`,
-      headers: auth(live.apiKey),
-      payload: { amount_minor: 100 },
-    });
+    const response = await sandboxCredit(live.apiKey, randomUUID(), { amount_minor: 100 });
     expect(response.statusCode).toBe(403);
     expect(response.json().error.code).toBe('FORBIDDEN');
   });
@@ -635,7 +576,7 @@ describe('identity customers', () => {
     ] as const) {
       const response = await post(tenant.apiKey, { ...customer, external_reference: 'ext-2', ...override });
       expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
-      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
+      expect(fieldPaths(response)).toContain(field);
     }
     const stranger = await createFundedTenant(db.orm);
     await db.orm.em

@@ -7,7 +7,7 @@ import { parseDurationsMs } from '../../src/config.ts';
 import { EventFanout, deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
-import { TEST_WEBHOOK_KEY, createFundedTenant } from '../support/app.ts';
+import { TEST_WEBHOOK_KEY, createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { useTimeSkippingStack } from '../support/time-skipping.ts';
@@ -41,22 +41,11 @@ describe('the full retry schedule', () => {
       scheduleMs: SCHEDULE_MS,
       egress: {},
     });
-    const endpoint = await webhooks.register(
-      {
-        keyId: 'k',
-        mode: 'test',
-        tenantId: tenant.tenantId,
-        tenantName: 't',
-        features: [],
-        dailyTransferLimitMinor: 0,
-        allowedAccountTypes: [],
-      },
-      {
-        url: `${receiver.url}/down`,
-        events: ['webhook.endpoint.created'],
-        signing_secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0',
-      },
-    );
+    const endpoint = await webhooks.register(resolvedTestKey(tenant.tenantId, []), {
+      url: `${receiver.url}/down`,
+      events: ['webhook.endpoint.created'],
+      signing_secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0',
+    });
     const fanout = new EventFanout({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, scheduleMs: SCHEDULE_MS });
     expect(await fanout.tick()).toBe(1);
 

@@ -1,12 +1,12 @@
 // Webhooks end to end with a real local receiver: registration and its SSRF guard, fan-out from
 // events, Standard Webhooks signatures checked with the `standardwebhooks` library, retries,
 // Retry-After, 410, replay, a worker that dies during a retry wait, and tenant isolation.
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { auth, expectFieldRefused, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -56,24 +56,19 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const register = (apiKey: string, body: Record<string, unknown>, url?: string) =>
+  registerEndpoint(app, apiKey, body, url);
 
-async function register(apiKey: string, body: Record<string, unknown>, url = '/api/v1/webhook-endpoints') {
-  return app.inject({ method: 'POST', url, headers: auth(apiKey), payload: body });
-}
+/** Registers the receiver's `path` for `events` under a fresh secret, as most delivery tests need. */
+const listen = (apiKey: string, path: string, events = ['transfer.settled']) =>
+  register(apiKey, { url: `${receiver.url}${path}`, events, signing_secret: newSigningSecret() });
 
 async function settledTransfer(apiKey: string, account = '0123456789') {
   const response = await app.inject({
     method: 'POST',
     url: '/api/v1/transfers',
     headers: auth(apiKey),
-    payload: {
-      amount_minor: 100_000,
-      recipient_account: account,
-      recipient_bank_code: '058',
-      narration: 'webhook test',
-    },
+    payload: transferBody('webhook test', { recipient_account: account }),
   });
   expect(response.statusCode).toBe(201);
   return response.json().data.id as string;
@@ -121,11 +116,7 @@ async function eventIdOf(apiKey: string, type: string, transferId: string): Prom
 describe('registration', () => {
   it('registers an endpoint, listening, with the id of its webhook.endpoint.created event, and never returns the secret', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const response = await register(tenant.apiKey, {
-      url: `${receiver.url}/reg`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    const response = await listen(tenant.apiKey, '/reg');
     expect(response.statusCode).toBe(201);
     const data = response.json().data;
     expect(Object.keys(data).sort()).toEqual(['created_at', 'event_id', 'events', 'id', 'status', 'url']);
@@ -147,7 +138,7 @@ describe('registration', () => {
     // Also reachable unversioned, as the interface shows it.
     const legacy = await register(
       tenant.apiKey,
-      { url: `${receiver.url}/reg2`, events: ['*'], signing_secret: newSecret() },
+      { url: `${receiver.url}/reg2`, events: ['*'], signing_secret: newSigningSecret() },
       '/webhook-endpoints',
     );
     expect(legacy.statusCode).toBe(201);
@@ -156,18 +147,13 @@ describe('registration', () => {
   it('refuses bad bodies with 400 naming the field', async () => {
     const tenant = await createFundedTenant(db.orm);
     const cases: [Record<string, unknown>, string][] = [
-      [{ url: 'not a url', events: ['*'], signing_secret: newSecret() }, 'url'],
-      [{ url: `${receiver.url}/x`, events: ['transfer.teleported'], signing_secret: newSecret() }, 'events.0'],
-      [{ url: `${receiver.url}/x`, events: [], signing_secret: newSecret() }, 'events'],
+      [{ url: 'not a url', events: ['*'], signing_secret: newSigningSecret() }, 'url'],
+      [{ url: `${receiver.url}/x`, events: ['transfer.teleported'], signing_secret: newSigningSecret() }, 'events.0'],
+      [{ url: `${receiver.url}/x`, events: [], signing_secret: newSigningSecret() }, 'events'],
       [{ url: `${receiver.url}/x`, events: ['*'], signing_secret: 'short' }, 'signing_secret'],
       [{ url: `${receiver.url}/x`, events: ['*'] }, 'signing_secret'],
     ];
-    for (const [body, field] of cases) {
-      const response = await register(tenant.apiKey, body);
-      expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
-      expect(response.json().error.code).toBe('VALIDATION_ERROR');
-      expect(response.json().error.details.fields.map((f: { path: string }) => f.path)).toContain(field);
-    }
+    for (const [body, field] of cases) expectFieldRefused(await register(tenant.apiKey, body), field);
   });
 
   it('lets live keys register only https URLs on public addresses', async () => {
@@ -186,24 +172,29 @@ describe('registration', () => {
       'https://internal.example.com/x',
     ];
     for (const url of refused) {
-      const response = await register(live.apiKey, { url, events: ['*'], signing_secret: newSecret() });
+      const response = await register(live.apiKey, { url, events: ['*'], signing_secret: newSigningSecret() });
       expect({ url, status: response.statusCode }).toEqual({ url, status: 400 });
       expect(response.json().error.details.fields[0].path).toBe('url');
     }
     const accepted = await register(live.apiKey, {
       url: 'https://hooks.example.com/x',
       events: ['*'],
-      signing_secret: newSecret(),
+      signing_secret: newSigningSecret(),
     });
     expect(accepted.statusCode).toBe(201);
     // Sandbox keys may use loopback over http, but not private networks.
     const sandbox = await createFundedTenant(db.orm);
     expect(
-      (await register(sandbox.apiKey, { url: 'http://127.0.0.1:9/x', events: ['*'], signing_secret: newSecret() }))
-        .statusCode,
+      (
+        await register(sandbox.apiKey, {
+          url: 'http://127.0.0.1:9/x',
+          events: ['*'],
+          signing_secret: newSigningSecret(),
+        })
+      ).statusCode,
     ).toBe(201);
     expect(
-      (await register(sandbox.apiKey, { url: 'http://10.0.0.8/x', events: ['*'], signing_secret: newSecret() }))
+      (await register(sandbox.apiKey, { url: 'http://10.0.0.8/x', events: ['*'], signing_secret: newSigningSecret() }))
         .statusCode,
     ).toBe(400);
   });
@@ -212,7 +203,7 @@ describe('registration', () => {
 describe('delivery', () => {
   it('delivers transfer.settled signed per Standard Webhooks, verifiable with the standardwebhooks library', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const secret = newSecret();
+    const secret = newSigningSecret();
     await register(tenant.apiKey, {
       url: `${receiver.url}/signed`,
       events: ['transfer.settled'],
@@ -230,7 +221,9 @@ describe('delivery', () => {
     });
     expect(request.headers['webhook-id']).toBe(payload.id);
     expect(Object.keys(payload).sort()).toEqual(['created_at', 'data', 'id', 'type']);
-    expect(() => new Webhook(newSecret()).verify(request.body, request.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(newSigningSecret()).verify(request.body, request.headers as Record<string, string>),
+    ).toThrow();
     // Only the subscribed type arrived.
     expect(receiver.on('/signed')).toHaveLength(1);
 
@@ -272,7 +265,7 @@ describe('delivery', () => {
     await register(tenant.apiKey, {
       url: `http://pinned.test:${port}/pinned`,
       events: ['transfer.settled'],
-      signing_secret: newSecret(),
+      signing_secret: newSigningSecret(),
     });
     await settledTransfer(tenant.apiKey);
     const request = await eventually(() => receiver.on('/pinned')[0]);
@@ -282,11 +275,7 @@ describe('delivery', () => {
   it('retries a receiver that answers 500, with the same webhook-id, and records both attempts', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     receiver.plan('/flaky', { status: 500, body: 'boom' });
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/flaky`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/flaky');
     await settledTransfer(tenant.apiKey);
     const [first, second] = await eventually(() =>
       receiver.on('/flaky').length >= 2 ? receiver.on('/flaky') : undefined,
@@ -314,11 +303,7 @@ describe('delivery', () => {
   it('honours Retry-After on 503', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     receiver.plan('/busy', { status: 503, headers: { 'retry-after': '2' } });
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/busy`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/busy');
     await settledTransfer(tenant.apiKey);
     const [first, second] = await eventually(() =>
       receiver.on('/busy').length >= 2 ? receiver.on('/busy') : undefined,
@@ -330,11 +315,7 @@ describe('delivery', () => {
   it('disables the endpoint on 410 and stops', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     receiver.plan('/gone', { status: 410 });
-    const endpoint = await register(tenant.apiKey, {
-      url: `${receiver.url}/gone`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    const endpoint = await listen(tenant.apiKey, '/gone');
     await settledTransfer(tenant.apiKey);
     const delivery = await eventually(async () => {
       const [found] = (await deliveries(tenant.apiKey, `?endpoint_id=${endpoint.json().data.id}&status=failed`)).items;
@@ -353,11 +334,7 @@ describe('delivery', () => {
 
   it('sends nothing for a settled transfer to an endpoint subscribed only to transfer.failed', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/failed-only`,
-      events: ['transfer.failed'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/failed-only', ['transfer.failed']);
     const settled = await settledTransfer(tenant.apiKey);
     const failed = await settledTransfer(tenant.apiKey, '1111111111');
     const request = await eventually(() => receiver.on('/failed-only')[0]);
@@ -371,12 +348,8 @@ describe('delivery', () => {
 
   it('records event.delivery.* events and delivers them only to endpoints that name them', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    await register(tenant.apiKey, { url: `${receiver.url}/all`, events: ['*'], signing_secret: newSecret() });
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/ops`,
-      events: ['event.delivery.succeeded'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/all', ['*']);
+    await listen(tenant.apiKey, '/ops', ['event.delivery.succeeded']);
     const transferId = await settledTransfer(tenant.apiKey);
     const settledEvent = await eventIdOf(tenant.apiKey, 'transfer.settled', transferId);
     const opsRequest = await eventually(() =>
@@ -421,11 +394,7 @@ describe('delivery', () => {
 describe('replay and durability', () => {
   it('replays a succeeded delivery now, with the same webhook-id and a replay_id', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/replay`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/replay');
     await settledTransfer(tenant.apiKey);
     const first = await eventually(() => receiver.on('/replay')[0]);
     const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
@@ -460,11 +429,7 @@ describe('replay and durability', () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     // Retry-After: 4 s, long enough to stop the worker while the delivery waits on its timer.
     receiver.plan('/durable', { status: 503, headers: { 'retry-after': '4' } });
-    await register(tenant.apiKey, {
-      url: `${receiver.url}/durable`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    await listen(tenant.apiKey, '/durable');
     await settledTransfer(tenant.apiKey);
     await eventually(() => receiver.on('/durable')[0]);
     const waiting = await eventually(async () => (await deliveries(tenant.apiKey, '?status=retrying')).items[0]);
@@ -487,11 +452,7 @@ describe('replay and durability', () => {
   it("shows another tenant's key none of these deliveries or events", async () => {
     const owner = await createFundedTenant(db.orm, 1_000_000);
     const stranger = await createFundedTenant(db.orm);
-    await register(owner.apiKey, {
-      url: `${receiver.url}/private`,
-      events: ['transfer.settled'],
-      signing_secret: newSecret(),
-    });
+    await listen(owner.apiKey, '/private');
     await settledTransfer(owner.apiKey);
     const delivery = await eventually(async () => (await deliveries(owner.apiKey)).items[0]);
     expect((await deliveries(stranger.apiKey)).pagination.total).toBe(0);

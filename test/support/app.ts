@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
-import { createTenant } from '../../src/tenants/tenants.ts';
+import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
@@ -110,4 +110,20 @@ export async function createFundedTenant(
     );
   }
   return { tenantId: tenant.tenant_id, apiKey: key.api_key, keyPrefix: key.key_prefix };
+}
+
+/**
+ * A sandbox key of the tenant as the auth hook resolves it, for tests that call a service directly
+ * instead of through HTTP. The services read the tenant id and the account types it may open.
+ */
+export function resolvedTestKey(tenantId: string, allowedAccountTypes: string[]): ResolvedKey {
+  return {
+    keyId: 'k',
+    mode: 'test',
+    tenantId,
+    tenantName: 't',
+    features: [],
+    dailyTransferLimitMinor: 0,
+    allowedAccountTypes,
+  };
 }

@@ -11,6 +11,7 @@ import {
   transferSettle,
   walletFunding,
 } from '../../src/ledger/movements.ts';
+import { FEE_TIERS } from '../support/fee-tiers.ts';
 
 /** A movement's postings as `account → kobo`, e.g. {wallet: -301000, in_flight: 301000}. */
 function byAccount(movement: Movement): Record<string, number> {
@@ -29,15 +30,7 @@ const transfer = (amountMinor: number, feeMinor: number) => ({
 });
 
 describe('transfer movements', () => {
-  it.each([
-    // amount, fee: the fee tiers' edges (decisions §2), and the smallest and largest amounts.
-    [100, 1_000],
-    [500_000, 1_000],
-    [500_001, 2_500],
-    [5_000_000, 2_500],
-    [5_000_001, 5_000],
-    [1_000_000_000, 5_000],
-  ])('amount %i with fee %i: reserve, settle and reverse balance to zero', (amountMinor, feeMinor) => {
+  it.each(FEE_TIERS)('amount %i with fee %i: reserve, settle and reverse balance to zero', (amountMinor, feeMinor) => {
     const amounts = transfer(amountMinor, feeMinor);
     expect(byAccount(transferReserve(amounts))).toEqual({
       wallet: -(amountMinor + feeMinor),

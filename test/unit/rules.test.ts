@@ -15,6 +15,7 @@ import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfer.ts';
+import { FEE_TIERS } from '../support/fee-tiers.ts';
 
 describe('withinDailyLimit', () => {
   it.each([
@@ -32,14 +33,7 @@ describe('withinDailyLimit', () => {
 });
 
 describe('transferFee', () => {
-  it.each([
-    [100, 1_000],
-    [500_000, 1_000],
-    [500_001, 2_500],
-    [5_000_000, 2_500],
-    [5_000_001, 5_000],
-    [1_000_000_000, 5_000],
-  ])('%i kobo → %i kobo', (amount, fee) => {
+  it.each(FEE_TIERS)('%i kobo → %i kobo', (amount, fee) => {
     expect(transferFee(amount)).toBe(fee);
   });
 });
