@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tenantRouteSchema } from '../http/route-docs.ts';
+import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -25,8 +25,7 @@ import type { CardService } from './service.ts';
 const params = CardParams;
 const accepted = { 202: envelopeSchema(OperationAccepted) };
 
-const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
-  tenantRouteSchema('cards', summary, shapes);
+const doc = routeSchemasOf('cards');
 
 export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: CardService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();

@@ -4,59 +4,47 @@
 // Every status change is conditional on the status it leaves, so a retried activity changes a
 // card, an operation or a funding once.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
+import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
-export const Card = defineEntity({
-  name: 'Card',
-  tableName: 'cards',
-  properties: {
-    ...tenantOwned(),
-    customer_id: p.string(),
-    status: p.enum(['active', 'locked'] as const),
-    last4: p.string(),
-    currency: p.string(),
-    metadata: p.json<Record<string, unknown>>().nullable(),
-    processor_reference: p.string(),
-    ...timestamps(),
-  },
+export const Card = tableEntity('Card', 'cards', {
+  ...tenantOwned(),
+  customer_id: p.string(),
+  status: p.enum(['active', 'locked'] as const),
+  last4: p.string(),
+  currency: p.string(),
+  metadata: p.json<Record<string, unknown>>().nullable(),
+  processor_reference: p.string(),
+  ...timestamps(),
 });
 export type CardRow = InferEntity<typeof Card>;
 
-export const CardOperationRecord = defineEntity({
-  name: 'CardOperationRecord',
-  tableName: 'card_operations',
-  properties: {
-    id: p.uuid().primary(),
-    card_id: p.uuid(),
-    action: p.enum(['lock', 'unlock', 'fund'] as const),
-    status: p.enum(['accepted', 'applied', 'unchanged', 'failed'] as const),
-    idempotency_key: p.string().nullable(),
-    reason: p.string().nullable(),
-    ...createdAt(),
-    completed_at: p.datetime().nullable(),
-  },
+export const CardOperationRecord = tableEntity('CardOperationRecord', 'card_operations', {
+  id: p.uuid().primary(),
+  card_id: p.uuid(),
+  action: p.enum(['lock', 'unlock', 'fund'] as const),
+  status: p.enum(['accepted', 'applied', 'unchanged', 'failed'] as const),
+  idempotency_key: p.string().nullable(),
+  reason: p.string().nullable(),
+  ...createdAt(),
+  completed_at: p.datetime().nullable(),
 });
 type OperationStatus = InferEntity<typeof CardOperationRecord>['status'];
 
-export const CardFunding = defineEntity({
-  name: 'CardFunding',
-  tableName: 'card_fundings',
-  properties: {
-    id: p.uuid().primary(),
-    card_id: p.uuid(),
-    operation_id: p.uuid(),
-    amount_minor: p.bigint('number'),
-    currency: p.string(),
-    status: p.enum(['pending', 'succeeded', 'failed'] as const),
-    transaction_reference: p.string().nullable(),
-    idempotency_key: p.string().nullable(),
-    failure_reason: p.string().nullable(),
-    ...createdAt(),
-    completed_at: p.datetime().nullable(),
-  },
+export const CardFunding = tableEntity('CardFunding', 'card_fundings', {
+  id: p.uuid().primary(),
+  card_id: p.uuid(),
+  operation_id: p.uuid(),
+  amount_minor: p.bigint('number'),
+  currency: p.string(),
+  status: p.enum(['pending', 'succeeded', 'failed'] as const),
+  transaction_reference: p.string().nullable(),
+  idempotency_key: p.string().nullable(),
+  failure_reason: p.string().nullable(),
+  ...createdAt(),
+  completed_at: p.datetime().nullable(),
 });
 export type FundingRow = InferEntity<typeof CardFunding>;
 

@@ -1,6 +1,6 @@
 // The columns most tables share, for the entities: a uuid key, the owning tenant, and times set by
 // the database's clock. Each call gives fresh property builders.
-import { p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 /** `id` (uuid, primary) and `tenant_id`. */
 export function tenantOwned() {
@@ -19,3 +19,12 @@ export function timestamps() {
 
 /** Every list's order: newest first, the id breaking ties so that pages never overlap. */
 export const NEWEST_FIRST = { created_at: 'desc', id: 'desc' } as const;
+
+/** An entity for a table: its class name, its table, its properties (named as the columns). */
+export function tableEntity<
+  const TName extends string,
+  const TTableName extends string,
+  const TProperties extends Record<string, unknown>,
+>(name: TName, tableName: TTableName, properties: TProperties) {
+  return defineEntity({ name, tableName, properties });
+}

@@ -4,27 +4,23 @@
 // table under claims (below): raw SQL there, because the claim statement is the rule that lets
 // several fan-out loops share the table without a transaction held open.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, defineEntity, p } from '@mikro-orm/core';
+import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, createdAt, tenantOwned } from '../db/columns.ts';
+import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
-export const Event = defineEntity({
-  name: 'Event',
-  tableName: 'events',
-  properties: {
-    ...tenantOwned(),
-    type: p.string(),
-    source_key: p.string(),
-    payload: p.json<Record<string, unknown>>(),
-    ...createdAt(),
-    fanned_out_at: p.datetime().nullable(),
-    fanout_claimed_by: p.string().nullable(),
-    fanout_claimed_until: p.datetime().nullable(),
-    fanout_attempts: p.integer().default(0),
-    next_fanout_at: p.datetime().nullable(),
-    last_fanout_error: p.string().nullable(),
-  },
+export const Event = tableEntity('Event', 'events', {
+  ...tenantOwned(),
+  type: p.string(),
+  source_key: p.string(),
+  payload: p.json<Record<string, unknown>>(),
+  ...createdAt(),
+  fanned_out_at: p.datetime().nullable(),
+  fanout_claimed_by: p.string().nullable(),
+  fanout_claimed_until: p.datetime().nullable(),
+  fanout_attempts: p.integer().default(0),
+  next_fanout_at: p.datetime().nullable(),
+  last_fanout_error: p.string().nullable(),
 });
 export type EventRow = InferEntity<typeof Event>;
 

@@ -10,25 +10,19 @@ import { ApiError } from './errors.ts';
 export const MAX_PAGE = 1_000_000;
 export const MAX_OFFSET = 100_000_000;
 
+/** A whole number from the query string, within [min, max], each failure named in words. */
+export function queryWholeNumber(min: number, max: number) {
+  return z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(min, `must be ${min} or more`)
+    .max(max, `must be at most ${max}`);
+}
+
 export const PaginationQuery = z.object({
-  page: z.coerce
-    .number({ error: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(1, 'must be 1 or more')
-    .max(MAX_PAGE, `must be at most ${MAX_PAGE}`)
-    .optional(),
-  limit: z.coerce
-    .number({ error: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(1, 'must be 1 or more')
-    .max(100, 'must be at most 100')
-    .default(20),
-  offset: z.coerce
-    .number({ error: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(0, 'must be 0 or more')
-    .max(MAX_OFFSET, `must be at most ${MAX_OFFSET}`)
-    .optional(),
+  page: queryWholeNumber(1, MAX_PAGE).optional(),
+  limit: queryWholeNumber(1, 100).default(20),
+  offset: queryWholeNumber(0, MAX_OFFSET).optional(),
   filters: z
     .never({ error: 'wrapper payloads are not accepted: send each filter as its own query parameter' })
     .optional(),

@@ -1,15 +1,14 @@
 // Identity customers over HTTP: POST to create (replay-safe by external_reference), GET one.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tenantRouteSchema } from '../http/route-docs.ts';
+import { routeSchemasOf } from '../http/route-docs.ts';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { CreateCustomerBody, CustomerView } from './schemas.ts';
 import type { IdentityService } from './service.ts';
 
-const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
-  tenantRouteSchema('identity', summary, shapes);
+const doc = routeSchemasOf('identity');
 
 export function identityRoutes(app: FastifyInstance, deps: { identity: IdentityService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();

@@ -1,26 +1,22 @@
 // The only code that touches `identity_customers`: typed rows from the MikroORM entity below,
 // properties named as their columns.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, defineEntity, p } from '@mikro-orm/core';
+import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { tenantOwned, timestamps } from '../db/columns.ts';
+import { tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import type { CreateCustomerBody } from './schemas.ts';
 
-export const IdentityCustomer = defineEntity({
-  name: 'IdentityCustomer',
-  tableName: 'identity_customers',
-  properties: {
-    ...tenantOwned(),
-    external_reference: p.string(),
-    first_name: p.string(),
-    last_name: p.string(),
-    email: p.string().nullable(),
-    phone: p.string().nullable(),
-    country: p.string(),
-    metadata: p.json<Record<string, unknown>>().nullable(),
-    kyc_status: p.string().default('unverified'),
-    ...timestamps(),
-  },
+export const IdentityCustomer = tableEntity('IdentityCustomer', 'identity_customers', {
+  ...tenantOwned(),
+  external_reference: p.string(),
+  first_name: p.string(),
+  last_name: p.string(),
+  email: p.string().nullable(),
+  phone: p.string().nullable(),
+  country: p.string(),
+  metadata: p.json<Record<string, unknown>>().nullable(),
+  kyc_status: p.string().default('unverified'),
+  ...timestamps(),
 });
 export type CustomerRow = InferEntity<typeof IdentityCustomer>;
 

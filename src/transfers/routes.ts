@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tenantRouteSchema } from '../http/route-docs.ts';
+import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { TransferErrorSchema } from '../http/error-docs.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
@@ -16,8 +16,7 @@ import {
 } from './schemas.ts';
 import type { TransferService } from './service.ts';
 
-const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
-  tenantRouteSchema('transfers', summary, shapes);
+const doc = routeSchemasOf('transfers');
 
 export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; transfers: TransferService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();

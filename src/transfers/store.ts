@@ -4,62 +4,50 @@
 // Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
 // Raw SQL stays only where the SQL is the rule: today's usage against the daily limit.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, LockMode, defineEntity, p, raw } from '@mikro-orm/core';
+import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 
-export const Transfer = defineEntity({
-  name: 'Transfer',
-  tableName: 'transfers',
-  properties: {
-    ...tenantOwned(),
-    reference: p.string(),
-    request_hash: p.string(),
-    amount_minor: p.bigint('number'),
-    fee_minor: p.bigint('number'),
-    currency: p.string(),
-    recipient_account: p.string(),
-    recipient_bank_code: p.string(),
-    recipient_bank: p.string(),
-    recipient_name: p.string(),
-    narration: p.string(),
-    metadata: p.json<Record<string, unknown>>(),
-    status: p.enum(['pending', 'processing', 'completed', 'failed'] as const),
-    name_enquiry_session_id: p.string().nullable(),
-    session_id: p.string().nullable(),
-    provider_code: p.string().nullable(),
-    failure_reason: p.string().nullable(),
-    stuck_since: p.datetime().nullable(),
-    ...timestamps(),
-    completed_at: p.datetime().nullable(),
-  },
+export const Transfer = tableEntity('Transfer', 'transfers', {
+  ...tenantOwned(),
+  reference: p.string(),
+  request_hash: p.string(),
+  amount_minor: p.bigint('number'),
+  fee_minor: p.bigint('number'),
+  currency: p.string(),
+  recipient_account: p.string(),
+  recipient_bank_code: p.string(),
+  recipient_bank: p.string(),
+  recipient_name: p.string(),
+  narration: p.string(),
+  metadata: p.json<Record<string, unknown>>(),
+  status: p.enum(['pending', 'processing', 'completed', 'failed'] as const),
+  name_enquiry_session_id: p.string().nullable(),
+  session_id: p.string().nullable(),
+  provider_code: p.string().nullable(),
+  failure_reason: p.string().nullable(),
+  stuck_since: p.datetime().nullable(),
+  ...timestamps(),
+  completed_at: p.datetime().nullable(),
 });
 export type TransferRow = InferEntity<typeof Transfer>;
 
-export const TransferResolution = defineEntity({
-  name: 'TransferResolution',
-  tableName: 'transfer_resolutions',
-  properties: {
-    id: p.uuid().primary(),
-    transfer_id: p.uuid(),
-    outcome: p.enum(['successful', 'failed'] as const),
-    note: p.string(),
-    operator: p.string(),
-    ...createdAt(),
-  },
+export const TransferResolution = tableEntity('TransferResolution', 'transfer_resolutions', {
+  id: p.uuid().primary(),
+  transfer_id: p.uuid(),
+  outcome: p.enum(['successful', 'failed'] as const),
+  note: p.string(),
+  operator: p.string(),
+  ...createdAt(),
 });
 
-export const AbandonedReservation = defineEntity({
-  name: 'AbandonedReservation',
-  tableName: 'abandoned_reservations',
-  properties: {
-    transfer_id: p.uuid().primary(),
-    tenant_id: p.uuid(),
-    reference: p.string(),
-    abandoned_at: p.datetime().defaultRaw('now()'),
-  },
+export const AbandonedReservation = tableEntity('AbandonedReservation', 'abandoned_reservations', {
+  transfer_id: p.uuid().primary(),
+  tenant_id: p.uuid(),
+  reference: p.string(),
+  abandoned_at: p.datetime().defaultRaw('now()'),
 });
 
 export const transferEntities = [Transfer, TransferResolution, AbandonedReservation];

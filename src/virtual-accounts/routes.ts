@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tenantRouteSchema } from '../http/route-docs.ts';
+import { routeSchemasOf, tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -21,8 +21,7 @@ import type { VirtualAccountService } from './service.ts';
 
 const params = VirtualAccountParams;
 
-const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
-  tenantRouteSchema('virtual accounts', summary, shapes);
+const doc = routeSchemasOf('virtual accounts');
 
 export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM; accounts: VirtualAccountService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();

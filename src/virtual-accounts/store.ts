@@ -4,54 +4,46 @@
 // conditional update (from the statuses it may leave), so racing closers, expiries and freezes
 // change an account once.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, LockMode, type QueryOrderMap, defineEntity, p, raw } from '@mikro-orm/core';
+import { type InferEntity, LockMode, type QueryOrderMap, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, createdAt, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
 export const VIRTUAL_ACCOUNT_STATUSES = ['active', 'frozen', 'closed', 'expired'] as const;
 export type VirtualAccountStatus = (typeof VIRTUAL_ACCOUNT_STATUSES)[number];
 
-export const VirtualAccount = defineEntity({
-  name: 'VirtualAccount',
-  tableName: 'virtual_accounts',
-  properties: {
-    ...tenantOwned(),
-    customer_id: p.string(),
-    account_number: p.string(),
-    account_name: p.string(),
-    bank_code: p.string(),
-    bank_name: p.string(),
-    provider: p.string(),
-    provider_reference: p.string(),
-    status: p.enum(VIRTUAL_ACCOUNT_STATUSES),
-    account_type: p.string(),
-    total_received_minor: p.bigint('number').default(0),
-    transaction_count: p.integer().default(0),
-    metadata: p.json<Record<string, unknown>>().nullable(),
-    request_id: p.string().nullable(),
-    expires_at: p.datetime().nullable(),
-    closure_reason: p.string().nullable(),
-    closed_at: p.datetime().nullable(),
-    ...timestamps(),
-  },
+export const VirtualAccount = tableEntity('VirtualAccount', 'virtual_accounts', {
+  ...tenantOwned(),
+  customer_id: p.string(),
+  account_number: p.string(),
+  account_name: p.string(),
+  bank_code: p.string(),
+  bank_name: p.string(),
+  provider: p.string(),
+  provider_reference: p.string(),
+  status: p.enum(VIRTUAL_ACCOUNT_STATUSES),
+  account_type: p.string(),
+  total_received_minor: p.bigint('number').default(0),
+  transaction_count: p.integer().default(0),
+  metadata: p.json<Record<string, unknown>>().nullable(),
+  request_id: p.string().nullable(),
+  expires_at: p.datetime().nullable(),
+  closure_reason: p.string().nullable(),
+  closed_at: p.datetime().nullable(),
+  ...timestamps(),
 });
 export type VirtualAccountRow = InferEntity<typeof VirtualAccount>;
 
-export const InboundCreditRecord = defineEntity({
-  name: 'InboundCreditRecord',
-  tableName: 'inbound_credits',
-  properties: {
-    id: p.uuid().primary(),
-    provider: p.string(),
-    transaction_reference: p.string(),
-    virtual_account_id: p.uuid().nullable(),
-    amount_minor: p.bigint('number'),
-    sender_name: p.string().nullable(),
-    status: p.enum(['applied', 'refused'] as const),
-    refusal_reason: p.string().nullable(),
-    ...createdAt(),
-  },
+export const InboundCreditRecord = tableEntity('InboundCreditRecord', 'inbound_credits', {
+  id: p.uuid().primary(),
+  provider: p.string(),
+  transaction_reference: p.string(),
+  virtual_account_id: p.uuid().nullable(),
+  amount_minor: p.bigint('number'),
+  sender_name: p.string().nullable(),
+  status: p.enum(['applied', 'refused'] as const),
+  refusal_reason: p.string().nullable(),
+  ...createdAt(),
 });
 
 export const virtualAccountEntities = [VirtualAccount, InboundCreditRecord];

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tenantRouteSchema } from '../http/route-docs.ts';
+import { routeSchemasOf, tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
@@ -23,8 +23,7 @@ import {
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
-const doc = <const Shapes extends object>(summary: string, shapes: Shapes) =>
-  tenantRouteSchema('webhooks', summary, shapes);
+const doc = routeSchemasOf('webhooks');
 
 export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webhooks: WebhookService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();

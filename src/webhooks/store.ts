@@ -2,59 +2,47 @@
 // event and endpoint) and `webhook_attempts`. Rows come typed from the MikroORM entities below;
 // properties are named as their columns. Every status change is conditional on the status it
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
-import { type InferEntity, type FilterQuery, defineEntity, p, raw } from '@mikro-orm/core';
+import { type InferEntity, type FilterQuery, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 
-export const WebhookEndpoint = defineEntity({
-  name: 'WebhookEndpoint',
-  tableName: 'webhook_endpoints',
-  properties: {
-    ...tenantOwned(),
-    url: p.string(),
-    mode: p.enum(['test', 'live'] as const),
-    events: p.array(),
-    secret_ciphertext: p.string(),
-    status: p.enum(['listening', 'disabled', 'deleted'] as const),
-    disabled_reason: p.string().nullable(),
-    ...timestamps(),
-  },
+export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints', {
+  ...tenantOwned(),
+  url: p.string(),
+  mode: p.enum(['test', 'live'] as const),
+  events: p.array(),
+  secret_ciphertext: p.string(),
+  status: p.enum(['listening', 'disabled', 'deleted'] as const),
+  disabled_reason: p.string().nullable(),
+  ...timestamps(),
 });
 export type EndpointRow = InferEntity<typeof WebhookEndpoint>;
 
-export const WebhookDelivery = defineEntity({
-  name: 'WebhookDelivery',
-  tableName: 'webhook_deliveries',
-  properties: {
-    ...tenantOwned(),
-    event_id: p.uuid(),
-    endpoint_id: p.uuid(),
-    event_type: p.string(),
-    status: p.enum(['queued', 'retrying', 'succeeded', 'failed'] as const),
-    attempt_count: p.integer().default(0),
-    signature: p.string().nullable(),
-    replay_id: p.string().nullable(),
-    ...timestamps(),
-  },
+export const WebhookDelivery = tableEntity('WebhookDelivery', 'webhook_deliveries', {
+  ...tenantOwned(),
+  event_id: p.uuid(),
+  endpoint_id: p.uuid(),
+  event_type: p.string(),
+  status: p.enum(['queued', 'retrying', 'succeeded', 'failed'] as const),
+  attempt_count: p.integer().default(0),
+  signature: p.string().nullable(),
+  replay_id: p.string().nullable(),
+  ...timestamps(),
 });
 export type DeliveryRow = InferEntity<typeof WebhookDelivery>;
 export type DeliveryStatus = DeliveryRow['status'];
 
-export const WebhookAttempt = defineEntity({
-  name: 'WebhookAttempt',
-  tableName: 'webhook_attempts',
-  properties: {
-    id: p.bigint('number').primary().autoincrement(),
-    delivery_id: p.uuid(),
-    number: p.integer(),
-    attempted_at: p.datetime(),
-    status_code: p.integer().nullable(),
-    error: p.string().nullable(),
-    duration_ms: p.integer(),
-    response_body: p.string().nullable(),
-    replay_id: p.string().nullable(),
-  },
+export const WebhookAttempt = tableEntity('WebhookAttempt', 'webhook_attempts', {
+  id: p.bigint('number').primary().autoincrement(),
+  delivery_id: p.uuid(),
+  number: p.integer(),
+  attempted_at: p.datetime(),
+  status_code: p.integer().nullable(),
+  error: p.string().nullable(),
+  duration_ms: p.integer(),
+  response_body: p.string().nullable(),
+  replay_id: p.string().nullable(),
 });
 export type AttemptRow = InferEntity<typeof WebhookAttempt>;
 
