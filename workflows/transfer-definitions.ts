@@ -102,5 +102,8 @@ export const bankConfirmedSignal = defineSignal<[BankOutcome]>('bankConfirmed');
 export const resolveSignal = defineSignal<[OperatorResolution]>('resolve');
 export const statusQuery = defineQuery<TransferState>('status');
 
-/** Failure types the workflow raises for business refusals; the API maps them to error codes. */
+/** Failure types the workflow raises for business refusals; each is also the API's error kind. */
 export const REFUSALS = ['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference'] as const;
+/** What a refused `create` update may say: a business refusal, or `unavailable` (retry later). */
+export const CREATE_REFUSALS = [...REFUSALS, 'unavailable'] as const;
+export type CreateRefusal = (typeof CREATE_REFUSALS)[number];

@@ -14,6 +14,8 @@ import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import type { BankDirectory } from '../providers/registry.ts';
 import {
+  CREATE_REFUSALS,
+  type CreateRefusal,
   type CreateResult,
   type TransferRequest,
   type TransferWorkflowInput,
@@ -35,13 +37,9 @@ export interface TransferServiceDeps {
   banks: BankDirectory;
 }
 
-const REFUSAL_KINDS: Record<string, ErrorKind> = {
-  insufficient_balance: 'insufficient_balance',
-  invalid_account: 'invalid_account',
-  limit_exceeded: 'limit_exceeded',
-  duplicate_reference: 'duplicate_reference',
-  unavailable: 'unavailable',
-};
+function isCreateRefusal(type: string | null | undefined): type is CreateRefusal {
+  return (CREATE_REFUSALS as readonly (string | null | undefined)[]).includes(type);
+}
 
 /** The workflow's refusal of a create, if the update was refused. */
 function updateRefusal(error: unknown): ApplicationFailure | undefined {
@@ -175,9 +173,9 @@ export class TransferService {
 
   private refusal(error: unknown, tenantId: string, reference: string): ApiError {
     const cause = updateRefusal(error);
-    if (cause?.type && REFUSAL_KINDS[cause.type]) {
+    if (cause && isCreateRefusal(cause.type)) {
       const details = (cause.details?.[0] as Record<string, unknown> | undefined) ?? null;
-      const kind = REFUSAL_KINDS[cause.type]!;
+      const kind: ErrorKind = cause.type;
       return new ApiError(kind, cause.message, kind === 'invalid_account' || kind === 'unavailable' ? null : details, {
         cause: error,
       });
