@@ -1,0 +1,490 @@
+// `npm run bench`: what the gateway costs on top of Temporal and PostgreSQL, measured in one run
+// beside the floors on the same machine and servers (see README, "Performance"):
+//   create   POST /api/v1/transfers  vs  a bare Update-with-Start of an empty workflow
+//   get      GET /api/v1/transfers/{id}  vs  Fastify's hello world in its own process
+//   e2e      create → signed transfer.settled received (sequential)  vs  empty workflow start → result
+//   webhooks deliveries per second to a local receiver
+//   jit      JIT fundings per second on one card and across 100 cards
+//   credits  virtual-account credits per second
+// with the API's and worker's CPU and RSS per phase. Starts its own gateway (`npm start`'s launcher,
+// fresh state, sandbox bank completing at once, rate limit out of the way) unless DATABASE_URL /
+// TEMPORAL_ADDRESS point elsewhere. Prints a table, writes JSON and an SVG chart, and checks at the
+// end that every posting ever made sums to zero.
+//   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128] [--phases create,get,e2e,webhooks,jit,credits]
+//                    [--e2e-count 20] [--batch 100] [--out test/bench/results]
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import pg from 'pg';
+import { assertNodeVersion } from '../../src/stack/node-version.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { startReceiver } from '../support/receiver.ts';
+import { pingUpdate } from './floor-definitions.ts';
+import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.ts';
+import { type PointResult, progress, runPoint, runSequential, sampler } from './load.ts';
+import { chart, table } from './report.ts';
+import { type BenchStack, startBenchStack } from './stack.ts';
+
+assertNodeVersion();
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '1,8,16,32,128' },
+    phases: { type: 'string', default: 'create,get,e2e,webhooks,jit,credits' },
+    'e2e-count': { type: 'string', default: '20' },
+    batch: { type: 'string', default: '100' },
+    out: { type: 'string', default: 'test/bench/results' },
+  },
+});
+const durationMs = Number(flags.duration) * 1000;
+const concurrencies = flags.concurrency.split(',').map(Number);
+const phases = new Set(flags.phases.split(','));
+const e2eCount = Number(flags['e2e-count']);
+const batch = Number(flags.batch);
+if (!(durationMs > 0) || concurrencies.some((c) => !Number.isInteger(c) || c < 1) || !(e2eCount > 0) || !(batch > 0)) {
+  console.error(
+    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N]',
+  );
+  process.exit(2);
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const runId = randomUUID().slice(0, 8);
+const FLOOR_QUEUE = `bench-floor-${runId}`;
+
+say(
+  `bench ${runId}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`,
+);
+say('starting the gateway…');
+const stack: BenchStack = await startBenchStack(say);
+const results: Record<string, unknown> = {
+  machine: {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.versions.node,
+  },
+  startedAt: new Date().toISOString(),
+  params: { durationMs, concurrencies, phases: [...phases], e2eCount, batch },
+};
+const usage: Record<string, unknown> = {};
+const closers: (() => Promise<unknown>)[] = [() => stack.stop()];
+
+try {
+  const tenant = stack.admin(
+    'tenant',
+    'create',
+    '--name',
+    `bench-${runId}`,
+    '--wallet-minor',
+    '10000000000000',
+    '--daily-limit-minor',
+    '10000000000000',
+  ) as { tenant_id: string; api_key: string };
+  const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${stack.apiUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const transfer = (reference: string) =>
+    api('POST', '/api/v1/transfers', {
+      amount_minor: 100,
+      recipient_account: '0123456789',
+      recipient_bank_code: '058',
+      narration: 'bench',
+      reference,
+    });
+
+  // The floors: a worker of empty workflows on the gateway's Temporal server, and hello world.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const native = await NativeConnection.connect({ address: stack.temporalAddress });
+  const floorWorker = await Worker.create({
+    connection: native,
+    taskQueue: FLOOR_QUEUE,
+    workflowsPath: join(PROJECT_ROOT, 'test/bench/floor-workflows.ts'),
+  });
+  const floorRun = floorWorker.run();
+  closers.unshift(async () => {
+    floorWorker.shutdown();
+    await floorRun;
+    await native.close();
+  });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  closers.unshift(() => connection.close());
+  const client = new Client({ connection });
+  const hello = spawn(process.execPath, [join(PROJECT_ROOT, 'test/bench/hello.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  closers.unshift(async () => {
+    hello.kill('SIGTERM');
+  });
+  const helloPort = await new Promise<number>((resolve) =>
+    hello.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))),
+  );
+
+  // The tenant's receiver: every transfer.settled, keyed by transfer id, when it arrived.
+  const receiver = await startReceiver();
+  closers.unshift(() => receiver.close());
+  const settledAt = new Map<string, number>();
+  let seen = 0;
+  const collect = () => {
+    for (; seen < receiver.received.length; seen += 1) {
+      const hook = receiver.received[seen]!;
+      const event = JSON.parse(hook.body) as { type: string; data: { id: string } };
+      if (event.type === 'transfer.settled') settledAt.set(event.data.id, hook.at);
+    }
+  };
+  const db = new pg.Client({ connectionString: stack.databaseUrl });
+  await db.connect();
+  closers.unshift(() => db.end());
+  const count = async (sql: string, params: unknown[]) =>
+    Number((await db.query<{ n: string }>(sql, params)).rows[0]!.n);
+  /** Polls `done`: every 2 ms for what is in memory, every `intervalMs` for database reads. */
+  const waitFor = async (label: string, done: () => Promise<boolean> | boolean, intervalMs = 2) => {
+    const deadline = Date.now() + 300_000;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`${label}: not done within 300 s`);
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  };
+  /** `total` calls, `concurrency` at a time; the time from the first call to the end of the last. */
+  const burst = async (total: number, concurrency: number, call: (n: number) => Promise<void>) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < total) await call(next++);
+      }),
+    );
+  };
+  // Registered only when a phase needs deliveries: before that, creates fan out nothing.
+  let listening = false;
+  const listen = async () => {
+    if (listening) return;
+    const registered = await api('POST', '/api/v1/webhook-endpoints', {
+      url: `${receiver.url}/hooks`,
+      events: ['transfer.settled'],
+      signing_secret: `whsec_${randomBytes(32).toString('base64')}`,
+    });
+    if (registered.status !== 201) throw new Error(`webhook endpoint not registered: ${await registered.text()}`);
+    listening = true;
+  };
+  /** Each point starts on a quiet gateway: no transfer still on its way from the one before. */
+  const settle = () =>
+    waitFor(
+      'transfers in flight to finish',
+      async () => {
+        const open = await count(
+          `select count(*)::text as n from transfers where status in ('pending', 'processing')`,
+          [],
+        );
+        return open === 0;
+      },
+      100,
+    );
+  const measured = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    await settle();
+    say(`\n${phase}`);
+    const stop = sampler(stack.pids);
+    const value = await run();
+    usage[phase] = stop();
+    return value;
+  };
+
+  const created: string[] = [];
+  if (phases.has('create')) {
+    results.create = await measured('create: POST /api/v1/transfers vs a bare Update-with-Start', async () => {
+      const gateway: PointResult[] = [];
+      const floor: PointResult[] = [];
+      for (const c of concurrencies) {
+        await settle();
+        gateway.push(
+          await runPoint('POST /api/v1/transfers', c, durationMs, async (n) => {
+            const response = await transfer(`bench-${runId}-${c}-${n}`);
+            if (response.status !== 201) return false;
+            created.push(((await response.json()) as { data: { id: string } }).data.id);
+            return true;
+          }),
+        );
+        await settle();
+        floor.push(
+          await runPoint('floor: Update-with-Start', c, durationMs, async (n) => {
+            const start = new WithStartWorkflowOperation<typeof floorUpdateWorkflow>('floorUpdateWorkflow', {
+              workflowId: `floor-${runId}-${c}-${n}`,
+              taskQueue: FLOOR_QUEUE,
+              workflowIdConflictPolicy: 'FAIL',
+            });
+            return (
+              (await client.workflow.executeUpdateWithStart(pingUpdate, {
+                args: ['x'],
+                startWorkflowOperation: start,
+              })) === 'x'
+            );
+          }),
+        );
+      }
+      return { gateway, floor };
+    });
+  }
+
+  if (phases.has('get')) {
+    if (created.length === 0) {
+      for (let i = 0; i < 50; i += 1) {
+        const response = await transfer(`bench-${runId}-get-${i}`);
+        created.push(((await response.json()) as { data: { id: string } }).data.id);
+      }
+    }
+    results.get = await measured('get: GET /api/v1/transfers/{id} vs Fastify hello world', async () => {
+      const gateway: PointResult[] = [];
+      const floor: PointResult[] = [];
+      for (const c of concurrencies) {
+        gateway.push(
+          await runPoint('GET /api/v1/transfers/{id}', c, durationMs, async (n) => {
+            const response = await api('GET', `/api/v1/transfers/${created[n % created.length]}`);
+            await response.arrayBuffer();
+            return response.status === 200;
+          }),
+        );
+        floor.push(
+          await runPoint('floor: Fastify hello world', c, durationMs, async () => {
+            const response = await fetch(`http://127.0.0.1:${helloPort}/hello`);
+            await response.arrayBuffer();
+            return response.status === 200;
+          }),
+        );
+      }
+      return { gateway, floor };
+    });
+  }
+
+  if (phases.has('e2e')) {
+    await listen();
+    results.e2e = await measured('e2e: create → signed transfer.settled received, sequential', async () => {
+      const gateway = await runSequential('create → transfer.settled webhook', e2eCount, async () => {
+        const at = Date.now();
+        const response = await transfer(`bench-${runId}-e2e-${randomUUID()}`);
+        if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+        const id = ((await response.json()) as { data: { id: string } }).data.id;
+        await waitFor('transfer.settled webhook', () => {
+          collect();
+          return (settledAt.get(id) ?? 0) >= at;
+        });
+      });
+      const floor = await runSequential('floor: empty workflow start → result', e2eCount, async () => {
+        await client.workflow.execute<typeof floorEmptyWorkflow>('floorEmptyWorkflow', {
+          workflowId: `floor-e2e-${runId}-${randomUUID()}`,
+          taskQueue: FLOOR_QUEUE,
+        });
+      });
+      return { gateway, floor };
+    });
+  }
+
+  if (phases.has('webhooks')) {
+    await listen();
+    results.webhooks = await measured(
+      `webhooks: ${batch} transfers at 8 concurrent (below the create path's saturation), each one signed delivery`,
+      async () => {
+        const ids: string[] = [];
+        const started = Date.now();
+        let refused = 0;
+        await burst(batch, 8, async (n) => {
+          const response = await transfer(`bench-${runId}-hooks-${n}`);
+          if (response.status === 201) ids.push(((await response.json()) as { data: { id: string } }).data.id);
+          else refused += 1;
+        });
+        if (refused) say(`  ${refused} creates were refused (not retried); ${ids.length} deliveries expected`);
+        await waitFor('webhook deliveries', () => {
+          collect();
+          return ids.every((id) => settledAt.has(id));
+        });
+        const times = ids.map((id) => settledAt.get(id)!).sort((a, b) => a - b);
+        const perSecond = ids.length / Math.max(0.001, (times.at(-1)! - started) / 1000);
+        // While they arrive: the delivery machinery's own pace, whatever the creates' pace was.
+        const arriving = (ids.length - 1) / Math.max(0.001, (times.at(-1)! - times[0]!) / 1000);
+        say(
+          `  ${ids.length} deliveries: ${perSecond.toFixed(1)}/s from the first create to the last delivery, ` +
+            `${arriving.toFixed(1)}/s from the first delivery to the last`,
+        );
+        return {
+          deliveries: ids.length,
+          refused,
+          perSecond,
+          arrivingPerSecond: arriving,
+          spanMs: times.at(-1)! - started,
+        };
+      },
+    );
+  }
+
+  if (phases.has('jit')) {
+    results.jit = await measured(
+      `jit: ${batch} fundings on one card, then across 100 cards (16 concurrent)`,
+      async () => {
+        const cards: string[] = [];
+        await burst(100, 8, async () => {
+          const response = await api('POST', '/api/v1/cards', { customer_id: `bench-${runId}` });
+          cards.push(((await response.json()) as { data: { id: string } }).data.id);
+        });
+        const fund = async (label: string, cardOf: (n: number) => string) => {
+          const bar = progress(label, batch);
+          const started = Date.now();
+          await burst(batch, 16, async (n) => {
+            const response = await api('POST', `/api/v1/cards/${cardOf(n)}/jit-fund`, {
+              amount_minor: 100,
+              idempotency_key: `${label}-${runId}-${n}`,
+            });
+            if (response.status !== 202) throw new Error(`jit-fund answered ${response.status}`);
+            bar.tick(n);
+          });
+          const ids = [...new Set(Array.from({ length: batch }, (_, n) => cardOf(n)))];
+          await waitFor(
+            label,
+            async () => {
+              const done = await count(
+                `select count(*)::text as n from card_fundings where card_id = any($1::uuid[]) and status = 'succeeded'`,
+                [ids],
+              );
+              return done >= batch;
+            },
+            50,
+          );
+          const perSecond = batch / ((Date.now() - started) / 1000);
+          bar.end(`${batch} fundings succeeded, ${perSecond.toFixed(1)}/s`);
+          return perSecond;
+        };
+        const oneCard = await fund('one card', () => cards[0]!);
+        const acrossCards = await fund('100 cards', (n) => cards[1 + (n % 99)]!);
+        return { fundings: batch, oneCardPerSecond: oneCard, acrossCardsPerSecond: acrossCards };
+      },
+    );
+  }
+
+  if (phases.has('credits')) {
+    results.credits = await measured(`credits: ${batch} inbound credits to one account (16 concurrent)`, async () => {
+      const account = await api('POST', '/api/v1/virtual-accounts', {
+        customer_id: `bench-${runId}`,
+        account_name: 'Bench Account',
+      });
+      const id = ((await account.json()) as { data: { id: string } }).data.id;
+      const bar = progress('credits', batch);
+      const started = Date.now();
+      await burst(batch, 16, async (n) => {
+        const response = await api('POST', `/api/v1/sandbox/virtual-accounts/${id}/credits`, {
+          amount_minor: 100,
+          reference: `bench-${runId}-${n}`,
+        });
+        if (response.status !== 202) throw new Error(`credit answered ${response.status}`);
+        bar.tick(n);
+      });
+      await waitFor(
+        'credits applied',
+        async () => {
+          const applied = await count(
+            `select count(*)::text as n from inbound_credits where virtual_account_id = $1 and status = 'applied'`,
+            [id],
+          );
+          return applied >= batch;
+        },
+        50,
+      );
+      const perSecond = batch / ((Date.now() - started) / 1000);
+      bar.end(`${batch} credits applied, ${perSecond.toFixed(1)}/s`);
+      return { credits: batch, perSecond };
+    });
+  }
+
+  const total = (
+    await db.query<{ total: string }>('select coalesce(sum(amount_minor), 0)::text as total from postings')
+  ).rows[0]!.total;
+  results.ledger = { postingsTotalMinor: Number(total), balanced: total === '0' };
+  results.usage = usage;
+  say(`\nledger: every posting ever made sums to ${total} kobo${total === '0' ? ' (balanced)' : ' — NOT BALANCED'}`);
+
+  // The table: each path at each concurrency beside its floor, and the headline ratios.
+  const rows = [['path', 'concurrency', 'gateway', 'floor', 'throughput ratio', 'p99 ratio']];
+  const pairs = [
+    ['POST /api/v1/transfers vs Update-with-Start', results.create],
+    ['GET /api/v1/transfers/{id} vs hello world', results.get],
+  ] as const;
+  for (const [name, pair] of pairs) {
+    if (!pair) continue;
+    const { gateway, floor } = pair as { gateway: PointResult[]; floor: PointResult[] };
+    gateway.forEach((point, i) => {
+      const base = floor[i]!;
+      rows.push([
+        name,
+        String(point.concurrency),
+        `${point.perSecond.toFixed(1)}/s, p50 ${point.p50Ms.toFixed(0)} ms, p99 ${point.p99Ms.toFixed(0)} ms`,
+        `${base.perSecond.toFixed(1)}/s, p99 ${base.p99Ms.toFixed(0)} ms`,
+        `${(point.perSecond / base.perSecond).toFixed(2)}×`,
+        `${(point.p99Ms / base.p99Ms).toFixed(2)}×`,
+      ]);
+    });
+  }
+  if (results.e2e) {
+    const { gateway, floor } = results.e2e as { gateway: PointResult; floor: PointResult };
+    rows.push([
+      'create → transfer.settled received vs start → result',
+      '1',
+      `p50 ${gateway.p50Ms.toFixed(0)} ms, p99 ${gateway.p99Ms.toFixed(0)} ms`,
+      `p50 ${floor.p50Ms.toFixed(0)} ms`,
+      '',
+      `p50 ${(gateway.p50Ms / floor.p50Ms).toFixed(2)}×`,
+    ]);
+  }
+  const others: [string, string][] = [];
+  if (results.webhooks) {
+    const hooks = results.webhooks as { perSecond: number; arrivingPerSecond: number };
+    others.push(['webhook deliveries, first create to last delivery', `${hooks.perSecond.toFixed(1)}/s`]);
+    others.push(['webhook deliveries, first delivery to last', `${hooks.arrivingPerSecond.toFixed(1)}/s`]);
+  }
+  if (results.jit) {
+    const jit = results.jit as { oneCardPerSecond: number; acrossCardsPerSecond: number };
+    others.push(['JIT fundings, one card', `${jit.oneCardPerSecond.toFixed(1)}/s`]);
+    others.push(['JIT fundings, 100 cards', `${jit.acrossCardsPerSecond.toFixed(1)}/s`]);
+  }
+  if (results.credits)
+    others.push(['virtual-account credits', `${(results.credits as { perSecond: number }).perSecond.toFixed(1)}/s`]);
+  for (const [phase, byProcess] of Object.entries(usage)) {
+    others.push([
+      `CPU / peak RSS in ${phase.split(':')[0]}`,
+      Object.entries(byProcess as Record<string, { cpuPercent: number; rssMiB: number }>)
+        .map(([name, use]) => `${name} ${use.cpuPercent.toFixed(0)}% / ${use.rssMiB.toFixed(0)} MiB`)
+        .join(', '),
+    ]);
+  }
+  say(`\n${table(rows)}\n`);
+  if (others.length) say(`${table([['measure', 'figure'], ...others])}\n`);
+
+  const out = resolve(PROJECT_ROOT, flags.out);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const series = [];
+  if (results.create) {
+    const { gateway, floor } = results.create as { gateway: PointResult[]; floor: PointResult[] };
+    series.push({ name: 'POST /api/v1/transfers', colour: '#d62728', points: gateway });
+    series.push({ name: 'floor: Update-with-Start', colour: '#d62728', dashed: true, points: floor });
+  }
+  if (results.get) {
+    const { gateway, floor } = results.get as { gateway: PointResult[]; floor: PointResult[] };
+    series.push({ name: 'GET /api/v1/transfers/{id}', colour: '#1f77b4', points: gateway });
+    series.push({ name: 'floor: Fastify hello', colour: '#1f77b4', dashed: true, points: floor });
+  }
+  if (series.length) {
+    writeFileSync(
+      join(out, 'latest.svg'),
+      chart(
+        series,
+        `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${new Date().toISOString().slice(0, 10)}, ${durationMs / 1000} s per point`,
+      ),
+    );
+  }
+  say(`written: ${join(flags.out, 'latest.json')}${series.length ? `, ${join(flags.out, 'latest.svg')}` : ''}`);
+  if (total !== '0') process.exitCode = 1;
+} finally {
+  for (const close of closers) await close().catch(() => undefined);
+}

@@ -1,0 +1,143 @@
+// Closed-loop load: `concurrency` callers each run `call` again as soon as it returns, for
+// `durationMs`. Latencies of successful calls give p50/p99; failures are counted, never timed.
+import { readFileSync } from 'node:fs';
+
+export interface PointResult {
+  concurrency: number;
+  completed: number;
+  failed: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** One live line per point on a terminal (rewritten in place), one final line otherwise. */
+export function progress(label: string, totalMs: number): { tick(done: number): void; end(summary: string): void } {
+  const started = Date.now();
+  const live = process.stdout.isTTY;
+  let last = 0;
+  return {
+    tick(done) {
+      if (!live || Date.now() - last < 200) return;
+      last = Date.now();
+      const share = Math.min(1, (Date.now() - started) / totalMs);
+      const bar = '#'.repeat(Math.round(share * 20)).padEnd(20, '.');
+      process.stdout.write(`\r  ${label} [${bar}] ${done} done`);
+    },
+    end(summary) {
+      process.stdout.write(`${live ? '\r\u001b[2K' : ''}  ${label}: ${summary}\n`);
+    },
+  };
+}
+
+export async function runPoint(
+  label: string,
+  concurrency: number,
+  durationMs: number,
+  call: (n: number) => Promise<boolean>,
+): Promise<PointResult> {
+  const latencies: number[] = [];
+  let failed = 0;
+  let sequence = 0;
+  const bar = progress(`${label} c=${concurrency}`, durationMs);
+  const started = performance.now();
+  const deadline = started + durationMs;
+  const caller = async () => {
+    while (performance.now() < deadline) {
+      const at = performance.now();
+      let ok: boolean;
+      try {
+        ok = await call(sequence++);
+      } catch {
+        ok = false;
+      }
+      if (ok) latencies.push(performance.now() - at);
+      else failed += 1;
+      bar.tick(latencies.length);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  const elapsedS = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const result = {
+    concurrency,
+    completed: latencies.length,
+    failed,
+    perSecond: latencies.length / elapsedS,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
+  bar.end(
+    `${result.perSecond.toFixed(1)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
+      (failed ? `, ${failed} failed` : ''),
+  );
+  return result;
+}
+
+/** Runs `calls` one at a time `count` times; the latency of each. */
+export async function runSequential(label: string, count: number, call: () => Promise<void>): Promise<PointResult> {
+  const latencies: number[] = [];
+  const bar = progress(label, count);
+  const started = performance.now();
+  for (let i = 0; i < count; i += 1) {
+    const at = performance.now();
+    await call();
+    latencies.push(performance.now() - at);
+    bar.tick(i + 1);
+  }
+  const elapsedS = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const result = {
+    concurrency: 1,
+    completed: count,
+    failed: 0,
+    perSecond: count / elapsedS,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
+  bar.end(`p50 ${result.p50Ms.toFixed(1)} ms, p90 ${percentile(latencies, 90).toFixed(1)} ms`);
+  return result;
+}
+
+/** CPU time (ms) and resident memory (MiB) of a process, from /proc (Linux). */
+export function processUsage(pid: number): { cpuMs: number; rssMiB: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { cpuMs: ticks * 10, rssMiB: rss ? Number(rss[1]) / 1024 : 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples processes while a phase runs: CPU as a share of one core, and the highest RSS. */
+export function sampler(pids: Record<string, number>) {
+  const first = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processUsage(pid)]));
+  const peak: Record<string, number> = {};
+  const started = performance.now();
+  const timer = setInterval(() => {
+    for (const [name, pid] of Object.entries(pids)) {
+      peak[name] = Math.max(peak[name] ?? 0, processUsage(pid)?.rssMiB ?? 0);
+    }
+  }, 500);
+  return () => {
+    clearInterval(timer);
+    const seconds = (performance.now() - started) / 1000;
+    return Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => {
+        const now = processUsage(pid);
+        const before = first[name];
+        const cpuPercent = now && before ? ((now.cpuMs - before.cpuMs) / 1000 / seconds) * 100 : Number.NaN;
+        return [name, { cpuPercent, rssMiB: Math.max(peak[name] ?? 0, now?.rssMiB ?? 0) }];
+      }),
+    );
+  };
+}

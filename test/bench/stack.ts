@@ -1,0 +1,146 @@
+// The gateway the benchmark measures: `npm start`'s own launcher on free ports with its state in a
+// fresh directory (or on DATABASE_URL / TEMPORAL_ADDRESS when set), the sandbox bank completing at
+// once and the rate limit out of the way. Also finds the API and worker processes to sample.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface BenchStack {
+  apiUrl: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  /** The API and worker, and Temporal's dev server when this run started it. */
+  pids: Record<string, number>;
+  /** Runs the operator CLI against this stack; its JSON answer. */
+  admin(...args: string[]): unknown;
+  stop(): Promise<void>;
+}
+
+function childrenOf(parent: number): { pid: number; cmdline: string }[] {
+  const found = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parent) continue;
+      found.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
+  const ports = {
+    api: await freePort(),
+    postgres: await freePort(),
+    temporal: await freePort(),
+    temporalUi: await freePort(),
+    temporalHttp: await freePort(),
+    bank: await freePort(),
+  };
+  // A fresh state each run; mode 755, so that PostgreSQL (user postgres when run as root) enters it.
+  const dataDir = join(PROJECT_ROOT, '.data', `bench-${Date.now()}`);
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    PORT: String(ports.api),
+    EMBEDDED_PG_PORT: String(ports.postgres),
+    TEMPORAL_DEV_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.temporalUi),
+    TEMPORAL_DEV_HTTP_PORT: String(ports.temporalHttp),
+    SANDBOX_BANK_PORT: String(ports.bank),
+    SANDBOX_BANK_COMPLETION_DELAY_MS: '0',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '100000000',
+  };
+  const databaseUrl = process.env.DATABASE_URL ?? `postgres://postgres:postgres@127.0.0.1:${ports.postgres}/gateway`;
+  const temporalAddress = process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`;
+  const launcher: ChildProcess = spawn(process.execPath, [join(PROJECT_ROOT, 'src/stack/start.ts')], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`the gateway did not start in 180 s:\n${output.join('')}`)),
+      180_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output.push(chunk.toString('utf8'));
+      if (output.join('').includes('gateway is up')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    launcher.stdout!.on('data', onData);
+    launcher.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    launcher.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway's launcher exited (${code}):\n${output.join('')}`));
+    });
+  });
+  launcher.stdout!.removeAllListeners('data');
+  launcher.stdout!.resume();
+  launcher.stderr!.resume();
+  const children = childrenOf(launcher.pid!);
+  const pidOf = (script: string) => {
+    const child = children.find((candidate) => candidate.cmdline.includes(script));
+    if (!child) throw new Error(`no ${script} process under the launcher`);
+    return child.pid;
+  };
+  log(
+    `gateway up: API ${ports.api}, PostgreSQL ${databaseUrl.replace(/\/\/[^@]*@/, '//')}, Temporal ${temporalAddress}`,
+  );
+  return {
+    apiUrl: `http://127.0.0.1:${ports.api}`,
+    databaseUrl,
+    temporalAddress,
+    pids: {
+      api: pidOf('src/server.ts'),
+      worker: pidOf('worker/main.ts'),
+      // Temporal's dev server is one process; PostgreSQL's work is in per-connection backends,
+      // which the postmaster's figures would not show, so it is not sampled.
+      ...Object.fromEntries(
+        children.filter((child) => child.cmdline.includes('server start-dev')).map((child) => ['temporal', child.pid]),
+      ),
+    },
+    admin(...args) {
+      const out = execFileSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+        cwd: PROJECT_ROOT,
+        env: { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress },
+        encoding: 'utf8',
+      });
+      return JSON.parse(out) as unknown;
+    },
+    /** Stops the gateway, then removes this run's state. */
+    async stop() {
+      if (launcher.exitCode === null) {
+        await new Promise<void>((resolve) => {
+          launcher.once('exit', () => resolve());
+          launcher.kill('SIGTERM');
+        });
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
