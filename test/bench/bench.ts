@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
 import { assertNodeVersion } from '../../src/stack/node-version.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { startReceiver } from '../support/receiver.ts';
@@ -126,7 +127,10 @@ try {
     hello.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))),
   );
 
-  // The tenant's receiver: every transfer.settled, keyed by transfer id, when it arrived.
+  // The tenant's receiver: every transfer.settled, its signature verified, keyed by transfer id,
+  // when it arrived.
+  const signingSecret = `whsec_${randomBytes(32).toString('base64')}`;
+  const verifier = new Webhook(signingSecret);
   const receiver = await startReceiver();
   closers.unshift(() => receiver.close());
   const settledAt = new Map<string, number>();
@@ -134,7 +138,10 @@ try {
   const collect = () => {
     for (; seen < receiver.received.length; seen += 1) {
       const hook = receiver.received[seen]!;
-      const event = JSON.parse(hook.body) as { type: string; data: { id: string } };
+      const event = verifier.verify(hook.body, hook.headers as Record<string, string>) as {
+        type: string;
+        data: { id: string };
+      };
       if (event.type === 'transfer.settled') settledAt.set(event.data.id, hook.at);
     }
   };
@@ -151,7 +158,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   };
-  /** `total` calls, `concurrency` at a time; the time from the first call to the end of the last. */
+  /** `total` calls, `concurrency` at a time. */
   const burst = async (total: number, concurrency: number, call: (n: number) => Promise<void>) => {
     let next = 0;
     await Promise.all(
@@ -167,7 +174,7 @@ try {
     const registered = await api('POST', '/api/v1/webhook-endpoints', {
       url: `${receiver.url}/hooks`,
       events: ['transfer.settled'],
-      signing_secret: `whsec_${randomBytes(32).toString('base64')}`,
+      signing_secret: signingSecret,
     });
     if (registered.status !== 201) throw new Error(`webhook endpoint not registered: ${await registered.text()}`);
     listening = true;
