@@ -15,6 +15,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CardActivities } from '../activities/cards.ts';
+import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from './activity-options.ts';
 import {
   type CardOperation,
   type CardState,
@@ -28,10 +29,8 @@ import {
   operationRequestedSignal,
 } from './card-definitions.ts';
 
-const { setCardLock, debitForFunding, failFunding, failCardOperation } = proxyActivities<CardActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const { setCardLock, debitForFunding, failFunding, failCardOperation } =
+  proxyActivities<CardActivities>(UNTIL_RECORDED);
 // Loading the card at the processor waits out a processor that is down.
 const { loadCardAtProcessor } = proxyActivities<CardActivities>({
   startToCloseTimeout: '30s',
@@ -129,14 +128,8 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
 // Issuing runs while the API request waits: a processor that stays unavailable fails it in time
 // (the client retries with the same Idempotency-Key and meets this run). Recording the card waits
 // out the database: the card exists at the processor, so it is recorded, never dropped.
-const issuing = proxyActivities<CardActivities>({
-  startToCloseTimeout: '5s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
-});
-const recording = proxyActivities<CardActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const issuing = proxyActivities<CardActivities>(WHILE_THE_API_WAITS);
+const recording = proxyActivities<CardActivities>(UNTIL_RECORDED);
 
 /** Issues a card at the processor under the card's id, then records it (row, ledger account, event). */
 export async function cardIssueWorkflow(input: CardIssueInput): Promise<{ cardId: string }> {

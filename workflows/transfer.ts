@@ -22,6 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/transfers.ts';
+import { UNTIL_RECORDED } from './activity-options.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
@@ -66,10 +67,7 @@ const statusCheck = proxyActivities<TransferActivities>({
   retry: { initialInterval: '1s', maximumAttempts: 3 },
 });
 // Ledger and projection writes must happen eventually, whatever the database's hiccups.
-const ledger = proxyActivities<TransferActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const ledger = proxyActivities<TransferActivities>(UNTIL_RECORDED);
 
 /** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
 export function nextStatusCheckMs(checks: number, waitedMs: number): number {

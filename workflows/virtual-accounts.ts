@@ -3,6 +3,7 @@
 // credit the bank sends again, or concurrently, is applied once. Both answer a `status` query.
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { VirtualAccountActivities } from '../activities/virtual-accounts.ts';
+import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from './activity-options.ts';
 import {
   type ExpiryState,
   type VirtualAccountCloseInput,
@@ -48,10 +49,7 @@ const { allocateVirtualAccount } = proxyActivities<VirtualAccountActivities>({
   retry: { maximumAttempts: 1 },
 });
 const { recordVirtualAccount, releaseVirtualAccount, startExpiry, recordClosure } =
-  proxyActivities<VirtualAccountActivities>({
-    startToCloseTimeout: '30s',
-    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
-  });
+  proxyActivities<VirtualAccountActivities>(UNTIL_RECORDED);
 
 /**
  * Creates a virtual account: allocation at the first provider that can serve (failing over past
@@ -105,10 +103,7 @@ export async function virtualAccountCreateWorkflow(
 }
 
 // Closing at the provider runs while the API request waits: a few quick attempts.
-const { closeAtProvider } = proxyActivities<VirtualAccountActivities>({
-  startToCloseTimeout: '5s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
-});
+const { closeAtProvider } = proxyActivities<VirtualAccountActivities>(WHILE_THE_API_WAITS);
 
 /**
  * Closes an account: at the provider first (no money can arrive on a closed account), then the

@@ -109,7 +109,7 @@ export interface UpdateTenantInput {
 export async function updateTenant(em: EntityManager, tenantId: string, input: UpdateTenantInput): Promise<TenantView> {
   checkFeatures([...(input.enable ?? []), ...(input.disable ?? [])]);
   return em.transactional(async (tx) => {
-    const tenant = await tx.findOne(Tenant, { id: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const tenant = await lockTenant(tx, tenantId);
     if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
     if (input.dailyTransferLimitMinor !== undefined) tenant.dailyTransferLimitMinor = input.dailyTransferLimitMinor;
     const features = new Set(tenant.features);

@@ -1,6 +1,6 @@
-// Virtual accounts: provider routing (which providers, in which order), creation through the
-// create workflow, reads, closure, and the operator's freeze/unfreeze. Temporary accounts expire
-// through a durable timer workflow that the create workflow starts.
+// Virtual accounts: provider routing (which providers, in which order), creation and closure
+// through their workflows, reads, and sandbox credits. Temporary accounts expire through a durable
+// timer workflow that the create workflow starts. (Operators freeze and unfreeze with the CLI.)
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';

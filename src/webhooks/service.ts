@@ -37,8 +37,6 @@ export interface WebhookServiceDeps {
   egress: EgressPolicy;
 }
 
-const iso = (value: Date) => value.toISOString();
-
 export function endpointView(row: EndpointRow): EndpointView {
   return {
     id: row.id,
@@ -46,13 +44,13 @@ export function endpointView(row: EndpointRow): EndpointView {
     events: row.events,
     status: row.status,
     ...(row.disabled_reason ? { disabled_reason: row.disabled_reason } : {}),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
   };
 }
 
 export function eventView(row: EventRow): EventView {
-  return { id: row.id, type: row.type, created_at: iso(row.created_at), data: row.payload };
+  return { id: row.id, type: row.type, created_at: row.created_at.toISOString(), data: row.payload };
 }
 
 export class WebhookService {
@@ -92,7 +90,7 @@ export class WebhookService {
         events: row.events,
         status: row.status,
         event_id: eventId,
-        created_at: iso(row.created_at),
+        created_at: row.created_at.toISOString(),
       };
     });
   }
@@ -134,15 +132,15 @@ export class WebhookService {
       replay_id: row.replay_id ?? null,
       attempts: row.attempts.map((attempt) => ({
         number: attempt.number,
-        attempted_at: iso(attempt.attempted_at),
+        attempted_at: attempt.attempted_at.toISOString(),
         status_code: attempt.status_code ?? null,
         error: attempt.error ?? null,
         duration_ms: attempt.duration_ms,
         response_body: attempt.response_body ?? null,
         replay_id: attempt.replay_id ?? null,
       })),
-      created_at: iso(row.created_at),
-      updated_at: iso(row.updated_at),
+      created_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
     }));
     return { items, total };
   }
