@@ -14,7 +14,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) webhook deliveries, inbound credits, account expiry and cards', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, inbound credits, account expiry and cards', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -23,6 +23,12 @@ describe('recorded workflow histories', () => {
         'transfer-success.json',
         'webhook-retry-then-success.json',
         'webhook-replay-after-success.json',
+        'transfer-bank-failure-before-local-steps.json',
+        'transfer-flaky-bank-before-local-steps.json',
+        'transfer-stuck-resolved-before-local-steps.json',
+        'transfer-success-before-local-steps.json',
+        'webhook-retry-then-success-before-local-steps.json',
+        'webhook-replay-after-success-before-local-steps.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
         'virtual-account-create-failover.json',
