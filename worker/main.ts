@@ -66,6 +66,7 @@ const fanout = new EventFanout({
   client,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   scheduleMs: config.webhookRetryScheduleMs,
+  listen: { connectionString: config.databaseUrl },
   log: (message, fields) => console.error(JSON.stringify({ level: 40, service: 'worker', msg: message, ...fields })),
 });
 fanout.start();

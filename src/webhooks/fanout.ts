@@ -10,6 +10,9 @@
 // transaction open, then marks each event. A claim whose holder died runs out and another replica
 // takes the event. An event that fails goes back with a capped exponential backoff
 // (`next_fanout_at`, `fanout_attempts`, `last_fanout_error`) and the pass goes on with the rest.
+//
+// Passes run every 200 ms, and at once when PostgreSQL notifies a new event (`listen`, see
+// src/events/notifications.ts), so an event usually starts its deliveries within milliseconds.
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -22,6 +25,7 @@ import {
   recordEvent,
   releaseClaims,
 } from '../events/events.ts';
+import { EventNotifications } from '../events/notifications.ts';
 import { PollingLoop } from '../stack/polling-loop.ts';
 import {
   DELIVERY_WORKFLOW_TYPE,
@@ -57,6 +61,8 @@ export interface FanoutOptions {
   retryMaxMs?: number;
   /** Names this replica in `fanout_claimed_by`, for operators (host:pid by default). */
   owner?: string;
+  /** Passes also start at once when PostgreSQL notifies a new event (LISTEN on this database). */
+  listen?: { connectionString: string; reconnectMs?: number };
 }
 
 /** How long an event waits after its n-th failed fan-out: doubling from base, capped at max. */
@@ -70,6 +76,7 @@ export class EventFanout {
   private readonly batchSize: number;
   private readonly leaseMs: number;
   private readonly owner: string;
+  private readonly notifications: EventNotifications | undefined;
 
   constructor(options: FanoutOptions) {
     this.options = options;
@@ -82,14 +89,24 @@ export class EventFanout {
       options.intervalMs ?? 200,
       (error) => options.log?.('event fan-out pass failed', { error: String(error) }),
     );
+    this.notifications = options.listen
+      ? new EventNotifications({
+          connectionString: options.listen.connectionString,
+          ...(options.listen.reconnectMs !== undefined ? { reconnectMs: options.listen.reconnectMs } : {}),
+          onEvent: () => this.loop.wake(),
+          ...(options.log ? { log: options.log } : {}),
+        })
+      : undefined;
   }
 
   start(): void {
     this.loop.start();
+    void this.notifications?.start();
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    await this.notifications?.stop();
+    await this.loop.stop();
   }
 
   /** One pass over the events due; returns how many deliveries it handed over for the events it finished. */

@@ -2,11 +2,13 @@
 // workflows are started, not run). Two fan-out instances, as two worker replicas, share a backlog
 // through claims and hand each delivery over once; an event whose fan-out fails is retried later
 // with backoff and holds up nothing; a claim left by a replica that died is taken over when it
-// runs out; a backlog drains without waiting for the polling interval.
+// runs out; a backlog drains without waiting for the polling interval; a new event goes out on
+// PostgreSQL's notification, also after the listening connection was killed.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { recordEvent } from '../../src/events/events.ts';
+import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../src/webhooks/fanout.ts';
 import { subscribes } from '../../src/webhooks/event-types.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
@@ -307,5 +309,45 @@ describe('a backlog', () => {
       [tenant.tenantId],
     );
     expect(deliveries!.n).toBe(35);
+  });
+});
+
+describe('a new event', () => {
+  it('goes out on PostgreSQL’s notification, without waiting for the polling interval, also after the listening connection was killed', async () => {
+    const tenant = await createFundedTenant(db.orm, 0, 'notified');
+    const target = await endpoint(tenant.tenantId, ['transfer.settled']);
+    const logs: string[] = [];
+    // After its first pass this fan-out would poll again only in ten minutes: only a
+    // notification can make it see the events below within the test's time.
+    const fanout = fanoutWith({
+      intervalMs: 600_000,
+      listen: { connectionString: db.url, reconnectMs: 100 },
+      log: (message) => logs.push(message),
+    });
+    fanout.start();
+    try {
+      const listener = () =>
+        sql<{ pid: number }>(
+          'select pid from pg_stat_activity where datname = current_database() and application_name = ?',
+          [LISTENER_APPLICATION_NAME],
+        );
+      const [first] = await eventually(async () => ((await listener()).length === 1 ? listener() : false));
+      const firstEvent = await event(tenant.tenantId, 'transfer.settled');
+      await eventually(async () => (await eventRow(firstEvent)).fanned_out_at !== null, 10_000);
+      await expectOneDeliveryStarted(firstEvent, target.id);
+
+      // The connection dies; the listener connects again and the next event still goes out at once.
+      await sql('select pg_terminate_backend(?)', [first!.pid]);
+      await eventually(async () => {
+        const now = await listener();
+        return now.length === 1 && now[0]!.pid !== first!.pid;
+      }, 10_000);
+      const secondEvent = await event(tenant.tenantId, 'transfer.settled');
+      await eventually(async () => (await eventRow(secondEvent)).fanned_out_at !== null, 10_000);
+      await expectOneDeliveryStarted(secondEvent, target.id);
+      expect(logs).toContain('event notifications lost; polling until they are back');
+    } finally {
+      await fanout.stop();
+    }
   });
 });

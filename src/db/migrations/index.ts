@@ -10,6 +10,7 @@ import { Migration0007TransferDiscrepancies } from './0007-transfer-discrepancie
 import { Migration0008FanoutClaims } from './0008-fanout-claims.ts';
 import { Migration0009IdempotencyLeases } from './0009-idempotency-leases.ts';
 import { Migration0010AbandonedReservations } from './0010-abandoned-reservations.ts';
+import { Migration0011EventNotify } from './0011-event-notify.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -22,4 +23,5 @@ export const migrations = [
   Migration0008FanoutClaims,
   Migration0009IdempotencyLeases,
   Migration0010AbandonedReservations,
+  Migration0011EventNotify,
 ];
