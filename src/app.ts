@@ -9,6 +9,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.ts';
 import { registerAuth } from './http/auth.ts';
+import { ApiKeyCache } from './tenants/key-cache.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
 import { clientErrorHandler } from './http/client-error.ts';
@@ -46,6 +47,7 @@ export interface AppDeps {
     | 'BODY_LIMIT_BYTES'
     | 'RATE_LIMIT_PER_MINUTE'
     | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
+    | 'API_KEY_CACHE_MS'
     | 'TEMPORAL_NAMESPACE'
     | 'TEMPORAL_TASK_QUEUE'
     | 'providerCallbackSecret'
@@ -125,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
     unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
   });
-  registerAuth(app, deps.orm, rateLimits);
+  registerAuth(app, deps.orm, rateLimits, new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS }));
 
   registerLiveModeGuard(app, deps.providers);
   // A claim lives a little longer than any request may run.

@@ -60,6 +60,8 @@ const EnvSchema = z
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     /** Per client address, for requests without a valid API key (decisions §12). */
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+    /** How long an API key that resolved is remembered (0: looked up on every request). */
+    API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;

@@ -1,10 +1,12 @@
 // Authentication: every route is private unless its config says `public: true`. The tenant and
 // key are resolved from `Authorization: Bearer sk_…` in onRequest, before the body is parsed or
-// any handler runs; handlers read the tenant from request.auth and pass it to every query.
+// any handler runs; handlers read the tenant from request.auth and pass it to every query. A key
+// that resolved is remembered for API_KEY_CACHE_MS (1 s; src/tenants/key-cache.ts).
 // The same hook applies the rate limits (src/http/rate-limits.ts): per key id once the key is
 // known, per client address before a 401, so that failed authentication is limited too.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ApiKeyCache } from '../tenants/key-cache.ts';
 import { type ResolvedKey, resolveApiKey } from '../tenants/tenants.ts';
 import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
@@ -41,7 +43,7 @@ export function tenantOf(request: FastifyRequest): ResolvedKey {
   return request.auth;
 }
 
-export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLimits): void {
+export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLimits, keys: ApiKeyCache): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
     if (!request.routeOptions.url) return;
@@ -54,7 +56,7 @@ export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLi
     if (token === undefined) reason = 'missing';
     else if (token === '') reason = 'malformed';
     else {
-      const resolution = await resolveApiKey(orm.em.fork(), token);
+      const resolution = await keys.resolve(token, () => resolveApiKey(orm.em.fork(), token));
       if (resolution.ok) {
         request.auth = resolution.key;
         request.log = request.log.child({ tenantId: resolution.key.tenantId });

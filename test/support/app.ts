@@ -58,6 +58,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: options.rateLimitUnauthenticatedPerMinute ?? 10_000,
+    API_KEY_CACHE_MS: 1_000,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,
