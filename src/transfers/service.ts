@@ -28,7 +28,7 @@ import { transferFee } from './fees.ts';
 import { type PublicTransferStatus, createView, internalStatuses, itemView } from './views.ts';
 import type { CreateTransferBody, CreatedTransferResponse } from './schemas.ts';
 import { isUuid } from '../http/ids.ts';
-import { type TransferRow, findByReference, findTransfer, listTransfers } from './store.ts';
+import { type TransferRow, listTransfers, readByReference, readTransfer } from './store.ts';
 
 export interface TransferServiceDeps {
   orm: MikroORM;
@@ -142,7 +142,7 @@ export class TransferService {
     try {
       const result = await flight;
       // The money is reserved and the row written before the update answers: render it.
-      const row = await findTransfer(this.deps.orm.em.fork(), result.transferId);
+      const row = await readTransfer(this.deps.orm, result.transferId);
       if (!row) throw new Error(`transfer ${result.transferId} answered created but has no row`);
       // Only the request that made the transfer answers 201; every repeat is a 200.
       return { status: result.created && leader ? 201 : 200, body: { success: true, data: createView(row) } };
@@ -191,11 +191,11 @@ export class TransferService {
   }
 
   private async findByReference(tenantId: string, reference: string): Promise<TransferRow | null> {
-    return findByReference(this.deps.orm.em.fork(), tenantId, reference);
+    return readByReference(this.deps.orm, tenantId, reference);
   }
 
   async get(tenantId: string, id: string) {
-    const row = isUuid(id) ? await findTransfer(this.deps.orm.em.fork(), id, { tenantId }) : null;
+    const row = isUuid(id) ? await readTransfer(this.deps.orm, id, tenantId) : null;
     if (!row) throw new ApiError('not_found', `no transfer ${id}`);
     return itemView(row, { withCompletedAt: true });
   }

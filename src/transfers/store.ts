@@ -5,9 +5,10 @@
 // Raw SQL stays only where the SQL is the rule: today's usage against the daily limit.
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
@@ -67,6 +68,23 @@ export async function findTransfer(
 
 export async function findByReference(em: EntityManager, tenantId: string, reference: string) {
   return em.findOne(Transfer, { tenant_id: tenantId, reference });
+}
+
+// The API's reads, outside any transaction: prepared once per connection (src/db/prepared.ts).
+const BY_ID = { name: 'transfer_by_id', where: 'id = $1' };
+const BY_TENANT_AND_ID = { name: 'transfer_by_tenant_id', where: 'id = $1 and tenant_id = $2' };
+const BY_REFERENCE = { name: 'transfer_by_reference', where: 'tenant_id = $1 and reference = $2' };
+
+/** The tenant's transfer (any tenant's when none is given), read outside a transaction. */
+export function readTransfer(orm: MikroORM, id: string, tenantId?: string): Promise<TransferRow | null> {
+  return tenantId === undefined
+    ? readOne(orm, Transfer, BY_ID, [id])
+    : readOne(orm, Transfer, BY_TENANT_AND_ID, [id, tenantId]);
+}
+
+/** The tenant's transfer with this reference, read outside a transaction. */
+export function readByReference(orm: MikroORM, tenantId: string, reference: string): Promise<TransferRow | null> {
+  return readOne(orm, Transfer, BY_REFERENCE, [tenantId, reference]);
 }
 
 export interface TransferListQuery {
