@@ -48,6 +48,7 @@ export interface AppDeps {
     | 'RATE_LIMIT_PER_MINUTE'
     | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
     | 'API_KEY_CACHE_MS'
+    | 'TRUST_PROXY'
     | 'TEMPORAL_NAMESPACE'
     | 'TEMPORAL_TASK_QUEUE'
     | 'providerCallbackSecret'
@@ -85,7 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
-    trustProxy: false,
+    // Only the proxies named in TRUST_PROXY may set the client address (rate limits per address).
+    trustProxy: deps.config.TRUST_PROXY.length > 0 ? deps.config.TRUST_PROXY : false,
     // Closing is answered in the contract's envelope by src/http/shutdown.ts.
     return503OnClosing: false,
     // What the router and Node's HTTP parser refuse before any route answers in the envelope too.

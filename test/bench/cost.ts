@@ -1,0 +1,238 @@
+// What one transfer costs, counted rather than timed: N transfers made one after another, each
+// waited for to its end, then
+//   - PostgreSQL statements and rows written, from pg_stat_statements (reset first), by kind and
+//     by table, the sandbox bank's own statements apart (they are the bank's, not ours), and less
+//     what the gateway runs when idle (the fan-out's poll) over the same time, measured just before;
+//   - Temporal: history events, workflow tasks, activity tasks, local activities, signals and
+//     updates, from each transfer's history, and the server-side writes they make;
+//   - provider calls: name enquiries, submissions and status queries, from the same histories.
+// The bench's own queries carry the comment below and are left out.
+import type { Client } from '@temporalio/client';
+// @temporalio/proto is CommonJS whose named exports Node cannot detect statically.
+import proto from '@temporalio/proto';
+import type pg from 'pg';
+import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+
+const OURS = '/* bench */';
+const EventType = proto.temporal.api.enums.v1.EventType;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+export interface TransferCost {
+  transfers: number;
+  /** Null when pg_stat_statements is not loaded (an external DATABASE_URL without it). */
+  database: {
+    statementsPerTransfer: number;
+    byKind: Record<string, number>;
+    rowsWrittenPerTransfer: number;
+    rowsWrittenByTable: Record<string, number>;
+    transactionsPerTransfer: number;
+    sandboxBankStatementsPerTransfer: number;
+    idleStatementsPerSecond: number;
+  } | null;
+  temporal: {
+    historyEvents: number;
+    workflowTasks: number;
+    activityTasks: number;
+    localActivities: number;
+    signals: number;
+    updates: number;
+    /** Start (with its update), each workflow task started and completed, each activity started and finished, each signal. */
+    serverWrites: number;
+  };
+  providerCalls: { nameEnquiry: number; submit: number; statusQuery: number };
+}
+
+interface StatementRow {
+  query: string;
+  calls: string;
+  rows: string;
+}
+
+async function statementStatsAvailable(db: pg.Client): Promise<boolean> {
+  try {
+    await db.query(`${OURS} create extension if not exists pg_stat_statements`);
+    await db.query(`${OURS} select pg_stat_statements_reset()`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function statements(db: pg.Client): Promise<StatementRow[]> {
+  const { rows } = await db.query<StatementRow>(
+    `${OURS} select query, calls::text, rows::text from pg_stat_statements
+      where query not like '%/* bench */%' and dbid = (select oid from pg_database where datname = current_database())`,
+  );
+  return rows;
+}
+
+const per = (total: number, n: number) => Math.round((total / n) * 10) / 10;
+
+function kindOf(query: string): string {
+  const word = /^\s*(?:\/\*.*?\*\/\s*)?([a-z]+)/i.exec(query)?.[1]?.toLowerCase() ?? 'other';
+  return ['select', 'insert', 'update', 'delete', 'with'].includes(word) ? word : 'begin/commit/other';
+}
+
+function writtenTable(query: string): string | undefined {
+  return /^\s*(?:insert\s+into|update|delete\s+from)\s+"?([a-z_]+(?:"?\."?[a-z_]+)?)"?/i
+    .exec(query)?.[1]
+    ?.replace(/"/g, '');
+}
+
+function decodedDetails(event: HistoryEvent): string {
+  const payloads = Object.values(event.markerRecordedEventAttributes?.details ?? {}).flatMap(
+    (details) => details.payloads ?? [],
+  );
+  return payloads.map((payload) => Buffer.from(payload.data ?? new Uint8Array()).toString('utf8')).join(' ');
+}
+
+export async function measureTransferCost(options: {
+  db: pg.Client;
+  client: Client;
+  tenantId: string;
+  count: number;
+  /** Creates the transfer with this reference; resolves when the API has answered 201. */
+  create: (reference: string) => Promise<void>;
+  reference: (n: number) => string;
+}): Promise<TransferCost> {
+  const { db, client, tenantId, count } = options;
+  const counted = await statementStatsAvailable(db);
+
+  // The gateway's idle cost over a few seconds: the fan-out's poll, mainly.
+  const idleMs = 3_000;
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  const idle = counted ? (await statements(db)).reduce((sum, row) => sum + Number(row.calls), 0) : 0;
+  if (counted) await db.query(`${OURS} select pg_stat_statements_reset()`);
+
+  const started = Date.now();
+  const references: string[] = [];
+  for (let n = 0; n < count; n += 1) {
+    const reference = options.reference(n);
+    references.push(reference);
+    await options.create(reference);
+    await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).result();
+  }
+  // The events these transfers recorded are fanned out (to no endpoint) before counting.
+  for (;;) {
+    const { rows } = await db.query<{ n: string }>(
+      `${OURS} select count(*)::text as n from events where fanned_out_at is null and tenant_id = $1`,
+      [tenantId],
+    );
+    if (rows[0]!.n === '0') break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const elapsedMs = Date.now() - started;
+
+  let database: TransferCost['database'] = null;
+  if (counted) {
+    const rows = await statements(db);
+    const byKind: Record<string, number> = {};
+    const rowsWrittenByTable: Record<string, number> = {};
+    let ours = 0;
+    let bank = 0;
+    let written = 0;
+    let transactions = 0;
+    for (const row of rows) {
+      const calls = Number(row.calls);
+      if (row.query.includes('sandbox_bank.')) {
+        bank += calls;
+        continue;
+      }
+      ours += calls;
+      const kind = kindOf(row.query);
+      byKind[kind] = (byKind[kind] ?? 0) + calls;
+      if (/^\s*commit\b/i.test(row.query)) transactions += calls;
+      const table = writtenTable(row.query);
+      if (table) {
+        written += Number(row.rows);
+        rowsWrittenByTable[table] = (rowsWrittenByTable[table] ?? 0) + Number(row.rows);
+      }
+    }
+    const idlePerSecond = idle / (idleMs / 1000);
+    const idleShare = idlePerSecond * (elapsedMs / 1000);
+    database = {
+      statementsPerTransfer: per(Math.max(0, ours - idleShare), count),
+      byKind: Object.fromEntries(Object.entries(byKind).map(([kind, calls]) => [kind, per(calls, count)])),
+      rowsWrittenPerTransfer: per(written, count),
+      rowsWrittenByTable: Object.fromEntries(
+        Object.entries(rowsWrittenByTable)
+          .filter(([, n]) => n > 0)
+          .map(([table, n]) => [table, per(n, count)]),
+      ),
+      transactionsPerTransfer: per(transactions, count),
+      sandboxBankStatementsPerTransfer: per(bank, count),
+      idleStatementsPerSecond: Math.round(idlePerSecond * 10) / 10,
+    };
+  }
+
+  const tally = {
+    historyEvents: 0,
+    workflowTasks: 0,
+    activityTasks: 0,
+    localActivities: 0,
+    signals: 0,
+    updates: 0,
+    serverWrites: 0,
+  };
+  const calls = { nameEnquiry: 0, submit: 0, statusQuery: 0 };
+  for (const reference of references) {
+    const history = await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).fetchHistory();
+    for (const event of history.events ?? []) {
+      tally.historyEvents += 1;
+      switch (event.eventType) {
+        case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+          tally.serverWrites += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+          tally.serverWrites += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+          tally.workflowTasks += 1;
+          tally.serverWrites += 1;
+          break;
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
+          tally.activityTasks += 1;
+          const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+          if (type === 'submitToBank') calls.submit += 1;
+          if (type === 'queryBankStatus') calls.statusQuery += 1;
+          if (type === 'nameEnquiry') calls.nameEnquiry += 1;
+          break;
+        }
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+          tally.serverWrites += 1;
+          if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) tally.signals += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+          tally.updates += 1;
+          break;
+        case EventType.EVENT_TYPE_MARKER_RECORDED:
+          if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') {
+            tally.localActivities += 1;
+            const details = decodedDetails(event);
+            if (details.includes('"nameEnquiry"')) calls.nameEnquiry += 1;
+            if (details.includes('"submitToBank"')) calls.submit += 1;
+            if (details.includes('"queryBankStatus"')) calls.statusQuery += 1;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return {
+    transfers: count,
+    database,
+    temporal: Object.fromEntries(
+      Object.entries(tally).map(([key, n]) => [key, per(n, count)]),
+    ) as TransferCost['temporal'],
+    providerCalls: {
+      nameEnquiry: per(calls.nameEnquiry, count),
+      submit: per(calls.submit, count),
+      statusQuery: per(calls.statusQuery, count),
+    },
+  };
+}
