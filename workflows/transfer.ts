@@ -51,12 +51,15 @@ export const UNKNOWN_KEEPS_PROCESSING = 'unknown-keeps-processing';
 /** A bank answer contradicting a finished transfer is recorded as a discrepancy. */
 export const RECORD_LATE_DISCREPANCY = 'record-late-discrepancy';
 /**
- * The name enquiry, the reservation and the books' writes run as local activities, inside the
- * workflow task that needs them: a create then takes one workflow task instead of three round
- * trips through the server. The bank submission and status queries stay activities, which
- * operators see pending in the Web UI while the bank stalls.
+ * The create path's steps (the name enquiry, the reservation, and settling a reservation a refused
+ * create left behind) and marking the transfer processing run as local activities, inside the
+ * workflow task that reaches them: a create then takes one workflow task instead of three round
+ * trips through the server. None of them depends on which signal came first, so a workflow task
+ * that fails and runs again takes the same steps. Settling or reversing does depend on it (the
+ * bank's word against an operator's), so it stays an activity, scheduled by a completed task
+ * before it moves money; so do the bank calls, which operators see pending in the Web UI.
  */
-export const QUICK_STEPS_LOCAL = 'quick-steps-local';
+export const CREATE_PATH_LOCAL = 'create-path-local';
 export const STUCK_AFTER_MS = 24 * HOUR;
 
 // The create path runs while the API request waits: few, quick retries.
@@ -77,13 +80,13 @@ const statusCheck = proxyActivities<TransferActivities>({
   retry: { initialInterval: '1s', maximumAttempts: 3 },
 });
 // Ledger and projection writes must happen eventually, whatever the database's hiccups.
-const ledgerActivities = proxyActivities<TransferActivities>(UNTIL_RECORDED);
+const ledger = proxyActivities<TransferActivities>(UNTIL_RECORDED);
 const ledgerLocal = proxyLocalActivities<TransferActivities>(UNTIL_RECORDED);
 
-/** Where the quick steps run: local activities, or activities in runs recorded before them. */
-function quickSteps() {
-  const local = patched(QUICK_STEPS_LOCAL);
-  return { createPath: local ? createPathLocal : createPathActivities, ledger: local ? ledgerLocal : ledgerActivities };
+/** Where the create path's steps run: local activities, or activities in runs recorded before them. */
+function createPathSteps() {
+  const local = patched(CREATE_PATH_LOCAL);
+  return { createPath: local ? createPathLocal : createPathActivities, books: local ? ledgerLocal : ledger };
 }
 
 /** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
@@ -207,7 +210,7 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
 async function reserve(request: TransferRequest, state: TransferState): Promise<Accepted> {
   const transferId = uuid4();
   state.transferId = transferId;
-  const { createPath, ledger } = quickSteps();
+  const { createPath, books } = createPathSteps();
   let recipientName: string | undefined;
   try {
     const enquiry = await createPath.nameEnquiry({
@@ -230,9 +233,9 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
         // refused) may yet commit. Settle that for certain before answering: a reservation that
         // committed makes the transfer after all; otherwise none can commit any more, and the
         // reference stays free for the client's retry.
-        if (await ledger.settleReservation({ transferId, request })) return { transferId, recipientName };
+        if (await books.settleReservation({ transferId, request })) return { transferId, recipientName };
       } else if (refusal.type === 'unavailable') {
-        await ledger.abandonReservation({ transferId, request, recipientName });
+        await books.abandonReservation({ transferId, request, recipientName });
       }
     }
     throw refusal;
@@ -268,7 +271,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
       await askAfterFailedSubmission(transferId, state);
     }
   }
-  await quickSteps().ledger.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
+  await createPathSteps().books.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
   state.status = 'processing';
   upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
 }
@@ -316,7 +319,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
     }
     if (!state.bankOutcome && !state.resolution && !state.stuck && waitedMs >= STUCK_AFTER_MS) {
       state.stuck = true;
-      await quickSteps().ledger.flagStuck({ transferId });
+      await ledger.flagStuck({ transferId });
       log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
     }
     if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
@@ -340,7 +343,6 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
  * bank is silent. Settles or reverses once, then keeps a late answer that contradicts the books.
  */
 async function finish(transferId: string, state: TransferState): Promise<void> {
-  const { ledger } = quickSteps();
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
