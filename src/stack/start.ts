@@ -4,10 +4,12 @@
 // so the next start finds it again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from './node-version.ts';
 import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
+import { type Placement, PlacementError, placeEmbeddedPostgres } from './postgres-placement.ts';
+import { stackProcesses, stopLeftovers, takenPort } from './leftovers.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from './temporal-dev.ts';
 import { ensureSearchAttributes } from './search-attributes.ts';
 import { PROJECT_ROOT } from './tools.ts';
@@ -29,7 +31,7 @@ function say(source: string, line: string): void {
   process.stdout.write(`${label} ${line}\n`);
 }
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -119,14 +121,76 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/**
+ * Before anything starts: where embedded PostgreSQL goes, what an earlier start killed with SIGKILL
+ * left running (stopped now), and whether the ports are free. Each problem is one line, then exit 1.
+ */
+async function prepare(): Promise<Placement | undefined> {
+  let placement: Placement | undefined;
+  if (config.embeddedDatabase) {
+    try {
+      placement = placeEmbeddedPostgres({
+        dataDir: join(config.dataDir, 'postgres'),
+        runtimeDir: config.EMBEDDED_PG_RUNTIME_DIR,
+      });
+    } catch (error) {
+      say(
+        'postgres',
+        error instanceof PlacementError ? error.message : `cannot place embedded PostgreSQL: ${String(error)}`,
+      );
+      process.exit(1);
+    }
+    if (placement.moved) say('postgres', placement.moved);
+  }
+  const found = stackProcesses({
+    projectRoot: PROJECT_ROOT,
+    ...(placement ? { postgresDataDir: placement.dataDir } : {}),
+    ...(config.embeddedTemporal ? { temporalDbFile: join(config.dataDir, 'temporal.db') } : {}),
+  });
+  if (found.runningLauncher !== undefined) {
+    say(
+      'stack',
+      `this checkout's gateway is already running (npm start, pid ${found.runningLauncher}); stop it first (Ctrl-C there, or kill ${found.runningLauncher})`,
+    );
+    process.exit(1);
+  }
+  for (const leftover of found.leftovers) {
+    say(
+      'stack',
+      `stopping the ${leftover.what} (pid ${leftover.pid}) left running by an earlier start that was killed`,
+    );
+  }
+  await stopLeftovers(found.leftovers);
+  const apiHost = config.HOST === '0.0.0.0' ? '0.0.0.0' : config.HOST;
+  const taken = await takenPort([
+    { variable: 'PORT', port: config.PORT, host: apiHost },
+    { variable: 'SANDBOX_BANK_PORT', port: config.SANDBOX_BANK_PORT, host: config.SANDBOX_BANK_HOST },
+    ...(config.embeddedDatabase ? [{ variable: 'EMBEDDED_PG_PORT', port: config.EMBEDDED_PG_PORT }] : []),
+    ...(config.embeddedTemporal
+      ? [
+          { variable: 'TEMPORAL_DEV_PORT', port: config.TEMPORAL_DEV_PORT },
+          { variable: 'TEMPORAL_UI_PORT', port: config.TEMPORAL_UI_PORT },
+          { variable: 'TEMPORAL_DEV_HTTP_PORT', port: config.TEMPORAL_DEV_HTTP_PORT },
+        ]
+      : []),
+  ]);
+  if (taken) {
+    say('stack', `port ${taken.port} is taken by another program; set ${taken.variable} to a free port`);
+    process.exit(1);
+  }
+  return placement;
+}
+
 try {
+  const placement = await prepare();
   if (config.embeddedDatabase) {
     say(
       'postgres',
-      `starting embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT} (data in ${join(config.dataDir, 'postgres')})`,
+      `starting embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT} (data in ${placement?.dataDir ?? join(config.dataDir, 'postgres')})`,
     );
     postgres = await startEmbeddedPostgres({
       dataDir: join(config.dataDir, 'postgres'),
+      ...(placement ? { placement } : {}),
       port: config.EMBEDDED_PG_PORT,
       log: (line) => {
         if (/ERROR|FATAL|PANIC|ready to accept/.test(line)) say('postgres', line);
