@@ -4,7 +4,7 @@
 // scripts). They are found through /proc, told apart from a stack that is still running (whose
 // launcher is alive: then the new start stops, saying so), and stopped before the new start, one
 // line each. Also: whether the ports the stack needs are free, named by the variable that moves them.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -16,6 +16,7 @@ export interface StackProcess {
 interface ProcessInfo {
   pid: number;
   ppid: number;
+  /** Its arguments, paths made absolute against its working directory (npm runs `node src/…`). */
   argv: string[];
 }
 
@@ -27,7 +28,14 @@ function processes(): ProcessInfo[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      found.push({ pid: Number(entry), ppid, argv });
+      let cwd: string | undefined;
+      try {
+        cwd = readlinkSync(`/proc/${entry}/cwd`);
+      } catch {
+        // not ours to read
+      }
+      const absolute = (arg: string) => (cwd && /^[^-/].*\.ts$/.test(arg) ? resolve(cwd, arg) : arg);
+      found.push({ pid: Number(entry), ppid, argv: argv.map(absolute) });
     } catch {
       // gone meanwhile, or not ours to read
     }

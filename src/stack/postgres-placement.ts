@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
 export const DEFAULT_RUNTIME_DIR = '/var/lib/naira-gateway';
 
@@ -52,7 +52,7 @@ export class PlacementError extends Error {}
 
 function packageDir(specifier: string): string {
   // dist/index.js → the package's directory.
-  return dirname(dirname(fileURLToPath(import.meta.resolve(specifier))));
+  return dirname(dirname(createRequire(import.meta.url).resolve(specifier)));
 }
 
 function versionOf(dir: string): string {
