@@ -1,4 +1,8 @@
-// GET /health: 200 when PostgreSQL and Temporal both answer within two seconds, 503 otherwise.
+// Health for people and orchestrators:
+//   GET /health        200 when PostgreSQL and Temporal both answer within two seconds, 503 otherwise;
+//   GET /health/live   200 whenever the process answers at all (restart it when this fails);
+//   GET /health/ready  200 when PostgreSQL and Temporal answer and every migration this build
+//                      knows is applied, 503 otherwise (send it no traffic until then).
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Connection } from '@temporalio/client';
@@ -33,6 +37,11 @@ const HealthResponse = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.object({ database: Check, temporal: Check }),
 });
+const LiveResponse = z.object({ status: z.literal('ok') });
+const ReadyResponse = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  checks: z.object({ database: Check, temporal: Check, migrations: z.enum(['ok', 'pending', 'unavailable']) }),
+});
 
 export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; temporal: Connection; namespace: string }) {
   app.get(
@@ -46,20 +55,61 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
       },
     },
     async (_request, reply) => {
-      const [database, temporal] = await Promise.all([
-        check(() => deps.orm.em.fork().execute('select 1')),
-        check((signal) =>
-          deps.temporal.withAbortSignal(signal, () =>
-            deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
-              deps.temporal.workflowService.describeNamespace({ namespace: deps.namespace }),
-            ),
-          ),
-        ),
-      ]);
+      const [database, temporal] = await Promise.all([databaseCheck(), temporalCheck()]);
       const healthy = database === 'ok' && temporal === 'ok';
       return reply
         .status(healthy ? 200 : 503)
         .send({ status: healthy ? 'ok' : 'unavailable', checks: { database, temporal } });
     },
   );
+
+  app.get(
+    '/health/live',
+    {
+      config: { public: true },
+      schema: { tags: ['platform'], summary: 'The process answers', response: { 200: LiveResponse } },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['platform'],
+        summary: 'Ready for traffic: dependencies answer and the schema is migrated',
+        response: { 200: ReadyResponse, 503: ReadyResponse },
+      },
+    },
+    async (_request, reply) => {
+      let pending = false;
+      const [database, temporal, migrationsReachable] = await Promise.all([
+        databaseCheck(),
+        temporalCheck(),
+        check(async () => {
+          pending = (await deps.orm.migrator.getPending()).length > 0;
+        }),
+      ]);
+      const migrations = migrationsReachable === 'ok' ? (pending ? 'pending' : 'ok') : 'unavailable';
+      const ready = database === 'ok' && temporal === 'ok' && migrations === 'ok';
+      return reply
+        .status(ready ? 200 : 503)
+        .send({ status: ready ? 'ok' : 'unavailable', checks: { database, temporal, migrations } });
+    },
+  );
+
+  function databaseCheck() {
+    return check(() => deps.orm.em.fork().execute('select 1'));
+  }
+
+  function temporalCheck() {
+    return check((signal) =>
+      deps.temporal.withAbortSignal(signal, () =>
+        deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
+          deps.temporal.workflowService.describeNamespace({ namespace: deps.namespace }),
+        ),
+      ),
+    );
+  }
 }

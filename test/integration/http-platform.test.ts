@@ -72,6 +72,44 @@ describe('GET /health', () => {
   });
 });
 
+describe('GET /health/live and /health/ready', () => {
+  it('answers live whenever the process answers, and ready with every check ok', async () => {
+    const live = await app.inject({ method: 'GET', url: '/health/live' });
+    expect(live.statusCode).toBe(200);
+    expect(live.json()).toEqual({ status: 'ok' });
+    const ready = await app.inject({ method: 'GET', url: '/health/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok', migrations: 'ok' } });
+  });
+
+  it('is live but not ready while a migration is pending or Temporal is away', async () => {
+    const behind = await createTestDatabase();
+    const stale = await createTestApp(behind.orm);
+    try {
+      await behind.orm.em.fork().execute(`delete from mikro_orm_migrations where name = '0011-event-notify'`);
+      expect((await stale.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+      const ready = await stale.app.inject({ method: 'GET', url: '/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toEqual({
+        status: 'unavailable',
+        checks: { database: 'ok', temporal: 'ok', migrations: 'pending' },
+      });
+    } finally {
+      await stale.close();
+      await behind.drop();
+    }
+    const broken = await createTestApp(db.orm, { temporalAddress: '127.0.0.1:1' });
+    try {
+      expect((await broken.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+      const ready = await broken.app.inject({ method: 'GET', url: '/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks).toEqual({ database: 'ok', temporal: 'unavailable', migrations: 'ok' });
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
 describe('GET /api/v1/wallet', () => {
   it("shows the calling tenant's funded balance in the resource envelope", async () => {
     const response = await getWallet();
