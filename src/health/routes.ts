@@ -69,7 +69,7 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
       config: { public: true },
       schema: { tags: ['platform'], summary: 'The process answers', response: { 200: LiveResponse } },
     },
-    async () => ({ status: 'ok' as const }),
+    () => Promise.resolve({ status: 'ok' as const }),
   );
 
   app.get(
