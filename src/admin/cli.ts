@@ -47,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const result = await command.run(orm.em.fork(), values, config);
     process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
+    return command.exitCodeOf?.(result) ?? 0;
   } catch (error) {
     if (error instanceof AdminUsageError) {
       console.error(`${name}: ${error.message}`);

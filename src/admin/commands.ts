@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { postMovement, walletBalance } from '../ledger/ledger.ts';
 import { walletFunding } from '../ledger/movements.ts';
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
+import { type LedgerReport, readThrough, verifyLedger } from '../ledger/verify.ts';
 import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
 import { virtualAccountView } from '../virtual-accounts/views.ts';
@@ -66,6 +67,8 @@ type Values = Record<string, unknown>;
 export interface AdminCommand {
   options: NonNullable<ParseArgsConfig['options']>;
   run(em: EntityManager, values: Values, config: Config): Promise<object>;
+  /** The exit code for a result that was printed (0 when absent): a check that found breaches says 1. */
+  exitCodeOf?(result: object): number;
 }
 
 export const USAGE = `usage: npm run --silent admin -- <command> [flags]
@@ -81,6 +84,7 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
   transfers discrepancies [--all]
   transfers settle-discrepancy --id TRANSFER_ID --note TEXT [--operator NAME]
+  ledger verify     (every invariant of the books; exits 1 on any breach)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -214,6 +218,15 @@ export const COMMANDS: Record<string, AdminCommand> = {
         applied: posted.created,
         wallet: await wallet(em, id),
       };
+    },
+  },
+  'ledger verify': {
+    options: {},
+    run(em) {
+      return verifyLedger(readThrough(em));
+    },
+    exitCodeOf(result) {
+      return (result as LedgerReport).ok ? 0 : 1;
     },
   },
   'transfers stuck': {

@@ -31,6 +31,7 @@ import { type PointResult, progress, runPoint, runSequential, sampler } from './
 import { chart, table } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
+import { verifyLedger } from '../../src/ledger/verify.ts';
 
 assertNodeVersion();
 
@@ -437,9 +438,25 @@ try {
   const total = (
     await db.query<{ total: string }>('select coalesce(sum(amount_minor), 0)::text as total from postings')
   ).rows[0]!.total;
-  results.ledger = { postingsTotalMinor: Number(total), balanced: total === '0' };
+  const verified = await verifyLedger(async (sql) => (await db.query<Record<string, unknown>>(sql)).rows);
+  results.ledger = {
+    postingsTotalMinor: Number(total),
+    balanced: total === '0',
+    verified: verified.ok,
+    breaches: verified.checks.filter((check) => !check.ok),
+  };
   results.usage = usage;
   say(`\nledger: every posting ever made sums to ${total} kobo${total === '0' ? ' (balanced)' : ' — NOT BALANCED'}`);
+  say(
+    `ledger verify: ${
+      verified.ok
+        ? `all ${verified.checks.length} checks pass`
+        : `BREACHED: ${verified.checks
+            .filter((check) => !check.ok)
+            .map((check) => `${check.name} (${check.breaches})`)
+            .join(', ')}`
+    } over ${verified.counts.entries} entries and ${verified.counts.transfers} transfers`,
+  );
 
   // The table: each path at each concurrency beside its floor, and the headline ratios.
   const rows = [['path', 'concurrency', 'gateway', 'floor', 'throughput ratio', 'p99 ratio']];
@@ -522,7 +539,7 @@ try {
     );
   }
   say(`written: ${join(flags.out, 'latest.json')}${series.length ? `, ${join(flags.out, 'latest.svg')}` : ''}`);
-  if (total !== '0') process.exitCode = 1;
+  if (total !== '0' || !verified.ok) process.exitCode = 1;
 } finally {
   for (const close of closers) await close().catch(() => undefined);
 }

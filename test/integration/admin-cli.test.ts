@@ -180,3 +180,81 @@ describe('admin CLI', () => {
     }
   });
 });
+
+describe('ledger verify', () => {
+  // Its own database: the corruption below must not reach the other tests' books.
+  it('passes on sound books, and names a hand-corrupted balance and a transfer without its journal, exiting 1', async () => {
+    const books = await createTestDatabase(2);
+    const verify = () => runAdmin({ DATABASE_URL: books.url }, 'ledger', 'verify');
+    try {
+      const created = await runAdmin(
+        { DATABASE_URL: books.url },
+        'tenant',
+        'create',
+        '--name',
+        'audited',
+        '--wallet-minor',
+        '250000',
+      );
+      const tenantId = (created.json as { tenant_id: string }).tenant_id;
+      const sound = await verify();
+      expect(sound.code).toBe(0);
+      expect(sound.json).toMatchObject({ ok: true, counts: { entries: 1, postings: 2, transfers: 0 } });
+      const names = (sound.json as { checks: { name: string; ok: boolean }[] }).checks.map((check) => [
+        check.name,
+        check.ok,
+      ]);
+      expect(names).toEqual([
+        ['entries_balance', true],
+        ['postings_sum_to_zero', true],
+        ['balances_match_postings', true],
+        ['no_negative_balances', true],
+        ['transfers_match_journal', true],
+        ['cards_match_fundings', true],
+      ]);
+
+      // One kobo appears in the wallet with no posting behind it; a transfer row has no journal.
+      const sql = books.orm.em.fork();
+      await sql.execute(
+        `update ledger_accounts set balance_minor = balance_minor + 1 where tenant_id = ? and code = 'wallet'`,
+        [tenantId],
+      );
+      const transferId = '00000000-0000-4000-8000-000000000042';
+      await sql.execute(
+        `insert into transfers (id, tenant_id, reference, request_hash, amount_minor, fee_minor, currency,
+                                recipient_account, recipient_bank_code, recipient_bank, recipient_name, narration,
+                                metadata, status)
+         values (?, ?, 'forged', 'x', 1000, 10, 'NGN', '0123456789', '058', 'GTBank', 'A B', 'n', '{}', 'completed')`,
+        [transferId, tenantId],
+      );
+      const broken = await verify();
+      expect(broken.code).toBe(1);
+      const report = broken.json as { ok: boolean; checks: { name: string; breaches: number; examples: unknown[] }[] };
+      expect(report.ok).toBe(false);
+      const failed = Object.fromEntries(
+        report.checks.filter((check) => check.breaches > 0).map((check) => [check.name, check]),
+      );
+      expect(Object.keys(failed).sort()).toEqual(['balances_match_postings', 'transfers_match_journal']);
+      expect(failed.balances_match_postings!.examples).toEqual([
+        expect.objectContaining({
+          tenant_id: tenantId,
+          code: 'wallet',
+          balance_minor: '250001',
+          postings_minor: '250000',
+        }),
+      ]);
+      expect(failed.transfers_match_journal!.examples).toEqual([
+        expect.objectContaining({
+          transfer_id: transferId,
+          status: 'completed',
+          total_minor: '1010',
+          reserved_minor: '0',
+          reserves: 0,
+          settles: 0,
+        }),
+      ]);
+    } finally {
+      await books.drop();
+    }
+  });
+});

@@ -7,7 +7,7 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** The printed JSON object when the command succeeded. */
+  /** The printed JSON object (also from a check that exits 1 after printing its report), else {}. */
   json: Record<string, any>;
 }
 
@@ -23,7 +23,7 @@ export function runAdmin(env: Record<string, string>, ...args: string[]): Promis
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) => {
-      resolve({ code, stdout, stderr, json: code === 0 ? (JSON.parse(stdout) as Record<string, any>) : {} });
+      resolve({ code, stdout, stderr, json: stdout.trim() ? (JSON.parse(stdout) as Record<string, any>) : {} });
     });
   });
 }

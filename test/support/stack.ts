@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
 import { postingsTotal } from '../../src/ledger/ledger.ts';
+import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks/destinations.ts';
 import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
@@ -32,7 +33,8 @@ export type GatewayStackOptions = Parameters<typeof startGatewayStack>[0];
 
 /**
  * A test file's stack: started before its tests (`onStart` hands it to the file's variables),
- * closed after them, and after each test the ledger must balance (all postings ever made sum to 0).
+ * closed after them, and after each test the ledger must balance (all postings ever made sum to 0)
+ * and keep every invariant that `admin ledger verify` checks.
  */
 export function useGatewayStack(options: GatewayStackOptions, onStart: (stack: GatewayStack) => void): void {
   let stack: GatewayStack | undefined;
@@ -42,6 +44,9 @@ export function useGatewayStack(options: GatewayStackOptions, onStart: (stack: G
   });
   afterEach(async () => {
     expect(await postingsTotal(stack!.db.orm.em.fork())).toBe(0);
+    // Every invariant of the books (src/ledger/verify.ts), as `admin ledger verify` checks them.
+    const report = await verifyLedger(readThrough(stack!.db.orm.em.fork()));
+    expect(report.checks.filter((check) => !check.ok)).toEqual([]);
   });
   afterAll(async () => {
     await stack?.close();

@@ -1,0 +1,124 @@
+// The ledger proves itself: every invariant the books must keep, checked by SQL over all of them.
+// Read-only; `admin ledger verify` prints the report and exits 1 on any breach, and the test suite
+// and the benchmark run it at their end. Each check names up to 10 breaches, with what was found.
+//   entries_balance           every journal entry's postings sum to zero
+//   postings_sum_to_zero      all postings, per currency, sum to zero
+//   balances_match_postings   every account's balance equals the sum of its postings
+//   no_negative_balances      no wallet (no account that may not go negative) is below zero
+//   transfers_match_journal   every transfer is reserved once for amount + fee, then settled or
+//                             reversed exactly once as its status says (pending/processing: neither);
+//                             each discrepancy correction (decisions §12) turns one into the other
+//   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
+//                             pending whose money has moved
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Runs one read-only statement: the ORM's `execute`, or a plain pg client's query (the benchmark). */
+export type ReadSql = (sql: string) => Promise<Record<string, unknown>[]>;
+
+export const readThrough =
+  (em: EntityManager): ReadSql =>
+  (sql) =>
+    em.execute<Record<string, unknown>[]>(sql);
+
+export interface LedgerCheck {
+  name: string;
+  ok: boolean;
+  breaches: number;
+  examples: Record<string, unknown>[];
+}
+
+export interface LedgerReport {
+  ok: boolean;
+  checked_at: string;
+  counts: { entries: number; postings: number; accounts: number; transfers: number; cards: number };
+  checks: LedgerCheck[];
+}
+
+const EXAMPLES = 10;
+
+const CHECKS: { name: string; sql: string }[] = [
+  {
+    name: 'entries_balance',
+    sql: `select e.id as entry_id, e.kind, e.idempotency_key, sum(p.amount_minor)::text as sum_minor
+            from journal_entries e join postings p on p.entry_id = e.id
+           group by e.id having sum(p.amount_minor) <> 0`,
+  },
+  {
+    name: 'postings_sum_to_zero',
+    sql: `select a.currency, sum(p.amount_minor)::text as sum_minor
+            from postings p join ledger_accounts a on a.id = p.account_id
+           group by a.currency having sum(p.amount_minor) <> 0`,
+  },
+  {
+    name: 'balances_match_postings',
+    sql: `select a.id as account_id, a.tenant_id, a.code, a.balance_minor::text as balance_minor,
+                 coalesce(sum(p.amount_minor), 0)::text as postings_minor
+            from ledger_accounts a left join postings p on p.account_id = a.id
+           group by a.id having a.balance_minor <> coalesce(sum(p.amount_minor), 0)`,
+  },
+  {
+    name: 'no_negative_balances',
+    sql: `select id as account_id, tenant_id, code, balance_minor::text as balance_minor
+            from ledger_accounts where balance_minor < 0 and (code = 'wallet' or not allow_negative)`,
+  },
+  {
+    name: 'transfers_match_journal',
+    sql: `with journal as (
+            select t.id, t.status, t.amount_minor + t.fee_minor as total_minor,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reserve') as reserves,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':settle') as settles,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reverse') as reversals,
+                   (select count(*) from journal_entries e where e.idempotency_key like 'transfer:' || t.id || ':discrepancy:%') as corrections,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                     where e.idempotency_key = 'transfer:' || t.id || ':reserve' and p.amount_minor > 0) as reserved_minor
+              from transfers t)
+          select id as transfer_id, status, total_minor::text, reserved_minor::text,
+                 reserves::int, settles::int, reversals::int, corrections::int
+            from journal
+           where reserves <> 1 or reserved_minor <> total_minor
+              or (status in ('pending', 'processing') and settles + reversals + corrections <> 0)
+              or (status in ('completed', 'failed') and settles + reversals <> 1)
+              or (status = 'completed' and (settles = 1) <> (corrections % 2 = 0))
+              or (status = 'failed' and (reversals = 1) <> (corrections % 2 = 0))`,
+  },
+  {
+    name: 'cards_match_fundings',
+    sql: `with expected as (
+            select c.id as card_id, c.tenant_id,
+                   coalesce(sum(f.amount_minor) filter (
+                     where f.status = 'succeeded'
+                        or (f.status = 'pending' and exists (
+                              select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0) as expected_minor
+              from cards c left join card_fundings f on f.card_id = c.id
+             group by c.id, c.tenant_id)
+          select x.card_id, x.expected_minor::text, coalesce(a.balance_minor, 0)::text as balance_minor
+            from expected x
+            left join ledger_accounts a on a.tenant_id = x.tenant_id and a.code = 'card:' || x.card_id
+           where coalesce(a.balance_minor, 0) <> x.expected_minor`,
+  },
+];
+
+export async function verifyLedger(read: ReadSql): Promise<LedgerReport> {
+  const checks: LedgerCheck[] = [];
+  for (const check of CHECKS) {
+    const rows = await read(check.sql);
+    checks.push({ name: check.name, ok: rows.length === 0, breaches: rows.length, examples: rows.slice(0, EXAMPLES) });
+  }
+  const [counts] = await read(
+    `select (select count(*) from journal_entries)::text as entries, (select count(*) from postings)::text as postings,
+            (select count(*) from ledger_accounts)::text as accounts, (select count(*) from transfers)::text as transfers,
+            (select count(*) from cards)::text as cards`,
+  );
+  return {
+    ok: checks.every((check) => check.ok),
+    checked_at: new Date().toISOString(),
+    counts: {
+      entries: Number(counts?.entries),
+      postings: Number(counts?.postings),
+      accounts: Number(counts?.accounts),
+      transfers: Number(counts?.transfers),
+      cards: Number(counts?.cards),
+    },
+    checks,
+  };
+}
