@@ -7,7 +7,10 @@
 //   no_negative_balances      no wallet (no account that may not go negative) is below zero
 //   transfers_match_journal   every transfer is reserved once for amount + fee, then settled or
 //                             reversed exactly once as its status says (pending/processing: neither);
-//                             each discrepancy correction (decisions §12) turns one into the other
+//                             each discrepancy correction (decisions §12) turns one into the other;
+//                             a `failed` row with no journal at all is a create that never reserved
+//                             (the placeholder of runs recorded before the create path settled its
+//                             reservations), and moved no money
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
 //                             pending whose money has moved
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -75,11 +78,14 @@ const CHECKS: { name: string; sql: string }[] = [
           select id as transfer_id, status, total_minor::text, reserved_minor::text,
                  reserves::int, settles::int, reversals::int, corrections::int
             from journal
-           where reserves <> 1 or reserved_minor <> total_minor
-              or (status in ('pending', 'processing') and settles + reversals + corrections <> 0)
-              or (status in ('completed', 'failed') and settles + reversals <> 1)
-              or (status = 'completed' and (settles = 1) <> (corrections % 2 = 0))
-              or (status = 'failed' and (reversals = 1) <> (corrections % 2 = 0))`,
+           where (reserves = 0 and not (status = 'failed' and settles + reversals + corrections = 0))
+              or reserves > 1
+              or (reserves = 1 and (
+                    reserved_minor <> total_minor
+                 or (status in ('pending', 'processing') and settles + reversals + corrections <> 0)
+                 or (status in ('completed', 'failed') and settles + reversals <> 1)
+                 or (status = 'completed' and (settles = 1) <> (corrections % 2 = 0))
+                 or (status = 'failed' and (reversals = 1) <> (corrections % 2 = 0))))`,
   },
   {
     name: 'cards_match_fundings',
