@@ -9,6 +9,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.ts';
 import { registerAuth } from './http/auth.ts';
+import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
@@ -67,6 +68,15 @@ export interface AppDeps {
   egress: EgressPolicy;
   /** Where JSON log lines go (stdout by default); tests capture them. */
   logStream?: NodeJS.WritableStream;
+  /** Prometheus metrics this app records into (src/metrics/metrics.ts); made here when absent. */
+  metrics?: GatewayMetrics;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The metrics this app records, served by src/metrics/server.ts. */
+    metrics: GatewayMetrics;
+  }
 }
 
 /** The levels at which the per-request line is written. */
@@ -101,7 +111,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  const metrics = deps.metrics ?? createMetrics(deps.orm);
+  app.decorate('metrics', metrics);
   app.addHook('onResponse', async (request, reply) => {
+    // By route pattern, never the raw URL: ids would make a series per resource.
+    metrics.observeRequest(
+      { route: request.routeOptions.url ?? 'unknown', method: request.method, status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
     // Nothing is built for a line that a quieter level (warn, error…) would drop.
     if (!REQUEST_LINE_LEVELS.has(request.log.level)) return;
     request.log.info(

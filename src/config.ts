@@ -82,6 +82,11 @@ const EnvSchema = z
       .refine((entries) => entries.every(isAddressOrRange), {
         error: 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1)',
       }),
+    /** Where the API serves GET /metrics (Prometheus), apart from the tenant routes; port 0 turns it off. */
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
+    /** Where the worker serves the Temporal SDK's own Prometheus metrics; port 0 turns it off. */
+    WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
     /** How long an API key that resolved is remembered (0: looked up on every request). */
     API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
   })

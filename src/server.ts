@@ -1,5 +1,6 @@
 // The API process: config, database, a lazy Temporal connection, the Fastify app. Stops
 // cleanly on SIGINT/SIGTERM (in-flight requests finish, then connections close).
+import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { openOrm } from './db/orm.ts';
@@ -8,6 +9,7 @@ import { DRAIN_LIMIT_MS } from './http/shutdown.ts';
 import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { createProviders } from './providers/registry.ts';
 import { egressPolicyFor } from './webhooks/destinations.ts';
+import { serveMetrics } from './metrics/server.ts';
 import { assertNodeVersion } from './stack/node-version.ts';
 
 assertNodeVersion();
@@ -29,6 +31,7 @@ const app = await buildApp({
   egress: egressPolicyFor(config),
 });
 
+let metricsServer: Server | undefined;
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -40,6 +43,7 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, DRAIN_LIMIT_MS).unref();
   try {
+    metricsServer?.close();
     await app.close();
     await temporal.close();
     await orm.close();
@@ -51,3 +55,9 @@ process.once('SIGINT', () => void shutdown('SIGINT'));
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
 await app.listen({ host: config.HOST, port: config.PORT });
+metricsServer =
+  config.METRICS_PORT > 0
+    ? await serveMetrics(app.metrics, { host: config.METRICS_HOST, port: config.METRICS_PORT })
+    : undefined;
+if (metricsServer)
+  app.log.info({ metrics: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics served');

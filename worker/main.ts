@@ -23,7 +23,13 @@ const config = loadConfig();
 const require = createRequire(import.meta.url);
 
 Runtime.install({
-  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  telemetryOptions: {
+    logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+    // The SDK's own metrics (workflow and activity task latencies, slots, sticky cache, polls).
+    ...(config.WORKER_METRICS_PORT > 0
+      ? { metrics: { prometheus: { bindAddress: `${config.METRICS_HOST}:${config.WORKER_METRICS_PORT}` } } }
+      : {}),
+  },
 });
 
 const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });

@@ -165,6 +165,12 @@ async function prepare(): Promise<Placement | undefined> {
   const taken = await takenPort([
     { variable: 'PORT', port: config.PORT, host: apiHost },
     { variable: 'SANDBOX_BANK_PORT', port: config.SANDBOX_BANK_PORT, host: config.SANDBOX_BANK_HOST },
+    ...(config.METRICS_PORT > 0
+      ? [{ variable: 'METRICS_PORT', port: config.METRICS_PORT, host: config.METRICS_HOST }]
+      : []),
+    ...(config.WORKER_METRICS_PORT > 0
+      ? [{ variable: 'WORKER_METRICS_PORT', port: config.WORKER_METRICS_PORT, host: config.METRICS_HOST }]
+      : []),
     ...(config.embeddedDatabase ? [{ variable: 'EMBEDDED_PG_PORT', port: config.EMBEDDED_PG_PORT }] : []),
     ...(config.embeddedTemporal
       ? [
@@ -251,6 +257,13 @@ try {
     say('stack', `  API docs       ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`);
     say('stack', `  Temporal UI    ${config.temporalUiUrl ?? '(external cluster: see your Temporal UI)'}`);
     say('stack', `  Sandbox bank   ${config.sandboxBankUrl}   (control routes: see README, "Sandbox")`);
+    if (config.METRICS_PORT > 0) {
+      const worker =
+        config.WORKER_METRICS_PORT > 0
+          ? `   (worker, Temporal SDK: http://${config.METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics)`
+          : '';
+      say('stack', `  Metrics        http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics${worker}`);
+    }
     say('stack', '  operator CLI   npm run --silent admin -- tenant create --name acme --wallet-minor 10000000');
     say('stack', 'press Ctrl-C to stop');
   }

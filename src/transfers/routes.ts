@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { TransferErrorSchema } from '../http/error-docs.ts';
+import { ApiError } from '../http/errors.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import {
   CreateTransferBody,
@@ -43,8 +44,16 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
       }),
     },
     async (request, reply) => {
-      const result = await deps.transfers.create(tenantOf(request).tenantId, request.body, idempotencyKeyOf(request));
-      return reply.status(result.status).send(result.body);
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      try {
+        const result = await deps.transfers.create(tenantOf(request).tenantId, request.body, idempotencyKeyOf(request));
+        app.metrics.observeCreate(result.status === 201 ? 'created' : 'repeated', seconds());
+        return await reply.status(result.status).send(result.body);
+      } catch (error) {
+        app.metrics.observeCreate(error instanceof ApiError && error.status < 500 ? 'refused' : 'error', seconds());
+        throw error;
+      }
     },
   );
 

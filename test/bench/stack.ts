@@ -53,6 +53,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     temporalUi: await freePort(),
     temporalHttp: await freePort(),
     bank: await freePort(),
+    metrics: await freePort(),
+    workerMetrics: await freePort(),
   };
   // A fresh state each run; mode 755, so that PostgreSQL (user postgres when run as root) enters it.
   const dataDir = join(PROJECT_ROOT, '.data', `bench-${Date.now()}`);
@@ -68,6 +70,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     TEMPORAL_UI_PORT: String(ports.temporalUi),
     TEMPORAL_DEV_HTTP_PORT: String(ports.temporalHttp),
     SANDBOX_BANK_PORT: String(ports.bank),
+    METRICS_PORT: String(ports.metrics),
+    WORKER_METRICS_PORT: String(ports.workerMetrics),
     SANDBOX_BANK_COMPLETION_DELAY_MS: '0',
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '100000000',

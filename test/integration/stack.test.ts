@@ -48,7 +48,9 @@ async function waitFor(stack: Stack, text: string, timeoutMs = 120_000): Promise
 
 describe('npm start', () => {
   it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
-    const [port, pgPort, temporalPort, uiPort, bankPort] = (await freePorts(5)) as [
+    const [port, pgPort, temporalPort, uiPort, bankPort, metricsPort, workerMetricsPort] = (await freePorts(7)) as [
+      number,
+      number,
       number,
       number,
       number,
@@ -56,6 +58,8 @@ describe('npm start', () => {
       number,
     ];
     const env = {
+      METRICS_PORT: String(metricsPort),
+      WORKER_METRICS_PORT: String(workerMetricsPort),
       PORT: String(port),
       SANDBOX_BANK_PORT: String(bankPort),
       EMBEDDED_PG_PORT: String(pgPort),
@@ -134,6 +138,23 @@ describe('npm start', () => {
       expect(((await after.json()) as { data: { available_minor: number } }).data.available_minor).toBe(
         123_456 - 51_000,
       );
+
+      // Metrics on their own port (not the tenants'): the books as they now stand, and this process's requests.
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const value = (series: string) =>
+        Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1]);
+      expect(value('gateway_metrics_database_up')).toBe(1);
+      expect(value('gateway_transfers{status="completed"}')).toBe(1);
+      expect(value('gateway_transfers_amount_minor{status="completed"}')).toBe(50_000);
+      expect(value('gateway_transfers{status="pending"}')).toBe(0);
+      expect(value('gateway_ledger_system_balance_minor{account="bank_settlement",currency="NGN"}')).toBe(50_000);
+      expect(value('gateway_ledger_system_balance_minor{account="fee_revenue",currency="NGN"}')).toBe(1_000);
+      expect(value('gateway_transfer_create_duration_seconds_count{outcome="created"}')).toBe(1);
+      expect(value('gateway_http_requests_total{route="/api/v1/transfers",method="POST",status="201"}')).toBe(1);
+      // The worker's Temporal SDK metrics, on their own port.
+      const sdk = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
+      expect(sdk).toMatch(/^temporal_workflow_task_/m);
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);

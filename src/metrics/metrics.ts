@@ -1,0 +1,208 @@
+// Prometheus metrics of the API process (prom-client), served on their own address
+// (METRICS_HOST:METRICS_PORT, see src/metrics/server.ts), never beside the tenant routes.
+//
+// Two kinds:
+//   - what this process sees: HTTP requests by route, method and status with latency histograms,
+//     the create latency by outcome, the database pool in use, Node's own process metrics;
+//   - what the books say, read from PostgreSQL at each scrape, so that every replica reports the
+//     same truth and a restart loses nothing: transfers by status (count and kobo) and stuck,
+//     webhook attempts by outcome and delivery latency from event to first 2xx (last hour),
+//     fan-out lag, card operations by kind and outcome, and the system accounts' balances.
+// A scrape that cannot reach PostgreSQL still answers, with `gateway_metrics_database_up 0`.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface GatewayMetrics {
+  registry: Registry;
+  observeRequest(labels: { route: string; method: string; status: number }, seconds: number): void;
+  observeCreate(outcome: 'created' | 'repeated' | 'refused' | 'error', seconds: number): void;
+  /** The exposition text (what GET /metrics answers). */
+  scrape(): Promise<string>;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(orm: MikroORM): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_api_' });
+
+  const requests = new Counter({
+    name: 'gateway_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const requestSeconds = new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'HTTP request latency, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const createSeconds = new Histogram({
+    name: 'gateway_transfer_create_duration_seconds',
+    help: 'POST /api/v1/transfers latency, by outcome (created, repeated, refused, error)',
+    labelNames: ['outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  const em = () => orm.em.fork();
+  const sql = <T extends object>(query: string) => em().execute<T[]>(query);
+
+  const databaseUp = new Gauge({
+    name: 'gateway_metrics_database_up',
+    help: '1 when the last scrape read the books from PostgreSQL, 0 when it could not',
+    registers: [registry],
+  });
+  const transfers = new Gauge({
+    name: 'gateway_transfers',
+    help: 'Transfers by status (pending, processing, completed, failed)',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const transferAmounts = new Gauge({
+    name: 'gateway_transfers_amount_minor',
+    help: 'Sum of transfer amounts in kobo, by status',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const stuck = new Gauge({
+    name: 'gateway_transfers_stuck',
+    help: 'Transfers processing and flagged stuck (unconfirmed after 24 h)',
+    registers: [registry],
+  });
+  const stuckAmount = new Gauge({
+    name: 'gateway_transfers_stuck_amount_minor',
+    help: 'Sum of the stuck transfers amounts in kobo',
+    registers: [registry],
+  });
+  const attempts = new Gauge({
+    name: 'gateway_webhook_attempts',
+    help: 'Webhook delivery attempts by outcome (succeeded: 2xx; gone: 410; failed: anything else)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const deliveryLatency = new Gauge({
+    name: 'gateway_webhook_delivery_latency_seconds',
+    help: 'From an event to its delivery first answered 2xx, over deliveries first answered in the last hour',
+    labelNames: ['quantile'],
+    registers: [registry],
+  });
+  const fanoutLag = new Gauge({
+    name: 'gateway_fanout_lag_seconds',
+    help: 'Age of the oldest event not yet fanned out to its deliveries (0 when none waits)',
+    registers: [registry],
+  });
+  const cardOperations = new Gauge({
+    name: 'gateway_card_operations',
+    help: 'Card operations by kind and outcome',
+    labelNames: ['kind', 'status'],
+    registers: [registry],
+  });
+  const systemBalances = new Gauge({
+    name: 'gateway_ledger_system_balance_minor',
+    help: 'Balance in kobo of each system account',
+    labelNames: ['account', 'currency'],
+    registers: [registry],
+  });
+  const pool = new Gauge({
+    name: 'gateway_db_pool_connections',
+    help: 'The API process database pool: total, idle, and requests waiting for a connection',
+    labelNames: ['state'],
+    registers: [registry],
+  });
+
+  async function readBooks(): Promise<void> {
+    const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows] = await Promise.all([
+      sql<{ status: string; n: string; amount: string }>(
+        'select status, count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers group by status',
+      ),
+      sql<{ n: string; amount: string }>(
+        `select count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers
+          where status = 'processing' and stuck_since is not null`,
+      ),
+      sql<{ outcome: string; n: string }>(
+        `select case when status_code between 200 and 299 then 'succeeded' when status_code = 410 then 'gone'
+                     else 'failed' end as outcome, count(*)::text as n
+           from webhook_attempts group by 1`,
+      ),
+      sql<{ p50: number | null; p99: number | null }>(
+        `with first_success as (
+           select d.id, min(a.attempted_at) as at, e.created_at as event_at
+             from webhook_deliveries d
+             join webhook_attempts a on a.delivery_id = d.id and a.status_code between 200 and 299
+             join events e on e.id = d.event_id
+            group by d.id, e.created_at)
+         select percentile_cont(0.5) within group (order by extract(epoch from at - event_at)) as p50,
+                percentile_cont(0.99) within group (order by extract(epoch from at - event_at)) as p99
+           from first_success where at > now() - interval '1 hour'`,
+      ),
+      sql<{ lag: number | null }>(
+        'select extract(epoch from now() - min(created_at))::float8 as lag from events where fanned_out_at is null',
+      ),
+      sql<{ kind: string; status: string; n: string }>(
+        'select action as kind, status, count(*)::text as n from card_operations group by action, status',
+      ),
+      sql<{ code: string; currency: string; balance: string }>(
+        'select code, currency, balance_minor::text as balance from ledger_accounts where tenant_id is null',
+      ),
+    ]);
+    transfers.reset();
+    transferAmounts.reset();
+    for (const status of ['pending', 'processing', 'completed', 'failed']) {
+      const row = byStatus.find((candidate) => candidate.status === status);
+      transfers.set({ status }, Number(row?.n ?? 0));
+      transferAmounts.set({ status }, Number(row?.amount ?? 0));
+    }
+    stuck.set(Number(stuckRows[0]?.n ?? 0));
+    stuckAmount.set(Number(stuckRows[0]?.amount ?? 0));
+    attempts.reset();
+    for (const outcome of ['succeeded', 'failed', 'gone']) {
+      attempts.set({ outcome }, Number(attemptRows.find((row) => row.outcome === outcome)?.n ?? 0));
+    }
+    deliveryLatency.reset();
+    if (latencyRows[0]?.p50 !== null && latencyRows[0]?.p50 !== undefined) {
+      deliveryLatency.set({ quantile: '0.5' }, Number(latencyRows[0].p50));
+      deliveryLatency.set({ quantile: '0.99' }, Number(latencyRows[0].p99));
+    }
+    fanoutLag.set(Math.max(0, Number(lagRows[0]?.lag ?? 0)));
+    cardOperations.reset();
+    for (const row of cardRows) cardOperations.set({ kind: row.kind, status: row.status }, Number(row.n));
+    systemBalances.reset();
+    for (const row of systemRows)
+      systemBalances.set({ account: row.code, currency: row.currency }, Number(row.balance));
+  }
+
+  async function readPool(): Promise<void> {
+    const native = (await em().getConnection().getNativeClient()) as {
+      totalCount: number;
+      idleCount: number;
+      waitingCount: number;
+    };
+    pool.set({ state: 'total' }, native.totalCount);
+    pool.set({ state: 'idle' }, native.idleCount);
+    pool.set({ state: 'waiting' }, native.waitingCount);
+  }
+
+  return {
+    registry,
+    observeRequest({ route, method, status }, seconds) {
+      const labels = { route, method, status: String(status) };
+      requests.inc(labels);
+      requestSeconds.observe(labels, seconds);
+    },
+    observeCreate(outcome, seconds) {
+      createSeconds.observe({ outcome }, seconds);
+    },
+    async scrape() {
+      try {
+        await Promise.all([readBooks(), readPool()]);
+        databaseUp.set(1);
+      } catch {
+        databaseUp.set(0);
+      }
+      return registry.metrics();
+    },
+  };
+}
