@@ -31,7 +31,8 @@ const app = await buildApp({
   egress: egressPolicyFor(config),
 });
 
-let metricsServer: Server | undefined;
+/** Set once GET /metrics is served: closed first on shutdown. */
+const served: { metrics?: Server } = {};
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -43,7 +44,7 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, DRAIN_LIMIT_MS).unref();
   try {
-    metricsServer?.close();
+    served.metrics?.close();
     await app.close();
     await temporal.close();
     await orm.close();
@@ -55,9 +56,9 @@ process.once('SIGINT', () => void shutdown('SIGINT'));
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
 await app.listen({ host: config.HOST, port: config.PORT });
-metricsServer =
+served.metrics =
   config.METRICS_PORT > 0
     ? await serveMetrics(app.metrics, { host: config.METRICS_HOST, port: config.METRICS_PORT })
     : undefined;
-if (metricsServer)
+if (served.metrics)
   app.log.info({ metrics: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics served');
