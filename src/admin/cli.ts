@@ -1,11 +1,12 @@
 // Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout;
 // human-readable text and errors go to stderr. Connects to the same database as the running stack
 // (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with no extra flags.
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from '../stack/node-version.ts';
-import { type AdminCommand, AdminUsageError, COMMANDS, USAGE } from './commands.ts';
+import { type AdminCommand, AdminUsageError, COMMANDS, USAGE, operatorOf } from './commands.ts';
 
 export async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
@@ -44,15 +45,32 @@ export async function main(argv: string[]): Promise<number> {
     await orm?.close();
     return 1;
   }
+  // A mutating command is written to admin_audit however it ends (src/db/migrations/0012-admin-audit.ts).
+  const audit = async (outcome: 'succeeded' | 'refused' | 'failed', error?: string) => {
+    if (!command.mutates) return;
+    try {
+      await orm.em
+        .fork()
+        .execute(
+          'insert into admin_audit (id, operator, command, arguments, outcome, error) values (?, ?, ?, ?, ?, ?)',
+          [randomUUID(), operatorOf(values), name, JSON.stringify(values), outcome, error ?? null],
+        );
+    } catch (auditError) {
+      console.error(`${name}: could not be written to admin_audit: ${(auditError as Error).message}`);
+    }
+  };
   try {
     const result = await command.run(orm.em.fork(), values, config);
+    await audit('succeeded');
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return command.exitCodeOf?.(result) ?? 0;
   } catch (error) {
     if (error instanceof AdminUsageError) {
+      await audit('refused', error.message);
       console.error(`${name}: ${error.message}`);
       return 2;
     }
+    await audit('failed', (error as Error).message);
     console.error(`${name} failed: ${(error as Error).message}`);
     return 1;
   } finally {

@@ -32,6 +32,7 @@ async function withTemporal<T>(config: Config, work: (client: Client) => Promise
 /** Operators freeze an active account (no closure by the tenant is blocked) and unfreeze it. */
 function freezeCommand(frozen: boolean): AdminCommand {
   return {
+    mutates: true,
     options: { id: { type: 'string' } },
     async run(em, values) {
       const id = text(values, 'id', true);
@@ -69,6 +70,16 @@ export interface AdminCommand {
   run(em: EntityManager, values: Values, config: Config): Promise<object>;
   /** The exit code for a result that was printed (0 when absent): a check that found breaches says 1. */
   exitCodeOf?(result: object): number;
+  /** Changes something: written to admin_audit with its operator, arguments and outcome. */
+  mutates?: boolean;
+}
+
+/** Who runs a command: --operator where a command takes it, else GATEWAY_OPERATOR, else the OS user. */
+export function operatorOf(values: Record<string, unknown>): string {
+  const given = values.operator;
+  return typeof given === 'string' && given.trim()
+    ? given.trim()
+    : (process.env.GATEWAY_OPERATOR ?? userInfo().username);
 }
 
 export const USAGE = `usage: npm run --silent admin -- <command> [flags]
@@ -84,6 +95,11 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
   transfers discrepancies [--all]
   transfers settle-discrepancy --id TRANSFER_ID --note TEXT [--operator NAME]
+  transfers show    --id TRANSFER_ID | --tenant ID --reference R
+  tenant list
+  key list          --tenant ID
+  webhooks replay   --endpoint ID --since T [--until T] [--status failed]
+  audit list        [--limit 50]
   ledger verify     (every invariant of the books; exits 1 on any breach)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
@@ -136,6 +152,7 @@ async function fundWallet(em: EntityManager, id: string, amountMinor: number, re
 
 export const COMMANDS: Record<string, AdminCommand> = {
   'tenant create': {
+    mutates: true,
     options: {
       name: { type: 'string' },
       'wallet-minor': { type: 'string' },
@@ -166,6 +183,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'tenant update': {
+    mutates: true,
     options: {
       tenant: { type: 'string' },
       'daily-limit-minor': { type: 'string' },
@@ -188,6 +206,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'key create': {
+    mutates: true,
     options: { tenant: { type: 'string' }, live: { type: 'boolean' } },
     async run(em, values) {
       const id = tenantId(values);
@@ -196,12 +215,14 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'key revoke': {
+    mutates: true,
     options: { 'key-prefix': { type: 'string' } },
     async run(em, values) {
       return revokeKey(em, text(values, 'key-prefix', true));
     },
   },
   'wallet fund': {
+    mutates: true,
     options: { tenant: { type: 'string' }, 'amount-minor': { type: 'string' }, reference: { type: 'string' } },
     async run(em, values) {
       const id = tenantId(values);
@@ -265,6 +286,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'transfers resolve': {
+    mutates: true,
     options: { id: { type: 'string' }, outcome: { type: 'string' }, note: { type: 'string' } },
     async run(em, values, config) {
       const id = text(values, 'id', true);
@@ -280,7 +302,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         throw new TenantError(`transfer ${id} is already ${row.status}; nothing to resolve`);
       }
       const workflowId = transferWorkflowId(row.tenant_id, row.reference);
-      const operator = process.env.GATEWAY_OPERATOR ?? userInfo().username;
+      const operator = operatorOf(values);
       await withTemporal(config, (client) =>
         client.workflow.getHandle(workflowId).signal(resolveSignal, { outcome, note, operator }),
       );
@@ -301,14 +323,159 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'transfers settle-discrepancy': {
+    mutates: true,
     options: { id: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' } },
     async run(em, values) {
       const id = text(values, 'id', true);
       const note = text(values, 'note', true);
       if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
       if (note.length > 1000) throw new AdminUsageError('--note must be at most 1000 characters');
-      const operator = text(values, 'operator') ?? process.env.GATEWAY_OPERATOR ?? userInfo().username;
+      const operator = operatorOf(values);
       return settleDiscrepancy(em, { transferId: id, note, operator });
+    },
+  },
+  'tenant list': {
+    options: {},
+    async run(em) {
+      const rows = await em.execute<
+        {
+          tenant_id: string;
+          name: string;
+          features: string[];
+          daily_transfer_limit_minor: string;
+          created_at: Date;
+          active_keys: string;
+        }[]
+      >(
+        `select t.id as tenant_id, t.name, t.features, t.daily_transfer_limit_minor::text, t.created_at,
+                (select count(*) from api_keys k where k.tenant_id = t.id and k.revoked_at is null)::text as active_keys
+           from tenants t order by t.created_at, t.id`,
+      );
+      return {
+        count: rows.length,
+        tenants: rows.map((row) => ({
+          tenant_id: row.tenant_id,
+          name: row.name,
+          features: row.features,
+          daily_transfer_limit_minor: Number(row.daily_transfer_limit_minor),
+          active_keys: Number(row.active_keys),
+          created_at: new Date(row.created_at).toISOString(),
+        })),
+      };
+    },
+  },
+  'key list': {
+    options: { tenant: { type: 'string' } },
+    async run(em, values) {
+      const id = tenantId(values);
+      if (!(await em.findOne(Tenant, { id }))) throw new TenantError(`no tenant ${id}`);
+      const rows = await em.execute<
+        { key_id: string; key_prefix: string; mode: string; created_at: Date; revoked_at: Date | null }[]
+      >(
+        `select id as key_id, prefix as key_prefix, mode, created_at, revoked_at
+           from api_keys where tenant_id = ? order by created_at, id`,
+        [id],
+      );
+      // Prefixes only: the keys themselves were shown once, at creation, and are not stored.
+      return {
+        tenant_id: id,
+        keys: rows.map((row) => ({
+          key_id: row.key_id,
+          key_prefix: row.key_prefix,
+          mode: row.mode,
+          created_at: new Date(row.created_at).toISOString(),
+          revoked_at: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
+        })),
+      };
+    },
+  },
+  'transfers show': {
+    options: { id: { type: 'string' }, tenant: { type: 'string' }, reference: { type: 'string' } },
+    async run(em, values, config) {
+      const id = text(values, 'id');
+      const reference = text(values, 'reference');
+      let row;
+      if (id !== undefined) {
+        if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
+        row = await findTransfer(em, id);
+      } else if (reference !== undefined) {
+        row = await findByReference(em, tenantId(values), reference);
+      } else {
+        throw new AdminUsageError('give --id, or --tenant with --reference');
+      }
+      if (!row) throw new TenantError(`no such transfer`);
+      const entries = await em.execute<
+        {
+          entry_id: string;
+          kind: string;
+          created_at: Date;
+          account: string;
+          tenant_id: string | null;
+          amount_minor: string;
+        }[]
+      >(
+        `select e.id as entry_id, e.kind, e.created_at, a.code as account, a.tenant_id, p.amount_minor::text
+           from journal_entries e join postings p on p.entry_id = e.id join ledger_accounts a on a.id = p.account_id
+          where e.idempotency_key like ? order by e.created_at, e.id, p.id`,
+        [`transfer:${row.id}:%`],
+      );
+      const journal = new Map<string, { entry_id: string; kind: string; created_at: string; postings: object[] }>();
+      for (const entry of entries) {
+        const shown = journal.get(entry.entry_id) ?? {
+          entry_id: entry.entry_id,
+          kind: entry.kind,
+          created_at: new Date(entry.created_at).toISOString(),
+          postings: [],
+        };
+        shown.postings.push({
+          account: entry.tenant_id ? entry.account : `system:${entry.account}`,
+          amount_minor: Number(entry.amount_minor),
+        });
+        journal.set(entry.entry_id, shown);
+      }
+      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      let workflow: object;
+      try {
+        workflow = await withTemporal(config, async (client) => {
+          const described = await client.workflow.getHandle(workflowId).describe();
+          return {
+            status: described.status.name,
+            run_id: described.runId,
+            history_length: described.historyLength,
+            started_at: described.startTime.toISOString(),
+          };
+        });
+      } catch (error) {
+        workflow = { status: 'unknown', error: error instanceof Error ? error.message : String(error) };
+      }
+      const ui = config.temporalUiUrl
+        ? `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`
+        : null;
+      return {
+        transfer: {
+          ...row,
+          created_at: row.created_at.toISOString(),
+          updated_at: row.updated_at.toISOString(),
+          completed_at: row.completed_at?.toISOString() ?? null,
+          stuck_since: row.stuck_since?.toISOString() ?? null,
+        },
+        journal: [...journal.values()],
+        workflow: { workflow_id: workflowId, ...workflow, history_url: ui },
+      };
+    },
+  },
+  'audit list': {
+    options: { limit: { type: 'string' } },
+    async run(em, values) {
+      const raw = text(values, 'limit') ?? '50';
+      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+        throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
+      }
+      const rows = await em.execute<Record<string, unknown>[]>(
+        'select id, operator, command, arguments, outcome, error, at from admin_audit order by at desc, id limit ?',
+        [Number(raw)],
+      );
+      return { items: rows.map((row) => ({ ...row, at: new Date(row.at as Date).toISOString() })) };
     },
   },
   'virtual-account freeze': freezeCommand(true),

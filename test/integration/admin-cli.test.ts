@@ -258,3 +258,82 @@ describe('ledger verify', () => {
     }
   });
 });
+
+describe('operator lists and the audit', () => {
+  it('lists tenants and key prefixes (never keys), and writes every mutating command to admin_audit with its operator and outcome', async () => {
+    const books = await createTestDatabase(2);
+    const as = (operator: string, ...args: string[]) =>
+      runAdmin({ DATABASE_URL: books.url, GATEWAY_OPERATOR: operator }, ...args);
+    try {
+      const created = await as('ada', 'tenant', 'create', '--name', 'listed', '--wallet-minor', '5000');
+      expect(created.code).toBe(0);
+      const tenantId = created.json.tenant_id as string;
+      const second = await as('ada', 'key', 'create', '--tenant', tenantId);
+      expect((await as('bo', 'key', 'revoke', '--key-prefix', second.json.key_prefix as string)).code).toBe(0);
+      // Refused (bad flag value) and failed (no such key): written down too.
+      expect((await as('bo', 'wallet', 'fund', '--tenant', tenantId, '--amount-minor', 'abc')).code).toBe(2);
+      expect((await as('bo', 'key', 'revoke', '--key-prefix', 'sk_test_ZZZZZZZZ')).code).toBe(1);
+
+      const tenants = await as('cy', 'tenant', 'list');
+      expect(tenants.json).toMatchObject({
+        count: 1,
+        tenants: [{ tenant_id: tenantId, name: 'listed', active_keys: 1, daily_transfer_limit_minor: 500_000_000 }],
+      });
+      const keys = await as('cy', 'key', 'list', '--tenant', tenantId);
+      expect(keys.json.keys).toEqual([
+        expect.objectContaining({ key_prefix: created.json.key_prefix, mode: 'test', revoked_at: null }),
+        expect.objectContaining({ key_prefix: second.json.key_prefix, revoked_at: expect.any(String) }),
+      ]);
+      expect(keys.stdout).not.toContain(created.json.api_key as string);
+      expect(keys.stdout).not.toContain('key_hash');
+
+      const audit = await books.orm.em
+        .fork()
+        .execute<
+          {
+            operator: string;
+            command: string;
+            arguments: Record<string, unknown>;
+            outcome: string;
+            error: string | null;
+          }[]
+        >('select operator, command, arguments, outcome, error from admin_audit order by at, id');
+      expect(audit).toEqual([
+        {
+          operator: 'ada',
+          command: 'tenant create',
+          arguments: { name: 'listed', 'wallet-minor': '5000' },
+          outcome: 'succeeded',
+          error: null,
+        },
+        { operator: 'ada', command: 'key create', arguments: { tenant: tenantId }, outcome: 'succeeded', error: null },
+        {
+          operator: 'bo',
+          command: 'key revoke',
+          arguments: { 'key-prefix': second.json.key_prefix },
+          outcome: 'succeeded',
+          error: null,
+        },
+        {
+          operator: 'bo',
+          command: 'wallet fund',
+          arguments: { tenant: tenantId, 'amount-minor': 'abc' },
+          outcome: 'refused',
+          error: expect.stringContaining('--amount-minor'),
+        },
+        {
+          operator: 'bo',
+          command: 'key revoke',
+          arguments: { 'key-prefix': 'sk_test_ZZZZZZZZ' },
+          outcome: 'failed',
+          error: expect.stringContaining('no active key'),
+        },
+      ]);
+      // Lists change nothing and are not written down; the audit itself can be read.
+      const listed = await as('cy', 'audit', 'list', '--limit', '2');
+      expect(listed.json.items.map((item: { command: string }) => item.command)).toEqual(['key revoke', 'wallet fund']);
+    } finally {
+      await books.drop();
+    }
+  });
+});

@@ -4,10 +4,11 @@
 // database read at the scrape. Served only on their own address (stack.test.ts checks the port).
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { expect, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
+import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { useGatewayStack } from '../support/stack.ts';
 
@@ -72,4 +73,51 @@ it('count transfers by status with their kobo, the system accounts, creates by o
   expect(value(text, 'gateway_http_requests_total{route="/api/v1/transfers",method="POST",status="200"}')).toBe(1);
   expect(value(text, 'gateway_fanout_lag_seconds')).toBeGreaterThanOrEqual(0);
   expect(value(text, 'gateway_db_pool_connections{state="total"}')).toBeGreaterThan(0);
+
+  // What an operator sees of one of them: the projection, its journal to the kobo, its workflow.
+  const paid = answers[1]!.json().data as { id: string };
+  const shown = await runAdmin(
+    { DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_UI_URL: 'http://ui.example:8233' },
+    'transfers',
+    'show',
+    '--tenant',
+    tenant.tenantId,
+    '--reference',
+    'm-paid-2',
+  );
+  expect(shown.code).toBe(0);
+  expect(shown.json.transfer).toMatchObject({
+    id: paid.id,
+    status: 'completed',
+    amount_minor: 250_000,
+    fee_minor: 1_000,
+  });
+  // Postings as the ledger wrote them (in its lock order), compared as sets.
+  const journal = (shown.json.journal as { kind: string; postings: { account: string; amount_minor: number }[] }[]).map(
+    (entry) => ({ kind: entry.kind, postings: [...entry.postings].sort((a, b) => a.account.localeCompare(b.account)) }),
+  );
+  expect(journal).toEqual([
+    {
+      kind: 'transfer_reserve',
+      postings: [
+        { account: 'in_flight', amount_minor: 251_000 },
+        { account: 'wallet', amount_minor: -251_000 },
+      ],
+    },
+    {
+      kind: 'transfer_settle',
+      postings: [
+        { account: 'in_flight', amount_minor: -251_000 },
+        { account: 'system:bank_settlement', amount_minor: 250_000 },
+        { account: 'system:fee_revenue', amount_minor: 1_000 },
+      ],
+    },
+  ]);
+  const workflowId = transferWorkflowId(tenant.tenantId, 'm-paid-2');
+  expect(shown.json.workflow).toMatchObject({
+    workflow_id: workflowId,
+    status: 'COMPLETED',
+    history_length: expect.any(Number),
+    history_url: `http://ui.example:8233/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
+  });
 });

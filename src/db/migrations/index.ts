@@ -11,6 +11,7 @@ import { Migration0008FanoutClaims } from './0008-fanout-claims.ts';
 import { Migration0009IdempotencyLeases } from './0009-idempotency-leases.ts';
 import { Migration0010AbandonedReservations } from './0010-abandoned-reservations.ts';
 import { Migration0011EventNotify } from './0011-event-notify.ts';
+import { Migration0012AdminAudit } from './0012-admin-audit.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -24,4 +25,5 @@ export const migrations = [
   Migration0009IdempotencyLeases,
   Migration0010AbandonedReservations,
   Migration0011EventNotify,
+  Migration0012AdminAudit,
 ];
