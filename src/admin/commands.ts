@@ -15,6 +15,7 @@ import { virtualAccountView } from '../virtual-accounts/views.ts';
 import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
+import { replayDelivery } from '../webhooks/service.ts';
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
@@ -122,6 +123,18 @@ function kobo(values: Values, flag: string, { min }: { min: number }): number | 
     throw new AdminUsageError(`--${flag} must be between ${min} and ${MAX_POSTING_MINOR} kobo, got ${raw}`);
   }
   return value;
+}
+
+function instant(values: Values, flag: string, required: true): Date;
+function instant(values: Values, flag: string, required?: false): Date | undefined;
+function instant(values: Values, flag: string, required = false): Date | undefined {
+  const raw = required ? text(values, flag, true) : text(values, flag);
+  if (raw === undefined) return undefined;
+  const at = new Date(raw);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) {
+    throw new AdminUsageError(`--${flag} must be an ISO 8601 time such as 2026-11-23T08:00:00Z, got '${raw}'`);
+  }
+  return at;
 }
 
 function list(values: Values, flag: string): string[] {
@@ -461,6 +474,64 @@ export const COMMANDS: Record<string, AdminCommand> = {
         },
         journal: [...journal.values()],
         workflow: { workflow_id: workflowId, ...workflow, history_url: ui },
+      };
+    },
+  },
+  'webhooks replay': {
+    mutates: true,
+    options: {
+      endpoint: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      status: { type: 'string' },
+    },
+    async run(em, values, config) {
+      const endpointId = text(values, 'endpoint', true);
+      if (!isUuid(endpointId))
+        throw new AdminUsageError(`--endpoint must be an endpoint id (a UUID), got '${endpointId}'`);
+      const since = instant(values, 'since', true);
+      const until = instant(values, 'until') ?? new Date();
+      if (until <= since) throw new AdminUsageError('--until must be after --since');
+      const status = text(values, 'status');
+      const statuses = ['queued', 'retrying', 'succeeded', 'failed'];
+      if (status !== undefined && !statuses.includes(status)) {
+        throw new AdminUsageError(`--status must be one of ${statuses.join(', ')}, got '${status}'`);
+      }
+      const [endpoint] = await em.execute<{ status: string }[]>('select status from webhook_endpoints where id = ?', [
+        endpointId,
+      ]);
+      if (!endpoint) throw new TenantError(`no webhook endpoint ${endpointId}`);
+      if (endpoint.status !== 'listening') {
+        throw new TenantError(`endpoint ${endpointId} is ${endpoint.status}: nothing can be delivered to it`);
+      }
+      const rows = await em.execute<
+        { id: string; tenant_id: string; event_id: string; endpoint_id: string; attempt_count: number }[]
+      >(
+        `select id, tenant_id, event_id, endpoint_id, attempt_count from webhook_deliveries
+          where endpoint_id = ? and created_at >= ? and created_at < ? ${status ? 'and status = ?' : ''}
+          order by created_at, id`,
+        [endpointId, since, until, ...(status ? [status] : [])],
+      );
+      const replayed = await withTemporal(config, async (client) => {
+        const done = [];
+        for (const row of rows) {
+          done.push(
+            await replayDelivery(
+              { client, taskQueue: config.TEMPORAL_TASK_QUEUE, scheduleMs: config.webhookRetryScheduleMs },
+              em,
+              row,
+            ),
+          );
+        }
+        return done;
+      });
+      return {
+        endpoint_id: endpointId,
+        since: since.toISOString(),
+        until: until.toISOString(),
+        status: status ?? null,
+        count: replayed.length,
+        replayed,
       };
     },
   },

@@ -1,7 +1,7 @@
 // Webhook endpoints, deliveries and the event log, as tenants see them. Every query is scoped to
 // the calling tenant; another tenant's id is simply not found.
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { type EventRow, findEvent, listEvents, recordEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
@@ -176,29 +176,7 @@ export class WebhookService {
         `the endpoint of delivery ${id} is ${delivery.endpoint_state}: nothing can be delivered to it`,
       );
     }
-    const replayId = `rpl_${randomUUID().replaceAll('-', '')}`;
-    const input: DeliveryInput = {
-      deliveryId: delivery.id,
-      tenantId,
-      eventId: delivery.event_id,
-      endpointId: delivery.endpoint_id,
-      scheduleMs: this.deps.scheduleMs,
-      jitter: 0.2,
-      previousAttempts: delivery.attempt_count,
-    };
-    await this.deps.client.workflow.signalWithStart<typeof webhookDeliveryWorkflow, [{ replayId: string }]>(
-      DELIVERY_WORKFLOW_TYPE,
-      {
-        workflowId: deliveryWorkflowId(delivery.event_id, delivery.endpoint_id),
-        taskQueue: this.deps.taskQueue,
-        args: [input],
-        signal: replaySignal,
-        signalArgs: [{ replayId }],
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      },
-    );
-    await setReplayId(this.deps.orm.em.fork(), delivery.id, replayId);
-    return { delivery_id: delivery.id, replay_id: replayId };
+    return replayDelivery(this.deps, this.deps.orm.em.fork(), { ...delivery, tenant_id: tenantId });
   }
 
   async listEvents(tenantId: string, filters: { type?: string | undefined }, window: Window) {
@@ -211,4 +189,38 @@ export class WebhookService {
     if (!row) throw ApiError.notFound(`event ${id}`);
     return eventView(row);
   }
+}
+
+/**
+ * Delivers an event to an endpoint again now, with the same webhook-id: signals the delivery's
+ * workflow, or starts a new run if it had ended. The API's replay and the operators' bulk replay.
+ */
+export async function replayDelivery(
+  deps: { client: Client; taskQueue: string; scheduleMs: number[] },
+  em: EntityManager,
+  delivery: { id: string; tenant_id: string; event_id: string; endpoint_id: string; attempt_count: number },
+): Promise<{ delivery_id: string; replay_id: string }> {
+  const replayId = `rpl_${randomUUID().replaceAll('-', '')}`;
+  const input: DeliveryInput = {
+    deliveryId: delivery.id,
+    tenantId: delivery.tenant_id,
+    eventId: delivery.event_id,
+    endpointId: delivery.endpoint_id,
+    scheduleMs: deps.scheduleMs,
+    jitter: 0.2,
+    previousAttempts: delivery.attempt_count,
+  };
+  await deps.client.workflow.signalWithStart<typeof webhookDeliveryWorkflow, [{ replayId: string }]>(
+    DELIVERY_WORKFLOW_TYPE,
+    {
+      workflowId: deliveryWorkflowId(delivery.event_id, delivery.endpoint_id),
+      taskQueue: deps.taskQueue,
+      args: [input],
+      signal: replaySignal,
+      signalArgs: [{ replayId }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    },
+  );
+  await setReplayId(em, delivery.id, replayId);
+  return { delivery_id: delivery.id, replay_id: replayId };
 }

@@ -3,11 +3,12 @@
 // Retry-After, 410, replay, a worker that dies during a retry wait, and tenant isolation.
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
 import { auth, expectFieldRefused, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
+import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
@@ -478,4 +479,62 @@ describe('replay and durability', () => {
     const events = await app.inject({ method: 'GET', url: '/api/v1/events', headers: auth(stranger.apiKey) });
     expect(events.json().data.pagination.total).toBe(0);
   });
+});
+
+describe('bulk replay by operators', () => {
+  it('replays an endpoint’s failed deliveries of a time range at once, with their webhook-ids, and audits it', async () => {
+    const since = new Date();
+    const tenant = await createFundedTenant(db.orm, 1_000_000, 'bulk replay');
+    const endpoint = (await listen(tenant.apiKey, '/bulk')).json().data.id as string;
+    // The endpoint is down through every scheduled attempt of both deliveries.
+    receiver.plan('/bulk', ...Array.from({ length: 2 * SCHEDULE_MS.length }, () => ({ status: 500 })));
+    await settledTransfer(tenant.apiKey);
+    await settledTransfer(tenant.apiKey);
+    const failed = await eventually(async () => {
+      const listed = await deliveries(tenant.apiKey, '?status=failed');
+      return listed.pagination.total === 2 ? (listed.items as { id: string }[]) : undefined;
+    }, 30_000);
+    expect(receiver.on('/bulk')).toHaveLength(2 * SCHEDULE_MS.length);
+    const idsBefore = new Set(receiver.on('/bulk').map((hook) => hook.headers['webhook-id']));
+    expect(idsBefore.size).toBe(2);
+
+    // Back up: the operator replays what failed since the outage began.
+    const replay = await runAdmin(
+      {
+        DATABASE_URL: db.url,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+        GATEWAY_OPERATOR: 'on-call',
+      },
+      'webhooks',
+      'replay',
+      '--endpoint',
+      endpoint,
+      '--since',
+      since.toISOString(),
+      '--status',
+      'failed',
+    );
+    expect(replay.code).toBe(0);
+    expect(replay.json).toMatchObject({ endpoint_id: endpoint, status: 'failed', count: 2 });
+    expect(new Set((replay.json.replayed as { delivery_id: string }[]).map((row) => row.delivery_id))).toEqual(
+      new Set(failed.map((delivery) => delivery.id)),
+    );
+    await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).pagination.total === 2, 20_000);
+    const after = receiver.on('/bulk');
+    expect(after).toHaveLength(2 * SCHEDULE_MS.length + 2);
+    // The same events, the same webhook-ids: receivers deduplicate as they would any retry.
+    expect(new Set(after.slice(-2).map((hook) => hook.headers['webhook-id']))).toEqual(idsBefore);
+
+    const [audited] = await db.orm.em
+      .fork()
+      .execute<{ operator: string; outcome: string; arguments: Record<string, string> }[]>(
+        `select operator, outcome, arguments from admin_audit where command = 'webhooks replay'`,
+      );
+    expect(audited).toEqual({
+      operator: 'on-call',
+      outcome: 'succeeded',
+      arguments: { endpoint, since: since.toISOString(), status: 'failed' },
+    });
+  }, 60_000);
 });
