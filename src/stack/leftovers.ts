@@ -1,9 +1,10 @@
 // What an earlier `npm start` of this checkout leaves running when it is killed with SIGKILL (it
 // cannot stop its children then): its PostgreSQL (on the same data directory), its Temporal dev
 // server (on the same database file), and its API, worker and sandbox bank (this checkout's
-// scripts). They are found through /proc, told apart from a stack that is still running (whose
-// launcher is alive: then the new start stops, saying so), and stopped before the new start, one
-// line each. Also: whether the ports the stack needs are free, named by the variable that moves them.
+// scripts, started for the same data directory). They are found through /proc, told apart from a
+// stack that is still running (whose launcher is alive: then the new start stops, saying so), and
+// stopped before the new start, one line each. A stack of the same checkout on another data
+// directory (the benchmark's, the tests') is neither. Also: whether the ports the stack needs are free, named by the variable that moves them.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -18,6 +19,8 @@ interface ProcessInfo {
   ppid: number;
   /** Its arguments, paths made absolute against its working directory (npm runs `node src/…`). */
   argv: string[];
+  /** The data directory it was started for (DATA_DIR in its environment, else `.data` in its cwd). */
+  dataDir: string | undefined;
 }
 
 function processes(): ProcessInfo[] {
@@ -35,7 +38,15 @@ function processes(): ProcessInfo[] {
         // not ours to read
       }
       const absolute = (arg: string) => (cwd && /^[^-/].*\.ts$/.test(arg) ? resolve(cwd, arg) : arg);
-      found.push({ pid: Number(entry), ppid, argv: argv.map(absolute) });
+      let dataDir: string | undefined;
+      try {
+        const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+        const set = environ.find((variable) => variable.startsWith('DATA_DIR='))?.slice('DATA_DIR='.length);
+        dataDir = cwd ? resolve(cwd, set || '.data') : undefined;
+      } catch {
+        // not ours to read
+      }
+      found.push({ pid: Number(entry), ppid, argv: argv.map(absolute), dataDir });
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -50,6 +61,8 @@ const valueAfter = (argv: string[], flag: string) => {
 
 export interface StackFiles {
   projectRoot: string;
+  /** This start's data directory: the API, worker and sandbox bank of another one are not ours. */
+  dataDir: string;
   /** Embedded PostgreSQL's data directory, when this start uses one. */
   postgresDataDir?: string;
   /** The Temporal dev server's database file, when this start runs one. */
@@ -73,7 +86,7 @@ export function stackProcesses(files: StackFiles): { leftovers: StackProcess[]; 
     if (info.pid === process.pid) continue;
     let what: string | undefined;
     const script = info.argv.find((arg) => scripts[arg] !== undefined);
-    if (script) what = scripts[script];
+    if (script && info.dataDir === resolve(files.dataDir)) what = scripts[script];
     else if (
       files.postgresDataDir &&
       info.argv[0]?.endsWith('/postgres') &&

@@ -144,13 +144,14 @@ async function prepare(): Promise<Placement | undefined> {
   }
   const found = stackProcesses({
     projectRoot: PROJECT_ROOT,
+    dataDir: config.dataDir,
     ...(placement ? { postgresDataDir: placement.dataDir } : {}),
     ...(config.embeddedTemporal ? { temporalDbFile: join(config.dataDir, 'temporal.db') } : {}),
   });
   if (found.runningLauncher !== undefined) {
     say(
       'stack',
-      `this checkout's gateway is already running (npm start, pid ${found.runningLauncher}); stop it first (Ctrl-C there, or kill ${found.runningLauncher})`,
+      `this checkout's gateway is already running on ${config.dataDir} (npm start, pid ${found.runningLauncher}); stop it first (Ctrl-C there, or kill ${found.runningLauncher}), or set DATA_DIR`,
     );
     process.exit(1);
   }

@@ -76,34 +76,45 @@ describe("a killed start's leftovers", () => {
     return root;
   }
 
-  it('are stopped when their launcher is gone, and left alone (reported) while it runs', async () => {
+  it('are stopped when their launcher is gone, and left alone (reported) while it runs; another data directory’s are not touched', async () => {
     const root = checkout();
     // An API whose launcher died: its parent is not a launcher of this checkout.
-    const orphan = spawn(process.execPath, [join(root, 'src/server.ts')], { stdio: 'ignore' });
+    const orphan = spawn(process.execPath, [join(root, 'src/server.ts')], { cwd: root, stdio: 'ignore' });
     children.push(orphan);
+    // The same checkout's API for another data directory (a benchmark's, a test's): not ours.
+    const other = spawn(process.execPath, [join(root, 'src/server.ts')], {
+      cwd: root,
+      stdio: 'ignore',
+      env: { ...process.env, DATA_DIR: '.data/bench-1' },
+    });
+    children.push(other);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const found = stackProcesses({ projectRoot: root });
+    const found = stackProcesses({ projectRoot: root, dataDir: join(root, '.data') });
     expect(found).toEqual({ leftovers: [{ pid: orphan.pid, what: 'API' }] });
     await stopLeftovers(found.leftovers, 5_000);
-    expect(stackProcesses({ projectRoot: root })).toEqual({ leftovers: [] });
+    expect(stackProcesses({ projectRoot: root, dataDir: join(root, '.data') })).toEqual({ leftovers: [] });
 
     // A running stack: the launcher (started as npm does, with a relative path) and its API.
     const launcher = spawn(process.execPath, ['src/stack/start.ts'], { cwd: root, stdio: 'ignore' });
     children.push(launcher);
-    let running = stackProcesses({ projectRoot: root });
+    let running = stackProcesses({ projectRoot: root, dataDir: join(root, '.data') });
     for (let i = 0; i < 50 && running.runningLauncher === undefined; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      running = stackProcesses({ projectRoot: root });
+      running = stackProcesses({ projectRoot: root, dataDir: join(root, '.data') });
     }
     expect(running).toEqual({ leftovers: [], runningLauncher: launcher.pid });
     // Killed with SIGKILL, it leaves its API behind: now a leftover.
     launcher.kill('SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const after = stackProcesses({ projectRoot: root });
+    const after = stackProcesses({ projectRoot: root, dataDir: join(root, '.data') });
     expect(after.runningLauncher).toBeUndefined();
     expect(after.leftovers.map((leftover) => leftover.what)).toEqual(['API']);
     await stopLeftovers(after.leftovers, 5_000);
-    expect(stackProcesses({ projectRoot: root })).toEqual({ leftovers: [] });
+    expect(stackProcesses({ projectRoot: root, dataDir: join(root, '.data') })).toEqual({ leftovers: [] });
+    expect(other.exitCode).toBeNull();
+    expect(stackProcesses({ projectRoot: root, dataDir: join(root, '.data/bench-1') })).toEqual({
+      leftovers: [{ pid: other.pid, what: 'API' }],
+    });
   });
 });
 
