@@ -56,9 +56,15 @@ process.once('SIGINT', () => void shutdown('SIGINT'));
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
 await app.listen({ host: config.HOST, port: config.PORT });
-served.metrics =
-  config.METRICS_PORT > 0
-    ? await serveMetrics(app.metrics, { host: config.METRICS_HOST, port: config.METRICS_PORT })
-    : undefined;
-if (served.metrics)
-  app.log.info({ metrics: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics served');
+// Metrics are secondary to payments: a metrics port that cannot be bound is logged, and the API serves on.
+if (config.METRICS_PORT > 0) {
+  try {
+    served.metrics = await serveMetrics(app.metrics, { host: config.METRICS_HOST, port: config.METRICS_PORT });
+    app.log.info({ metrics: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics served');
+  } catch (error) {
+    app.log.error(
+      { error: error instanceof Error ? error.message : String(error) },
+      `metrics not served: ${config.METRICS_HOST}:${config.METRICS_PORT} cannot be bound; set METRICS_PORT (0 turns metrics off)`,
+    );
+  }
+}

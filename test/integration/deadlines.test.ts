@@ -201,6 +201,8 @@ describe('stopping the API', () => {
         TEMPORAL_TASK_QUEUE: `nobody-${randomUUID()}`,
         SANDBOX_BANK_URL: stack.bank.url,
         DEPENDENCY_TIMEOUT_MS: String(DEADLINE_MS),
+        // This API alone needs no metrics port (and must not meet another process on the default one).
+        METRICS_PORT: '0',
         LOG_LEVEL: 'warn',
       },
       stdio: 'ignore',
