@@ -162,9 +162,8 @@ async function prepare(): Promise<Placement | undefined> {
     );
   }
   await stopLeftovers(found.leftovers);
-  const apiHost = config.HOST === '0.0.0.0' ? '0.0.0.0' : config.HOST;
   const taken = await takenPort([
-    { variable: 'PORT', port: config.PORT, host: apiHost },
+    { variable: 'PORT', port: config.PORT, host: config.HOST },
     { variable: 'SANDBOX_BANK_PORT', port: config.SANDBOX_BANK_PORT, host: config.SANDBOX_BANK_HOST },
     ...(config.METRICS_PORT > 0
       ? [{ variable: 'METRICS_PORT', port: config.METRICS_PORT, host: config.METRICS_HOST }]
