@@ -9,13 +9,25 @@ import { postMovement, walletBalance } from '../ledger/ledger.ts';
 import { walletFunding } from '../ledger/movements.ts';
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { type LedgerReport, readThrough, verifyLedger } from '../ledger/verify.ts';
-import { createTenant, issueKey, revokeKey, TenantError, updateTenant } from '../tenants/tenants.ts';
+import {
+  createTenant,
+  issueKey,
+  listKeys,
+  listTenants,
+  revokeKey,
+  TenantError,
+  updateTenant,
+} from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
 import { virtualAccountView } from '../virtual-accounts/views.ts';
 import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
 import { replayDelivery } from '../webhooks/service.ts';
+import { DELIVERY_STATUSES, type DeliveryStatus, deliveriesCreatedBetween, findEndpoint } from '../webhooks/store.ts';
+
+const isDeliveryStatus = (value: string): value is DeliveryStatus =>
+  (DELIVERY_STATUSES as readonly string[]).includes(value);
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
@@ -350,56 +362,15 @@ export const COMMANDS: Record<string, AdminCommand> = {
   'tenant list': {
     options: {},
     async run(em) {
-      const rows = await em.execute<
-        {
-          tenant_id: string;
-          name: string;
-          features: string[];
-          daily_transfer_limit_minor: string;
-          created_at: Date;
-          active_keys: string;
-        }[]
-      >(
-        `select t.id as tenant_id, t.name, t.features, t.daily_transfer_limit_minor::text, t.created_at,
-                (select count(*) from api_keys k where k.tenant_id = t.id and k.revoked_at is null)::text as active_keys
-           from tenants t order by t.created_at, t.id`,
-      );
-      return {
-        count: rows.length,
-        tenants: rows.map((row) => ({
-          tenant_id: row.tenant_id,
-          name: row.name,
-          features: row.features,
-          daily_transfer_limit_minor: Number(row.daily_transfer_limit_minor),
-          active_keys: Number(row.active_keys),
-          created_at: new Date(row.created_at).toISOString(),
-        })),
-      };
+      const tenants = await listTenants(em);
+      return { count: tenants.length, tenants };
     },
   },
   'key list': {
     options: { tenant: { type: 'string' } },
     async run(em, values) {
       const id = tenantId(values);
-      if (!(await em.findOne(Tenant, { id }))) throw new TenantError(`no tenant ${id}`);
-      const rows = await em.execute<
-        { key_id: string; key_prefix: string; mode: string; created_at: Date; revoked_at: Date | null }[]
-      >(
-        `select id as key_id, prefix as key_prefix, mode, created_at, revoked_at
-           from api_keys where tenant_id = ? order by created_at, id`,
-        [id],
-      );
-      // Prefixes only: the keys themselves were shown once, at creation, and are not stored.
-      return {
-        tenant_id: id,
-        keys: rows.map((row) => ({
-          key_id: row.key_id,
-          key_prefix: row.key_prefix,
-          mode: row.mode,
-          created_at: new Date(row.created_at).toISOString(),
-          revoked_at: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
-        })),
-      };
+      return { tenant_id: id, keys: await listKeys(em, id) };
     },
   },
   'transfers show': {
@@ -493,25 +464,15 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const until = instant(values, 'until') ?? new Date();
       if (until <= since) throw new AdminUsageError('--until must be after --since');
       const status = text(values, 'status');
-      const statuses = ['queued', 'retrying', 'succeeded', 'failed'];
-      if (status !== undefined && !statuses.includes(status)) {
-        throw new AdminUsageError(`--status must be one of ${statuses.join(', ')}, got '${status}'`);
+      if (status !== undefined && !isDeliveryStatus(status)) {
+        throw new AdminUsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}, got '${status}'`);
       }
-      const [endpoint] = await em.execute<{ status: string }[]>('select status from webhook_endpoints where id = ?', [
-        endpointId,
-      ]);
+      const endpoint = await findEndpoint(em, endpointId);
       if (!endpoint) throw new TenantError(`no webhook endpoint ${endpointId}`);
       if (endpoint.status !== 'listening') {
         throw new TenantError(`endpoint ${endpointId} is ${endpoint.status}: nothing can be delivered to it`);
       }
-      const rows = await em.execute<
-        { id: string; tenant_id: string; event_id: string; endpoint_id: string; attempt_count: number }[]
-      >(
-        `select id, tenant_id, event_id, endpoint_id, attempt_count from webhook_deliveries
-          where endpoint_id = ? and created_at >= ? and created_at < ? ${status ? 'and status = ?' : ''}
-          order by created_at, id`,
-        [endpointId, since, until, ...(status ? [status] : [])],
-      );
+      const rows = await deliveriesCreatedBetween(em, endpointId, { since, until, status });
       const replayed = await withTemporal(config, async (client) => {
         const done = [];
         for (const row of rows) {

@@ -84,6 +84,29 @@ export async function createTenant(
   });
 }
 
+/** Every tenant, oldest first, with how many of its keys are not revoked (the operator's list). */
+export async function listTenants(em: EntityManager): Promise<(TenantView & { active_keys: number })[]> {
+  const tenants = await em.find(Tenant, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const active = await em.find(ApiKey, { revokedAt: null });
+  return tenants.map((tenant) => ({
+    ...tenantView(tenant),
+    active_keys: active.filter((key) => key.tenant.id === tenant.id).length,
+  }));
+}
+
+/** A tenant's keys by prefix, oldest first: never the keys, which are not stored. */
+export async function listKeys(em: EntityManager, tenantId: string) {
+  if (!(await em.findOne(Tenant, { id: tenantId }))) throw new TenantError(`no tenant ${tenantId}`);
+  const keys = await em.find(ApiKey, { tenant: tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  return keys.map((key) => ({
+    key_id: key.id,
+    key_prefix: key.prefix,
+    mode: key.mode,
+    created_at: key.createdAt.toISOString(),
+    revoked_at: key.revokedAt?.toISOString() ?? null,
+  }));
+}
+
 export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMode): Promise<IssuedKey> {
   const tenant = await em.findOne(Tenant, { id: tenantId });
   if (!tenant) throw new TenantError(`no tenant ${tenantId}`);

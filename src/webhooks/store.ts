@@ -19,12 +19,14 @@ export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints
 });
 export type EndpointRow = InferEntity<typeof WebhookEndpoint>;
 
+export const DELIVERY_STATUSES = ['queued', 'retrying', 'succeeded', 'failed'] as const;
+
 export const WebhookDelivery = tableEntity('WebhookDelivery', 'webhook_deliveries', {
   ...tenantOwned(),
   event_id: p.uuid(),
   endpoint_id: p.uuid(),
   event_type: p.string(),
-  status: p.enum(['queued', 'retrying', 'succeeded', 'failed'] as const),
+  status: p.enum(DELIVERY_STATUSES),
   attempt_count: p.integer().default(0),
   signature: p.string().nullable(),
   replay_id: p.string().nullable(),
@@ -122,6 +124,23 @@ export async function deliveryPage(
     })),
     total,
   };
+}
+
+/** An endpoint's deliveries created in [since, until), of one status if given, oldest first. */
+export async function deliveriesCreatedBetween(
+  em: EntityManager,
+  endpointId: string,
+  window: { since: Date; until: Date; status?: DeliveryStatus | undefined },
+): Promise<DeliveryRow[]> {
+  return em.find(
+    WebhookDelivery,
+    {
+      endpoint_id: endpointId,
+      created_at: { $gte: window.since, $lt: window.until },
+      ...(window.status !== undefined ? { status: window.status } : {}),
+    },
+    { orderBy: { created_at: 'asc', id: 'asc' } },
+  );
 }
 
 export async function findDelivery(em: EntityManager, id: string): Promise<DeliveryRow | null> {
