@@ -14,7 +14,7 @@ export interface StackProcess {
   what: string;
 }
 
-interface ProcessInfo {
+export interface ProcessInfo {
   pid: number;
   ppid: number;
   /** Its arguments, paths made absolute against its working directory (npm runs `node src/…`). */
@@ -23,7 +23,8 @@ interface ProcessInfo {
   dataDir: string | undefined;
 }
 
-function processes(): ProcessInfo[] {
+/** Every process this user may see, from /proc (also the benchmark's way to find its stack's processes). */
+export function processes(): ProcessInfo[] {
   const found: ProcessInfo[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -2,9 +2,10 @@
 // fresh directory (or on DATABASE_URL / TEMPORAL_ADDRESS when set), the sandbox bank completing at
 // once and the rate limit out of the way. Also finds the API and worker processes to sample.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { processes } from '../../src/stack/leftovers.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 
 export async function freePort(): Promise<number> {
@@ -30,19 +31,9 @@ export interface BenchStack {
 }
 
 function childrenOf(parent: number): { pid: number; cmdline: string }[] {
-  const found = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== parent) continue;
-      found.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ') });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
+  return processes()
+    .filter((info) => info.ppid === parent)
+    .map((info) => ({ pid: info.pid, cmdline: info.argv.join(' ') }));
 }
 
 export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
