@@ -5,7 +5,7 @@ import { isUuid } from '../http/ids.ts';
 import type { ParseArgsConfig } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
-import { postMovement, walletBalance } from '../ledger/ledger.ts';
+import { journalOf, postMovement, walletBalance } from '../ledger/ledger.ts';
 import { walletFunding } from '../ledger/movements.ts';
 import { MAX_POSTING_MINOR } from '../ledger/money.ts';
 import { type LedgerReport, readThrough, verifyLedger } from '../ledger/verify.ts';
@@ -388,35 +388,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         throw new AdminUsageError('give --id, or --tenant with --reference');
       }
       if (!row) throw new TenantError(`no such transfer`);
-      const entries = await em.execute<
-        {
-          entry_id: string;
-          kind: string;
-          created_at: Date;
-          account: string;
-          tenant_id: string | null;
-          amount_minor: string;
-        }[]
-      >(
-        `select e.id as entry_id, e.kind, e.created_at, a.code as account, a.tenant_id, p.amount_minor::text
-           from journal_entries e join postings p on p.entry_id = e.id join ledger_accounts a on a.id = p.account_id
-          where e.idempotency_key like ? order by e.created_at, e.id, p.id`,
-        [`transfer:${row.id}:%`],
-      );
-      const journal = new Map<string, { entry_id: string; kind: string; created_at: string; postings: object[] }>();
-      for (const entry of entries) {
-        const shown = journal.get(entry.entry_id) ?? {
-          entry_id: entry.entry_id,
-          kind: entry.kind,
-          created_at: new Date(entry.created_at).toISOString(),
-          postings: [],
-        };
-        shown.postings.push({
-          account: entry.tenant_id ? entry.account : `system:${entry.account}`,
-          amount_minor: Number(entry.amount_minor),
-        });
-        journal.set(entry.entry_id, shown);
-      }
+      const journal = await journalOf(em, `transfer:${row.id}:`);
       const workflowId = transferWorkflowId(row.tenant_id, row.reference);
       let workflow: object;
       try {
@@ -443,7 +415,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
           completed_at: row.completed_at?.toISOString() ?? null,
           stuck_since: row.stuck_since?.toISOString() ?? null,
         },
-        journal: [...journal.values()],
+        journal,
         workflow: { workflow_id: workflowId, ...workflow, history_url: ui },
       };
     },

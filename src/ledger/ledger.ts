@@ -292,6 +292,48 @@ export async function walletBalance(
 }
 
 /** Sum of every posting ever made: zero in a sound ledger. */
+export interface JournalEntryView {
+  entry_id: string;
+  kind: string;
+  created_at: string;
+  /** A tenant's account by its code (`wallet`, `in_flight`, `card:…`), a system account as `system:…`. */
+  postings: { account: string; amount_minor: number }[];
+}
+
+/** The entries whose idempotency key starts with `keyPrefix` (`transfer:<id>:`), oldest first, with their postings. */
+export async function journalOf(em: EntityManager, keyPrefix: string): Promise<JournalEntryView[]> {
+  const rows = await em.execute<
+    {
+      entry_id: string;
+      kind: string;
+      created_at: Date;
+      account: string;
+      tenant_id: string | null;
+      amount_minor: string;
+    }[]
+  >(
+    `select e.id as entry_id, e.kind, e.created_at, a.code as account, a.tenant_id, p.amount_minor::text
+       from journal_entries e join postings p on p.entry_id = e.id join ledger_accounts a on a.id = p.account_id
+      where e.idempotency_key like ? order by e.created_at, e.id, p.id`,
+    [`${keyPrefix.replace(/[%_\\]/g, '\\$&')}%`],
+  );
+  const entries = new Map<string, JournalEntryView>();
+  for (const row of rows) {
+    const entry = entries.get(row.entry_id) ?? {
+      entry_id: row.entry_id,
+      kind: row.kind,
+      created_at: new Date(row.created_at).toISOString(),
+      postings: [],
+    };
+    entry.postings.push({
+      account: row.tenant_id ? row.account : `system:${row.account}`,
+      amount_minor: Number(row.amount_minor),
+    });
+    entries.set(row.entry_id, entry);
+  }
+  return [...entries.values()];
+}
+
 export async function postingsTotal(em: EntityManager): Promise<number> {
   const [row] = await em.execute<{ total: string }[]>(
     'select coalesce(sum(amount_minor), 0)::text as total from postings',
