@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { Providers } from '../src/providers/registry.ts';
 import type { EgressPolicy } from '../src/webhooks/destinations.ts';
 import { createCardActivities } from './cards.ts';
+import { createReconciliationActivities } from './reconciliation.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
 import { createWebhookActivities } from './webhooks.ts';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
     ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

@@ -184,6 +184,7 @@ export function createVirtualAccountActivities({
           sender_name: credit.senderName,
           status: refusal ? 'refused' : 'applied',
           refusal_reason: refusal ?? null,
+          session_id: credit.sessionId || null,
         });
         if (!recorded) return { status: 'duplicate' };
         if (refusal || !account) return { status: 'refused', reason: refusal ?? 'no such virtual account' };

@@ -89,6 +89,11 @@ const EnvSchema = z
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
     /** How long an API key that resolved is remembered (0: looked up on every request). */
     API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
+    /** When the daily reconciliation Schedule runs (HH:MM, UTC), reconciling the day before; `off` removes it. */
+    RECONCILIATION_TIME: z
+      .string()
+      .regex(/^(?:(?:[01]\d|2[0-3]):[0-5]\d|off)$/, 'must be a UTC time such as 02:00, or off')
+      .default('02:00'),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;

@@ -17,6 +17,7 @@ import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
+import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts';
 
 assertNodeVersion();
 const config = loadConfig();
@@ -41,6 +42,32 @@ const bundle = await bundleWorkflowCode({
 // A client for the activities that start workflows, and for the event fan-out below.
 const clientConnection = await Connection.connect({ address: config.temporalAddress });
 const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+// The daily reconciliation Schedule (src/reconciliation/schedule.ts): payments go on without it.
+try {
+  const change = await ensureReconciliationSchedule(client, {
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    time: config.RECONCILIATION_TIME,
+  });
+  console.error(
+    JSON.stringify({
+      level: 30,
+      service: 'worker',
+      msg: `reconciliation schedule ${change}`,
+      reconciliationTime: config.RECONCILIATION_TIME,
+      time: Date.now(),
+    }),
+  );
+} catch (error) {
+  console.error(
+    JSON.stringify({
+      level: 50,
+      service: 'worker',
+      msg: 'could not set up the reconciliation schedule',
+      err: (error as Error).message,
+      time: Date.now(),
+    }),
+  );
+}
 const worker = await Worker.create({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,

@@ -9,3 +9,4 @@ export {
   virtualAccountExpiryWorkflow,
 } from './virtual-accounts.ts';
 export { cardIssueWorkflow, cardWorkflow } from './card.ts';
+export { reconciliationWorkflow } from './reconciliation.ts';

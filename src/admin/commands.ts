@@ -24,6 +24,12 @@ import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
 import { replayDelivery } from '../webhooks/service.ts';
+import { findRun, latestRun, runItems } from '../reconciliation/store.ts';
+import {
+  RECONCILIATION_WORKFLOW_TYPE,
+  type ReconciliationInput,
+  reconciliationWorkflowId,
+} from '../../workflows/reconciliation-definitions.ts';
 import { DELIVERY_STATUSES, type DeliveryStatus, deliveriesCreatedBetween, findEndpoint } from '../webhooks/store.ts';
 
 const isDeliveryStatus = (value: string): value is DeliveryStatus =>
@@ -114,6 +120,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   webhooks replay   --endpoint ID --since T [--until T] [--status failed]
   audit list        [--limit 50]
   ledger verify     (every invariant of the books; exits 1 on any breach)
+  reconcile run     --date YYYY-MM-DD [--wait 60s]   (the bank's statement of that UTC day against our books)
+  reconcile report  --date YYYY-MM-DD [--run ID] [--all]   (the day's latest run; --all lists matched items too)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -147,6 +155,19 @@ function instant(values: Values, flag: string, required = false): Date | undefin
     throw new AdminUsageError(`--${flag} must be an ISO 8601 time such as 2026-11-23T08:00:00Z, got '${raw}'`);
   }
   return at;
+}
+
+/** A UTC day, today or before. */
+function day(values: Values): string {
+  const raw = text(values, 'date', true);
+  const at = new Date(`${raw}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== raw) {
+    throw new AdminUsageError(`--date must be a day such as 2026-11-23, got '${raw}'`);
+  }
+  if (raw > new Date().toISOString().slice(0, 10)) {
+    throw new AdminUsageError(`--date ${raw} is in the future: the bank has no statement for it yet`);
+  }
+  return raw;
 }
 
 function list(values: Values, flag: string): string[] {
@@ -480,6 +501,59 @@ export const COMMANDS: Record<string, AdminCommand> = {
         [Number(raw)],
       );
       return { items: rows.map((row) => ({ ...row, at: new Date(row.at as Date).toISOString() })) };
+    },
+  },
+  // Reconciliation against the bank's daily statement (src/reconciliation): it records, never moves money.
+  'reconcile run': {
+    mutates: true,
+    options: { date: { type: 'string' }, wait: { type: 'string' } },
+    async run(em, values, config) {
+      const date = day(values);
+      const waitMs = durationMs(text(values, 'wait') ?? '60s', 'wait');
+      const workflowId = reconciliationWorkflowId(date, randomUUID());
+      const args: [ReconciliationInput] = [{ date, trigger: 'operator' }];
+      const finished = await withTemporal(config, async (client) => {
+        const handle = await client.workflow.start(RECONCILIATION_WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          args,
+        });
+        // Bounded: the wait is cancelled (not left open) when the run takes longer.
+        const signal = AbortSignal.timeout(waitMs);
+        try {
+          return await client.withAbortSignal(signal, () => handle.result() as Promise<{ run_id: string }>);
+        } catch (error) {
+          if (signal.aborted) return undefined;
+          throw error;
+        }
+      });
+      if (!finished) {
+        return {
+          status: 'running',
+          date,
+          workflow_id: workflowId,
+          message: `not finished within ${waitMs / 1000} s (is the bank's statement unavailable?); read it later with reconcile report --date ${date}`,
+        };
+      }
+      const run = await findRun(em, finished.run_id);
+      return { status: 'completed', ...run, mismatches: await runItems(em, finished.run_id, { all: false }) };
+    },
+  },
+  'reconcile report': {
+    options: { date: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' } },
+    async run(em, values) {
+      const date = day(values);
+      const runId = text(values, 'run');
+      if (runId !== undefined && !isUuid(runId)) {
+        throw new AdminUsageError(`--run must be a run id (a UUID), got '${runId}'`);
+      }
+      const run = runId ? await findRun(em, runId) : await latestRun(em, date);
+      if (!run || run.date !== date) {
+        throw new TenantError(
+          runId ? `no reconciliation run ${runId} for ${date}` : `no reconciliation has run for ${date}`,
+        );
+      }
+      return { ...run, items: await runItems(em, run.run_id, { all: values.all === true }) };
     },
   },
   'virtual-account freeze': freezeCommand(true),

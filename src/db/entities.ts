@@ -5,6 +5,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { cardEntities } from '../cards/store.ts';
 import { Event } from '../events/events.ts';
 import { IdentityCustomer } from '../identity/store.ts';
+import { reconciliationEntities } from '../reconciliation/store.ts';
 import { webhookEntities } from '../webhooks/store.ts';
 import { transferEntities } from '../transfers/store.ts';
 import { virtualAccountEntities } from '../virtual-accounts/store.ts';
@@ -57,4 +58,5 @@ export const entities = [
   Event,
   ...webhookEntities,
   IdentityCustomer,
+  ...reconciliationEntities,
 ];

@@ -2,6 +2,7 @@
 // provider: every call has a timeout; network errors, timeouts, 5xx, 408, 425 and 429 are
 // transient; a 4xx refusal is definitive only when its response code says so. Response codes are
 // mapped through src/providers/codes.ts, and the raw code is kept on errors.
+import { z } from 'zod';
 import { meaningOf, submissionRefusal } from './codes.ts';
 import {
   type AllocateVirtualAccountInput,
@@ -14,6 +15,7 @@ import {
   type TransferStatusResult,
   type VirtualAccountProvider,
   type CardProcessor,
+  type SettlementReport,
 } from './types.ts';
 
 export interface SandboxHttpOptions {
@@ -36,7 +38,26 @@ interface BankAnswer {
   transaction_reference?: string;
   card_reference?: string;
   last4?: string;
+  statement?: unknown;
 }
+
+/** The statement as the bank sends it: checked field by field, since reconciliation trusts nothing it reads. */
+const StatementAnswer = z.object({
+  date: z.string(),
+  generated_at: z.string(),
+  items: z.array(
+    z.object({
+      kind: z.enum(['transfer', 'inbound_credit']),
+      reference: z.string().min(1),
+      session_id: z.string(),
+      amount_minor: z.number().int().positive(),
+      status: z.enum(['successful', 'failed']),
+      provider: z.string().nullable(),
+      account_number: z.string(),
+      value_time: z.string(),
+    }),
+  ),
+});
 
 async function call(
   provider: string,
@@ -176,6 +197,40 @@ export class SandboxBankSwitch implements BankSwitch {
       `/nip/transfers/${encodeURIComponent(reference)}`,
     );
     return statusFrom(this.name, answer, status);
+  }
+
+  async settlementReport(date: string): Promise<SettlementReport> {
+    const { status, answer } = await call(
+      this.name,
+      this.options,
+      'GET',
+      `/statements/settlement/${encodeURIComponent(date)}`,
+    );
+    if (status >= 400) throw this.rejected(answer, status);
+    const parsed = StatementAnswer.safeParse(answer.statement);
+    if (!parsed.success || parsed.data.date !== date) {
+      throw new ProviderError(
+        this.name,
+        'unknown',
+        true,
+        `${this.name} sent an unreadable settlement statement for ${date}: ${parsed.error?.issues[0]?.message ?? `dated ${parsed.data?.date}`}`,
+        { httpStatus: status },
+      );
+    }
+    return {
+      date,
+      generatedAt: parsed.data.generated_at,
+      items: parsed.data.items.map((item) => ({
+        kind: item.kind,
+        reference: item.reference,
+        sessionId: item.session_id,
+        amountMinor: item.amount_minor,
+        status: item.status,
+        provider: item.provider,
+        accountNumber: item.account_number,
+        valueTime: item.value_time,
+      })),
+    };
   }
 
   private rejected(answer: BankAnswer, status: number): ProviderError {

@@ -87,6 +87,27 @@ export class ProviderError extends Error {
   }
 }
 
+/** One transaction on a bank's daily settlement statement, in our vocabulary. */
+export interface SettlementItem {
+  kind: 'transfer' | 'inbound_credit';
+  /** For a transfer, our reference (the transfer id); for a credit, the bank's transaction reference. */
+  reference: string;
+  sessionId: string;
+  amountMinor: number;
+  status: 'successful' | 'failed';
+  /** The virtual-account provider a credit came through; null for transfers. */
+  provider: string | null;
+  accountNumber: string;
+  valueTime: string;
+}
+
+export interface SettlementReport {
+  /** The UTC day (YYYY-MM-DD) the statement covers. */
+  date: string;
+  generatedAt: string;
+  items: SettlementItem[];
+}
+
 export interface BankSwitch {
   readonly name: string;
   listBanks(): Promise<Bank[]>;
@@ -94,6 +115,8 @@ export interface BankSwitch {
   /** Accepted for processing; the outcome arrives by callback or status query. */
   submitTransfer(input: SubmitTransferInput): Promise<TransferStatusResult>;
   transferStatus(reference: string): Promise<TransferStatusResult>;
+  /** The bank's settlement statement for one UTC day (YYYY-MM-DD): what it settled, failed and received. */
+  settlementReport(date: string): Promise<SettlementReport>;
 }
 
 export interface VirtualAccountProvider {

@@ -72,6 +72,30 @@ const CreditBody = z.object({
   reference: z.string().min(1).max(100).optional(),
 });
 
+const isoDate = z.iso.date({ error: 'must be a date such as 2026-11-24' });
+
+const ForgetBody = z.object({ reference: z.string().min(1).max(200) });
+const AmendBody = z.object({ reference: z.string().min(1).max(200), amount_minor: z.number().int().positive() });
+const InventBody = z.object({
+  kind: z.enum(['transfer', 'inbound_credit']),
+  date: isoDate.optional(),
+  reference: z.string().min(1).max(200).optional(),
+  session_id: z
+    .string()
+    .regex(/^\d{30}$/, 'must be 30 digits')
+    .optional(),
+  amount_minor: z.number().int().positive(),
+  status: z.enum(['successful', 'failed']).default('successful'),
+  provider: z.string().min(1).max(50).optional(),
+  bank_code: z.string().min(1).max(10).optional(),
+  account_number: digits10.default('0123456789'),
+});
+
+/** Today as a UTC date. */
+function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
 function transferView(transfer: TransferRow) {
   return {
     response_code: transfer.response_code,
@@ -311,7 +335,86 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     },
   );
 
+  // ---- settlement statement ----
+
+  // The day's settlement statement, as a bank's statement download: every transfer it settled or
+  // failed and every inbound credit it received that UTC day, with session ids and amounts.
+  app.get(
+    '/statements/settlement/:date',
+    { schema: { params: z.object({ date: isoDate }) } },
+    async (request, reply) => {
+      if (await unavailable('nip', reply)) return reply;
+      const { date } = request.params;
+      const items = await store.statement(date);
+      const sum = (filter: (item: (typeof items)[number]) => boolean) =>
+        items.filter(filter).reduce((total, item) => total + item.amount_minor, 0);
+      return reply.header('content-disposition', `attachment; filename="settlement-${date}.json"`).send({
+        response_code: NIP.success,
+        statement: {
+          date,
+          timezone: 'UTC',
+          generated_at: new Date().toISOString(),
+          count: items.length,
+          totals: {
+            transfers_successful_minor: sum((item) => item.kind === 'transfer' && item.status === 'successful'),
+            transfers_failed_minor: sum((item) => item.kind === 'transfer' && item.status === 'failed'),
+            inbound_credits_minor: sum((item) => item.kind === 'inbound_credit'),
+          },
+          items,
+        },
+      });
+    },
+  );
+
   // ---- control routes (tests and operators) ----
+
+  // Make the statement disagree with the bank's records, so that reconciliation has something to find.
+  app.post('/control/statements/forget', { schema: { body: ForgetBody } }, async (request, reply) => {
+    if (!(await store.knowsReference(request.body.reference))) {
+      return reply.status(404).send({ message: `the bank has no transaction ${request.body.reference}` });
+    }
+    await store.adjustStatement({ action: 'forget', reference: request.body.reference });
+    return { action: 'forget', reference: request.body.reference };
+  });
+  app.post('/control/statements/amend', { schema: { body: AmendBody } }, async (request, reply) => {
+    if (!(await store.knowsReference(request.body.reference))) {
+      return reply.status(404).send({ message: `the bank has no transaction ${request.body.reference}` });
+    }
+    await store.adjustStatement({
+      action: 'amend',
+      reference: request.body.reference,
+      amountMinor: request.body.amount_minor,
+    });
+    return { action: 'amend', reference: request.body.reference, amount_minor: request.body.amount_minor };
+  });
+  app.post('/control/statements/invent', { schema: { body: InventBody } }, async (request, reply) => {
+    const body = request.body;
+    const reference = body.reference ?? `SBXINV${newSessionId().slice(-20)}`;
+    const invented = {
+      action: 'invent' as const,
+      reference,
+      kind: body.kind,
+      valueDate: body.date ?? today(),
+      sessionId: body.session_id ?? newSessionId(),
+      amountMinor: body.amount_minor,
+      status: body.status,
+      provider: body.provider ?? null,
+      bankCode: body.bank_code ?? null,
+      accountNumber: body.account_number,
+    };
+    await store.adjustStatement(invented);
+    return reply.status(201).send({
+      action: 'invent',
+      kind: invented.kind,
+      date: invented.valueDate,
+      reference,
+      session_id: invented.sessionId,
+      amount_minor: invented.amountMinor,
+      status: invented.status,
+      provider: invented.provider,
+      account_number: invented.accountNumber,
+    });
+  });
 
   app.post<{ Params: { provider: string } }>('/control/providers/:provider/down', async (request, reply) => {
     if (!(PROVIDERS as readonly string[]).includes(request.params.provider))

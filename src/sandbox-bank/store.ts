@@ -86,6 +86,23 @@ create table if not exists ${SCHEMA}.provider_state (
   provider text primary key,
   down boolean not null
 );
+-- What the settlement statement says differently from the bank's own records (control routes):
+-- a transaction it forgets, an amount it misstates, or one it invents on a given day.
+create table if not exists ${SCHEMA}.statement_adjustments (
+  id bigint generated always as identity primary key,
+  action text not null check (action in ('forget', 'amend', 'invent')),
+  reference text not null,
+  kind text check (kind in ('transfer', 'inbound_credit')),
+  value_date date,
+  session_id text,
+  amount_minor bigint,
+  status text check (status in ('successful', 'failed')),
+  provider text,
+  bank_code text,
+  account_number text,
+  created_at timestamptz not null default now()
+);
+create index if not exists statement_adjustments_reference_idx on ${SCHEMA}.statement_adjustments (reference);
 `;
 
 export type TransferStatus = 'pending' | 'successful' | 'failed';
@@ -115,6 +132,35 @@ export interface VirtualAccountRow {
   status: 'active' | 'closed';
   created_at: Date;
 }
+
+/** One line of the daily settlement statement. */
+export interface StatementItem {
+  kind: 'transfer' | 'inbound_credit';
+  reference: string;
+  session_id: string;
+  amount_minor: number;
+  status: 'successful' | 'failed';
+  provider: string | null;
+  bank_code: string | null;
+  account_number: string;
+  value_time: string;
+}
+
+export type StatementAdjustment =
+  | { action: 'forget'; reference: string }
+  | { action: 'amend'; reference: string; amountMinor: number }
+  | {
+      action: 'invent';
+      reference: string;
+      kind: 'transfer' | 'inbound_credit';
+      valueDate: string;
+      sessionId: string;
+      amountMinor: number;
+      status: 'successful' | 'failed';
+      provider: string | null;
+      bankCode: string | null;
+      accountNumber: string;
+    };
 
 export interface CallbackRow {
   event_id: string;
@@ -302,6 +348,84 @@ export class SandboxStore {
       [limit],
     );
     return rows;
+  }
+
+  /**
+   * The settlement statement of one UTC day: every transfer settled or failed that day (by the
+   * time it was settled), every inbound credit received that day, then the adjustments: forgotten
+   * references left out, amended amounts shown, invented items added. Ordered by time.
+   */
+  async statement(date: string): Promise<StatementItem[]> {
+    const { rows } = await this.pool.query<StatementItem & { amount_minor: string }>(
+      `with day as (select $1::date::timestamp at time zone 'UTC' as starts,
+                           ($1::date + 1)::timestamp at time zone 'UTC' as ends),
+       amended as (select distinct on (reference) reference, amount_minor from ${SCHEMA}.statement_adjustments
+                    where action = 'amend' order by reference, id desc),
+       forgotten as (select reference from ${SCHEMA}.statement_adjustments where action = 'forget'),
+       recorded as (
+         select 'transfer' as kind, t.reference, t.session_id, t.amount_minor, t.status, null as provider,
+                t.bank_code, t.account_number, t.updated_at as at
+           from ${SCHEMA}.transfers t, day
+          where t.status in ('successful', 'failed') and t.updated_at >= day.starts and t.updated_at < day.ends
+         union all
+         select 'inbound_credit', c.transaction_reference, c.session_id, c.amount_minor, 'successful', c.provider,
+                v.bank_code, c.account_number, c.created_at
+           from ${SCHEMA}.inbound_credits c
+           join day on c.created_at >= day.starts and c.created_at < day.ends
+           left join ${SCHEMA}.virtual_accounts v on v.provider = c.provider and v.account_number = c.account_number
+       )
+       select r.kind, r.reference, r.session_id, coalesce(a.amount_minor, r.amount_minor) as amount_minor, r.status,
+              r.provider, r.bank_code, r.account_number, to_char(r.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as value_time
+         from recorded r left join amended a on a.reference = r.reference
+        where r.reference not in (select reference from forgotten)
+       union all
+       select i.kind, i.reference, i.session_id, i.amount_minor, i.status, i.provider, i.bank_code, i.account_number,
+              to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+         from ${SCHEMA}.statement_adjustments i
+        where i.action = 'invent' and i.value_date = $1::date
+       order by value_time, reference`,
+      [date],
+    );
+    return rows.map((row) => ({ ...row, amount_minor: Number(row.amount_minor) }));
+  }
+
+  async adjustStatement(adjustment: StatementAdjustment): Promise<void> {
+    if (adjustment.action === 'invent') {
+      await this.pool.query(
+        `insert into ${SCHEMA}.statement_adjustments
+           (action, reference, kind, value_date, session_id, amount_minor, status, provider, bank_code, account_number,
+            created_at)
+         values ('invent', $1, $2, $3::date, $4, $5, $6, $7, $8, $9,
+                 case when $3::date = (now() at time zone 'UTC')::date then now()
+                      else $3::date::timestamp at time zone 'UTC' + interval '12 hours' end)`,
+        [
+          adjustment.reference,
+          adjustment.kind,
+          adjustment.valueDate,
+          adjustment.sessionId,
+          adjustment.amountMinor,
+          adjustment.status,
+          adjustment.provider,
+          adjustment.bankCode,
+          adjustment.accountNumber,
+        ],
+      );
+      return;
+    }
+    await this.pool.query(
+      `insert into ${SCHEMA}.statement_adjustments (action, reference, amount_minor) values ($1, $2, $3)`,
+      [adjustment.action, adjustment.reference, adjustment.action === 'amend' ? adjustment.amountMinor : null],
+    );
+  }
+
+  /** Whether the bank knows a transaction by this reference (a transfer's or a credit's). */
+  async knowsReference(reference: string): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `select 1 from ${SCHEMA}.transfers where reference = $1
+       union all select 1 from ${SCHEMA}.inbound_credits where transaction_reference = $1`,
+      [reference],
+    );
+    return rows.length > 0;
   }
 
   async nextSerial(provider: string, base: number): Promise<number> {

@@ -158,6 +158,21 @@ export async function listDiscrepancies(em: EntityManager, options: { all: boole
   return rows.map((row) => view(row, row));
 }
 
+/** Late bank answers still open, and those received in [from, to): the reconciliation report counts them. */
+export async function discrepancyCounts(
+  em: EntityManager,
+  from: Date,
+  to: Date,
+): Promise<{ open: number; received_on_day: number }> {
+  const [row] = await em.execute<{ open: string; received: string }[]>(
+    `select count(*) filter (where settled_at is null) as open,
+            count(*) filter (where received_at >= ? and received_at < ?) as received
+       from transfer_discrepancies`,
+    [from, to],
+  );
+  return { open: Number(row?.open ?? 0), received_on_day: Number(row?.received ?? 0) };
+}
+
 export interface Settlement {
   discrepancy: DiscrepancyView;
   status: BooksStatus;

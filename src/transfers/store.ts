@@ -53,6 +53,28 @@ export const AbandonedReservation = tableEntity('AbandonedReservation', 'abandon
 
 export const transferEntities = [Transfer, TransferResolution, AbandonedReservation];
 
+/**
+ * The transfers the bank has seen (they carry its session id) that ended in [from, to), for
+ * reconciliation against the bank's statement of that day.
+ */
+export async function transfersEndedBetween(em: EntityManager, from: Date, to: Date): Promise<TransferRow[]> {
+  return em.find(
+    Transfer,
+    { status: { $in: ['completed', 'failed'] }, session_id: { $ne: null }, completed_at: { $gte: from, $lt: to } },
+    { orderBy: { completed_at: 'asc', id: 'asc' } },
+  );
+}
+
+/** Transfers by id, or by the bank's session id, whatever their status or day. */
+export async function transfersByIdOrSession(
+  em: EntityManager,
+  ids: readonly string[],
+  sessionIds: readonly string[],
+): Promise<TransferRow[]> {
+  if (!ids.length && !sessionIds.length) return [];
+  return em.find(Transfer, { $or: [{ id: { $in: [...ids] } }, { session_id: { $in: [...sessionIds] } }] });
+}
+
 /** `lock`: a row lock for the caller's transaction (settling, reversing, correcting). */
 export async function findTransfer(
   em: EntityManager,

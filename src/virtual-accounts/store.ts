@@ -43,6 +43,8 @@ export const InboundCreditRecord = tableEntity('InboundCreditRecord', 'inbound_c
   sender_name: p.string().nullable(),
   status: p.enum(['applied', 'refused'] as const),
   refusal_reason: p.string().nullable(),
+  /** The bank's session id (credits recorded before migration 0013 have none). */
+  session_id: p.string().nullable(),
   ...createdAt(),
 });
 
@@ -165,6 +167,65 @@ export async function recordCredit(
     .ignore()
     .execute<{ affectedRows: number }>('run');
   return inserted.affectedRows > 0;
+}
+
+/** An inbound credit with the tenant of the account it reached (null when no account was found). */
+export type CreditWithTenant = InferEntity<typeof InboundCreditRecord> & { tenant_id: string | null };
+
+async function withTenants(
+  em: EntityManager,
+  credits: InferEntity<typeof InboundCreditRecord>[],
+): Promise<CreditWithTenant[]> {
+  const accountIds = [...new Set(credits.flatMap((credit) => credit.virtual_account_id ?? []))];
+  const accounts = accountIds.length
+    ? await em.find(VirtualAccount, { id: { $in: accountIds } }, { fields: ['id', 'tenant_id'] })
+    : [];
+  const tenantOf = new Map(accounts.map((account) => [account.id, account.tenant_id]));
+  return credits.map((credit) => ({
+    ...credit,
+    tenant_id: credit.virtual_account_id ? (tenantOf.get(credit.virtual_account_id) ?? null) : null,
+  }));
+}
+
+/** Credits recorded in [from, to), applied or refused, for reconciliation against the bank's statement. */
+export async function creditsReceivedBetween(em: EntityManager, from: Date, to: Date): Promise<CreditWithTenant[]> {
+  return withTenants(
+    em,
+    await em.find(
+      InboundCreditRecord,
+      { created_at: { $gte: from, $lt: to } },
+      { orderBy: { created_at: 'asc', id: 'asc' } },
+    ),
+  );
+}
+
+/** Credits by the bank's transaction reference or session id, whatever their day. */
+export async function creditsByReferenceOrSession(
+  em: EntityManager,
+  references: readonly string[],
+  sessionIds: readonly string[],
+): Promise<CreditWithTenant[]> {
+  if (!references.length && !sessionIds.length) return [];
+  return withTenants(
+    em,
+    await em.find(InboundCreditRecord, {
+      $or: [{ transaction_reference: { $in: [...references] } }, { session_id: { $in: [...sessionIds] } }],
+    }),
+  );
+}
+
+/** The tenants owning accounts, keyed `provider:account_number` (accounts not found are left out). */
+export async function tenantsOfAccounts(
+  em: EntityManager,
+  accounts: readonly { provider: string; accountNumber: string }[],
+): Promise<Map<string, string>> {
+  if (!accounts.length) return new Map();
+  const rows = await em.find(
+    VirtualAccount,
+    { $or: accounts.map((account) => ({ provider: account.provider, account_number: account.accountNumber })) },
+    { fields: ['provider', 'account_number', 'tenant_id'] },
+  );
+  return new Map(rows.map((row) => [`${row.provider}:${row.account_number}`, row.tenant_id]));
 }
 
 /** Adds a credit to the account's totals. */

@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'card.funded',
   'card.funding_failed',
   'identity.customer.created',
+  'reconciliation.completed',
+  'reconciliation.mismatch',
 ] as const;
 
 export function isDeliveryEvent(type: string): boolean {

@@ -34,7 +34,12 @@ useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 300 } }, (st
 
 const admin = (...args: string[]) =>
   runAdmin(
-    { DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), GATEWAY_OPERATOR: 'ops-test' },
+    {
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      GATEWAY_OPERATOR: 'ops-test',
+    },
     ...args,
   );
 
@@ -196,6 +201,23 @@ describe('a late bank answer that contradicts the books', () => {
     expect(await systemBalances()).toEqual(system);
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_reverse']);
     expect(await publicStatus(tenant.apiKey, id)).toBe('failed');
+
+    // The day's reconciliation counts it, and finds the bank's word against ours on the same transfer.
+    const reconciled = await admin('reconcile', 'run', '--date', new Date().toISOString().slice(0, 10));
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    expect(reconciled.json.discrepancies).toEqual({ open: 1, received_on_day: 1 });
+    expect(reconciled.json.mismatches).toEqual([
+      expect.objectContaining({
+        outcome: 'status_differs',
+        reference: id,
+        transfer_id: id,
+        bank_status: 'successful',
+        our_status: 'failed',
+        bank_amount_minor: 300_000,
+        our_amount_minor: 300_000,
+      }),
+    ]);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
 
     const settled = await settleDiscrepancy(id, 'bank statement shows it paid', '--operator', 'ops-lead');
     expect(settled.code).toBe(0);

@@ -42,6 +42,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,balancer' })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads RECONCILIATION_TIME as a UTC time or off, 02:00 by default, and names it otherwise', () => {
+    expect(loadConfig({}).RECONCILIATION_TIME).toBe('02:00');
+    expect(loadConfig({ RECONCILIATION_TIME: '23:59' }).RECONCILIATION_TIME).toBe('23:59');
+    expect(loadConfig({ RECONCILIATION_TIME: 'off' }).RECONCILIATION_TIME).toBe('off');
+    for (const bad of ['24:00', '2:00', '02:60', '02:00Z', 'daily']) {
+      expect(() => loadConfig({ RECONCILIATION_TIME: bad })).toThrow(
+        'RECONCILIATION_TIME: must be a UTC time such as 02:00, or off',
+      );
+    }
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
