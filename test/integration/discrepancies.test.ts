@@ -7,12 +7,11 @@ import type { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
 import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
-import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -32,16 +31,7 @@ useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 300 } }, (st
   ({ db, app, bank, client } = stack);
 });
 
-const admin = (...args: string[]) =>
-  runAdmin(
-    {
-      DATABASE_URL: db.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-      GATEWAY_OPERATOR: 'ops-test',
-    },
-    ...args,
-  );
+const admin = (...args: string[]) => stack.admin(...args);
 
 /** An operator's decision on a held transfer, as when the bank has gone silent on it. */
 const resolveTransfer = (transferId: string, outcome: 'failed' | 'successful', note: string) =>

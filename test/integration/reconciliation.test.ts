@@ -4,13 +4,12 @@
 // each tenant hears of its own, and not a kobo moves. The Schedule and an unavailable statement too.
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { ensureReconciliationSchedule } from '../../src/reconciliation/schedule.ts';
 import { dayBefore, reconciliationScheduleId } from '../../workflows/reconciliation-definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
-import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -29,16 +28,7 @@ useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (st
   ({ db, app, bank, client } = stack);
 });
 
-const admin = (...args: string[]) =>
-  runAdmin(
-    {
-      DATABASE_URL: db.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-      GATEWAY_OPERATOR: 'ops-test',
-    },
-    ...args,
-  );
+const admin = (...args: string[]) => stack.admin(...args);
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -12,6 +12,7 @@ import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks
 import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './global-setup.ts';
+import { type CliResult, runAdmin } from './cli.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from './worker.ts';
 
@@ -23,6 +24,8 @@ export interface GatewayStack {
   client: Client;
   /** Providers as the worker sees them (the sandbox bank over HTTP). */
   providers(): Providers;
+  /** The operator CLI against this stack (its database, Temporal and task queue), as operator `ops-test`. */
+  admin(...args: string[]): Promise<CliResult>;
   /** Stops the worker, as a crash would leave its workflows: waiting for another. */
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
@@ -112,6 +115,16 @@ export async function startGatewayStack(options: {
     bank,
     client: new Client({ connection }),
     providers,
+    admin: (...args) =>
+      runAdmin(
+        {
+          DATABASE_URL: db.url,
+          TEMPORAL_ADDRESS: temporalAddress,
+          TEMPORAL_TASK_QUEUE: options.taskQueue,
+          GATEWAY_OPERATOR: 'ops-test',
+        },
+        ...args,
+      ),
     startWorker,
     stopWorker,
     async close() {
