@@ -90,11 +90,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       redact: ['req.headers.authorization'],
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
-    // One line per request, written when it is answered (below), instead of Fastify's two.
-    disableRequestLogging: true,
     genReqId: requestIdFor,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // One line per request, written when it is answered (below), instead of Fastify's two. Given
+    // to the log controller: beside it, Fastify ignores the top-level disableRequestLogging.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     // Only the proxies named in TRUST_PROXY may set the client address (rate limits per address).
     trustProxy: deps.config.TRUST_PROXY.length > 0 ? deps.config.TRUST_PROXY : false,
