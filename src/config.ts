@@ -89,6 +89,15 @@ const EnvSchema = z
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
     /** How long an API key that resolved is remembered (0: looked up on every request). */
     API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
+    /**
+     * Where traces go (OTLP over HTTP, `…/v1/traces` below this URL). Unset: tracing is off, no
+     * SDK is started and nothing is traced (src/telemetry/tracing.ts).
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+      .optional(),
+    /** The traces' service.name; by default naira-gateway-api or naira-gateway-worker. */
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;
