@@ -12,6 +12,7 @@ import { Migration0009IdempotencyLeases } from './0009-idempotency-leases.ts';
 import { Migration0010AbandonedReservations } from './0010-abandoned-reservations.ts';
 import { Migration0011EventNotify } from './0011-event-notify.ts';
 import { Migration0012AdminAudit } from './0012-admin-audit.ts';
+import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -26,4 +27,5 @@ export const migrations = [
   Migration0010AbandonedReservations,
   Migration0011EventNotify,
   Migration0012AdminAudit,
+  Migration0014EventTraceContext,
 ];
