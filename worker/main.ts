@@ -24,7 +24,7 @@ assertNodeVersion();
 const config = loadConfig();
 const require = createRequire(import.meta.url);
 // Off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the workflow bundle,
-// the worker and both clients get Temporal's tracing interceptors (src/telemetry/temporal.ts).
+// the worker and its client get Temporal's tracing interceptors (src/telemetry/temporal.ts).
 const tracing = await startTracing(config, 'naira-gateway-worker', (message) =>
   console.error(JSON.stringify({ level: 40, time: Date.now(), service: 'worker', msg: `tracing: ${message}` })),
 );

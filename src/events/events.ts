@@ -35,7 +35,7 @@ export interface EventInput {
   payload: Record<string, unknown>;
 }
 
-/** The active span's W3C traceparent (none when tracing is off: the API's propagator is a no-op then). */
+/** The active span's W3C traceparent; none when tracing is off (OpenTelemetry's propagator is a no-op). */
 function activeTraceparent(): string | null {
   const carrier: { traceparent?: string } = {};
   propagation.inject(context.active(), carrier);
