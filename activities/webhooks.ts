@@ -1,5 +1,6 @@
 // Webhook delivery attempts: sign the event, POST it (15 s timeout, redirects not followed), and
 // record the attempt, the delivery's new state and the event.delivery.* event in one transaction.
+// With tracing on, the POST is a client span `POST webhook` under the attempt's activity span.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { findEvent, recordEvent } from '../src/events/events.ts';
 import {
@@ -14,6 +15,7 @@ import { DestinationRefused, type EgressPolicy, checkDestination } from '../src/
 import { isDeliveryEvent } from '../src/webhooks/event-types.ts';
 import { decryptSecret } from '../src/webhooks/secrets.ts';
 import { postPinned } from '../src/webhooks/pinned-post.ts';
+import { withHttpClientSpan } from '../src/telemetry/http-client-span.ts';
 import { webhookHeaders } from '../src/webhooks/signing.ts';
 import type { AttemptResult } from '../workflows/webhook-delivery-definitions.ts';
 
@@ -129,7 +131,15 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       try {
         // Checked again at every attempt, after DNS resolution: the name may point elsewhere now.
         const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.egress);
-        const response = await postPinned(url, addresses, headers, body, deps.timeoutMs);
+        const response = await withHttpClientSpan(
+          'POST webhook',
+          {
+            method: 'POST',
+            url,
+            attributes: { 'gateway.delivery_id': input.deliveryId, 'gateway.attempt': input.attemptNumber },
+          },
+          () => postPinned(url, addresses, headers, body, deps.timeoutMs),
+        );
         statusCode = response.status;
         responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);
         const header = response.headers['retry-after'];

@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Tracer } from '@opentelemetry/api';
 import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.ts';
@@ -21,6 +22,8 @@ import { registerGracefulClose } from './http/shutdown.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
+import { registerRequestTracing } from './http/tracing.ts';
+import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';
 import { walletRoutes } from './wallet/routes.ts';
 import { bankRoutes } from './banks/routes.ts';
@@ -70,6 +73,11 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   /** Prometheus metrics this app records into (src/metrics/metrics.ts); made here when absent. */
   metrics?: GatewayMetrics;
+  /**
+   * Given when tracing is on (src/telemetry/tracing.ts): requests become server spans and the
+   * Temporal client carries their context into workflows. Absent: neither hook nor interceptor.
+   */
+  tracer?: Tracer;
 }
 
 declare module 'fastify' {
@@ -90,11 +98,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       redact: ['req.headers.authorization'],
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
-    // One line per request, written when it is answered (below), instead of Fastify's two.
-    disableRequestLogging: true,
     genReqId: requestIdFor,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // One line per request, written when it is answered (below), instead of Fastify's two. Given
+    // to the log controller: beside it, Fastify ignores the top-level disableRequestLogging.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     // Only the proxies named in TRUST_PROXY may set the client address (rate limits per address).
     trustProxy: deps.config.TRUST_PROXY.length > 0 ? deps.config.TRUST_PROXY : false,
@@ -107,6 +115,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // First, so that every other hook and the handler run inside the request's span.
+  if (deps.tracer) registerRequestTracing(app, deps.tracer);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -174,7 +184,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
   walletRoutes(app, { orm: deps.orm });
-  const client = new Client({ connection: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
+  const client = new Client({
+    connection: deps.temporal,
+    namespace: deps.config.TEMPORAL_NAMESPACE,
+    ...(deps.tracer ? { interceptors: workflowClientTracing() } : {}),
+  });
   const transfers = new TransferService({
     orm: deps.orm,
     client,

@@ -94,6 +94,15 @@ const EnvSchema = z
       .string()
       .regex(/^(?:(?:[01]\d|2[0-3]):[0-5]\d|off)$/, 'must be a UTC time such as 02:00, or off')
       .default('02:00'),
+    /**
+     * Where traces go (OTLP over HTTP, `…/v1/traces` below this URL). Unset: tracing is off, no
+     * SDK is started and nothing is traced (src/telemetry/tracing.ts).
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+      .optional(),
+    /** The traces' service.name; by default naira-gateway-api or naira-gateway-worker. */
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;

@@ -11,9 +11,14 @@ import { createProviders } from './providers/registry.ts';
 import { egressPolicyFor } from './webhooks/destinations.ts';
 import { serveMetrics } from './metrics/server.ts';
 import { assertNodeVersion } from './stack/node-version.ts';
+import { startTracing } from './telemetry/tracing.ts';
 
 assertNodeVersion();
 const config = loadConfig();
+// Before anything else is built: off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+const tracing = await startTracing(config, 'naira-gateway-api', (message) =>
+  console.error(JSON.stringify({ level: 40, time: Date.now(), service: 'api', msg: `tracing: ${message}` })),
+);
 const orm = await openOrm({
   databaseUrl: config.databaseUrl,
   poolMax: config.DATABASE_POOL_MAX,
@@ -29,7 +34,9 @@ const app = await buildApp({
   providers: createProviders(config),
   dispatcher,
   egress: egressPolicyFor(config),
+  ...(tracing ? { tracer: tracing.tracer } : {}),
 });
+if (tracing) app.log.info({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on: spans exported over OTLP');
 
 /** Set once GET /metrics is served: closed first on shutdown. */
 const served: { metrics?: Server } = {};
@@ -48,6 +55,8 @@ async function shutdown(signal: string) {
     await app.close();
     await temporal.close();
     await orm.close();
+    // The last requests' spans leave before the process does.
+    await tracing?.shutdown();
   } finally {
     process.exit(0);
   }

@@ -18,10 +18,17 @@ import { createProviders } from '../src/providers/registry.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
 import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts';
+import { WORKFLOW_TRACING_MODULES, workerTracing, workflowClientTracing } from '../src/telemetry/temporal.ts';
+import { startTracing } from '../src/telemetry/tracing.ts';
 
 assertNodeVersion();
 const config = loadConfig();
 const require = createRequire(import.meta.url);
+// Off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the workflow bundle,
+// the worker and its client get Temporal's tracing interceptors (src/telemetry/temporal.ts).
+const tracing = await startTracing(config, 'naira-gateway-worker', (message) =>
+  console.error(JSON.stringify({ level: 40, time: Date.now(), service: 'worker', msg: `tracing: ${message}` })),
+);
 
 Runtime.install({
   telemetryOptions: {
@@ -38,10 +45,15 @@ const connection = await NativeConnection.connect({ address: config.temporalAddr
 const bundle = await bundleWorkflowCode({
   workflowsPath: require.resolve('../workflows/index.ts'),
   logger: new DefaultLogger('WARN'),
+  ...(tracing ? { workflowInterceptorModules: WORKFLOW_TRACING_MODULES } : {}),
 });
 // A client for the activities that start workflows, and for the event fan-out below.
 const clientConnection = await Connection.connect({ address: config.temporalAddress });
-const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+const client = new Client({
+  connection: clientConnection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  ...(tracing ? { interceptors: workflowClientTracing() } : {}),
+});
 // The daily reconciliation Schedule (src/reconciliation/schedule.ts): payments go on without it.
 try {
   const change = await ensureReconciliationSchedule(client, {
@@ -83,6 +95,7 @@ const worker = await Worker.create({
       egress: egressPolicyFor(config),
     },
   }),
+  ...(tracing ? workerTracing(tracing) : {}),
 });
 console.error(
   JSON.stringify({
@@ -90,6 +103,7 @@ console.error(
     service: 'worker',
     msg: 'worker running',
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
     time: Date.now(),
   }),
 );
@@ -110,4 +124,6 @@ try {
   await clientConnection.close();
   await connection.close();
   await orm.close();
+  // Spans still buffered (the last activities, workflows that just ended) leave before the process does.
+  await tracing?.shutdown();
 }

@@ -5,6 +5,7 @@
 // several fan-out loops share the table without a transaction held open.
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, p } from '@mikro-orm/core';
+import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
@@ -21,6 +22,8 @@ export const Event = tableEntity('Event', 'events', {
   fanout_attempts: p.integer().default(0),
   next_fanout_at: p.datetime().nullable(),
   last_fanout_error: p.string().nullable(),
+  /** The W3C traceparent of the span the event was recorded in; null when tracing is off. */
+  traceparent: p.string().nullable(),
 });
 export type EventRow = InferEntity<typeof Event>;
 
@@ -32,7 +35,17 @@ export interface EventInput {
   payload: Record<string, unknown>;
 }
 
-/** Inserts the event unless one with the same source key exists; returns its id either way. */
+/** The active span's W3C traceparent; none when tracing is off (OpenTelemetry's propagator is a no-op). */
+function activeTraceparent(): string | null {
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/**
+ * Inserts the event unless one with the same source key exists; returns its id either way. The
+ * event keeps the trace it was recorded in, where its webhook deliveries then start.
+ */
 export async function recordEvent(em: EntityManager, input: EventInput): Promise<string> {
   const [inserted] = await em
     .createQueryBuilder(Event)
@@ -42,6 +55,7 @@ export async function recordEvent(em: EntityManager, input: EventInput): Promise
       type: input.type,
       source_key: input.sourceKey,
       payload: input.payload,
+      traceparent: activeTraceparent(),
     })
     .onConflict('source_key')
     .ignore()
@@ -72,6 +86,7 @@ export interface ClaimedEvent {
   type: string;
   fanout_attempts: number;
   created_at: string;
+  traceparent: string | null;
 }
 
 /**
@@ -96,7 +111,8 @@ export async function claimDueEvents(
         for update skip locked)
      update events set fanout_claimed_by = ?, fanout_claimed_until = now() + ? * interval '1 millisecond'
        from due where events.id = due.id
-     returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at`,
+     returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at,
+               events.traceparent`,
     [limit, token, leaseMs],
   );
   // `returning` keeps no order.

@@ -1,8 +1,10 @@
 // HTTP adapters for the sandbox bank, exactly as the gateway would talk to a real switch or
 // provider: every call has a timeout; network errors, timeouts, 5xx, 408, 425 and 429 are
 // transient; a 4xx refusal is definitive only when its response code says so. Response codes are
-// mapped through src/providers/codes.ts, and the raw code is kept on errors.
+// mapped through src/providers/codes.ts, and the raw code is kept on errors. With tracing on,
+// each call is a client span named by its method and route (`POST /nip/transfers`).
 import { z } from 'zod';
+import { withHttpClientSpan } from '../telemetry/http-client-span.ts';
 import { meaningOf, submissionRefusal } from './codes.ts';
 import {
   type AllocateVirtualAccountInput,
@@ -59,21 +61,39 @@ const StatementAnswer = z.object({
   ),
 });
 
+/** A path with the route it was made from: spans are named by the route, never by an id in the path. */
+interface RoutedPath {
+  route: string;
+  path: string;
+}
+
+/** `/nip/transfers/{reference}` with its parameters filled in, encoded. */
+function routed(route: string, params: Record<string, string>): RoutedPath {
+  return { route, path: route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) };
+}
+
 async function call(
   provider: string,
   options: SandboxHttpOptions,
   method: 'GET' | 'POST',
-  path: string,
+  target: string | RoutedPath,
   body?: unknown,
 ): Promise<{ status: number; answer: BankAnswer }> {
+  const { route, path } = typeof target === 'string' ? { route: target, path: target } : target;
   let response: Response;
   try {
-    response = await fetch(`${options.baseUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
+    const url = new URL(`${options.baseUrl}${path}`);
+    response = await withHttpClientSpan(
+      `${method} ${route}`,
+      { method, url, attributes: { 'http.route': route, 'gateway.provider': provider } },
+      () =>
+        fetch(url, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(options.timeoutMs),
+        }),
+    );
   } catch (cause) {
     const timedOut = cause instanceof DOMException && cause.name === 'TimeoutError';
     throw new ProviderError(
@@ -194,7 +214,7 @@ export class SandboxBankSwitch implements BankSwitch {
       this.name,
       this.options,
       'GET',
-      `/nip/transfers/${encodeURIComponent(reference)}`,
+      routed('/nip/transfers/{reference}', { reference }),
     );
     return statusFrom(this.name, answer, status);
   }
@@ -204,7 +224,7 @@ export class SandboxBankSwitch implements BankSwitch {
       this.name,
       this.options,
       'GET',
-      `/statements/settlement/${encodeURIComponent(date)}`,
+      routed('/statements/settlement/{date}', { date }),
     );
     if (status >= 400) throw this.rejected(answer, status);
     const parsed = StatementAnswer.safeParse(answer.statement);
@@ -281,7 +301,7 @@ export class SandboxVirtualAccountProvider implements VirtualAccountProvider {
       this.name,
       this.options,
       'POST',
-      `/providers/${this.name}/virtual-accounts/${encodeURIComponent(accountNumber)}/close`,
+      routed(`/providers/${this.name}/virtual-accounts/{account_number}/close`, { account_number: accountNumber }),
       reason ? { reason } : {},
     );
     if (status >= 400) {
@@ -304,7 +324,9 @@ export class SandboxVirtualAccountProvider implements VirtualAccountProvider {
       this.name,
       this.options,
       'POST',
-      `/control/providers/${this.name}/virtual-accounts/${encodeURIComponent(accountNumber)}/credits`,
+      routed(`/control/providers/${this.name}/virtual-accounts/{account_number}/credits`, {
+        account_number: accountNumber,
+      }),
       {
         amount_minor: credit.amountMinor,
         ...(credit.senderName ? { sender_name: credit.senderName } : {}),
@@ -334,8 +356,8 @@ export class SandboxCardProcessor implements CardProcessor {
     this.options = options;
   }
 
-  private async post(path: string, body: unknown): Promise<BankAnswer> {
-    const { status, answer } = await call(this.name, this.options, 'POST', path, body);
+  private async post(target: string | RoutedPath, body: unknown): Promise<BankAnswer> {
+    const { status, answer } = await call(this.name, this.options, 'POST', target, body);
     if (status >= 400) {
       throw new ProviderError(
         this.name,
@@ -357,11 +379,14 @@ export class SandboxCardProcessor implements CardProcessor {
   }
 
   async setLocked(cardReference: string, locked: boolean): Promise<void> {
-    await this.post(`/cards/${encodeURIComponent(cardReference)}/${locked ? 'lock' : 'unlock'}`, {});
+    await this.post(
+      routed(`/cards/{card_reference}/${locked ? 'lock' : 'unlock'}`, { card_reference: cardReference }),
+      {},
+    );
   }
 
   async fund(input: { cardReference: string; reference: string; amountMinor: number }): Promise<void> {
-    await this.post(`/cards/${encodeURIComponent(input.cardReference)}/fund`, {
+    await this.post(routed('/cards/{card_reference}/fund', { card_reference: input.cardReference }), {
       reference: input.reference,
       amount_minor: input.amountMinor,
     });

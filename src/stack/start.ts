@@ -264,6 +264,9 @@ try {
           : '';
       say('stack', `  Metrics        http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics${worker}`);
     }
+    if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+      say('stack', `  Traces         OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+    }
     say('stack', '  operator CLI   npm run --silent admin -- tenant create --name acme --wallet-minor 10000000');
     say('stack', 'press Ctrl-C to stop');
   }

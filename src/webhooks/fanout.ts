@@ -13,9 +13,14 @@
 //
 // Passes run every 200 ms, and at once when PostgreSQL notifies a new event (`listen`, see
 // src/events/notifications.ts), so an event usually starts its deliveries within milliseconds.
+//
+// With tracing on, an event recorded inside a span keeps its traceparent, and its deliveries are
+// started in that trace: the delivery workflows and their attempts join the trace of the request
+// that caused the event.
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { ROOT_CONTEXT, context, propagation } from '@opentelemetry/api';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
   type ClaimedEvent,
@@ -148,8 +153,12 @@ export class EventFanout {
     try {
       const endpoints = await listeningEndpoints(em, event.tenant_id);
       let started = 0;
+      // The trace the event was recorded in (a no-op when tracing is off: nothing is extracted).
+      const trace = event.traceparent
+        ? propagation.extract(ROOT_CONTEXT, { traceparent: event.traceparent })
+        : undefined;
       for (const endpoint of endpoints.filter((candidate) => subscribes(candidate.events, event.type))) {
-        await this.deliver(event, endpoint.id);
+        await (trace ? context.with(trace, () => this.deliver(event, endpoint.id)) : this.deliver(event, endpoint.id));
         started += 1;
       }
       await markFannedOut(em, event.id);
@@ -162,7 +171,15 @@ export class EventFanout {
         this.options.retryMaxMs ?? 300_000,
       );
       const message = error instanceof Error ? error.message : String(error);
-      const fields = { eventId: event.id, tenantId: event.tenant_id, type: event.type, failures, retryInMs };
+      const fields = {
+        eventId: event.id,
+        tenantId: event.tenant_id,
+        type: event.type,
+        failures,
+        retryInMs,
+        // traceparent is 00-<trace id>-<span id>-<flags>
+        ...(event.traceparent ? { traceId: event.traceparent.split('-')[1] } : {}),
+      };
       try {
         await postponeFanout(em, event.id, token, { message, retryInMs });
       } catch (recordError) {

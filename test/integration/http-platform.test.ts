@@ -155,6 +155,7 @@ describe('request ids', () => {
         responseTime: expect.any(Number),
       }),
     );
+    expect(lines.filter((line) => line.msg === 'request completed' || line.msg === 'incoming request')).toHaveLength(1);
     const requestLines = gateway.logs.filter((line) => line.req !== undefined || line.res !== undefined);
     expect(requestLines.every((line) => typeof line.requestId === 'string')).toBe(true);
   });

@@ -1,11 +1,16 @@
 // Replays every recorded workflow history under test/fixtures/histories/ against today's workflow
 // code: a change that would break running workflows (non-determinism) fails here. Record them
 // again from real runs with `npm run record-histories` when a change is deliberately versioned.
+// They replay twice: as a worker without tracing runs them, and with the tracing interceptors of
+// a worker whose OTEL_EXPORTER_OTLP_ENDPOINT is set (turning tracing on must not break a run).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from '@temporalio/worker';
+import { Resource } from '@opentelemetry/resources';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { type ReplayWorkerOptions, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { WORKFLOW_TRACING_MODULES, workerTracing } from '../../src/telemetry/temporal.ts';
 import { WORKFLOWS_PATH, installRuntime } from '../support/worker.ts';
 
 const DIR = join(PROJECT_ROOT, 'test/fixtures/histories');
@@ -41,7 +46,7 @@ describe('recorded workflow histories', () => {
     );
   });
 
-  it('all replay against the current workflow code without non-determinism', async () => {
+  async function replayAll(options: ReplayWorkerOptions) {
     installRuntime();
     const histories = files.map((file) => ({
       workflowId: file.replace(/\.json$/, ''),
@@ -49,9 +54,30 @@ describe('recorded workflow histories', () => {
       history: JSON.parse(readFileSync(join(DIR, file), 'utf8')) as unknown,
     }));
     const results = [];
-    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories)) {
+    for await (const result of Worker.runReplayHistories(options, histories)) {
       results.push({ workflowId: result.workflowId, error: result.error ? String(result.error) : undefined });
     }
-    expect(results).toEqual(files.map((file) => ({ workflowId: file.replace(/\.json$/, ''), error: undefined })));
+    return results;
+  }
+  const replayedCleanly = files.map((file) => ({ workflowId: file.replace(/\.json$/, ''), error: undefined }));
+
+  it('all replay against the current workflow code without non-determinism', async () => {
+    expect(await replayAll({ workflowsPath: WORKFLOWS_PATH })).toEqual(replayedCleanly);
+  }, 120_000);
+
+  it('all replay with the tracing interceptors installed, and a replay exports no span', async () => {
+    const exported = new InMemorySpanExporter();
+    const { sinks } = workerTracing({
+      spanProcessor: new SimpleSpanProcessor(exported),
+      resource: Resource.default(),
+    });
+    const results = await replayAll({
+      workflowsPath: WORKFLOWS_PATH,
+      interceptors: { workflowModules: WORKFLOW_TRACING_MODULES },
+      sinks,
+    });
+    expect(results).toEqual(replayedCleanly);
+    // The spans of a run were exported when it ran; replaying it (a worker's cache evicted) sends none again.
+    expect(exported.getFinishedSpans()).toEqual([]);
   }, 120_000);
 });

@@ -53,6 +53,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('turns tracing on only with an http(s) OTEL_EXPORTER_OTLP_ENDPOINT, and names it otherwise', () => {
+    const defaults = loadConfig({});
+    expect([defaults.OTEL_EXPORTER_OTLP_ENDPOINT, defaults.OTEL_SERVICE_NAME]).toEqual([undefined, undefined]);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gw-eu' }),
+    ).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gw-eu' });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/,
+    );
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

@@ -13,6 +13,7 @@ import { Migration0010AbandonedReservations } from './0010-abandoned-reservation
 import { Migration0011EventNotify } from './0011-event-notify.ts';
 import { Migration0012AdminAudit } from './0012-admin-audit.ts';
 import { Migration0013Reconciliation } from './0013-reconciliation.ts';
+import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -28,4 +29,5 @@ export const migrations = [
   Migration0011EventNotify,
   Migration0012AdminAudit,
   Migration0013Reconciliation,
+  Migration0014EventTraceContext,
 ];
