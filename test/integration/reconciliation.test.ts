@@ -9,6 +9,7 @@ import { walletBalance } from '../../src/ledger/ledger.ts';
 import { ensureReconciliationSchedule } from '../../src/reconciliation/schedule.ts';
 import { dayBefore, reconciliationScheduleId } from '../../workflows/reconciliation-definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
+import { recordHistory } from '../support/histories.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -191,6 +192,7 @@ describe('daily reconciliation', () => {
     ]);
 
     expect(runs.map((run) => run.discrepancies)).toEqual(days.map(() => ({ open: 0, received_on_day: 0 })));
+    recordHistory('reconciliation-operator', runs[0]!.workflow_id);
     // It recorded; it moved nothing.
     expect(await ledgerState([a.tenantId, b.tenantId])).toEqual(before);
 
@@ -276,6 +278,7 @@ describe('daily reconciliation', () => {
     expect(summary).toMatchObject({ date: day, trigger: 'operator', workflow_id: pending.json.workflow_id });
     const report = await admin('reconcile', 'report', '--date', day);
     expect(report.json.run_id).toBe(summary.run_id);
+    recordHistory('reconciliation-statement-unavailable', pending.json.workflow_id);
   });
 
   it('runs every day on a Schedule that follows RECONCILIATION_TIME, reconciling the day before', async () => {
@@ -294,12 +297,13 @@ describe('daily reconciliation', () => {
     const run = await eventually(async () => {
       const rows = await db.orm.em
         .fork()
-        .execute<{ id: string; value_date: string; started_at: Date }[]>(
-          "select id, to_char(value_date, 'YYYY-MM-DD') as value_date, started_at from reconciliation_runs where trigger = 'schedule'",
+        .execute<{ id: string; value_date: string; started_at: Date; workflow_id: string }[]>(
+          "select id, to_char(value_date, 'YYYY-MM-DD') as value_date, started_at, workflow_id from reconciliation_runs where trigger = 'schedule'",
         );
       return rows[0];
     });
     expect(run.value_date).toBe(dayBefore(new Date(run.started_at)));
+    recordHistory('reconciliation-scheduled', run.workflow_id);
     expect((await admin('reconcile', 'report', '--date', run.value_date)).json).toMatchObject({
       run_id: run.id,
       trigger: 'schedule',

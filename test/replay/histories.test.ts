@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, inbound credits, account expiry and cards', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, inbound credits, account expiry, cards and reconciliation', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -42,6 +42,9 @@ describe('recorded workflow histories', () => {
         'card-lock-fund.json',
         'card-continue-as-new.json',
         'card-signalled-lock-unlock.json',
+        'reconciliation-operator.json',
+        'reconciliation-statement-unavailable.json',
+        'reconciliation-scheduled.json',
       ]),
     );
   });
