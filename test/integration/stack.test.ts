@@ -48,15 +48,10 @@ async function waitFor(stack: Stack, text: string, timeoutMs = 120_000): Promise
 
 describe('npm start', () => {
   it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
-    const [port, pgPort, temporalPort, uiPort, bankPort, metricsPort, workerMetricsPort] = (await freePorts(7)) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    // Every port the start binds is a free one: the suite must pass beside a running `npm start`.
+    const [port, pgPort, temporalPort, uiPort, httpPort, bankPort, metricsPort, workerMetricsPort] = (await freePorts(
+      8,
+    )) as [number, number, number, number, number, number, number, number];
     const env = {
       METRICS_PORT: String(metricsPort),
       WORKER_METRICS_PORT: String(workerMetricsPort),
@@ -65,6 +60,7 @@ describe('npm start', () => {
       EMBEDDED_PG_PORT: String(pgPort),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_DEV_HTTP_PORT: String(httpPort),
     };
     const first = start(env);
     // The last line of the start-up banner: the whole banner has been printed.

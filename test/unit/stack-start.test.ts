@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stackProcesses, stopLeftovers, takenPort } from '../../src/stack/leftovers.ts';
-import { closedAncestor, placeEmbeddedPostgres } from '../../src/stack/postgres-placement.ts';
+import { closedAncestor, embeddedBinariesDir, placeEmbeddedPostgres } from '../../src/stack/postgres-placement.ts';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -37,7 +37,9 @@ describe('placing embedded PostgreSQL', () => {
     const runtime = join(tempDir(0o755), 'runtime');
     const dataDir = join(closed, 'app/.data/postgres');
     const placement = placeEmbeddedPostgres({ dataDir, runtimeDir: runtime, isRoot: true });
-    expect(placement.moved).toContain(`user postgres cannot enter ${closed}`);
+    // A checkout that itself sits under a closed directory (a clone in `mktemp -d`) names that one first.
+    const first = closedAncestor(join(embeddedBinariesDir(), 'bin', 'initdb')) ?? closed;
+    expect(placement.moved).toContain(`user postgres cannot enter ${first}`);
     expect(placement.dataDir.startsWith(join(runtime, 'data'))).toBe(true);
     expect(placement.dataDir.endsWith('/postgres')).toBe(true);
     const copied = new URL('../..', placement.module).pathname;
