@@ -1,0 +1,245 @@
+// Broken object-level authorisation, tested from the route table rather than from memory: every
+// operation of the OpenAPI document whose path names an id is called with tenant B's key on tenant
+// A's real ids and on ids that exist nowhere. Each must answer 404 exactly as it answers for an id
+// that does not exist (same status, same envelope, same message once the id is masked), so B learns
+// nothing, and A's rows must be byte-for-byte what they were. A's revoked key gets 401 everywhere,
+// and a live key 403 on the sandbox routes (decisions §12). A route added later is covered without
+// editing this file, or fails here until its request body and its resource are named below.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { issueKey, revokeKey, createTenant } from '../../src/tenants/tenants.ts';
+import { postMovement } from '../../src/ledger/ledger.ts';
+import { walletFunding } from '../../src/ledger/movements.ts';
+import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { EventFanout } from '../../src/webhooks/fanout.ts';
+
+const TASK_QUEUE = `bola-${process.pid}`;
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+
+useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (started) => {
+  stack = started;
+  ({ db, app } = stack);
+});
+
+/** A valid body for each operation that takes one: B's request must reach the lookup, not stop at validation. */
+const BODIES: Record<string, unknown> = {
+  'POST /api/v1/cards/{card_id}/jit-fund': { amount_minor: 10_000, transaction_reference: 'bola-jit' },
+  'POST /api/v1/cards/{card_id}/lock': { reason: 'bola' },
+  'POST /api/v1/cards/{card_id}/unlock': { reason: 'bola' },
+  'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
+  'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
+  'POST /api/v1/webhook-deliveries/{id}/replay': {},
+};
+
+/** Which of A's resources a path's id names: the path segment before the parameter. */
+const RESOURCE_OF_SEGMENT: Record<string, string> = {
+  transfers: 'transfer',
+  'virtual-accounts': 'virtualAccount',
+  cards: 'card',
+  customers: 'customer',
+  'webhook-endpoints': 'endpoint',
+  'webhook-deliveries': 'delivery',
+  events: 'event',
+};
+
+interface Operation {
+  method: string;
+  template: string;
+  key: string;
+}
+
+async function operationsWithIds(): Promise<Operation[]> {
+  const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+    paths: Record<string, Record<string, unknown>>;
+  }>();
+  const operations: Operation[] = [];
+  for (const [template, methods] of Object.entries(document.paths)) {
+    // Tenant routes (those an API key opens) are under /api/v1; a provider's signed callbacks are not.
+    if (!template.startsWith('/api/v1/') || !/\{[^}]+\}/.test(template)) continue;
+    for (const method of Object.keys(methods)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const upper = method.toUpperCase();
+      operations.push({ method: upper, template, key: `${upper} ${template}` });
+    }
+  }
+  return operations;
+}
+
+function resourceOf(template: string): string {
+  const segments = template.split('/');
+  const index = segments.findIndex((segment) => segment.startsWith('{'));
+  const resource = RESOURCE_OF_SEGMENT[segments[index - 1] ?? ''];
+  if (!resource) throw new Error(`${template}: name the resource its id belongs to in RESOURCE_OF_SEGMENT`);
+  return resource;
+}
+
+const fill = (template: string, id: string) => template.replace(/\{[^}]+\}/, encodeURIComponent(id));
+
+function call(operation: Operation, apiKey: string, id: string): Promise<LightMyRequestResponse> {
+  const body = BODIES[operation.key];
+  if (operation.method !== 'GET' && operation.method !== 'DELETE' && body === undefined) {
+    throw new Error(`${operation.key}: give a valid body in BODIES`);
+  }
+  return app.inject({
+    method: operation.method as 'GET',
+    url: fill(operation.template, id),
+    headers: auth(apiKey),
+    ...(body !== undefined && operation.method !== 'GET' ? { payload: body as object } : {}),
+  });
+}
+
+/** The answer as B can read it, with what differs between any two requests (time, request id, the id asked for) masked. */
+function readable(response: LightMyRequestResponse, id: string) {
+  const text = response.body
+    .replaceAll(id, '<id>')
+    .replace(/"(timestamp|requestId)":"[^"]*"/g, '"$1":"…"')
+    .replace(/req_[0-9a-f]{32}/g, 'req_…');
+  return { status: response.statusCode, body: JSON.parse(text) as unknown, type: response.headers['content-type'] };
+}
+
+/** Every row of A's: tables with a tenant_id by it, the rest whole (nothing B does may touch them). */
+async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
+  const em = db.orm.em.fork();
+  const tables = await em.execute<{ table_name: string; tenant: boolean }[]>(
+    `select t.table_name, exists (select 1 from information_schema.columns c
+                                   where c.table_schema = t.table_schema and c.table_name = t.table_name
+                                     and c.column_name = 'tenant_id') as tenant
+       from information_schema.tables t
+      where t.table_schema = 'public' and t.table_type = 'BASE TABLE'
+        and t.table_name not in ('mikro_orm_migrations', 'api_keys')
+      order by t.table_name`,
+  );
+  const snapshot: Record<string, unknown[]> = {};
+  for (const { table_name: table, tenant } of tables) {
+    const rows = await em.execute<{ row: string }[]>(
+      `select row_to_json(t)::text as row from "${table}" t ${tenant ? 'where tenant_id = ?' : ''} order by 1`,
+      tenant ? [tenantId] : [],
+    );
+    snapshot[table] = rows.map((row) => row.row);
+  }
+  return snapshot;
+}
+
+describe('object-level authorisation, from the route table', () => {
+  it("answers every id route with B's key on A's ids exactly as for ids that do not exist, and changes nothing of A's", async () => {
+    const receiver: Receiver = await startReceiver();
+    // Events reach A's endpoint as in a worker process, so that A has a delivery for the routes to name.
+    const fanout = new EventFanout({
+      orm: db.orm,
+      client: stack.client,
+      taskQueue: TASK_QUEUE,
+      scheduleMs: [0],
+      jitter: 0,
+      intervalMs: 100,
+    });
+    fanout.start();
+    try {
+      const em = db.orm.em.fork();
+      const a = await createTenant(em, { name: 'A', features: ['identity_customers'] });
+      const b = await createTenant(em, { name: 'B', features: ['identity_customers'] });
+      for (const tenant of [a, b]) {
+        await postMovement(
+          em,
+          tenant.tenant.tenant_id,
+          walletFunding({ tenantId: tenant.tenant.tenant_id, reference: 'bola', amountMinor: 5_000_000 }),
+        );
+      }
+      const aKey = a.key.api_key;
+      const bKey = b.key.api_key;
+
+      // A's resources, one of each kind the routes name.
+      const endpoint = await registerEndpoint(app, aKey, {
+        url: `${receiver.url}/a`,
+        events: ['transfer.settled'],
+        signing_secret: newSigningSecret(),
+      });
+      expect(endpoint.statusCode).toBe(201);
+      const transfer = await app.inject({
+        method: 'POST',
+        url: '/api/v1/transfers',
+        headers: auth(aKey),
+        payload: transferBody('bola', { reference: 'bola-a-1' }),
+      });
+      expect(transfer.statusCode).toBe(201);
+      const account = await app.inject({
+        method: 'POST',
+        url: '/api/v1/virtual-accounts',
+        headers: auth(aKey),
+        payload: { customer_id: 'bola', account_name: 'BOLA A' },
+      });
+      expect(account.statusCode).toBe(201);
+      const card = await issueCard(app, aKey, 'bola');
+      expect(card.statusCode).toBe(201);
+      const customer = await app.inject({
+        method: 'POST',
+        url: '/api/v1/identity/customers',
+        headers: auth(aKey),
+        payload: { external_reference: 'bola-a', first_name: 'Ada', last_name: 'Obi', country: 'NG' },
+      });
+      expect(customer.statusCode).toBe(201);
+      const delivery = await eventually(async () => {
+        const list = await app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: auth(aKey) });
+        const items = list.json().data.items as { id: string; status: string }[];
+        return items.find((item) => item.status === 'succeeded');
+      });
+      const event = (await app.inject({ method: 'GET', url: '/api/v1/events', headers: auth(aKey) })).json().data
+        .items[0] as { id: string };
+      const ids: Record<string, string> = {
+        transfer: transfer.json().data.id,
+        virtualAccount: account.json().data.id,
+        card: card.json().data.id,
+        customer: customer.json().data.id,
+        endpoint: endpoint.json().data.id,
+        delivery: delivery.id,
+        event: event.id,
+      };
+      // Quiet: every event fanned out, so that nothing moves A's rows but B's requests.
+      await eventually(async () => {
+        const [row] = await db.orm.em
+          .fork()
+          .execute<{ waiting: string }[]>('select count(*) as waiting from events where fanned_out_at is null');
+        return Number(row!.waiting) === 0;
+      });
+
+      const operations = await operationsWithIds();
+      expect(operations.length).toBeGreaterThanOrEqual(15);
+      const before = await rowsOf(a.tenant.tenant_id);
+      const answers: Record<string, unknown> = {};
+      for (const operation of operations) {
+        const theirs = ids[resourceOf(operation.template)]!;
+        const nowhere = randomUUID();
+        const onTheirs = readable(await call(operation, bKey, theirs), theirs);
+        const onNothing = readable(await call(operation, bKey, nowhere), nowhere);
+        expect(onTheirs.status, `${operation.key} with B's key on A's id`).toBe(404);
+        expect(onTheirs, `${operation.key}: A's id must read as one that does not exist`).toEqual(onNothing);
+        answers[operation.key] = onTheirs.status;
+      }
+      expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
+
+      // A's own key, once revoked, opens nothing; a live key never reaches the sandbox routes.
+      const spare = await issueKey(db.orm.em.fork(), a.tenant.tenant_id, 'test');
+      await revokeKey(db.orm.em.fork(), spare.key_prefix);
+      const live = await issueKey(db.orm.em.fork(), b.tenant.tenant_id, 'live');
+      await eventually(async () => (await call(operations[0]!, spare.api_key, 'x')).statusCode === 401, 5_000);
+      for (const operation of operations) {
+        const id = ids[resourceOf(operation.template)]!;
+        expect((await call(operation, spare.api_key, id)).statusCode, `${operation.key} with a revoked key`).toBe(401);
+        if (operation.template.startsWith('/api/v1/sandbox/')) {
+          expect((await call(operation, live.api_key, id)).statusCode, `${operation.key} with a live key`).toBe(403);
+        }
+      }
+      expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
+    } finally {
+      await fanout.stop();
+      await receiver.close();
+    }
+  });
+});
