@@ -15,6 +15,8 @@ import {
   listKeys,
   listTenants,
   revokeKey,
+  rollKeys,
+  MAX_ROLL_OVERLAP_MS,
   TenantError,
   updateTenant,
 } from '../tenants/tenants.ts';
@@ -107,6 +109,7 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   tenant update --tenant ID [--daily-limit-minor N] [--feature F]... [--no-feature F]...
   key create    --tenant ID [--live]
   key revoke    --key-prefix P
+  key roll      --tenant ID [--expire-old-in 24h] [--live]   (a new key; the old ones work until then)
   wallet fund   --tenant ID --amount-minor N [--reference R]
   transfers stuck   [--older-than 15m]
   virtual-account freeze   --id ID
@@ -258,6 +261,19 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const id = tenantId(values);
       const key = await issueKey(em, id, values.live ? 'live' : 'test');
       return { tenant_id: id, ...key };
+    },
+  },
+  'key roll': {
+    mutates: true,
+    options: { tenant: { type: 'string' }, 'expire-old-in': { type: 'string' }, live: { type: 'boolean' } },
+    async run(em, values) {
+      const id = tenantId(values);
+      const raw = text(values, 'expire-old-in') ?? '24h';
+      const overlapMs = durationMs(raw, 'expire-old-in');
+      if (overlapMs > MAX_ROLL_OVERLAP_MS)
+        throw new AdminUsageError(`--expire-old-in must be at most 30d, got '${raw}'`);
+      const rolled = await rollKeys(em, id, values.live ? 'live' : 'test', overlapMs);
+      return { tenant_id: id, ...rolled.key, expiring: rolled.expiring };
     },
   },
   'key revoke': {

@@ -45,6 +45,8 @@ export const ApiKey = defineEntity({
       .fieldName('created_at')
       .onCreate(() => new Date()),
     revokedAt: p.datetime().fieldName('revoked_at').nullable(),
+    /** Set when the key is rolled: it works until then (admin key roll). */
+    expiresAt: p.datetime().fieldName('expires_at').nullable(),
   },
 });
 

@@ -28,6 +28,7 @@ const REASONS = {
   malformed: 'malformed API key: expected Authorization: Bearer sk_test_… or sk_live_…',
   unknown: 'invalid API key',
   revoked: 'this API key has been revoked',
+  expired: 'this API key has expired: it was rolled, use its successor',
 } as const;
 
 function bearerToken(request: FastifyRequest): string | undefined {

@@ -104,6 +104,7 @@ export async function listKeys(em: EntityManager, tenantId: string) {
     mode: key.mode,
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt?.toISOString() ?? null,
+    expires_at: key.expiresAt?.toISOString() ?? null,
   }));
 }
 
@@ -118,9 +119,48 @@ export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMod
     prefix: keyPrefix(apiKey),
     keyHash: hashApiKey(apiKey),
     revokedAt: null,
+    expiresAt: null,
   });
   await em.flush();
   return { key_id: row.id, api_key: apiKey, key_prefix: row.prefix, mode };
+}
+
+/** The longest overlap a roll may give the keys it replaces. */
+export const MAX_ROLL_OVERLAP_MS = 30 * 86_400_000;
+
+/**
+ * Rolls the tenant's keys of one mode: a new key now, and every key of that mode still working
+ * expires after `overlapMs` (one that already expires sooner keeps its earlier time), so that
+ * clients can move to the new key without a moment of refusals. Expiry is judged by the
+ * database's clock.
+ */
+export async function rollKeys(
+  em: EntityManager,
+  tenantId: string,
+  mode: KeyMode,
+  overlapMs: number,
+): Promise<{ key: IssuedKey; expiring: { key_id: string; key_prefix: string; expires_at: string }[] }> {
+  if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROLL_OVERLAP_MS) {
+    throw new TenantError(`the overlap must be between 0 and ${MAX_ROLL_OVERLAP_MS / 86_400_000} days`);
+  }
+  return em.transactional(async (tx) => {
+    if (!(await lockTenant(tx, tenantId))) throw new TenantError(`no tenant ${tenantId}`);
+    const expiring = await tx.execute<{ id: string; prefix: string; expires_at: Date }[]>(
+      `update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + ? * interval '1 millisecond')
+        where tenant_id = ? and mode = ? and revoked_at is null and (expires_at is null or expires_at > now())
+        returning id, prefix, expires_at`,
+      [overlapMs, tenantId, mode],
+    );
+    const key = await issueKey(tx, tenantId, mode);
+    return {
+      key,
+      expiring: expiring.map((row) => ({
+        key_id: row.id,
+        key_prefix: row.prefix,
+        expires_at: new Date(row.expires_at).toISOString(),
+      })),
+    };
+  });
 }
 
 export interface UpdateTenantInput {
@@ -174,7 +214,8 @@ export interface ResolvedKey {
   allowedAccountTypes: string[];
 }
 
-export type KeyResolution = { ok: true; key: ResolvedKey } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' };
+export type KeyResolution =
+  { ok: true; key: ResolvedKey } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<KeyResolution> {
   const mode = parseApiKey(apiKey);
@@ -184,6 +225,7 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       id: string;
       mode: KeyMode;
       revoked_at: Date | null;
+      expired: boolean;
       tenant_id: string;
       name: string;
       features: string[];
@@ -191,13 +233,14 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       allowed_account_types: string[];
     }[]
   >(
-    `select k.id, k.mode, k.revoked_at, t.id as tenant_id, t.name, t.features, t.daily_transfer_limit_minor,
+    `select k.id, k.mode, k.revoked_at, coalesce(k.expires_at <= now(), false) as expired, t.id as tenant_id, t.name, t.features, t.daily_transfer_limit_minor,
             t.allowed_account_types
        from api_keys k join tenants t on t.id = k.tenant_id where k.key_hash = ?`,
     [hashApiKey(apiKey)],
   );
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.revoked_at) return { ok: false, reason: 'revoked' };
+  if (row.expired) return { ok: false, reason: 'expired' };
   return {
     ok: true,
     key: {

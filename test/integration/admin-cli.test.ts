@@ -6,6 +6,7 @@ import { auth } from '../support/api.ts';
 import { type TestApp, createTestApp } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
 
 let db: TestDatabase;
 let gateway: TestApp;
@@ -141,6 +142,60 @@ describe('admin CLI', () => {
     expect(revoked.json).toMatchObject({ key_id: created.json.key_id, tenant_id: created.json.tenant_id });
     expect((await wallet(created.json.api_key)).status).toBe(401);
     expect((await wallet(second.json.api_key)).status).toBe(200);
+  });
+
+  it('rolls keys: the new one works at once, the old ones of that mode until the overlap ends, then 401', async () => {
+    const created = await admin('tenant', 'create', '--name', 'rolled');
+    const tenantId = created.json.tenant_id as string;
+    const second = await admin('key', 'create', '--tenant', tenantId);
+    const live = await admin('key', 'create', '--tenant', tenantId, '--live');
+    const before = Date.now();
+    const rolled = await admin('key', 'roll', '--tenant', tenantId, '--expire-old-in', '8s');
+    expect(rolled.code, rolled.stderr).toBe(0);
+    expect(rolled.json).toMatchObject({
+      tenant_id: tenantId,
+      mode: 'test',
+      api_key: expect.stringMatching(/^sk_test_/),
+    });
+    expect(rolled.json.expiring.map((key: { key_prefix: string }) => key.key_prefix).sort()).toEqual(
+      [created.json.key_prefix, second.json.key_prefix].sort(),
+    );
+    for (const key of rolled.json.expiring as { expires_at: string }[]) {
+      const at = Date.parse(key.expires_at);
+      expect(at).toBeGreaterThanOrEqual(before + 8_000 - 1_000);
+      expect(at).toBeLessThanOrEqual(Date.now() + 8_000 + 1_000);
+    }
+    // The overlap: old and new both work; then the old ones are refused, and the live key never expired.
+    expect((await wallet(rolled.json.api_key)).status).toBe(200);
+    expect((await wallet(created.json.api_key)).status).toBe(200);
+    const refused = await eventually(async () => {
+      const answer = await wallet(created.json.api_key);
+      return answer.status === 401 ? answer : undefined;
+    }, 20_000);
+    expect(refused.body.error.message).toBe('this API key has expired: it was rolled, use its successor');
+    expect((await wallet(second.json.api_key)).status).toBe(401);
+    expect((await wallet(rolled.json.api_key)).status).toBe(200);
+    expect((await wallet(live.json.api_key)).status).toBe(200);
+    const listed = (await admin('key', 'list', '--tenant', tenantId)).json.keys as Record<string, string | null>[];
+    expect(listed.map((key) => [key.key_prefix, key.mode, key.expires_at !== null])).toEqual([
+      [created.json.key_prefix, 'test', true],
+      [second.json.key_prefix, 'test', true],
+      [live.json.key_prefix, 'live', false],
+      [rolled.json.key_prefix, 'test', false],
+    ]);
+
+    // No overlap at all: the previous key stops at once (within the key cache's second).
+    const again = await admin('key', 'roll', '--tenant', tenantId, '--expire-old-in', '0s');
+    expect(again.json.expiring.map((key: { key_prefix: string }) => key.key_prefix)).toEqual([rolled.json.key_prefix]);
+    await eventually(async () => (await wallet(rolled.json.api_key)).status === 401, 5_000);
+    expect((await wallet(again.json.api_key)).status).toBe(200);
+
+    const tooLong = await admin('key', 'roll', '--tenant', tenantId, '--expire-old-in', '31d');
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain("--expire-old-in must be at most 30d, got '31d'");
+    const garbled = await admin('key', 'roll', '--tenant', tenantId, '--expire-old-in', 'tomorrow');
+    expect(garbled.code).toBe(2);
+    expect(garbled.stderr).toContain('--expire-old-in must look like 90s, 15m, 2h or 1d');
   });
 
   it('lists no transfer discrepancies on a fresh database', async () => {
@@ -287,17 +342,15 @@ describe('operator lists and the audit', () => {
       expect(keys.stdout).not.toContain(created.json.api_key as string);
       expect(keys.stdout).not.toContain('key_hash');
 
-      const audit = await books.orm.em
-        .fork()
-        .execute<
-          {
-            operator: string;
-            command: string;
-            arguments: Record<string, unknown>;
-            outcome: string;
-            error: string | null;
-          }[]
-        >('select operator, command, arguments, outcome, error from admin_audit order by at, id');
+      const audit = await books.orm.em.fork().execute<
+        {
+          operator: string;
+          command: string;
+          arguments: Record<string, unknown>;
+          outcome: string;
+          error: string | null;
+        }[]
+      >('select operator, command, arguments, outcome, error from admin_audit order by at, id');
       expect(audit).toEqual([
         {
           operator: 'ada',

@@ -14,6 +14,7 @@ import { Migration0011EventNotify } from './0011-event-notify.ts';
 import { Migration0012AdminAudit } from './0012-admin-audit.ts';
 import { Migration0013Reconciliation } from './0013-reconciliation.ts';
 import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
+import { Migration0015KeyExpiry } from './0015-key-expiry.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -30,4 +31,5 @@ export const migrations = [
   Migration0012AdminAudit,
   Migration0013Reconciliation,
   Migration0014EventTraceContext,
+  Migration0015KeyExpiry,
 ];
