@@ -138,7 +138,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
             url,
             attributes: { 'gateway.delivery_id': input.deliveryId, 'gateway.attempt': input.attemptNumber },
           },
-          () => postPinned(url, addresses, headers, body, deps.timeoutMs),
+          () => postPinned(url, addresses, headers, body, deps.timeoutMs, deps.egress.proxy),
         );
         statusCode = response.status;
         responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);

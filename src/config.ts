@@ -59,6 +59,13 @@ const EnvSchema = z
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
     /** Sandbox keys may send webhooks to loopback; default on, off when NODE_ENV=production. */
     WEBHOOK_ALLOW_LOOPBACK: z.stringbool({ error: 'must be true or false' }).optional(),
+    /**
+     * An egress proxy (e.g. smokescreen) that every webhook delivery goes through: CONNECT for
+     * https receivers, absolute-form requests for http ones. Unset: deliveries connect directly.
+     */
+    WEBHOOK_PROXY_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+      .optional(),
     TEMPORAL_DEV_HTTP_PORT: port.default(7243),
     /** How long a request waits for Temporal or PostgreSQL before answering 503. */
     DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),

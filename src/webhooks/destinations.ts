@@ -5,7 +5,10 @@
 // never the addresses and ports where this deployment's own services listen (API, sandbox bank,
 // Temporal, PostgreSQL): a tenant's webhook must not be able to drive the deployment. The WHATWG
 // URL parser has already turned numeric encodings (2130706433, 0x7f.1, 0177.0.0.1, 127.1) into
-// dotted form; IPv4-mapped IPv6 is unwrapped before any comparison.
+// dotted form; IPv4-mapped IPv6 is unwrapped before any comparison, and the deprecated
+// IPv4-compatible form (`::a.b.c.d`, RFC 4291 §2.5.5.1) is refused for every key, since a host with
+// automatic tunnelling or NAT64 may carry it to the IPv4 address inside. With WEBHOOK_PROXY_URL
+// set, deliveries go through that proxy, which then makes the connect-time check itself.
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
@@ -28,6 +31,19 @@ function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   return parsed;
 }
 
+/**
+ * The address's range as the guard sees it: ipaddr.js's, except that `::/96` beyond `::` and `::1`
+ * (IPv4-compatible IPv6), which ipaddr.js calls unicast, is `ipv4Compatible`.
+ */
+export function rangeOf(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+  const range = address.range();
+  if (range === 'unicast' && address.kind() === 'ipv6') {
+    const parts = (address as ipaddr.IPv6).parts;
+    if (parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
+  }
+  return range;
+}
+
 /** A service of this deployment: no webhook may be sent to where it listens. */
 export interface ProtectedTarget {
   service: string;
@@ -43,6 +59,8 @@ export interface EgressPolicy {
   allowLoopback?: boolean;
   /** Where the deployment's own services listen. Read at every check, so it may grow after start. */
   protectedTargets?: ProtectedTarget[];
+  /** WEBHOOK_PROXY_URL: every delivery goes through this proxy (which resolves the name itself). */
+  proxy?: URL;
 }
 
 export type Resolver = (host: string) => Promise<string[]>;
@@ -122,8 +140,10 @@ export async function checkDestination(
   if (addresses.length === 0) throw new DestinationRefused(`host ${host} does not resolve`);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   for (const address of addresses) {
+    if (!ipaddr.isValid(address))
+      throw new DestinationRefused(`host ${host} resolves to ${address}, not an IP address`);
     const parsed = parseAddress(address);
-    const range = parsed.range();
+    const range = rangeOf(parsed);
     if (range !== 'unicast' && !(range === 'loopback' && loopbackAllowed)) {
       throw new DestinationRefused(
         `resolves to ${address} (${range}), which is not a public address${loopbackAllowed ? ' or loopback' : ''}` +
@@ -194,7 +214,11 @@ export function protectedTargetsFor(
 }
 
 export function egressPolicyFor(
-  config: Parameters<typeof protectedTargetsFor>[0] & Pick<Config, 'webhookAllowLoopback'>,
+  config: Parameters<typeof protectedTargetsFor>[0] & Pick<Config, 'webhookAllowLoopback' | 'WEBHOOK_PROXY_URL'>,
 ): EgressPolicy {
-  return { allowLoopback: config.webhookAllowLoopback, protectedTargets: protectedTargetsFor(config) };
+  return {
+    allowLoopback: config.webhookAllowLoopback,
+    protectedTargets: protectedTargetsFor(config),
+    ...(config.WEBHOOK_PROXY_URL ? { proxy: new URL(config.WEBHOOK_PROXY_URL) } : {}),
+  };
 }

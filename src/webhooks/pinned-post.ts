@@ -1,8 +1,12 @@
 // POSTs a webhook to addresses already checked by the SSRF guard, never looking the host name up
 // again (a name that resolves to a public address for the check and to an internal one for the
-// request — DNS rebinding — cannot slip through). Redirects are not followed.
+// request — DNS rebinding — cannot slip through). Redirects are not followed. With an egress
+// proxy (WEBHOOK_PROXY_URL), the request goes through it instead — CONNECT for https, an
+// absolute-form request for http — and the proxy resolves the name and makes the final check.
 import http from 'node:http';
 import https from 'node:https';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { LookupFunction } from 'node:net';
 import { isIPv6 } from 'node:net';
 
@@ -31,15 +35,19 @@ export function postPinned(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  proxy?: URL,
 ): Promise<PinnedResponse> {
   const client = url.protocol === 'https:' ? https : http;
+  const route = proxy
+    ? { agent: url.protocol === 'https:' ? new HttpsProxyAgent(proxy) : new HttpProxyAgent(proxy) }
+    : { lookup: pinnedLookup(addresses) };
   return new Promise((resolve, reject) => {
     const request = client.request(
       url,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        lookup: pinnedLookup(addresses),
+        ...route,
         signal: AbortSignal.timeout(timeoutMs),
       },
       (response) => {

@@ -28,7 +28,11 @@ const dns = new Map<string, string[]>([
   ['localhost.', ['127.0.0.1', '::1']],
   ['rebind.test', ['93.184.216.34']],
 ]);
+// And one that answers a public address to the first question only (the registration), loopback
+// to every later one (each delivery attempt): rebinding with no race against the test.
+let rebindOnceAsked = 0;
 const resolver: Resolver = async (host) => {
+  if (host === 'rebind-once.test') return rebindOnceAsked++ === 0 ? ['93.184.216.34'] : ['127.0.0.1'];
   const found = dns.get(host);
   if (!found) throw new Error(`no such host ${host}`);
   return found;
@@ -160,6 +164,27 @@ describe('webhook egress cannot reach the deployment', () => {
     );
     expect(delivery.endpoint_status).toBeNull();
     expect(await stack.bank.store.isDown('nip')).toBe(false);
+  });
+});
+
+describe('DNS rebinding against a live key', () => {
+  it('refuses at delivery time a name that answered a public address at registration and loopback now, sending nothing', async () => {
+    const live = await createFundedTenant(db.orm, 1_000_000, 'live rebinder', 'live');
+    const port = Number(new URL(receiver.url).port);
+    const response = await registerForOwnCreation(live.apiKey, `https://rebind-once.test:${port}/rebound`);
+    expect(response.statusCode).toBe(201);
+    const delivery = await eventually(async () => {
+      const list = await getWithKey(live.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
+      const [found] = list.json().data.items;
+      return found?.attempts.length >= 1 ? found : undefined;
+    });
+    expect(delivery.attempts[0]).toMatchObject({
+      status_code: null,
+      response_body: null,
+      error: 'destination refused: resolves to 127.0.0.1 (loopback), which is not a public address',
+    });
+    expect(rebindOnceAsked).toBe(2);
+    expect(receiver.on('/rebound')).toEqual([]);
   });
 });
 

@@ -61,6 +61,8 @@ export async function startGatewayStack(options: {
   providerTimeoutMs?: number;
   bank?: { completionDelayMs?: number; hangMs?: number };
   resolver?: Resolver;
+  /** WEBHOOK_PROXY_URL: deliveries go through this proxy. */
+  webhookProxy?: URL;
   /** Another Temporal server than the run's (a test that pauses its own). */
   temporalAddress?: string;
   app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'egress'>;
@@ -72,7 +74,11 @@ export async function startGatewayStack(options: {
   const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
   // The SSRF policy of a real deployment: this stack's own services are never webhook targets.
   const protectedTargets: ProtectedTarget[] = [];
-  const egress: EgressPolicy = { protectedTargets, ...(options.resolver ? { resolve: options.resolver } : {}) };
+  const egress: EgressPolicy = {
+    protectedTargets,
+    ...(options.resolver ? { resolve: options.resolver } : {}),
+    ...(options.webhookProxy ? { proxy: options.webhookProxy } : {}),
+  };
   const gateway = await createTestApp(db.orm, {
     ...options.app,
     sandboxBankUrl,

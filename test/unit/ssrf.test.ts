@@ -1,0 +1,211 @@
+// The SSRF guard as an attacker probes it (#14): every spelling of an internal address a URL
+// parser or a resolver can produce, userinfo and trailing-dot tricks, and DNS rebinding against
+// the request itself. Live keys reach public addresses only; the address dialled is the one checked.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Resolver, checkDestination } from '../../src/webhooks/destinations.ts';
+import { postPinned } from '../../src/webhooks/pinned-post.ts';
+
+const PUBLIC = '93.184.216.34';
+
+/** DNS as the attacker sets it up. */
+const records: Record<string, string[]> = {
+  'public.example': [PUBLIC],
+  'public.example.': [PUBLIC],
+  localhost: ['127.0.0.1', '::1'],
+  'localhost.': ['127.0.0.1', '::1'],
+  'metadata.example': ['169.254.169.254'],
+  'mixed.example': [PUBLIC, '127.0.0.1'],
+  'mixed-late.example': [PUBLIC, '8.8.8.8', '10.1.2.3'],
+  'mapped.example': ['::ffff:10.0.0.1'],
+  'compatible.example': ['::7f00:1'],
+  'zoned.example': ['fe80::1%eth0'],
+  'nat64.example': ['64:ff9b::7f00:1'],
+  'garbage.example': ['not-an-address'],
+  'empty.example': [],
+};
+const resolve: Resolver = async (host) => {
+  const found = records[host];
+  if (!found) throw new Error(`ENOTFOUND ${host}`);
+  return found;
+};
+
+const refusal = (url: string, mode: 'live' | 'test' = 'live') =>
+  checkDestination(url, mode, { resolve }).then(
+    () => 'allowed',
+    (error: Error) => `${error.name}: ${error.message}`,
+  );
+
+describe('IP literals in every encoding, with a live key', () => {
+  // Each the WHATWG parser turns into an internal address; each must be refused by range.
+  it.each([
+    ['decimal', 'https://2130706433/', '127.0.0.1 (loopback)'],
+    ['hex', 'https://0x7f000001/', '127.0.0.1 (loopback)'],
+    ['hex dotted', 'https://0x7f.0x0.0x0.0x1/', '127.0.0.1 (loopback)'],
+    ['octal', 'https://0177.0.0.1/', '127.0.0.1 (loopback)'],
+    ['octal whole', 'https://017700000001/', '127.0.0.1 (loopback)'],
+    ['short form', 'https://127.1/', '127.0.0.1 (loopback)'],
+    ['short form three parts', 'https://127.0.1/', '127.0.0.1 (loopback)'],
+    ['mixed radices', 'https://0x7f.0.00.1/', '127.0.0.1 (loopback)'],
+    ['trailing dot', 'https://127.0.0.1./', '127.0.0.1 (loopback)'],
+    ['fullwidth digits', 'https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/', '127.0.0.1 (loopback)'],
+    ['circled digits', 'https://\u2460\u2461\u2466.0.0.1/', '127.0.0.1 (loopback)'],
+    ['cloud metadata decimal', 'https://2852039166/', '169.254.169.254 (linkLocal)'],
+    ['cloud metadata hex', 'https://0xa9fea9fe/', '169.254.169.254 (linkLocal)'],
+    ['private octal', 'https://012.0.0.1/', '10.0.0.1 (private)'],
+    ['private short', 'https://10.1/', '10.0.0.1 (private)'],
+    ['carrier-grade NAT', 'https://100.64.0.1/', '100.64.0.1 (carrierGradeNat)'],
+    ['zero', 'https://0/', '0.0.0.0 (unspecified)'],
+    ['broadcast', 'https://4294967295/', '255.255.255.255 (broadcast)'],
+    ['IPv6 loopback', 'https://[::1]/', '::1 (loopback)'],
+    ['IPv6 loopback long', 'https://[0:0:0:0:0:0:0:1]/', '::1 (loopback)'],
+    ['IPv6 unspecified', 'https://[::]/', ':: (unspecified)'],
+    ['IPv4-mapped', 'https://[::ffff:127.0.0.1]/', '::ffff:7f00:1 (loopback)'],
+    ['IPv4-mapped hex', 'https://[::ffff:7f00:1]/', '::ffff:7f00:1 (loopback)'],
+    ['IPv4-mapped metadata', 'https://[::ffff:169.254.169.254]/', '::ffff:a9fe:a9fe (linkLocal)'],
+    ['IPv4-compatible', 'https://[::127.0.0.1]/', '::7f00:1 (ipv4Compatible)'],
+    ['IPv4-compatible public', 'https://[::93.184.216.34]/', '::5db8:d822 (ipv4Compatible)'],
+    ['SIIT (RFC 6145)', 'https://[::ffff:0:127.0.0.1]/', '::ffff:0:7f00:1 (rfc6145)'],
+    ['NAT64', 'https://[64:ff9b::127.0.0.1]/', '64:ff9b::7f00:1 (rfc6052)'],
+    ['6to4', 'https://[2002:7f00:1::]/', '2002:7f00:1:: (6to4)'],
+    ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', '2001:0:4136:e378:8000:63bf:3fff:fdd2 (teredo)'],
+    ['link-local', 'https://[fe80::1]/', 'fe80::1 (linkLocal)'],
+    ['unique local', 'https://[fd00::1]/', 'fd00::1 (uniqueLocal)'],
+  ])('%s: %s is refused', async (_name, url, what) => {
+    expect(await refusal(url)).toBe(
+      `DestinationRefused: resolves to ${what.split(' ')[0]} ${what.split(' ')[1]}, which is not a public address`,
+    );
+  });
+
+  it('refuses IPv6 zone ids: the URL parser does not accept them, and a resolver answer with one is link-local', async () => {
+    expect(await refusal('https://[fe80::1%25eth0]/')).toBe('DestinationRefused: must be an absolute http(s) URL');
+    expect(await refusal('https://[fe80::1%eth0]/')).toBe('DestinationRefused: must be an absolute http(s) URL');
+    expect(await refusal('https://zoned.example/')).toBe(
+      'DestinationRefused: resolves to fe80::1%eth0 (linkLocal), which is not a public address',
+    );
+  });
+
+  it('refuses the IPv4-compatible form for sandbox keys too, where loopback itself is allowed', async () => {
+    expect(await refusal('http://[::127.0.0.1]:4000/', 'test')).toBe(
+      'DestinationRefused: resolves to ::7f00:1 (ipv4Compatible), which is not a public address or loopback',
+    );
+    expect(await refusal('http://compatible.example:4000/', 'test')).toBe(
+      'DestinationRefused: resolves to ::7f00:1 (ipv4Compatible), which is not a public address or loopback',
+    );
+    expect(await refusal('http://127.0.0.1:4000/', 'test')).toBe('allowed');
+  });
+});
+
+describe('names and URL tricks, with a live key', () => {
+  it.each([
+    ['credentials before a public host', 'https://user:secret@public.example/', 'must not carry credentials'],
+    ['public name as userinfo', 'https://public.example@127.0.0.1/', 'must not carry credentials'],
+    ['public name as userinfo with a port', 'https://public.example:443@127.0.0.1/', 'must not carry credentials'],
+    ['two at-signs', 'https://a@public.example@127.0.0.1/', 'must not carry credentials'],
+    ['empty userinfo', 'https://@127.0.0.1/', 'resolves to 127.0.0.1 (loopback), which is not a public address'],
+    [
+      'fragment hiding the host',
+      'https://127.0.0.1#@public.example/',
+      'resolves to 127.0.0.1 (loopback), which is not a public address',
+    ],
+    [
+      'backslash hiding the host',
+      'https://127.0.0.1\\@public.example/',
+      'resolves to 127.0.0.1 (loopback), which is not a public address',
+    ],
+    [
+      'localhost with a trailing dot',
+      'https://localhost./',
+      'resolves to 127.0.0.1 (loopback), which is not a public address',
+    ],
+    ['localhost in capitals', 'https://LOCALHOST/', 'resolves to 127.0.0.1 (loopback), which is not a public address'],
+    [
+      'a name for the metadata service',
+      'https://metadata.example/',
+      'resolves to 169.254.169.254 (linkLocal), which is not a public address',
+    ],
+    [
+      'a public and a loopback answer',
+      'https://mixed.example/',
+      'resolves to 127.0.0.1 (loopback), which is not a public address',
+    ],
+    [
+      'a private address third',
+      'https://mixed-late.example/',
+      'resolves to 10.1.2.3 (private), which is not a public address',
+    ],
+    [
+      'an IPv4-mapped private answer',
+      'https://mapped.example/',
+      'resolves to ::ffff:10.0.0.1 (private), which is not a public address',
+    ],
+    [
+      'a NAT64 answer',
+      'https://nat64.example/',
+      'resolves to 64:ff9b::7f00:1 (rfc6052), which is not a public address',
+    ],
+    [
+      'an answer that is no address',
+      'https://garbage.example/',
+      'host garbage.example resolves to not-an-address, not an IP address',
+    ],
+    ['no answer', 'https://empty.example/', 'host empty.example does not resolve'],
+    ['an unknown name', 'https://nowhere.example/', 'host nowhere.example does not resolve'],
+    ['plain http', 'http://public.example/', 'must use https with a live key'],
+    ['another scheme', 'file:///etc/passwd', 'must use https with a live key'],
+    ['no scheme', '//public.example/', 'must be an absolute http(s) URL'],
+  ])('%s: %s is refused', async (_name, url, message) => {
+    expect(await refusal(url)).toBe(`DestinationRefused: ${message}`);
+  });
+
+  it('allows a public name, with or without its trailing dot, pinned to the checked address', async () => {
+    for (const url of ['https://public.example/hook', 'https://public.example./hook', 'https://PUBLIC.example/hook']) {
+      const { addresses } = await checkDestination(url, 'live', { resolve });
+      expect(addresses).toEqual([PUBLIC]);
+    }
+  });
+});
+
+describe('DNS rebinding against the request itself', () => {
+  let server: ReturnType<typeof createServer>;
+  let port: number;
+  const hits: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      hits.push(`${request.headers.host} ${request.url}`);
+      response.writeHead(302, { location: `http://127.0.0.1:${port}/followed` }).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+  it('connects to the address that was checked, never looking the name up again, and follows no redirect', async () => {
+    // The attacker's resolver answers the check with the receiver's address, and any later
+    // question with an address that must never be dialled. The name is not in the system's DNS:
+    // a second look-up by the HTTP client would fail the request with ENOTFOUND instead.
+    const answers = [['127.0.0.1'], ['10.255.255.1']];
+    let lookups = 0;
+    const rebinding: Resolver = async () => answers[Math.min(lookups++, 1)]!;
+    const { url, addresses } = await checkDestination(`http://rebind.invalid:${port}/hook`, 'test', {
+      resolve: rebinding,
+    });
+    const response = await postPinned(url, addresses, { 'content-type': 'application/json' }, '{}', 5_000);
+    expect(lookups).toBe(1);
+    expect(response.status).toBe(302);
+    expect(hits).toEqual([`rebind.invalid:${port} /hook`]);
+  });
+
+  it('refuses at the next attempt a live name that now answers loopback', async () => {
+    let lookups = 0;
+    const rebinding: Resolver = async () => (lookups++ === 0 ? [PUBLIC] : ['127.0.0.1']);
+    await expect(
+      checkDestination('https://rebind.invalid/hook', 'live', { resolve: rebinding }),
+    ).resolves.toMatchObject({ addresses: [PUBLIC] });
+    await expect(checkDestination('https://rebind.invalid/hook', 'live', { resolve: rebinding })).rejects.toThrow(
+      'resolves to 127.0.0.1 (loopback), which is not a public address',
+    );
+  });
+});
