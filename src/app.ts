@@ -13,6 +13,7 @@ import { registerAuth } from './http/auth.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
+import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/security-headers.ts';
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
 import { clientErrorHandler } from './http/client-error.ts';
 import { registerRateLimits } from './http/rate-limits.ts';
@@ -59,6 +60,8 @@ export interface AppDeps {
     | 'webhookEncryptionKey'
     | 'webhookRetryScheduleMs'
     | 'DEPENDENCY_TIMEOUT_MS'
+    | 'HEADERS_TIMEOUT_MS'
+    | 'REQUEST_TIMEOUT_MS'
   >;
   orm: MikroORM;
   temporal: Connection;
@@ -112,6 +115,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors,
     clientErrorHandler,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Slow clients (slowloris, a body dripped a byte at a time) hold a connection no longer than
+    // these; Node answers 408 through clientErrorHandler. Checked every quarter of the headers' limit.
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: deps.config.HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(25, Math.floor(deps.config.HEADERS_TIMEOUT_MS / 4))),
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -121,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  registerSecurityHeaders(app);
   const metrics = deps.metrics ?? createMetrics(deps.orm);
   app.decorate('metrics', metrics);
   app.addHook('onResponse', async (request, reply) => {
@@ -167,7 +178,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    staticCSP: true,
+    transformStaticCSP: docsContentSecurityPolicy,
+  });
 
   const rateLimits = await registerRateLimits(app, {
     perMinute: deps.config.RATE_LIMIT_PER_MINUTE,

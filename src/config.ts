@@ -63,13 +63,15 @@ const EnvSchema = z
      * An egress proxy (e.g. smokescreen) that every webhook delivery goes through: CONNECT for
      * https receivers, absolute-form requests for http ones. Unset: deliveries connect directly.
      */
-    WEBHOOK_PROXY_URL: z
-      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-      .optional(),
+    WEBHOOK_PROXY_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     TEMPORAL_DEV_HTTP_PORT: port.default(7243),
     /** How long a request waits for Temporal or PostgreSQL before answering 503. */
     DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+    /** A client must send its request line and headers within this (slowloris), else 408. */
+    HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** …and its whole request, body included, within this, else 408. Not the time to answer it. */
+    REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     /** Per client address, for requests without a valid API key (decisions §12). */
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(120),
@@ -112,6 +114,9 @@ const EnvSchema = z
     OTEL_SERVICE_NAME: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
+    if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['HEADERS_TIMEOUT_MS'], message: 'must not exceed REQUEST_TIMEOUT_MS' });
+    }
     if (env.NODE_ENV !== 'production') return;
     // Production never falls back to the embedded, single-machine defaults.
     for (const key of [

@@ -296,14 +296,9 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
   });
 
   it('answers headers not received in time 408 REQUEST_TIMEOUT', async () => {
-    const slow = await createTestApp(db.orm);
+    // HEADERS_TIMEOUT_MS, checked every quarter of it.
+    const slow = await createTestApp(db.orm, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
     try {
-      // Node checks for timed-out connections every connectionsCheckingInterval (30 s by default).
-      slow.app.server.headersTimeout = 300;
-      // Read by Node when the server starts listening; not in @types/node.
-      (
-        slow.app.server as typeof slow.app.server & { connectionsCheckingInterval: number }
-      ).connectionsCheckingInterval = 100;
       await slow.app.listen({ host: '127.0.0.1', port: 0 });
       const slowPort = (slow.app.server.address() as { port: number }).port;
       const answer = await rawExchange('GET /api/v1/wallet HTTP/1.1\r\nHost: gateway\r\n', slowPort);
@@ -311,6 +306,114 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('slow clients (#14: slowloris, a body dripped a byte at a time)', () => {
+  /**
+   * Sends `head` at once, then `body` one byte per `everyMs` until the server answers or closes;
+   * resolves with the answer and how many body bytes had gone out by then.
+   */
+  function drip(toPort: number, head: string, body: string, everyMs: number) {
+    return new Promise<{ answer: string; sentBodyBytes: number }>((resolve, reject) => {
+      let sent = 0;
+      let answer = '';
+      let timer: NodeJS.Timeout | undefined;
+      const socket = connect(toPort, '127.0.0.1', () => {
+        socket.write(head);
+        timer = setInterval(() => {
+          if (sent < body.length && socket.writable) socket.write(body[sent++]!);
+        }, everyMs);
+      });
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('error', (error: NodeJS.ErrnoException) => {
+        // The server may reset the connection once it has answered; the answer is what counts.
+        if (answer === '') reject(error);
+      });
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ answer, sentBodyBytes: sent });
+      });
+    });
+  }
+
+  it('answers a body that does not arrive within REQUEST_TIMEOUT_MS 408, before the client has sent it, while serving others', async () => {
+    const slow = await createTestApp(db.orm, { headersTimeoutMs: 200, requestTimeoutMs: 500 });
+    try {
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const slowPort = (slow.app.server.address() as { port: number }).port;
+      const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
+      const head =
+        'POST /api/v1/edge-probe HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        `authorization: Bearer ${tenant.apiKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+      // Twenty such clients at once, a byte every 50 ms: 11 s each to finish if they were let.
+      const dripping = Array.from({ length: 20 }, () => drip(slowPort, head, body, 50));
+      // A client that sends at a normal pace is answered meanwhile.
+      const normal = await fetch(`http://127.0.0.1:${slowPort}/api/v1/wallet`, { headers: bearer(tenant.apiKey) });
+      expect(normal.status).toBe(200);
+      for (const { answer, sentBodyBytes } of await Promise.all(dripping)) {
+        expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+          error: { code: 'REQUEST_TIMEOUT' },
+        });
+        expect(sentBodyBytes).toBeLessThan(Buffer.byteLength(body));
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('answers headers dripped a byte at a time 408 within HEADERS_TIMEOUT_MS, however long they keep coming', async () => {
+    const slow = await createTestApp(db.orm, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    try {
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const slowPort = (slow.app.server.address() as { port: number }).port;
+      const headers = `GET /api/v1/wallet HTTP/1.1\r\nHost: gateway\r\n${'x-padding: slow\r\n'.repeat(40)}\r\n`;
+      const { answer, sentBodyBytes } = await drip(slowPort, '', headers, 20);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(sentBodyBytes).toBeLessThan(headers.length);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('security headers (#14)', () => {
+  it('serves the docs page under a strict CSP that forbids framing, with nosniff and no referrer', async () => {
+    const page = await fetch(`${base}/docs/static/index.html`);
+    expect(page.status).toBe(200);
+    const headers = Object.fromEntries(page.headers);
+    const csp = headers['content-security-policy'] ?? '';
+    expect(csp).toMatch(/default-src 'self'/);
+    expect(csp).toMatch(/script-src 'self'\s*;/);
+    expect(csp).toMatch(/object-src 'none'/);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(csp).toMatch(/; frame-ancestors 'none'$/);
+    expect(csp.match(/frame-ancestors/g)).toHaveLength(1);
+    expect(headers).toMatchObject({
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+    });
+  });
+
+  it('marks API answers, errors included, not to be cached or sniffed', async () => {
+    const answers = [
+      await fetch(`${base}/api/v1/wallet`, { headers: bearer(tenant.apiKey) }),
+      await fetch(`${base}/api/v1/wallet`),
+    ];
+    expect(
+      answers.map((answer) => [
+        answer.status,
+        answer.headers.get('cache-control'),
+        answer.headers.get('x-content-type-options'),
+      ]),
+    ).toEqual([
+      [200, 'no-store', 'nosniff'],
+      [401, 'no-store', 'nosniff'],
+    ]);
   });
 });
 

@@ -42,6 +42,9 @@ export interface TestAppOptions {
   extend?: (app: FastifyInstance) => void;
   /** DEPENDENCY_TIMEOUT_MS of the app (10 s by default, as in production). */
   dependencyTimeoutMs?: number;
+  /** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (10 s and 30 s by default, as in production). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
@@ -68,6 +71,8 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     webhookEncryptionKey: TEST_WEBHOOK_KEY,
     webhookRetryScheduleMs: options.webhookScheduleMs ?? [0, 500, 1_000],
     DEPENDENCY_TIMEOUT_MS: dependencyTimeoutMs,
+    HEADERS_TIMEOUT_MS: options.headersTimeoutMs ?? 10_000,
+    REQUEST_TIMEOUT_MS: options.requestTimeoutMs ?? 30_000,
   };
   const providers = createProviders({
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',

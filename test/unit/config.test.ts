@@ -42,6 +42,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,balancer' })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads the slow-client limits, 10 s for headers and 30 s for the request, and refuses headers longer than the request', () => {
+    expect(loadConfig({})).toMatchObject({ HEADERS_TIMEOUT_MS: 10_000, REQUEST_TIMEOUT_MS: 30_000 });
+    expect(loadConfig({ HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '2000' })).toMatchObject({
+      HEADERS_TIMEOUT_MS: 2_000,
+      REQUEST_TIMEOUT_MS: 2_000,
+    });
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '40000' })).toThrow(
+      /HEADERS_TIMEOUT_MS.*must not exceed REQUEST_TIMEOUT_MS/s,
+    );
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/REQUEST_TIMEOUT_MS/);
+  });
+
   it('reads RECONCILIATION_TIME as a UTC time or off, 02:00 by default, and names it otherwise', () => {
     expect(loadConfig({}).RECONCILIATION_TIME).toBe('02:00');
     expect(loadConfig({ RECONCILIATION_TIME: '23:59' }).RECONCILIATION_TIME).toBe('23:59');
