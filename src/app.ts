@@ -15,7 +15,7 @@ import { ApiKeyCache } from './tenants/key-cache.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/security-headers.ts';
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
-import { clientErrorHandler } from './http/client-error.ts';
+import { clientErrorHandler, registerEarlyAnswerClose } from './http/client-error.ts';
 import { registerRateLimits } from './http/rate-limits.ts';
 import { registerDependencyDeadline } from './http/deadlines.ts';
 import { registerHostileInputGuard } from './http/hostile-input.ts';
@@ -132,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   registerSecurityHeaders(app);
+  registerEarlyAnswerClose(app);
   const metrics = deps.metrics ?? createMetrics(deps.orm);
   app.decorate('metrics', metrics);
   app.addHook('onResponse', async (request, reply) => {

@@ -1,5 +1,5 @@
 // Requests that Node's HTTP parser refuses before Fastify sees them: a malformed request line or
-// header, a URL and headers over Node's 16 KB limit, headers not received in time. Fastify's
+// header, a URL and headers over Node's 16 KB limit, a request not received in time. Fastify's
 // `clientErrorHandler` gets only the socket, so the response is written here byte by byte, in the
 // resource-style error envelope and with an x-request-id, like every other error (decisions §12).
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
@@ -35,7 +35,7 @@ export function describeRawRequest(raw: unknown): RawRequestInfo {
 export function clientErrorFor(code: string | undefined): ApiError {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', 'the request headers were not received in time');
+      return new ApiError('request_timeout', 'the request was not received in time');
     case 'HPE_HEADER_OVERFLOW':
       return ApiError.validation(
         [{ path: 'request', message: `URL and headers must be at most ${maxHeaderSize} bytes together` }],
@@ -89,4 +89,18 @@ export function clientErrorHandler(
   const { requestId, bytes } = clientErrorResponse(error);
   this.log.info({ requestId, code: error.code }, 'malformed or timed-out request refused');
   socket.end(bytes, () => socket.destroy());
+}
+
+/**
+ * An answer given before the request's body has arrived (a 401 at onRequest, a 429…) closes the
+ * connection: otherwise Node goes on reading the body, and a client that keeps dribbling it would
+ * get a second, unasked-for answer (408) on the same connection when REQUEST_TIMEOUT_MS passes.
+ */
+export function registerEarlyAnswerClose(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw;
+    const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !raw.complete) reply.header('connection', 'close');
+    return payload;
+  });
 }

@@ -345,7 +345,7 @@ describe('slow clients (#14: slowloris, a body dripped a byte at a time)', () =>
       const slowPort = (slow.app.server.address() as { port: number }).port;
       const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
       const head =
-        'POST /api/v1/edge-probe HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        'POST /api/v1/transfers HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
         `authorization: Bearer ${tenant.apiKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
       // Twenty such clients at once, a byte every 50 ms: 11 s each to finish if they were let.
       const dripping = Array.from({ length: 20 }, () => drip(slowPort, head, body, 50));
@@ -359,6 +359,25 @@ describe('slow clients (#14: slowloris, a body dripped a byte at a time)', () =>
         });
         expect(sentBodyBytes).toBeLessThan(Buffer.byteLength(body));
       }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('closes the connection after an answer given before the body arrived, so no second answer follows', async () => {
+    const slow = await createTestApp(db.orm, { headersTimeoutMs: 200, requestTimeoutMs: 500 });
+    try {
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const slowPort = (slow.app.server.address() as { port: number }).port;
+      const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
+      // No API key: refused with 401 at once, before the body, which keeps coming a byte at a time.
+      const head =
+        'POST /api/v1/transfers HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+      const { answer, sentBodyBytes } = await drip(slowPort, head, body, 50);
+      expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 401']);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(sentBodyBytes).toBeLessThan(Buffer.byteLength(body));
     } finally {
       await slow.close();
     }
