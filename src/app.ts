@@ -28,6 +28,7 @@ import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';
 import { walletRoutes } from './wallet/routes.ts';
 import { bankRoutes } from './banks/routes.ts';
+import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
 import type { Providers } from './providers/registry.ts';
@@ -60,6 +61,7 @@ export interface AppDeps {
     | 'webhookEncryptionKey'
     | 'webhookRetryScheduleMs'
     | 'DEPENDENCY_TIMEOUT_MS'
+    | 'NAME_ENQUIRY_CACHE_MS'
     | 'HEADERS_TIMEOUT_MS'
     | 'REQUEST_TIMEOUT_MS'
   >;
@@ -241,6 +243,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   cardRoutes(app, { orm: deps.orm, cards });
   bankRoutes(app, { banks: deps.providers.banks });
+  resolveAccountRoutes(app, {
+    providers: deps.providers,
+    cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),
+  });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
     secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },

@@ -48,6 +48,8 @@ const EnvSchema = z
     GATEWAY_CALLBACK_URL: z.url().optional(),
     PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
     PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
+    /** How long an account-name resolution (GET /api/v1/banks/resolve) is kept per bank and account. */
+    NAME_ENQUIRY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
     WEBHOOK_ENCRYPTION_KEY: z
       .string()
       .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')

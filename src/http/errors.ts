@@ -13,6 +13,8 @@ export const ERRORS = {
   failed_precondition: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'failed_precondition' },
   insufficient_balance: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'insufficient_balance' },
   invalid_account: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'invalid_account' },
+  // Account-name resolution's "no such account" (decisions §11).
+  account_not_found: { status: 422, resource: 'INVALID_ACCOUNT', transfer: 'invalid_account' },
   limit_exceeded: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'limit_exceeded' },
   idempotency_key_reused: { status: 422, resource: 'IDEMPOTENCY_KEY_REUSED', transfer: 'idempotency_key_reused' },
   payload_too_large: { status: 413, resource: 'PAYLOAD_TOO_LARGE', transfer: 'payload_too_large' },

@@ -45,6 +45,8 @@ export interface TestAppOptions {
   /** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (10 s and 30 s by default, as in production). */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** NAME_ENQUIRY_CACHE_MS (60 s by default, as in production). */
+  nameEnquiryCacheMs?: number;
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
@@ -73,6 +75,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     DEPENDENCY_TIMEOUT_MS: dependencyTimeoutMs,
     HEADERS_TIMEOUT_MS: options.headersTimeoutMs ?? 10_000,
     REQUEST_TIMEOUT_MS: options.requestTimeoutMs ?? 30_000,
+    NAME_ENQUIRY_CACHE_MS: options.nameEnquiryCacheMs ?? 60_000,
   };
   const providers = createProviders({
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
