@@ -1,4 +1,4 @@
-// Cards (decisions §6 and endpoints 7–11): create, list, get, lock, unlock, JIT fund, balance and
+// Cards (decisions §6, §11 and endpoints 7–11): create, list, get, lock, unlock, JIT and direct fund, balance and
 // funding history. Operations answer 202 once the card's workflow has accepted them.
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -99,34 +99,41 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       ),
   );
 
-  typed.post(
-    '/api/v1/cards/:card_id/jit-fund',
-    {
-      config: {
-        reachesProvider: true,
-        naturalKey: (body) => {
-          const { idempotency_key: key, transaction_reference: reference } = body as Record<string, string | undefined>;
-          return key !== undefined ? `key:${key}` : reference !== undefined ? `reference:${reference}` : undefined;
+  // Direct funding (decisions §11) is jit-fund under its own name: the same body, rules,
+  // idempotency (one funding per key on the card, whichever of the two paths it came by), 202 answer
+  // and events.
+  for (const [path, summary] of [
+    ['jit-fund', 'Move money from the wallet to the card (accepted asynchronously)'],
+    ['fund', 'Top the card up from the wallet now (direct funding; same as jit-fund)'],
+  ] as const) {
+    typed.post(
+      `/api/v1/cards/:card_id/${path}`,
+      {
+        config: {
+          reachesProvider: true,
+          naturalKey: (body) => {
+            const { idempotency_key: key, transaction_reference: reference } = body as Record<
+              string,
+              string | undefined
+            >;
+            return key !== undefined ? `key:${key}` : reference !== undefined ? `reference:${reference}` : undefined;
+          },
         },
+        schema: doc(summary, { params, body: FundCardBody, response: accepted }),
       },
-      schema: doc('Move money from the wallet to the card (accepted asynchronously)', {
-        params,
-        body: FundCardBody,
-        response: accepted,
-      }),
-    },
-    async (request, reply) =>
-      reply.status(202).send(
-        ok(
-          request,
-          await deps.cards.fund(tenantOf(request).tenantId, request.params.card_id, {
-            ...request.body,
-            // The header keys the funding too, so a retry after a lost answer funds once.
-            idempotency_key: request.body.idempotency_key ?? idempotencyKeyOf(request),
-          }),
+      async (request, reply) =>
+        reply.status(202).send(
+          ok(
+            request,
+            await deps.cards.fund(tenantOf(request).tenantId, request.params.card_id, {
+              ...request.body,
+              // The header keys the funding too, so a retry after a lost answer funds once.
+              idempotency_key: request.body.idempotency_key ?? idempotencyKeyOf(request),
+            }),
+          ),
         ),
-      ),
-  );
+    );
+  }
 
   typed.get(
     '/api/v1/cards/:card_id/balance',

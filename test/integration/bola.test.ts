@@ -32,6 +32,7 @@ useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (st
 /** A valid body for each operation that takes one: B's request must reach the lookup, not stop at validation. */
 const BODIES: Record<string, unknown> = {
   'POST /api/v1/cards/{card_id}/jit-fund': { amount_minor: 10_000, transaction_reference: 'bola-jit' },
+  'POST /api/v1/cards/{card_id}/fund': { amount_minor: 10_000, transaction_reference: 'bola-fund' },
   'POST /api/v1/cards/{card_id}/lock': { reason: 'bola' },
   'POST /api/v1/cards/{card_id}/unlock': { reason: 'bola' },
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },

@@ -208,6 +208,39 @@ describe('cards', () => {
     recordHistory('card-lock-fund', cardWorkflowId(card.id));
   });
 
+  it('funds directly (POST /fund) with the rules, idempotency, answer and events of jit-fund', async () => {
+    const tenant = await createFundedTenant(db.orm, 500_000);
+    const card = await newCard(tenant.apiKey);
+    const direct = await post(tenant.apiKey, `/api/v1/cards/${card.id}/fund`, {
+      amount_minor: 120_000,
+      transaction_reference: 'direct-1',
+    });
+    expect(direct.statusCode).toBe(202);
+    expect(direct.json().data).toMatchObject({ card_id: card.id, action: 'fund', status: 'accepted' });
+    // The same transaction reference by the other path is the same funding, not a second one.
+    const again = await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
+      amount_minor: 120_000,
+      transaction_reference: 'direct-1',
+    });
+    expect(again.json().data.operation_id).toBe(direct.json().data.operation_id);
+    // Out of bounds and over the wallet: refused as jit-fund refuses them.
+    const tooSmall = await post(tenant.apiKey, `/api/v1/cards/${card.id}/fund`, { amount_minor: 99 });
+    expect(tooSmall.statusCode).toBe(400);
+    expect(tooSmall.json().error.details.fields.map((f: { path: string }) => f.path)).toEqual(['amount_minor']);
+    await post(tenant.apiKey, `/api/v1/cards/${card.id}/fund`, { amount_minor: 380_001 });
+    const items = await settled(tenant.apiKey, card.id, 2);
+    expect(items.map((i: any) => [i.amount_minor, i.status, i.failure_reason])).toEqual([
+      [380_001, 'failed', 'insufficient_balance'],
+      [120_000, 'succeeded', null],
+    ]);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(120_000);
+    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(380_000);
+    expect(await ledgerEntries(card.id)).toBe(1);
+    const types = (await get(tenant.apiKey, '/api/v1/events?limit=100')).items.map((e: { type: string }) => e.type);
+    expect(types.filter((type: string) => type === 'card.funded')).toHaveLength(1);
+    expect(types.filter((type: string) => type === 'card.funding_failed')).toHaveLength(1);
+  });
+
   it('fails a funding on a locked card or a short wallet, moving nothing', async () => {
     const tenant = await createFundedTenant(db.orm, 100_000);
     const card = await newCard(tenant.apiKey);
