@@ -9,6 +9,8 @@ import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { windowOf } from '../http/pagination.ts';
 import {
+  AutoReloadSettings,
+  AutoReloadView,
   CardBalance,
   CardList,
   CardParams,
@@ -19,6 +21,8 @@ import {
   ListCardsQuery,
   LockCardBody,
   OperationAccepted,
+  SecuritySettings,
+  UpdateCardBody,
 } from './schemas.ts';
 import type { CardService } from './service.ts';
 
@@ -66,6 +70,66 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     '/api/v1/cards/:card_id',
     { schema: doc('One card', { params, response: { 200: envelopeSchema(CardView) } }) },
     async (request) => ok(request, await deps.cards.get(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.patch(
+    '/api/v1/cards/:card_id',
+    {
+      schema: doc('Turn JIT funding from the wallet on or off', {
+        params,
+        body: UpdateCardBody,
+        response: { 200: envelopeSchema(CardView) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.cards.update(tenantOf(request).tenantId, request.params.card_id, request.body)),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id/security-settings',
+    {
+      schema: doc('The card security settings applied at authorization', {
+        params,
+        response: { 200: envelopeSchema(SecuritySettings) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.cards.securitySettings(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.put(
+    '/api/v1/cards/:card_id/security-settings',
+    {
+      schema: doc('Replace the card security settings (limits, channels, blocked merchant categories)', {
+        params,
+        body: SecuritySettings,
+        response: { 200: envelopeSchema(SecuritySettings) },
+      }),
+    },
+    async (request) =>
+      ok(
+        request,
+        await deps.cards.putSecuritySettings(tenantOf(request).tenantId, request.params.card_id, request.body),
+      ),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id/auto-reload',
+    { schema: doc('The card auto-reload settings', { params, response: { 200: envelopeSchema(AutoReloadView) } }) },
+    async (request) => ok(request, await deps.cards.autoReload(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.put(
+    '/api/v1/cards/:card_id/auto-reload',
+    {
+      schema: doc('Replace the card auto-reload settings', {
+        params,
+        body: AutoReloadSettings,
+        response: { 200: envelopeSchema(AutoReloadView) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.cards.putAutoReload(tenantOf(request).tenantId, request.params.card_id, request.body)),
   );
 
   typed.post(

@@ -45,6 +45,7 @@ export const CardView = z.object({
   id: z.string(),
   customer_id: z.string(),
   status: z.enum(['active', 'locked']),
+  jit_funding: z.boolean(),
   last4: z.string(),
   currency: z.string(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -85,3 +86,53 @@ export const CardBalance = z.object({
   available_minor: z.number().int(),
   updated_at: z.string(),
 });
+
+/** `PATCH /api/v1/cards/{card_id}`: the card's JIT funding from the wallet (decisions §11). */
+export const UpdateCardBody = z.strictObject(
+  { jit_funding: z.boolean({ error: 'is required and must be true or false' }) },
+  { error: 'must be an object with jit_funding only' },
+);
+export type UpdateCardBody = z.infer<typeof UpdateCardBody>;
+
+const LimitMinor = z
+  .number({ error: 'must be a whole number of kobo or null' })
+  .int('must be a whole number of kobo')
+  .min(1, 'must be at least 1 kobo, or null for no limit')
+  .max(Number.MAX_SAFE_INTEGER, 'is too large')
+  .nullable();
+
+/** Merchant category codes (ISO 18245): four digits. */
+export const MerchantCategory = z.string().regex(/^[0-9]{4}$/, 'must be a 4-digit merchant category code');
+
+/** Security settings (decisions §11): PUT replaces the whole object, and answers it. */
+export const SecuritySettings = z.strictObject({
+  per_transaction_limit_minor: LimitMinor,
+  daily_limit_minor: LimitMinor,
+  channels: z.strictObject({
+    pos: z.boolean({ error: 'must be true or false' }),
+    web: z.boolean({ error: 'must be true or false' }),
+    atm: z.boolean({ error: 'must be true or false' }),
+  }),
+  blocked_merchant_categories: z.array(MerchantCategory).max(1000, 'must list at most 1000 codes'),
+});
+export type SecuritySettings = z.infer<typeof SecuritySettings>;
+
+/** Auto-reload (decisions §11): PUT replaces the settings, and answers them. */
+export const AutoReloadSettings = z.strictObject({
+  enabled: z.boolean({ error: 'is required and must be true or false' }),
+  threshold_minor: z
+    .number({ error: 'is required (kobo)' })
+    .int('must be a whole number of kobo')
+    .min(0, 'must not be negative')
+    .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
+  amount_minor: z
+    .number({ error: 'is required (kobo)' })
+    .int('must be a whole number of kobo')
+    .min(MIN_CARD_FUNDING_MINOR, `must be at least ${MIN_CARD_FUNDING_MINOR} kobo (₦1)`)
+    .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
+});
+export type AutoReloadSettings = z.infer<typeof AutoReloadSettings>;
+
+/** Auto-reload as read: `amount_minor` is null until the tenant first sets it. */
+export const AutoReloadView = AutoReloadSettings.extend({ amount_minor: z.number().int().nullable() });
+export type AutoReloadView = z.infer<typeof AutoReloadView>;

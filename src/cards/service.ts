@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { cardBalance } from '../ledger/ledger.ts';
 import type { Currency } from '../ledger/money.ts';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
@@ -26,8 +26,9 @@ import {
   operationRequestedSignal,
 } from '../../workflows/card-definitions.ts';
 import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/card.ts';
-import { cardView, fundingView } from './views.ts';
-import type { CreateCardBody, FundCardBody } from './schemas.ts';
+import { autoReloadView, cardView, fundingView, securitySettingsView } from './views.ts';
+import type { AutoReloadSettings, CreateCardBody, FundCardBody, SecuritySettings, UpdateCardBody } from './schemas.ts';
+import { recordEvent } from '../events/events.ts';
 import {
   type CardRow,
   type FundingRow,
@@ -37,6 +38,8 @@ import {
   insertFunding,
   listCards,
   recordOperation,
+  type CardPolicy,
+  updateCardPolicy,
 } from './store.ts';
 import { isUuid } from '../http/ids.ts';
 
@@ -185,6 +188,76 @@ export class CardService {
       available_minor: account?.balanceMinor ?? 0,
       updated_at: (account?.updatedAt ?? card.updated_at).toISOString(),
     };
+  }
+
+  /** Replaces part of the card's policy under its row lock; `onChange` runs in the same transaction. */
+  private async setPolicy(
+    tenantId: string,
+    cardId: string,
+    policy: CardPolicy,
+    onChange?: (tx: EntityManager, before: CardRow, after: CardRow) => Promise<void>,
+  ): Promise<CardRow> {
+    if (!isUuid(cardId)) throw ApiError.notFound(`card ${cardId}`);
+    return this.deps.orm.em.fork().transactional(async (tx) => {
+      const updated = await updateCardPolicy(tx, tenantId, cardId, policy);
+      if (!updated) throw ApiError.notFound(`card ${cardId}`);
+      await onChange?.(tx, updated.before, updated.after);
+      return updated.after;
+    });
+  }
+
+  /** `PATCH /api/v1/cards/{card_id}`: JIT funding on or off. */
+  async update(tenantId: string, cardId: string, body: UpdateCardBody) {
+    return cardView(await this.setPolicy(tenantId, cardId, { jit_funding: body.jit_funding }));
+  }
+
+  async securitySettings(tenantId: string, cardId: string) {
+    return securitySettingsView(await this.row(tenantId, cardId));
+  }
+
+  /**
+   * Replaces the card's security settings whole. `card.security_settings.updated` is recorded, in
+   * the same transaction, when they change: a PUT repeated with the same settings records nothing.
+   */
+  async putSecuritySettings(tenantId: string, cardId: string, settings: SecuritySettings) {
+    const card = await this.setPolicy(
+      tenantId,
+      cardId,
+      {
+        per_transaction_limit_minor: settings.per_transaction_limit_minor,
+        daily_limit_minor: settings.daily_limit_minor,
+        channel_pos: settings.channels.pos,
+        channel_web: settings.channels.web,
+        channel_atm: settings.channels.atm,
+        // One entry per code, in a stable order.
+        blocked_merchant_categories: [...new Set(settings.blocked_merchant_categories)].sort(),
+      },
+      async (tx, before, after) => {
+        const previous = securitySettingsView(before);
+        const current = securitySettingsView(after);
+        if (JSON.stringify(previous) === JSON.stringify(current)) return;
+        await recordEvent(tx, {
+          tenantId,
+          type: 'card.security_settings.updated',
+          sourceKey: `card:${cardId}:security-settings:${randomUUID()}`,
+          payload: { card_id: cardId, security_settings: current, previous },
+        });
+      },
+    );
+    return securitySettingsView(card);
+  }
+
+  async autoReload(tenantId: string, cardId: string) {
+    return autoReloadView(await this.row(tenantId, cardId));
+  }
+
+  async putAutoReload(tenantId: string, cardId: string, settings: AutoReloadSettings) {
+    const card = await this.setPolicy(tenantId, cardId, {
+      auto_reload_enabled: settings.enabled,
+      auto_reload_threshold_minor: settings.threshold_minor,
+      auto_reload_amount_minor: settings.amount_minor,
+    });
+    return autoReloadView(card);
   }
 
   async history(tenantId: string, cardId: string) {

@@ -17,9 +17,36 @@ export const Card = tableEntity('Card', 'cards', {
   currency: p.string(),
   metadata: p.json<Record<string, unknown>>().nullable(),
   processor_reference: p.string(),
+  jit_funding: p.boolean().default(false),
+  per_transaction_limit_minor: p.bigint('number').nullable(),
+  daily_limit_minor: p.bigint('number').nullable(),
+  channel_pos: p.boolean().default(true),
+  channel_web: p.boolean().default(true),
+  channel_atm: p.boolean().default(true),
+  blocked_merchant_categories: p.array().default([]),
+  auto_reload_enabled: p.boolean().default(false),
+  auto_reload_threshold_minor: p.bigint('number').default(0),
+  auto_reload_amount_minor: p.bigint('number').nullable(),
   ...timestamps(),
 });
 export type CardRow = InferEntity<typeof Card>;
+
+/** The columns of a card's policy (decisions §11): JIT funding, security settings, auto-reload. */
+export type CardPolicy = Partial<
+  Pick<
+    CardRow,
+    | 'jit_funding'
+    | 'per_transaction_limit_minor'
+    | 'daily_limit_minor'
+    | 'channel_pos'
+    | 'channel_web'
+    | 'channel_atm'
+    | 'blocked_merchant_categories'
+    | 'auto_reload_enabled'
+    | 'auto_reload_threshold_minor'
+    | 'auto_reload_amount_minor'
+  >
+>;
 
 export const CardOperationRecord = tableEntity('CardOperationRecord', 'card_operations', {
   id: p.uuid().primary(),
@@ -75,7 +102,7 @@ export async function listCards(
 /** The issued card's row; null if an earlier attempt recorded it. */
 export async function insertCard(
   em: EntityManager,
-  card: Omit<CardRow, 'created_at' | 'updated_at'>,
+  card: Omit<CardRow, 'created_at' | 'updated_at' | keyof CardPolicy>,
 ): Promise<CardRow | null> {
   const inserted = await em.createQueryBuilder(Card).insert(card).onConflict('id').ignore().execute<Inserted>('run');
   return inserted.affectedRows > 0 ? findCard(em, card.id) : null;
@@ -85,6 +112,28 @@ export async function insertCard(
 export async function setCardStatus(em: EntityManager, id: string, status: CardRow['status']) {
   const changed = await em.nativeUpdate(Card, { id, status: { $ne: status } }, { status, updated_at: raw('now()') });
   return changed > 0 ? findCard(em, id) : null;
+}
+
+/**
+ * Replaces part of the card's policy under the card's row lock, in the caller's transaction: the
+ * card before and after, or null when the tenant has no such card.
+ */
+export async function updateCardPolicy(
+  em: EntityManager,
+  tenantId: string,
+  id: string,
+  policy: CardPolicy,
+): Promise<{ before: CardRow; after: CardRow } | null> {
+  const before = await em.findOne(
+    Card,
+    { id, tenant_id: tenantId },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+  if (!before) return null;
+  const snapshot = { ...before };
+  await em.nativeUpdate(Card, { id }, { ...policy, updated_at: raw('now()') });
+  const after = (await findCard(em, id))!;
+  return { before: snapshot, after };
 }
 
 /** A lock or unlock request, once per (card, action, idempotency key): the operation's id. */

@@ -18,10 +18,18 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const context = (error as { validationContext?: string }).validationContext;
-    const fields: FieldIssue[] = error.validation.map((issue) => ({
-      path: fieldPath(issue.instancePath, context),
-      message: issue.message ?? 'is invalid',
-    }));
+    const fields: FieldIssue[] = error.validation.flatMap((issue) => {
+      // A strict object's unknown keys: name each key, not the object that holds it.
+      const keys = (issue.params as { keys?: unknown } | undefined)?.keys;
+      if (issue.keyword === 'unrecognized_keys' && Array.isArray(keys) && keys.length > 0) {
+        const parent = fieldPath(issue.instancePath, undefined);
+        return keys.map((key) => ({
+          path: parent === 'body' ? String(key) : `${parent}.${String(key)}`,
+          message: 'is not a known field',
+        }));
+      }
+      return [{ path: fieldPath(issue.instancePath, context), message: issue.message ?? 'is invalid' }];
+    });
     return ApiError.validation(fields);
   }
   const fastifyError = error as Partial<FastifyError> | undefined;

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'card.unlocked',
   'card.funded',
   'card.funding_failed',
+  'card.security_settings.updated',
   'identity.customer.created',
   'reconciliation.completed',
   'reconciliation.mismatch',

@@ -15,6 +15,7 @@ import { Migration0012AdminAudit } from './0012-admin-audit.ts';
 import { Migration0013Reconciliation } from './0013-reconciliation.ts';
 import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
 import { Migration0015KeyExpiry } from './0015-key-expiry.ts';
+import { Migration0016CardPolicies } from './0016-card-policies.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -32,4 +33,5 @@ export const migrations = [
   Migration0013Reconciliation,
   Migration0014EventTraceContext,
   Migration0015KeyExpiry,
+  Migration0016CardPolicies,
 ];
