@@ -356,8 +356,9 @@ export class SandboxCardProcessor implements CardProcessor {
     this.options = options;
   }
 
-  private async post(target: string | RoutedPath, body: unknown): Promise<BankAnswer> {
-    const { status, answer } = await call(this.name, this.options, 'POST', target, body);
+  private async post(target: string | RoutedPath, body: unknown, timeoutMs?: number): Promise<BankAnswer> {
+    const options = timeoutMs === undefined ? this.options : { ...this.options, timeoutMs };
+    const { status, answer } = await call(this.name, options, 'POST', target, body);
     if (status >= 400) {
       throw new ProviderError(
         this.name,
@@ -390,5 +391,45 @@ export class SandboxCardProcessor implements CardProcessor {
       reference: input.reference,
       amount_minor: input.amountMinor,
     });
+  }
+
+  async simulatePurchase(
+    cardReference: string,
+    purchase: {
+      amountMinor: number;
+      merchantName: string;
+      merchantCategory: string;
+      channel: 'pos' | 'web' | 'atm';
+      authorizationId?: string | undefined;
+    },
+  ): Promise<{ authorizationId: string; decision: 'approved' | 'declined'; reason: string | null }> {
+    const answer = (await this.post(
+      routed('/control/cards/{card_reference}/purchases', { card_reference: cardReference }),
+      {
+        amount_minor: purchase.amountMinor,
+        merchant_name: purchase.merchantName,
+        merchant_category: purchase.merchantCategory,
+        channel: purchase.channel,
+        ...(purchase.authorizationId !== undefined ? { authorization_id: purchase.authorizationId } : {}),
+      },
+      // The processor itself waits up to 2 s for the gateway's decision.
+      Math.max(this.options.timeoutMs, 3_000),
+    )) as BankAnswer & { authorization_id?: string; decision?: string; reason?: string | null };
+    return {
+      authorizationId: answer.authorization_id ?? '',
+      decision: answer.decision === 'approved' ? 'approved' : 'declined',
+      reason: answer.reason ?? null,
+    };
+  }
+
+  async simulateSettlement(
+    authorizationId: string,
+    action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
+  ): Promise<{ eventId: string }> {
+    const answer = (await this.post(
+      routed(`/control/card-authorizations/{authorization_id}/${action.kind}`, { authorization_id: authorizationId }),
+      action.kind === 'clear' ? { amount_minor: action.amountMinor } : {},
+    )) as BankAnswer & { event_id?: string };
+    return { eventId: answer.event_id ?? '' };
   }
 }

@@ -137,4 +137,23 @@ export interface CardProcessor {
   setLocked(cardReference: string, locked: boolean): Promise<void>;
   /** Loads the card at the processor; idempotent on `reference`. */
   fund(input: { cardReference: string; reference: string; amountMinor: number }): Promise<void>;
+  /**
+   * Sandbox processors only: simulate a purchase — the processor asks the gateway for a decision
+   * (provider-callback path) and reports what it received (`declined`/`timeout` without one).
+   */
+  simulatePurchase?(
+    cardReference: string,
+    purchase: {
+      amountMinor: number;
+      merchantName: string;
+      merchantCategory: string;
+      channel: 'pos' | 'web' | 'atm';
+      authorizationId?: string | undefined;
+    },
+  ): Promise<{ authorizationId: string; decision: 'approved' | 'declined'; reason: string | null }>;
+  /** Sandbox processors only: have the processor send a clearing (capture) or a reversal. */
+  simulateSettlement?(
+    authorizationId: string,
+    action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
+  ): Promise<{ eventId: string }>;
 }

@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
+import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
@@ -45,6 +46,14 @@ export interface SandboxBankOptions {
   /** How long the flaky account's second attempt hangs before answering (callers time out first). */
   hangMs: number;
   logLevel?: string;
+  /**
+   * Where the card processor asks for authorization decisions (the gateway's provider-callback
+   * URL) and the secret it signs them with. Without them, every purchase is declined `timeout`.
+   */
+  authorizationUrl?: string;
+  callbackSecret?: string;
+  /** How long the processor waits for a decision (2 s, as decided). */
+  authorizationTimeoutMs?: number;
 }
 
 const digits10 = z.string().regex(/^\d{10}$/, 'must be 10 digits');
@@ -70,6 +79,14 @@ const CreditBody = z.object({
   amount_minor: z.number().int().positive(),
   sender_name: z.string().min(1).max(200).optional(),
   reference: z.string().min(1).max(100).optional(),
+});
+
+const PurchaseBody = z.object({
+  amount_minor: z.number().int().positive(),
+  merchant_name: z.string().min(1).max(200),
+  merchant_category: z.string().regex(/^\d{4}$/),
+  channel: z.enum(['pos', 'web', 'atm']),
+  authorization_id: z.string().min(1).max(100).optional(),
 });
 
 const isoDate = z.iso.date({ error: 'must be a date such as 2026-11-24' });
@@ -334,6 +351,122 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       return { response_code: NIP.success, reference: request.body.reference, ...result };
     },
   );
+
+  // ---- card purchases (the processor asks the gateway for each decision) ----
+
+  // A purchase: the processor sends the gateway a signed authorization request through the
+  // provider-callback path and waits at most 2 s. No answer in time (or no answer at all) declines
+  // it `timeout`, and the processor then sends a reversal advice (through the callback outbox,
+  // retried until the gateway takes it), as processors do, so a hold the gateway placed before it
+  // died is released. Sent with a known authorization id, the request is repeated as a
+  // processor's retry: a timed-out one keeps its `timeout`.
+  app.post(
+    '/control/cards/:cardReference/purchases',
+    { schema: { params: z.object({ cardReference: z.string() }), body: PurchaseBody } },
+    async (request, reply) => {
+      const { cardReference } = request.params;
+      const authorizationId = request.body.authorization_id ?? `auth_${randomBytes(12).toString('hex')}`;
+      const purchase = { ...request.body, authorization_id: authorizationId };
+      await store.pool.query(
+        `insert into sandbox_bank.card_authorizations (authorization_id, card_reference, request) values ($1, $2, $3)
+         on conflict (authorization_id) do nothing`,
+        [authorizationId, cardReference, JSON.stringify(purchase)],
+      );
+      const {
+        rows: [known],
+      } = await store.pool.query<{ card_reference: string; request: typeof purchase; reason: string | null }>(
+        'select card_reference, request, reason from sandbox_bank.card_authorizations where authorization_id = $1',
+        [authorizationId],
+      );
+      if (!known || known.card_reference !== cardReference) {
+        return reply.status(409).send({ message: `authorization ${authorizationId} belongs to another card` });
+      }
+      if (known.reason === 'timeout')
+        return { authorization_id: authorizationId, decision: 'declined', reason: 'timeout' };
+      const sent = known.request;
+      const answer = await askGateway({
+        event_id: `${authorizationId}:${randomBytes(4).toString('hex')}`,
+        type: 'card.authorization.request',
+        occurred_at: new Date().toISOString(),
+        data: {
+          authorization_id: authorizationId,
+          card_reference: cardReference,
+          amount_minor: sent.amount_minor,
+          currency: 'NGN',
+          merchant_name: sent.merchant_name,
+          merchant_category: sent.merchant_category,
+          channel: sent.channel,
+        },
+      });
+      const decision = answer ?? { decision: 'declined' as const, reason: 'timeout' };
+      await store.transaction(async (client) => {
+        await client.query(
+          'update sandbox_bank.card_authorizations set decision = $2, reason = $3 where authorization_id = $1',
+          [authorizationId, decision.decision, decision.reason],
+        );
+        if (!answer) {
+          await store.queueCallback(client, 'card.authorization.reversed', {
+            authorization_id: authorizationId,
+            card_reference: cardReference,
+            reason: 'timeout',
+          });
+        }
+      });
+      return { authorization_id: authorizationId, decision: decision.decision, reason: decision.reason };
+    },
+  );
+
+  for (const action of ['clear', 'reverse'] as const) {
+    app.post(
+      `/control/card-authorizations/:authorizationId/${action}`,
+      {
+        schema: {
+          params: z.object({ authorizationId: z.string().min(1).max(100) }),
+          body: action === 'clear' ? z.object({ amount_minor: z.number().int().positive() }) : z.unknown(),
+        },
+      },
+      async (request, reply) => {
+        const { authorizationId } = request.params;
+        const amount = (request.body as { amount_minor?: number } | undefined)?.amount_minor;
+        const eventId = await store.transaction((client) =>
+          store.queueCallback(
+            client,
+            action === 'clear' ? 'card.authorization.cleared' : 'card.authorization.reversed',
+            {
+              authorization_id: authorizationId,
+              ...(amount !== undefined ? { amount_minor: amount } : {}),
+            },
+          ),
+        );
+        return reply.status(202).send({ authorization_id: authorizationId, event_id: eventId });
+      },
+    );
+  }
+
+  /** The gateway's decision, or undefined when it gave none within the processor's time. */
+  async function askGateway(
+    payload: Record<string, unknown>,
+  ): Promise<{ decision: 'approved' | 'declined'; reason: string | null } | undefined> {
+    if (!options.authorizationUrl || !options.callbackSecret) return undefined;
+    const body = JSON.stringify(payload);
+    try {
+      const response = await fetch(options.authorizationUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(options.callbackSecret, body) },
+        body,
+        signal: AbortSignal.timeout(options.authorizationTimeoutMs ?? 2_000),
+      });
+      if (!response.ok) return undefined;
+      const answer = (await response.json()) as {
+        data?: { authorization?: { decision?: string; reason?: string | null } };
+      };
+      const decided = answer.data?.authorization;
+      if (decided?.decision !== 'approved' && decided?.decision !== 'declined') return undefined;
+      return { decision: decided.decision, reason: decided.reason ?? null };
+    } catch {
+      return undefined;
+    }
+  }
 
   // ---- settlement statement ----
 

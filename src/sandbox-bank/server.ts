@@ -16,6 +16,8 @@ const app = await buildSandboxBank({
   completionDelayMs: config.SANDBOX_BANK_COMPLETION_DELAY_MS,
   hangMs: config.SANDBOX_BANK_HANG_MS,
   logLevel: config.LOG_LEVEL,
+  authorizationUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox-bank`,
+  callbackSecret: config.providerCallbackSecret,
 });
 const runner = new SandboxRunner({
   store,

@@ -82,6 +82,14 @@ create table if not exists ${SCHEMA}.card_fundings (
   amount_minor bigint not null,
   created_at timestamptz not null default now()
 );
+create table if not exists ${SCHEMA}.card_authorizations (
+  authorization_id text primary key,
+  card_reference text not null,
+  request jsonb not null,
+  decision text,
+  reason text,
+  created_at timestamptz not null default now()
+);
 create table if not exists ${SCHEMA}.provider_state (
   provider text primary key,
   down boolean not null

@@ -21,6 +21,8 @@ export async function startSandboxBank(options: {
   port?: number;
   completionDelayMs?: number;
   hangMs?: number;
+  /** Where the card processor asks for authorization decisions (the gateway's callback route by default). */
+  authorizationUrl?: string;
 }): Promise<TestSandboxBank> {
   const store = new SandboxStore(options.databaseUrl);
   await store.migrate();
@@ -29,6 +31,8 @@ export async function startSandboxBank(options: {
     completionDelayMs: options.completionDelayMs ?? 200,
     hangMs: options.hangMs ?? 3_000,
     logLevel: 'warn',
+    authorizationUrl: options.authorizationUrl ?? `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
+    callbackSecret: TEST_CALLBACK_SECRET,
   });
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const runner = new SandboxRunner({
