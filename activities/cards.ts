@@ -58,6 +58,19 @@ async function finishFunding(
     sourceKey: `card-funding:${funding.id}:${outcome.status}`,
     payload: { card_id: card.id, ...fundingView(updated) },
   });
+  // Auto-reload's own event, with the funding, once the money is on the card (decisions §11).
+  if (outcome.status === 'succeeded' && updated.source === 'auto_reload') {
+    await recordEvent(em, {
+      tenantId: card.tenant_id,
+      type: 'card.auto_reloaded',
+      sourceKey: `card-funding:${funding.id}:auto-reloaded`,
+      payload: {
+        card_id: card.id,
+        threshold_minor: card.auto_reload_threshold_minor,
+        funding: fundingView(updated),
+      },
+    });
+  }
 }
 
 export function createCardActivities({ orm, providers }: { orm: MikroORM; providers: Providers }) {

@@ -41,6 +41,7 @@ import { identityRoutes } from './identity/routes.ts';
 import { IdentityService } from './identity/service.ts';
 import { cardRoutes } from './cards/routes.ts';
 import { CardService } from './cards/service.ts';
+import { registerCardCallbacks } from './cards/callbacks.ts';
 import { registerCreditCallbacks } from './virtual-accounts/callbacks.ts';
 import { virtualAccountRoutes } from './virtual-accounts/routes.ts';
 import { VirtualAccountService } from './virtual-accounts/service.ts';
@@ -247,10 +248,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     providers: deps.providers,
     cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),
   });
+  registerCardCallbacks(deps.dispatcher, { orm: deps.orm });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
     secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },
     dispatcher: deps.dispatcher,
+    authorize: (request, log) =>
+      cards.authorize(
+        {
+          authorizationId: request.authorization_id,
+          cardReference: request.card_reference,
+          amountMinor: request.amount_minor,
+          currency: request.currency,
+          merchantName: request.merchant_name,
+          merchantCategory: request.merchant_category,
+          channel: request.channel,
+        },
+        (error, fundingId) =>
+          log.error({ err: error, fundingId }, 'auto-reload not handed to the card workflow; the sweep will retry'),
+      ),
   });
 
   return app;

@@ -7,8 +7,11 @@ import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { windowOf } from '../http/pagination.ts';
+import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import { tenantRouteSchema } from '../http/route-docs.ts';
 import {
+  AuthorizationList,
+  AuthorizationParams,
   AutoReloadSettings,
   AutoReloadView,
   CardBalance,
@@ -21,6 +24,10 @@ import {
   ListCardsQuery,
   LockCardBody,
   OperationAccepted,
+  SandboxClearBody,
+  SandboxPurchaseBody,
+  SandboxPurchaseView,
+  SandboxSettlementView,
   SecuritySettings,
   UpdateCardBody,
 } from './schemas.ts';
@@ -213,5 +220,77 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       schema: doc('Card funding history, newest first', { params, response: { 200: envelopeSchema(FundingHistory) } }),
     },
     async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
+  );
+
+  typed.get(
+    '/api/v1/cards/:card_id/authorizations',
+    {
+      schema: doc('Card authorizations (purchases the processor asked about), newest first', {
+        params,
+        querystring: PaginationQuery,
+        response: { 200: envelopeSchema(AuthorizationList) },
+      }),
+    },
+    async (request) =>
+      ok(
+        request,
+        await deps.cards.authorizations(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query)),
+      ),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/cards/:card_id/purchases',
+    {
+      config: { reachesProvider: true },
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: the sandbox card processor asks the gateway to authorize a purchase on this card',
+        { params, body: SandboxPurchaseBody, response: { 200: envelopeSchema(SandboxPurchaseView) } },
+      ),
+    },
+    async (request) =>
+      ok(request, await deps.cards.sandboxPurchase(tenantOf(request), request.params.card_id, request.body)),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/card-authorizations/:authorization_id/clear',
+    {
+      config: { reachesProvider: true },
+      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor clears (captures) an authorization', {
+        params: AuthorizationParams,
+        body: SandboxClearBody,
+        response: { 202: envelopeSchema(SandboxSettlementView) },
+      }),
+    },
+    async (request, reply) =>
+      reply.status(202).send(
+        ok(
+          request,
+          await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, {
+            kind: 'clear',
+            amountMinor: request.body.amount_minor,
+          }),
+        ),
+      ),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
+    {
+      config: { reachesProvider: true },
+      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor reverses an authorization (no body)', {
+        params: AuthorizationParams,
+        response: { 202: envelopeSchema(SandboxSettlementView) },
+      }),
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          ok(
+            request,
+            await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, { kind: 'reverse' }),
+          ),
+        ),
   );
 }

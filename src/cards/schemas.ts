@@ -80,10 +80,12 @@ export const OperationAccepted = z.object({
   funding_id: z.string().optional(),
 });
 
+/** `available_minor` is what the card can spend; `held_minor` its pending authorizations' holds (decisions §11). */
 export const CardBalance = z.object({
   card_id: z.string(),
   currency: z.string(),
   available_minor: z.number().int(),
+  held_minor: z.number().int(),
   updated_at: z.string(),
 });
 
@@ -136,3 +138,62 @@ export type AutoReloadSettings = z.infer<typeof AutoReloadSettings>;
 /** Auto-reload as read: `amount_minor` is null until the tenant first sets it. */
 export const AutoReloadView = AutoReloadSettings.extend({ amount_minor: z.number().int().nullable() });
 export type AutoReloadView = z.infer<typeof AutoReloadView>;
+
+/** One authorization as listed (decisions §11). */
+export const AuthorizationView = z.object({
+  id: z.string(),
+  card_id: z.string(),
+  amount_minor: z.number().int(),
+  currency: z.string(),
+  merchant_name: z.string(),
+  merchant_category: z.string(),
+  channel: z.enum(['pos', 'web', 'atm']),
+  decision: z.enum(['approved', 'declined']),
+  reason: z.string().nullable(),
+  status: z.enum(['pending', 'cleared', 'reversed', 'declined']),
+  cleared_minor: z.number().int(),
+  jit_funded_minor: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type AuthorizationView = z.infer<typeof AuthorizationView>;
+
+export const AuthorizationList = z.object({ items: z.array(AuthorizationView), pagination: PaginationSchema });
+
+const AmountMinor = z
+  .number({ error: 'is required (kobo)' })
+  .int('must be a whole number of kobo')
+  .min(1, 'must be at least 1 kobo')
+  .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`);
+
+/** Sandbox keys: a purchase the sandbox card processor asks the gateway about (decisions §11). */
+export const SandboxPurchaseBody = z.strictObject({
+  amount_minor: AmountMinor,
+  merchant_name: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
+  merchant_category: MerchantCategory,
+  channel: z.enum(['pos', 'web', 'atm'], { error: 'must be pos, web or atm' }),
+  authorization_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 letters, digits, _ or -')
+    .optional(),
+});
+export type SandboxPurchaseBody = z.infer<typeof SandboxPurchaseBody>;
+
+/** What the processor received: `declined` with `timeout` when the gateway did not answer within 2 s. */
+export const SandboxPurchaseView = z.object({
+  authorization_id: z.string(),
+  decision: z.enum(['approved', 'declined']),
+  reason: z.string().nullable(),
+});
+
+export const AuthorizationParams = z.object({ authorization_id: z.string() });
+
+export const SandboxClearBody = z.strictObject({ amount_minor: AmountMinor });
+
+/** The processor has queued the clearing or reversal; the authorization changes when the gateway receives it. */
+export const SandboxSettlementView = z.object({
+  authorization_id: z.string(),
+  action: z.enum(['clear', 'reverse']),
+  amount_minor: z.number().int().nullable(),
+  status: z.literal('sent'),
+});

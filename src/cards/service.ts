@@ -5,7 +5,7 @@
 // operation and the workflow (which remembers operation ids) applies it once.
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { cardBalance } from '../ledger/ledger.ts';
+import { cardBalance, cardHoldAccountCode } from '../ledger/ledger.ts';
 import type { Currency } from '../ledger/money.ts';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
@@ -42,6 +42,40 @@ import {
   updateCardPolicy,
 } from './store.ts';
 import { isUuid } from '../http/ids.ts';
+import { ProviderError } from '../providers/types.ts';
+import {
+  type AuthorizationDecision,
+  type AuthorizationRequest,
+  authorizationView,
+  decideAuthorization,
+  findAuthorization,
+  listAuthorizations,
+} from './authorizations.ts';
+import type { SandboxPurchaseBody } from './schemas.ts';
+
+/**
+ * Hands an operation recorded in PostgreSQL to the card's workflow (Signal-with-Start: the workflow
+ * exists from the first operation on, and applies operations in the order it received them).
+ */
+export async function requestCardOperation(
+  deps: Pick<CardServiceDeps, 'client' | 'taskQueue' | 'continueAsNewAfter'>,
+  card: Pick<CardRow, 'id' | 'tenant_id' | 'status'>,
+  operation: CardOperation,
+): Promise<void> {
+  const input: CardWorkflowInput = {
+    cardId: card.id,
+    tenantId: card.tenant_id,
+    locked: card.status === 'locked',
+    ...(deps.continueAsNewAfter ? { continueAsNewAfter: deps.continueAsNewAfter } : {}),
+  };
+  await deps.client.workflow.signalWithStart<typeof cardWorkflow, [CardOperation]>(CARD_WORKFLOW_TYPE, {
+    workflowId: cardWorkflowId(card.id),
+    taskQueue: deps.taskQueue,
+    args: [input],
+    signal: operationRequestedSignal,
+    signalArgs: [operation],
+  });
+}
 
 export interface CardServiceDeps {
   orm: MikroORM;
@@ -107,21 +141,7 @@ export class CardService {
   }
 
   private async send(card: CardRow, operation: CardOperation): Promise<void> {
-    const input: CardWorkflowInput = {
-      cardId: card.id,
-      tenantId: card.tenant_id,
-      locked: card.status === 'locked',
-      ...(this.deps.continueAsNewAfter ? { continueAsNewAfter: this.deps.continueAsNewAfter } : {}),
-    };
-    // The operation is already recorded in PostgreSQL; the signal hands it to the card's workflow
-    // (started by the first one), which applies operations in the order it received them.
-    await this.deps.client.workflow.signalWithStart<typeof cardWorkflow, [CardOperation]>(CARD_WORKFLOW_TYPE, {
-      workflowId: cardWorkflowId(card.id),
-      taskQueue: this.deps.taskQueue,
-      args: [input],
-      signal: operationRequestedSignal,
-      signalArgs: [operation],
-    });
+    await requestCardOperation(this.deps, card, operation);
   }
 
   /** Lock or unlock: 202 with the operation id once the card's workflow has accepted it. */
@@ -181,12 +201,17 @@ export class CardService {
 
   async balance(tenantId: string, cardId: string) {
     const card = await this.row(tenantId, cardId);
-    const account = await cardBalance(this.deps.orm.em.fork(), tenantId, card.id, card.currency as Currency);
+    const em = this.deps.orm.em.fork();
+    const currency = card.currency as Currency;
+    const account = await cardBalance(em, tenantId, card.id, currency);
+    const holds = await cardBalance(em, tenantId, card.id, currency, cardHoldAccountCode(card.id));
+    const updated = Math.max((account?.updatedAt ?? card.updated_at).getTime(), holds?.updatedAt.getTime() ?? 0);
     return {
       card_id: card.id,
       currency: card.currency,
       available_minor: account?.balanceMinor ?? 0,
-      updated_at: (account?.updatedAt ?? card.updated_at).toISOString(),
+      held_minor: holds?.balanceMinor ?? 0,
+      updated_at: new Date(updated).toISOString(),
     };
   }
 
@@ -264,5 +289,91 @@ export class CardService {
     const card = await this.row(tenantId, cardId);
     const rows = await fundingsOf(this.deps.orm.em.fork(), card.id);
     return { items: rows.map(fundingView) };
+  }
+
+  /**
+   * Decides a processor's authorization request (src/cards/authorizations.ts). An approval that
+   * triggered auto-reload hands its funding to the card's workflow after the decision commits,
+   * without delaying the answer; if that hand-over fails, the worker's sweep hands it over again.
+   */
+  async authorize(
+    request: AuthorizationRequest,
+    onHandOverError: (error: unknown, fundingId: string) => void,
+  ): Promise<AuthorizationDecision> {
+    const outcome = await decideAuthorization(this.deps.orm, request);
+    const reload = outcome.autoReload;
+    if (reload) {
+      this.send(reload.card, {
+        kind: 'fund',
+        operationId: reload.funding.operation_id,
+        fundingId: reload.funding.id,
+        amountMinor: reload.funding.amount_minor,
+      }).catch((error: unknown) => onHandOverError(error, reload.funding.id));
+    }
+    return outcome.decision;
+  }
+
+  async authorizations(tenantId: string, cardId: string, window: Window) {
+    const card = await this.row(tenantId, cardId);
+    const { rows, total } = await listAuthorizations(this.deps.orm.em.fork(), card.id, window);
+    return { items: rows.map(authorizationView), pagination: paginationView(window, total) };
+  }
+
+  /** Sandbox keys: the sandbox processor asks the gateway about a purchase on this card, as a real one would. */
+  async sandboxPurchase(tenant: ResolvedKey, cardId: string, body: SandboxPurchaseBody) {
+    if (tenant.mode !== 'test') throw new ApiError('forbidden', 'sandbox purchases need a sandbox (sk_test_) key');
+    const card = await this.row(tenant.tenantId, cardId);
+    const processor = this.deps.providers.cards;
+    if (!processor.simulatePurchase) {
+      throw new ApiError('failed_precondition', `card processor ${processor.name} cannot simulate purchases`);
+    }
+    try {
+      const answer = await processor.simulatePurchase(card.processor_reference, {
+        amountMinor: body.amount_minor,
+        merchantName: body.merchant_name,
+        merchantCategory: body.merchant_category,
+        channel: body.channel,
+        authorizationId: body.authorization_id,
+      });
+      return { authorization_id: answer.authorizationId, decision: answer.decision, reason: answer.reason };
+    } catch (error) {
+      if (error instanceof ProviderError && error.outcome === 'rejected') {
+        throw new ApiError(
+          'conflict',
+          `authorization_id ${body.authorization_id ?? ''} is already used for another card`,
+        );
+      }
+      throw new ApiError('unavailable', 'the sandbox card processor could not run the purchase right now', null, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Sandbox keys: the processor clears (captures) or reverses one of this tenant's authorizations. */
+  async sandboxSettle(
+    tenant: ResolvedKey,
+    authorizationId: string,
+    action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
+  ) {
+    if (tenant.mode !== 'test') throw new ApiError('forbidden', 'sandbox clearings need a sandbox (sk_test_) key');
+    const authorization = await findAuthorization(this.deps.orm.em.fork(), tenant.tenantId, authorizationId);
+    if (!authorization) throw ApiError.notFound(`card authorization ${authorizationId}`);
+    const processor = this.deps.providers.cards;
+    if (!processor.simulateSettlement) {
+      throw new ApiError('failed_precondition', `card processor ${processor.name} cannot simulate clearings`);
+    }
+    try {
+      await processor.simulateSettlement(authorization.id, action);
+    } catch (error) {
+      throw new ApiError('unavailable', 'the sandbox card processor could not send it right now', null, {
+        cause: error,
+      });
+    }
+    return {
+      authorization_id: authorization.id,
+      action: action.kind,
+      amount_minor: action.kind === 'clear' ? action.amountMinor : null,
+      status: 'sent' as const,
+    };
   }
 }

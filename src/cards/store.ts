@@ -70,6 +70,8 @@ export const CardFunding = tableEntity('CardFunding', 'card_fundings', {
   transaction_reference: p.string().nullable(),
   idempotency_key: p.string().nullable(),
   failure_reason: p.string().nullable(),
+  /** What asked for it: the API (`/fund`, `/jit-fund`), an authorization's JIT funding, or auto-reload. */
+  source: p.enum(['api', 'jit', 'auto_reload'] as const).default('api'),
   ...createdAt(),
   completed_at: p.datetime().nullable(),
 });
@@ -212,6 +214,7 @@ export async function insertFunding(
     currency: string;
     idempotencyKey?: string | undefined;
     transactionReference?: string | undefined;
+    source?: FundingRow['source'];
   },
 ): Promise<FundingRow> {
   return em.transactional(async (tx) => {
@@ -238,6 +241,7 @@ export async function insertFunding(
       status: 'pending',
       transaction_reference: funding.transactionReference ?? null,
       idempotency_key: funding.idempotencyKey ?? null,
+      source: funding.source ?? 'api',
     });
     return tx.findOneOrFail(CardFunding, { id });
   });

@@ -3,6 +3,7 @@
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
 import { cardEntities } from '../cards/store.ts';
+import { CardAuthorization } from '../cards/authorizations.ts';
 import { Event } from '../events/events.ts';
 import { IdentityCustomer } from '../identity/store.ts';
 import { reconciliationEntities } from '../reconciliation/store.ts';
@@ -57,6 +58,7 @@ export const entities = [
   ...transferEntities,
   ...virtualAccountEntities,
   ...cardEntities,
+  CardAuthorization,
   Event,
   ...webhookEntities,
   IdentityCustomer,

@@ -9,7 +9,8 @@ import { type Currency, assertMinorUnits } from './money.ts';
 import type { AccountRef, Movement } from './movements.ts';
 
 /** Platform-wide accounts, seeded by the first migration. */
-export type SystemAccountCode = 'external_funding' | 'bank_settlement' | 'fee_revenue' | 'inbound_clearing';
+export type SystemAccountCode =
+  'external_funding' | 'bank_settlement' | 'fee_revenue' | 'inbound_clearing' | 'card_settlement';
 /** Per-tenant accounts, opened with the tenant. */
 export type TenantAccountCode = 'wallet' | 'in_flight';
 
@@ -193,6 +194,25 @@ export function cardAccountCode(cardId: string): string {
   return `card:${cardId}`;
 }
 
+/** The code of a card's hold account: the sum of its pending authorizations' holds. */
+export function cardHoldAccountCode(cardId: string): string {
+  return `card-hold:${cardId}`;
+}
+
+/** Opens a card's hold account if it has none yet (cards issued before holds had none). */
+export async function openCardHoldAccount(
+  em: EntityManager,
+  tenantId: string,
+  cardId: string,
+  currency: Currency = 'NGN',
+): Promise<void> {
+  await em.execute(
+    `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
+     on conflict on constraint ledger_accounts_owner_code do nothing`,
+    [randomUUID(), tenantId, cardHoldAccountCode(cardId), currency],
+  );
+}
+
 /** Opens a card's account (inside the caller's transaction, with the card's row). */
 export async function openCardAccount(
   em: EntityManager,
@@ -207,16 +227,17 @@ export async function openCardAccount(
   );
 }
 
-/** A card's own balance; null before its account is open. */
+/** A card's own balance (or, by its code, its hold account's); null before the account is open. */
 export async function cardBalance(
   em: EntityManager,
   tenantId: string,
   cardId: string,
   currency: Currency = 'NGN',
+  code: string = cardAccountCode(cardId),
 ): Promise<{ balanceMinor: number; updatedAt: Date } | null> {
   const [row] = await em.execute<{ balance_minor: string; updated_at: Date }[]>(
     'select balance_minor, updated_at from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
-    [tenantId, cardAccountCode(cardId), currency],
+    [tenantId, code, currency],
   );
   return row ? { balanceMinor: Number(row.balance_minor), updatedAt: new Date(row.updated_at) } : null;
 }
@@ -229,7 +250,12 @@ export async function accountIdOf(
   currency: Currency = 'NGN',
 ): Promise<string> {
   if ('system' in account) return systemAccountId(em, account.system, currency);
-  const code = 'tenant' in account ? account.tenant : cardAccountCode(account.card);
+  const code =
+    'tenant' in account
+      ? account.tenant
+      : 'card' in account
+        ? cardAccountCode(account.card)
+        : cardHoldAccountCode(account.cardHold);
   const [row] = await em.execute<{ id: string }[]>(
     'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
     [tenantId, code, currency],

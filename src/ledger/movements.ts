@@ -5,8 +5,9 @@
 // and by how much is written once, here, and tested with tables of cases.
 import type { SystemAccountCode, TenantAccountCode } from './ledger.ts';
 
-/** An account a posting goes to: a platform account, one of the tenant's, or a card's own. */
-export type AccountRef = { system: SystemAccountCode } | { tenant: TenantAccountCode } | { card: string };
+/** An account a posting goes to: a platform account, one of the tenant's, a card's own or its holds. */
+export type AccountRef =
+  { system: SystemAccountCode } | { tenant: TenantAccountCode } | { card: string } | { cardHold: string };
 
 export interface MovementPosting {
   account: AccountRef;
@@ -138,6 +139,55 @@ export function cardFundingReverse(funding: { fundingId: string; cardId: string;
     postings: [
       { account: { card: funding.cardId }, amountMinor: -funding.amountMinor },
       { account: wallet, amountMinor: funding.amountMinor },
+    ],
+  };
+}
+
+export interface AuthorizationAmounts {
+  authorizationId: string;
+  cardId: string;
+  amountMinor: number;
+}
+
+/** An approved authorization: the amount moves from the card to the card's holds. */
+export function cardAuthorizationHold(authorization: AuthorizationAmounts): Movement {
+  return {
+    idempotencyKey: `card-authorization:${authorization.authorizationId}:hold`,
+    kind: 'card_authorization_hold',
+    description: `hold for authorization ${authorization.authorizationId}`,
+    postings: [
+      { account: { card: authorization.cardId }, amountMinor: -authorization.amountMinor },
+      { account: { cardHold: authorization.cardId }, amountMinor: authorization.amountMinor },
+    ],
+  };
+}
+
+/**
+ * The processor cleared `clearedMinor` (at most the hold): that goes to the card processor's
+ * settlement account, the rest of the hold back to the card.
+ */
+export function cardAuthorizationClear(authorization: AuthorizationAmounts & { clearedMinor: number }): Movement {
+  return {
+    idempotencyKey: `card-authorization:${authorization.authorizationId}:clear`,
+    kind: 'card_authorization_clear',
+    description: `authorization ${authorization.authorizationId} cleared for ${authorization.clearedMinor}`,
+    postings: withoutZeros([
+      { account: { cardHold: authorization.cardId }, amountMinor: -authorization.amountMinor },
+      { account: { system: 'card_settlement' }, amountMinor: authorization.clearedMinor },
+      { account: { card: authorization.cardId }, amountMinor: authorization.amountMinor - authorization.clearedMinor },
+    ]),
+  };
+}
+
+/** The processor reversed the authorization: the whole hold goes back to the card. */
+export function cardAuthorizationRelease(authorization: AuthorizationAmounts): Movement {
+  return {
+    idempotencyKey: `card-authorization:${authorization.authorizationId}:release`,
+    kind: 'card_authorization_release',
+    description: `authorization ${authorization.authorizationId} reversed`,
+    postings: [
+      { account: { cardHold: authorization.cardId }, amountMinor: -authorization.amountMinor },
+      { account: { card: authorization.cardId }, amountMinor: authorization.amountMinor },
     ],
   };
 }

@@ -12,7 +12,9 @@
 //                             (the placeholder of runs recorded before the create path settled its
 //                             reservations), and moved no money
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
-//                             pending whose money has moved
+//                             pending whose money has moved, less its pending holds and what its
+//                             cleared authorizations took
+//   holds_match_authorizations every card's hold account equals its pending authorizations' amounts
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Runs one read-only statement: the ORM's `execute`, or a plain pg client's query (the benchmark). */
@@ -96,11 +98,28 @@ const CHECKS: { name: string; sql: string }[] = [
                         or (f.status = 'pending' and exists (
                               select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0) as expected_minor
               from cards c left join card_fundings f on f.card_id = c.id
-             group by c.id, c.tenant_id)
-          select x.card_id, x.expected_minor::text, coalesce(a.balance_minor, 0)::text as balance_minor
+             group by c.id, c.tenant_id),
+          spent as (
+            select card_id, sum(case when status = 'pending' then amount_minor else cleared_minor end) as spent_minor
+              from card_authorizations where status in ('pending', 'cleared') group by card_id)
+          select x.card_id, (x.expected_minor - coalesce(s.spent_minor, 0))::text as expected_minor,
+                 coalesce(a.balance_minor, 0)::text as balance_minor
             from expected x
+            left join spent s on s.card_id = x.card_id
             left join ledger_accounts a on a.tenant_id = x.tenant_id and a.code = 'card:' || x.card_id
-           where coalesce(a.balance_minor, 0) <> x.expected_minor`,
+           where coalesce(a.balance_minor, 0) <> x.expected_minor - coalesce(s.spent_minor, 0)`,
+  },
+  {
+    name: 'holds_match_authorizations',
+    sql: `with expected as (
+            select c.id as card_id, c.tenant_id,
+                   coalesce(sum(h.amount_minor) filter (where h.status = 'pending'), 0) as held_minor
+              from cards c left join card_authorizations h on h.card_id = c.id
+             group by c.id, c.tenant_id)
+          select x.card_id, x.held_minor::text as expected_minor, coalesce(a.balance_minor, 0)::text as balance_minor
+            from expected x
+            left join ledger_accounts a on a.tenant_id = x.tenant_id and a.code = 'card-hold:' || x.card_id
+           where coalesce(a.balance_minor, 0) <> x.held_minor`,
   },
 ];
 

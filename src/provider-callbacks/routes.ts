@@ -4,7 +4,7 @@
 // (src/provider-callbacks/dispatcher.ts): a repeat of a dispatched event only gets "duplicate",
 // and one whose dispatch failed or was cut off by a crash is dispatched when the provider sends it
 // again. The work itself happens in workflows; this route answers as soon as the fact is handed over.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
@@ -20,11 +20,40 @@ const CallbackBody = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+/** A card processor's authorization request (decisions §11), answered with the decision itself. */
+export const AUTHORIZATION_REQUEST = 'card.authorization.request';
+
+const AuthorizationRequestData = z.object({
+  authorization_id: z.string().min(1).max(100),
+  card_reference: z.string().min(1).max(200),
+  amount_minor: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  currency: z.string().length(3),
+  merchant_name: z.string().min(1).max(200),
+  merchant_category: z.string().regex(/^[0-9]{4}$/),
+  channel: z.enum(['pos', 'web', 'atm']),
+});
+export type AuthorizationRequestData = z.infer<typeof AuthorizationRequestData>;
+
+const AuthorizationAnswer = z.object({
+  authorization_id: z.string(),
+  decision: z.enum(['approved', 'declined']),
+  reason: z.string().nullable(),
+});
+
 export interface CallbackRouteDeps {
   orm: MikroORM;
   /** Signing secret per provider name; a provider not listed here has no callback route. */
   secrets: Record<string, string>;
   dispatcher: CallbackDispatcher;
+  /**
+   * Decides a card authorization while the processor waits (at most 2 s): not recorded as a
+   * callback nor dispatched under a lease — the authorization's own row, keyed by its id, is the
+   * record, and a repeat gets the stored decision.
+   */
+  authorize?: (
+    request: AuthorizationRequestData,
+    log: FastifyBaseLogger,
+  ) => Promise<z.infer<typeof AuthorizationAnswer>>;
 }
 
 export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
@@ -42,7 +71,13 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
           summary: 'Signed callbacks from banks and providers (not for tenants)',
           params: z.object({ provider: z.string() }),
           response: {
-            200: envelopeSchema(z.object({ event_id: z.string(), status: z.enum(['accepted', 'duplicate']) })),
+            200: envelopeSchema(
+              z.object({
+                event_id: z.string(),
+                status: z.enum(['accepted', 'duplicate']),
+                authorization: AuthorizationAnswer.optional(),
+              }),
+            ),
           },
         },
       },
@@ -69,6 +104,21 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
         } catch (error) {
           if (error instanceof ApiError) throw error;
           throw ApiError.validation([{ path: 'body', message: 'is not valid JSON' }], 'malformed JSON body');
+        }
+
+        if (parsed.type === AUTHORIZATION_REQUEST && deps.authorize) {
+          const data = AuthorizationRequestData.safeParse(parsed.data);
+          if (!data.success) {
+            throw ApiError.validation(
+              data.error.issues.map((issue) => ({ path: ['data', ...issue.path].join('.'), message: issue.message })),
+            );
+          }
+          const authorization = await deps.authorize(data.data, request.log);
+          request.log.info(
+            { provider, authorizationId: authorization.authorization_id, decision: authorization.decision },
+            'card authorization',
+          );
+          return ok(request, { event_id: parsed.event_id, status: 'accepted' as const, authorization });
         }
 
         // The record commits first; the dispatch holds no transaction or row lock while it calls Temporal.

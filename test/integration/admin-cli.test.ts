@@ -266,6 +266,7 @@ describe('ledger verify', () => {
         ['no_negative_balances', true],
         ['transfers_match_journal', true],
         ['cards_match_fundings', true],
+        ['holds_match_authorizations', true],
       ]);
 
       // One kobo appears in the wallet with no posting behind it; a transfer row has no journal.

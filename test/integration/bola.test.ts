@@ -46,6 +46,14 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
+  'POST /api/v1/sandbox/cards/{card_id}/purchases': {
+    amount_minor: 1_000,
+    merchant_name: 'BOLA',
+    merchant_category: '5411',
+    channel: 'web',
+  },
+  'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
+  'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},
 };
 
 /** Which of A's resources a path's id names: the path segment before the parameter. */
@@ -57,6 +65,7 @@ const RESOURCE_OF_SEGMENT: Record<string, string> = {
   'webhook-endpoints': 'endpoint',
   'webhook-deliveries': 'delivery',
   events: 'event',
+  'card-authorizations': 'authorization',
 };
 
 interface Operation {
@@ -187,6 +196,13 @@ describe('object-level authorisation, from the route table', () => {
       expect(account.statusCode).toBe(201);
       const card = await issueCard(app, aKey, 'bola');
       expect(card.statusCode).toBe(201);
+      const purchase = await app.inject({
+        method: 'POST',
+        url: `/api/v1/sandbox/cards/${card.json().data.id}/purchases`,
+        headers: auth(aKey),
+        payload: BODIES['POST /api/v1/sandbox/cards/{card_id}/purchases'] as object,
+      });
+      expect(purchase.statusCode).toBe(200);
       const customer = await app.inject({
         method: 'POST',
         url: '/api/v1/identity/customers',
@@ -205,6 +221,7 @@ describe('object-level authorisation, from the route table', () => {
         transfer: transfer.json().data.id,
         virtualAccount: account.json().data.id,
         card: card.json().data.id,
+        authorization: purchase.json().data.authorization_id,
         customer: customer.json().data.id,
         endpoint: endpoint.json().data.id,
         delivery: delivery.id,

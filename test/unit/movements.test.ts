@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   type AccountRef,
   type Movement,
+  cardAuthorizationClear,
+  cardAuthorizationHold,
+  cardAuthorizationRelease,
   cardFunding,
   cardFundingReverse,
   discrepancyCorrection,
@@ -16,7 +19,13 @@ import { FEE_TIERS } from '../support/fee-tiers.ts';
 /** A movement's postings as `account → kobo`, e.g. {wallet: -301000, in_flight: 301000}. */
 function byAccount(movement: Movement): Record<string, number> {
   const name = (account: AccountRef) =>
-    'system' in account ? account.system : 'tenant' in account ? account.tenant : `card:${account.card}`;
+    'system' in account
+      ? account.system
+      : 'tenant' in account
+        ? account.tenant
+        : 'card' in account
+          ? `card:${account.card}`
+          : `card-hold:${account.cardHold}`;
   return Object.fromEntries(movement.postings.map((posting) => [name(posting.account), posting.amountMinor]));
 }
 
@@ -110,5 +119,37 @@ describe('inbound credits, card fundings and wallet funding', () => {
     for (const movement of [credit, cardFunding(funding), cardFundingReverse(funding), operator]) {
       expect(sum(movement)).toBe(0);
     }
+  });
+});
+
+describe('card authorization movements', () => {
+  const authorization = { authorizationId: 'auth-1', cardId: 'c-1', amountMinor: 250_000 };
+
+  it('holds the amount, then clears part of it to the processor and returns the rest, or releases it all', () => {
+    expect(byAccount(cardAuthorizationHold(authorization))).toEqual({
+      'card:c-1': -250_000,
+      'card-hold:c-1': 250_000,
+    });
+    expect(byAccount(cardAuthorizationClear({ ...authorization, clearedMinor: 200_001 }))).toEqual({
+      'card-hold:c-1': -250_000,
+      card_settlement: 200_001,
+      'card:c-1': 49_999,
+    });
+    expect(byAccount(cardAuthorizationRelease(authorization))).toEqual({
+      'card-hold:c-1': -250_000,
+      'card:c-1': 250_000,
+    });
+  });
+
+  it('leaves out the card posting of a full clearing, and keys each step by the authorization', () => {
+    const full = cardAuthorizationClear({ ...authorization, clearedMinor: 250_000 });
+    expect(byAccount(full)).toEqual({ 'card-hold:c-1': -250_000, card_settlement: 250_000 });
+    const movements = [cardAuthorizationHold(authorization), full, cardAuthorizationRelease(authorization)];
+    expect(movements.map((movement) => movement.idempotencyKey)).toEqual([
+      'card-authorization:auth-1:hold',
+      'card-authorization:auth-1:clear',
+      'card-authorization:auth-1:release',
+    ]);
+    for (const movement of movements) expect(sum(movement)).toBe(0);
   });
 });

@@ -1,0 +1,40 @@
+// Card authorizations (decisions §11): the card processor asks about each purchase and the gateway
+// decides at once. One row per processor authorization id, written with the decision; an approval
+// holds the amount in the card's hold account (`card-hold:<card_id>`) until the processor clears
+// it (to the platform's `card_settlement` account) or reverses it. A reversal that arrives for an
+// authorization not decided yet (the processor timed out while the decision was still running)
+// leaves a void, so that decision declines instead of holding money nobody will release.
+// Fundings say what caused them.
+import { sqlMigration } from './sql-migration.ts';
+
+export const Migration0017CardAuthorizations = sqlMigration('0017-card-authorizations', [
+  `
+      create table card_authorizations (
+        id text primary key,
+        tenant_id uuid not null references tenants (id),
+        card_id uuid not null references cards (id),
+        amount_minor bigint not null check (amount_minor > 0),
+        currency char(3) not null,
+        merchant_name text not null,
+        merchant_category text not null,
+        channel text not null check (channel in ('pos', 'web', 'atm')),
+        decision text not null check (decision in ('approved', 'declined')),
+        reason text,
+        status text not null check (status in ('pending', 'cleared', 'reversed', 'declined')),
+        cleared_minor bigint not null default 0 check (cleared_minor >= 0 and cleared_minor <= amount_minor),
+        jit_funded_minor bigint not null default 0 check (jit_funded_minor >= 0),
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        check ((decision = 'declined') = (status = 'declined'))
+      )`,
+  'create index card_authorizations_card_idx on card_authorizations (card_id, created_at desc, id desc)',
+  `
+      create table card_authorization_voids (
+        id text primary key,
+        created_at timestamptz not null default now()
+      )`,
+  `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative)
+     values (gen_random_uuid(), null, 'card_settlement', 'NGN', false)`,
+  `alter table card_fundings add column source text not null default 'api'
+     check (source in ('api', 'jit', 'auto_reload'))`,
+]);

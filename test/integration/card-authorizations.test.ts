@@ -1,0 +1,547 @@
+// Card authorizations on the real stack (decisions §11): the sandbox card processor asks the
+// gateway about each purchase over the signed provider-callback path and waits at most 2 s; the
+// gateway decides in one PostgreSQL transaction under the card's row lock, holds the amount, funds
+// the card just in time from the wallet, triggers auto-reload through the card's workflow, and
+// applies the processor's clearing or reversal once. Amounts to the kobo.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { auth, expectFieldRefused, issueCard } from '../support/api.ts';
+import { createFundedTenant } from '../support/app.ts';
+import { postSignedCallback } from '../support/callbacks.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { startSandboxBank } from '../support/sandbox-bank.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+
+useGatewayStack({ taskQueue: `card-authorizations-${process.pid}` }, (started) => {
+  stack = started;
+  ({ db, app } = stack);
+});
+
+const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', apiKey: string, url: string, payload?: unknown) =>
+  app.inject({ method, url, headers: auth(apiKey), ...(payload !== undefined ? { payload: payload as object } : {}) });
+
+const PURCHASE = { merchant_name: 'Shoprite Lekki', merchant_category: '5411', channel: 'pos' } as const;
+
+async function purchase(apiKey: string, cardId: string, amountMinor: number, extra: Record<string, unknown> = {}) {
+  const response = await call('POST', apiKey, `/api/v1/sandbox/cards/${cardId}/purchases`, {
+    ...PURCHASE,
+    amount_minor: amountMinor,
+    ...extra,
+  });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json().data as { authorization_id: string; decision: string; reason: string | null };
+}
+
+async function balance(apiKey: string, cardId: string) {
+  const body = (await call('GET', apiKey, `/api/v1/cards/${cardId}/balance`)).json().data;
+  return { available: body.available_minor as number, held: body.held_minor as number };
+}
+
+async function wallet(apiKey: string): Promise<number> {
+  return (await call('GET', apiKey, '/api/v1/wallet')).json().data.available_minor as number;
+}
+
+async function authorizations(apiKey: string, cardId: string) {
+  return (await call('GET', apiKey, `/api/v1/cards/${cardId}/authorizations?limit=100`)).json().data.items as {
+    id: string;
+    amount_minor: number;
+    decision: string;
+    reason: string | null;
+    status: string;
+    cleared_minor: number;
+    jit_funded_minor: number;
+  }[];
+}
+
+async function eventTypes(tenantId: string): Promise<string[]> {
+  const rows = await db.orm.em
+    .fork()
+    .execute<{ type: string }[]>(
+      `select type from events where tenant_id = ? and type like 'card.%' order by created_at, id`,
+      [tenantId],
+    );
+  return rows.map((row) => row.type);
+}
+
+/** A tenant with `walletMinor` in the wallet and a card holding `cardMinor` (funded through its workflow). */
+async function cardWith(walletMinor: number, cardMinor: number) {
+  const tenant = await createFundedTenant(db.orm, walletMinor + cardMinor);
+  const issued = await issueCard(app, tenant.apiKey, 'cus_auth');
+  expect(issued.statusCode).toBe(201);
+  const cardId = issued.json().data.id as string;
+  if (cardMinor > 0) {
+    const funded = await call('POST', tenant.apiKey, `/api/v1/cards/${cardId}/fund`, { amount_minor: cardMinor });
+    expect(funded.statusCode).toBe(202);
+    await eventually(async () => (await balance(tenant.apiKey, cardId)).available === cardMinor);
+  }
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ processor_reference: string }[]>('select processor_reference from cards where id = ?', [cardId]);
+  return { ...tenant, cardId, cardReference: row!.processor_reference };
+}
+
+/** The processor's authorization request, signed, straight to the gateway's provider-callback route. */
+function authorizationRequest(cardReference: string, authorizationId: string, amountMinor: number) {
+  return postSignedCallback(app, {
+    event_id: `${authorizationId}:ask`,
+    type: 'card.authorization.request',
+    data: {
+      authorization_id: authorizationId,
+      card_reference: cardReference,
+      amount_minor: amountMinor,
+      currency: 'NGN',
+      ...PURCHASE,
+    },
+  });
+}
+
+async function settlementBalance(): Promise<number> {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ balance_minor: string }[]>(
+      `select balance_minor from ledger_accounts where tenant_id is null and code = 'card_settlement'`,
+    );
+  return Number(row!.balance_minor);
+}
+
+describe('card authorizations', () => {
+  it('approves a covered purchase with a hold, then applies a partial clearing and a reversal once each', async () => {
+    const tenant = await cardWith(0, 500_000);
+    const settledBefore = await settlementBalance();
+
+    const first = await purchase(tenant.apiKey, tenant.cardId, 200_000);
+    expect(first).toMatchObject({ decision: 'approved', reason: null });
+    const second = await purchase(tenant.apiKey, tenant.cardId, 120_000, { channel: 'web' });
+    expect(second.decision).toBe('approved');
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 180_000, held: 320_000 });
+
+    // The processor captures 150,000 of the first hold and reverses the second.
+    const clear = await call(
+      'POST',
+      tenant.apiKey,
+      `/api/v1/sandbox/card-authorizations/${first.authorization_id}/clear`,
+      {
+        amount_minor: 150_000,
+      },
+    );
+    expect(clear.statusCode).toBe(202);
+    expect(clear.json().data).toEqual({
+      authorization_id: first.authorization_id,
+      action: 'clear',
+      amount_minor: 150_000,
+      status: 'sent',
+    });
+    const reverse = await call(
+      'POST',
+      tenant.apiKey,
+      `/api/v1/sandbox/card-authorizations/${second.authorization_id}/reverse`,
+    );
+    expect(reverse.statusCode).toBe(202);
+    await eventually(async () => {
+      const items = await authorizations(tenant.apiKey, tenant.cardId);
+      return items.every((item) => item.status !== 'pending') && items;
+    });
+    // The same clearing and reversal sent again by the processor (its retries) change nothing.
+    await stack.bank.control(`/control/card-authorizations/${first.authorization_id}/clear`, { amount_minor: 150_000 });
+    await stack.bank.control(`/control/card-authorizations/${second.authorization_id}/reverse`);
+    await eventually(async () => {
+      const [row] = await db.orm.em.fork().execute<{ n: string }[]>(
+        `select count(*) as n from provider_callbacks where type like 'card.authorization.%' and dispatched_at is not null
+             and payload::text like ?`,
+        [`%${first.authorization_id}%`],
+      );
+      return Number(row!.n) === 2;
+    });
+
+    const items = await authorizations(tenant.apiKey, tenant.cardId);
+    expect(
+      items.map(({ id, amount_minor, decision, reason, status, cleared_minor }) => ({
+        id,
+        amount_minor,
+        decision,
+        reason,
+        status,
+        cleared_minor,
+      })),
+    ).toEqual([
+      {
+        id: second.authorization_id,
+        amount_minor: 120_000,
+        decision: 'approved',
+        reason: null,
+        status: 'reversed',
+        cleared_minor: 0,
+      },
+      {
+        id: first.authorization_id,
+        amount_minor: 200_000,
+        decision: 'approved',
+        reason: null,
+        status: 'cleared',
+        cleared_minor: 150_000,
+      },
+    ]);
+    // 500,000 − 150,000 captured; nothing held; the processor's settlement account got exactly 150,000.
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 350_000, held: 0 });
+    expect((await settlementBalance()) - settledBefore).toBe(150_000);
+    expect(await eventTypes(tenant.tenantId)).toEqual([
+      'card.created',
+      'card.funded',
+      'card.authorization.approved',
+      'card.authorization.approved',
+      'card.authorization.cleared',
+      'card.authorization.reversed',
+    ]);
+  });
+
+  it('declines for each reason in the decided order, and a declined purchase moves nothing', async () => {
+    const tenant = await cardWith(1_000_000, 300_000);
+    const settings = (overrides: Record<string, unknown>) =>
+      call('PUT', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/security-settings`, {
+        per_transaction_limit_minor: 100_000,
+        daily_limit_minor: 150_000,
+        channels: { pos: true, web: true, atm: false },
+        blocked_merchant_categories: ['7995'],
+        ...overrides,
+      });
+    expect((await settings({})).statusCode).toBe(200);
+
+    // A purchase that fails every check gets the first reason of the order: lock.
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/lock`);
+    await eventually(
+      async () => (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`)).json().data.status === 'locked',
+    );
+    const allWrong = { channel: 'atm', merchant_category: '7995' };
+    expect((await purchase(tenant.apiKey, tenant.cardId, 400_000, allWrong)).reason).toBe('card_locked');
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/unlock`);
+    await eventually(
+      async () => (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`)).json().data.status === 'active',
+    );
+
+    expect((await purchase(tenant.apiKey, tenant.cardId, 400_000, allWrong)).reason).toBe('channel_blocked');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 400_000, { merchant_category: '7995' })).reason).toBe(
+      'merchant_category_blocked',
+    );
+    // Per-transaction limit 100,000: 100,001 is over it, 100,000 is not.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 100_001)).reason).toBe('limit_exceeded');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 100_000)).decision).toBe('approved');
+    // Daily limit 150,000: 100,000 approved today, so 50,001 more is over it and 50,000 is not.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 50_001)).reason).toBe('limit_exceeded');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 50_000)).decision).toBe('approved');
+    // Limits lifted: the card holds 150,000 more, JIT is off, so 150,001 is short and 150,000 is not.
+    expect((await settings({ per_transaction_limit_minor: null, daily_limit_minor: null })).statusCode).toBe(200);
+    expect((await purchase(tenant.apiKey, tenant.cardId, 150_001)).reason).toBe('insufficient_funds');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 150_000)).decision).toBe('approved');
+
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 300_000 });
+    expect(await wallet(tenant.apiKey)).toBe(1_000_000);
+    const items = await authorizations(tenant.apiKey, tenant.cardId);
+    expect(items.map((item) => [item.amount_minor, item.status, item.reason])).toEqual([
+      [150_000, 'pending', null],
+      [150_001, 'declined', 'insufficient_funds'],
+      [50_000, 'pending', null],
+      [50_001, 'declined', 'limit_exceeded'],
+      [100_000, 'pending', null],
+      [100_001, 'declined', 'limit_exceeded'],
+      [400_000, 'declined', 'merchant_category_blocked'],
+      [400_000, 'declined', 'channel_blocked'],
+      [400_000, 'declined', 'card_locked'],
+    ]);
+    // A reversal gives the daily allowance back: with a daily limit of 300,000 and 300,000 approved
+    // today, reversing 50,000 leaves room for 50,000 more, not 50,001.
+    await settings({ per_transaction_limit_minor: null, daily_limit_minor: 300_000 });
+    await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${items[2]!.id}/reverse`);
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 250_000);
+    expect((await purchase(tenant.apiKey, tenant.cardId, 50_001)).reason).toBe('limit_exceeded');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 50_000)).decision).toBe('approved');
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 300_000 });
+    const declined = (await eventTypes(tenant.tenantId)).filter((type) => type === 'card.authorization.declined');
+    expect(declined).toHaveLength(7);
+  });
+
+  it('funds the shortfall from the wallet just in time when the card has JIT funding', async () => {
+    const tenant = await cardWith(100_000, 30_000);
+    const short = await purchase(tenant.apiKey, tenant.cardId, 100_000);
+    expect(short).toMatchObject({ decision: 'declined', reason: 'insufficient_funds' });
+
+    const patched = await call('PATCH', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`, { jit_funding: true });
+    expect(patched.json().data.jit_funding).toBe(true);
+    const jit = await purchase(tenant.apiKey, tenant.cardId, 100_000);
+    expect(jit).toMatchObject({ decision: 'approved', reason: null });
+    // 70,000 came from the wallet; the card spent all it had.
+    expect(await wallet(tenant.apiKey)).toBe(30_000);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 100_000 });
+    const [listed] = await authorizations(tenant.apiKey, tenant.cardId);
+    expect(listed).toMatchObject({ id: jit.authorization_id, jit_funded_minor: 70_000, status: 'pending' });
+    const history = (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/funding/history`)).json().data
+      .items as { amount_minor: number; status: string; transaction_reference: string | null }[];
+    expect(history[0]).toMatchObject({
+      amount_minor: 70_000,
+      status: 'succeeded',
+      transaction_reference: `authorization:${jit.authorization_id}`,
+    });
+    // The wallet covers 30,000 more, not 30,001.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 30_001)).reason).toBe('insufficient_funds');
+    expect((await purchase(tenant.apiKey, tenant.cardId, 30_000)).decision).toBe('approved');
+    expect(await wallet(tenant.apiKey)).toBe(0);
+  });
+
+  it('auto-reloads through the card workflow once per drop below the threshold', async () => {
+    const tenant = await cardWith(1_000_000, 100_000);
+    const put = await call('PUT', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/auto-reload`, {
+      enabled: true,
+      threshold_minor: 50_000,
+      amount_minor: 200_000,
+    });
+    expect(put.statusCode).toBe(200);
+
+    // 100,000 → 50,000: not below the threshold.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 50_000)).decision).toBe('approved');
+    // 50,000 → 49,999: below it, one reload of 200,000.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 1)).decision).toBe('approved');
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 249_999);
+    // Above the threshold again; spending down to 40,000 drops below it a second time: one more reload.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 209_999)).decision).toBe('approved');
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 240_000);
+    // 240,000 → 239,999 stays above the threshold: nothing more.
+    expect((await purchase(tenant.apiKey, tenant.cardId, 1)).decision).toBe('approved');
+
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 239_999, held: 260_001 });
+    expect(await wallet(tenant.apiKey)).toBe(600_000);
+    const reloads = await db.orm.em
+      .fork()
+      .execute<{ amount_minor: string; status: string }[]>(
+        `select amount_minor, status from card_fundings where card_id = ? and source = 'auto_reload'`,
+        [tenant.cardId],
+      );
+    expect(reloads.map((row) => [Number(row.amount_minor), row.status])).toEqual([
+      [200_000, 'succeeded'],
+      [200_000, 'succeeded'],
+    ]);
+    const types = await eventTypes(tenant.tenantId);
+    expect(types.filter((type) => type === 'card.auto_reloaded')).toHaveLength(2);
+    const [event] = await db.orm.em
+      .fork()
+      .execute<{ payload: { card_id: string; threshold_minor: number; funding: { amount_minor: number } } }[]>(
+        `select payload from events where tenant_id = ? and type = 'card.auto_reloaded' limit 1`,
+        [tenant.tenantId],
+      );
+    expect(event!.payload).toMatchObject({
+      card_id: tenant.cardId,
+      threshold_minor: 50_000,
+      funding: { amount_minor: 200_000 },
+    });
+  });
+
+  it('answers a repeated authorization (same id) with the same decision and one hold', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const first = await purchase(tenant.apiKey, tenant.cardId, 60_000, { authorization_id: 'auth_repeat_1' });
+    expect(first).toEqual({ authorization_id: 'auth_repeat_1', decision: 'approved', reason: null });
+    const repeats = await Promise.all(
+      Array.from({ length: 5 }, () => authorizationRequest(tenant.cardReference, 'auth_repeat_1', 60_000)),
+    );
+    for (const repeat of repeats) {
+      expect(repeat.statusCode).toBe(200);
+      expect(repeat.json().data.authorization).toEqual({
+        authorization_id: 'auth_repeat_1',
+        decision: 'approved',
+        reason: null,
+      });
+    }
+    expect(await purchase(tenant.apiKey, tenant.cardId, 60_000, { authorization_id: 'auth_repeat_1' })).toEqual(first);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 40_000, held: 60_000 });
+    expect(await authorizations(tenant.apiKey, tenant.cardId)).toHaveLength(1);
+  });
+
+  it('records and refuses a clearing of an unknown, released or over-held authorization, moving nothing', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const approved = await purchase(tenant.apiKey, tenant.cardId, 40_000);
+    const settledBefore = await settlementBalance();
+    const send = (eventId: string, type: string, data: Record<string, unknown>) =>
+      postSignedCallback(app, { event_id: eventId, type, data });
+
+    expect(
+      (
+        await send('clr-unknown', 'card.authorization.cleared', {
+          authorization_id: 'auth_nobody',
+          amount_minor: 5_000,
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await send('clr-over', 'card.authorization.cleared', {
+          authorization_id: approved.authorization_id,
+          amount_minor: 40_001,
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (await send('rev-1', 'card.authorization.reversed', { authorization_id: approved.authorization_id })).statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await send('clr-late', 'card.authorization.cleared', {
+          authorization_id: approved.authorization_id,
+          amount_minor: 40_000,
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (await send('rev-2', 'card.authorization.reversed', { authorization_id: approved.authorization_id })).statusCode,
+    ).toBe(200);
+
+    const results = await db.orm.em
+      .fork()
+      .execute<{ event_id: string; dispatch_result: string }[]>(
+        `select event_id, dispatch_result from provider_callbacks where event_id in ('clr-unknown', 'clr-over', 'rev-1', 'clr-late', 'rev-2')`,
+      );
+    expect(Object.fromEntries(results.map((row) => [row.event_id, row.dispatch_result]))).toEqual({
+      'clr-unknown': 'refused: no authorization auth_nobody',
+      'clr-over': 'refused: clearing of 40001 for a hold of 40000',
+      'rev-1': `reversed: ${approved.authorization_id}`,
+      'clr-late': `refused: authorization ${approved.authorization_id} is reversed`,
+      'rev-2': `refused: authorization ${approved.authorization_id} is reversed`,
+    });
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
+    expect(await settlementBalance()).toBe(settledBefore);
+  });
+
+  it('decides 200 concurrent authorizations on one card whose balance and JIT allowance cover exactly 50', async () => {
+    // 30 purchases of 10,000 from the card, 20 more funded just in time from the wallet.
+    const tenant = await cardWith(200_000, 300_000);
+    await call('PATCH', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`, { jit_funding: true });
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, index) =>
+        authorizationRequest(tenant.cardReference, `auth_race_${index}`, 10_000),
+      ),
+    );
+    expect(answers.map((answer) => answer.statusCode)).toEqual(Array(200).fill(200));
+    const decisions = answers.map(
+      (answer) => answer.json().data.authorization as { decision: string; reason: string | null },
+    );
+    expect(decisions.filter((decision) => decision.decision === 'approved')).toHaveLength(50);
+    expect(decisions.filter((decision) => decision.reason === 'insufficient_funds')).toHaveLength(150);
+
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 500_000 });
+    expect(await wallet(tenant.apiKey)).toBe(0);
+    const [counts] = await db.orm.em
+      .fork()
+      .execute<{ held: string; approved: string; jit: string; jit_fundings: string }[]>(
+        `select (select coalesce(sum(amount_minor), 0) from card_authorizations where card_id = ? and status = 'pending') as held,
+              (select count(*) from card_authorizations where card_id = ? and decision = 'approved') as approved,
+              (select coalesce(sum(jit_funded_minor), 0) from card_authorizations where card_id = ?) as jit,
+              (select count(*) from card_fundings where card_id = ? and source = 'jit' and amount_minor = 10000) as jit_fundings`,
+        [tenant.cardId, tenant.cardId, tenant.cardId, tenant.cardId],
+      );
+    expect(counts).toEqual({ held: '500000', approved: '50', jit: '200000', jit_fundings: '20' });
+  });
+
+  it('declines on the processor timeout when the answer is lost after the hold, and the reversal releases it', async () => {
+    const tenant = await cardWith(0, 100_000);
+    // Between the processor and the gateway: passes the request on (the gateway decides and holds),
+    // then drops the answer, as a gateway that died before answering.
+    const gatewayUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const swallowed: string[] = [];
+    const blackHole: Server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        void fetch(`${gatewayUrl}${request.url}`, {
+          method: 'POST',
+          headers: request.headers as Record<string, string>,
+          body: Buffer.concat(chunks),
+        }).then(async (answer) => {
+          swallowed.push(await answer.text());
+          response.destroy();
+        });
+      });
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const processor = await startSandboxBank({
+      databaseUrl: db.url,
+      gatewayUrl,
+      authorizationUrl: `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/provider-callbacks/sandbox-bank`,
+    });
+    try {
+      const answer = await processor.control(`/control/cards/${tenant.cardReference}/purchases`, {
+        ...PURCHASE,
+        amount_minor: 70_000,
+        authorization_id: 'auth_lost_answer',
+      });
+      expect(answer.body).toEqual({ authorization_id: 'auth_lost_answer', decision: 'declined', reason: 'timeout' });
+      // The gateway had approved and held it; the processor's reversal advice releases the hold.
+      expect(JSON.parse(swallowed[0]!).data.authorization).toMatchObject({ decision: 'approved' });
+      await eventually(async () => (await authorizations(tenant.apiKey, tenant.cardId))[0]?.status === 'reversed');
+      expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
+      // The processor's retry of the timed-out purchase keeps its timeout.
+      const retry = await processor.control(`/control/cards/${tenant.cardReference}/purchases`, {
+        ...PURCHASE,
+        amount_minor: 70_000,
+        authorization_id: 'auth_lost_answer',
+      });
+      expect(retry.body).toEqual({ authorization_id: 'auth_lost_answer', decision: 'declined', reason: 'timeout' });
+    } finally {
+      await processor.close();
+      await new Promise((resolve) => blackHole.close(resolve));
+    }
+  });
+
+  it('declines an authorization whose reversal arrived before it was decided, holding nothing', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const early = await postSignedCallback(app, {
+      event_id: 'rev-early',
+      type: 'card.authorization.reversed',
+      data: { authorization_id: 'auth_reversed_first' },
+    });
+    expect(early.statusCode).toBe(200);
+    const late = await authorizationRequest(tenant.cardReference, 'auth_reversed_first', 10_000);
+    expect(late.json().data.authorization).toEqual({
+      authorization_id: 'auth_reversed_first',
+      decision: 'declined',
+      reason: 'timeout',
+    });
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
+  });
+
+  it('refuses bad purchases naming the field, other tenants’ cards and authorizations, and live keys', async () => {
+    const tenant = await cardWith(0, 10_000);
+    const other = await createFundedTenant(db.orm, 0, 'other tenant');
+    const url = `/api/v1/sandbox/cards/${tenant.cardId}/purchases`;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...PURCHASE, amount_minor: 0 }, 'amount_minor'],
+      [{ ...PURCHASE, amount_minor: 10.5 }, 'amount_minor'],
+      [{ ...PURCHASE, amount_minor: '100' }, 'amount_minor'],
+      [{ ...PURCHASE, amount_minor: 100, merchant_category: '54110' }, 'merchant_category'],
+      [{ ...PURCHASE, amount_minor: 100, channel: 'phone' }, 'channel'],
+      [{ ...PURCHASE, amount_minor: 100, merchant_name: '' }, 'merchant_name'],
+      [{ ...PURCHASE, amount_minor: 100, authorization_id: '../../etc' }, 'authorization_id'],
+      [{ ...PURCHASE, amount_minor: 100, surprise: 1 }, 'surprise'],
+    ];
+    for (const [body, field] of cases) expectFieldRefused(await call('POST', tenant.apiKey, url, body), field);
+    expect(await authorizations(tenant.apiKey, tenant.cardId)).toEqual([]);
+
+    const approved = await purchase(tenant.apiKey, tenant.cardId, 5_000);
+    expect((await call('POST', other.apiKey, url, { ...PURCHASE, amount_minor: 100 })).statusCode).toBe(404);
+    expect((await call('GET', other.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations`)).statusCode).toBe(404);
+    const foreignClear = await call(
+      'POST',
+      other.apiKey,
+      `/api/v1/sandbox/card-authorizations/${approved.authorization_id}/clear`,
+      {
+        amount_minor: 5_000,
+      },
+    );
+    expect(foreignClear.statusCode).toBe(404);
+    const live = await createFundedTenant(db.orm, 0, 'live tenant', 'live');
+    expect((await call('POST', live.apiKey, url, { ...PURCHASE, amount_minor: 100 })).statusCode).toBe(403);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 5_000, held: 5_000 });
+  });
+});
