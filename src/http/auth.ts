@@ -20,6 +20,13 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No API key needed (health, docs, provider callbacks). */
     public?: boolean;
+    /**
+     * A public route whose every request must carry a provider's signature (provider callbacks):
+     * not on the per-address budget, which a card processor asking about every purchase from one
+     * address would exhaust (each purchase then declined on its timeout). An unsigned request is
+     * refused 401 by the route before anything is parsed or stored.
+     */
+    signed?: boolean;
   }
 }
 
@@ -49,7 +56,7 @@ export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLi
     // Unknown routes fall through to the 404 handler; public routes need no key.
     if (!request.routeOptions.url) return;
     if (request.routeOptions.config.public) {
-      await limits.publicRoutes(request, reply);
+      if (!request.routeOptions.config.signed) await limits.publicRoutes(request, reply);
       return;
     }
     const token = bearerToken(request);

@@ -65,7 +65,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
     scope.post(
       '/provider-callbacks/:provider',
       {
-        config: { public: true },
+        config: { public: true, signed: true },
         schema: {
           tags: ['providers'],
           summary: 'Signed callbacks from banks and providers (not for tenants)',

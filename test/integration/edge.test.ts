@@ -11,6 +11,7 @@ import { ApiError } from '../../src/http/errors.ts';
 import { revokeKey } from '../../src/tenants/tenants.ts';
 import { type TestApp, type TestAppOptions, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { postSignedCallback } from '../support/callbacks.ts';
 
 let db: TestDatabase;
 let gateway: TestApp;
@@ -229,6 +230,25 @@ describe('rate limits (decisions §12)', () => {
       for (let i = 0; i < 3; i += 1)
         statuses.push((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode);
       expect(statuses).toEqual([200, 200, 429]);
+    });
+  });
+
+  it('keeps signed provider callbacks off that budget: a processor asks about every purchase from one address', async () => {
+    await withApp({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+      const statuses = [];
+      for (let i = 0; i < 5; i += 1) {
+        const answer = await postSignedCallback(app, { event_id: `edge-signed-${i}`, type: 'edge.probe', data: {} });
+        statuses.push(answer.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200]);
+      // An unsigned one is refused by the route itself.
+      const unsigned = await app.inject({
+        method: 'POST',
+        url: '/provider-callbacks/sandbox-bank',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"event_id":"x","type":"edge.probe","data":{}}',
+      });
+      expect(unsigned.statusCode).toBe(401);
     });
   });
 });
