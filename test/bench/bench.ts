@@ -32,6 +32,8 @@ import { chart, table } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/config.ts';
+import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 
 assertNodeVersion();
 
@@ -39,7 +41,7 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '1,8,16,32,128' },
-    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits' },
+    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations' },
     'cost-count': { type: 'string', default: '20' },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
@@ -435,6 +437,83 @@ try {
     });
   }
 
+  if (phases.has('authorizations')) {
+    // The processor's question, signed, straight to the API's provider-callback route (what the
+    // sandbox processor does, without its own HTTP hop), against one PostgreSQL round trip.
+    results.authorizations = await measured(
+      'authorizations: card.authorization.request decisions vs one PostgreSQL round trip',
+      async () => {
+        const cards: string[] = [];
+        await burst(64, 8, async () => {
+          const response = await api('POST', '/api/v1/cards', { customer_id: `bench-auth-${runId}` });
+          cards.push(((await response.json()) as { data: { id: string } }).data.id);
+        });
+        await burst(cards.length, 8, async (n) => {
+          const response = await api('POST', `/api/v1/cards/${cards[n]}/fund`, {
+            amount_minor: 1_000_000_000,
+            idempotency_key: `bench-auth-${runId}-${n}`,
+          });
+          if (response.status !== 202) throw new Error(`fund answered ${response.status}`);
+        });
+        await waitFor(
+          'authorization cards funded',
+          async () =>
+            (await count(
+              `select count(*)::text as n from card_fundings where card_id = any($1::uuid[]) and status = 'succeeded'`,
+              [cards],
+            )) === cards.length,
+          50,
+        );
+        const references = (
+          await db.query<{ processor_reference: string }>(
+            'select processor_reference from cards where id = any($1::uuid[])',
+            [cards],
+          )
+        ).rows.map((row) => row.processor_reference);
+        const secret = process.env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET;
+        const authorize = async (concurrency: number, n: number) => {
+          const id = `bench-${runId}-${concurrency}-${n}`;
+          const body = JSON.stringify({
+            event_id: `${id}:ask`,
+            type: 'card.authorization.request',
+            data: {
+              authorization_id: id,
+              card_reference: references[n % references.length],
+              amount_minor: 100,
+              currency: 'NGN',
+              merchant_name: 'bench',
+              merchant_category: '5411',
+              channel: 'web',
+            },
+          });
+          const response = await fetch(`${stack.apiUrl}/provider-callbacks/sandbox-bank`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(secret, body) },
+            body,
+          });
+          if (response.status !== 200) return false;
+          const answer = (await response.json()) as { data: { authorization: { decision: string } } };
+          return answer.data.authorization.decision === 'approved';
+        };
+        const gateway: PointResult[] = [];
+        const floor: PointResult[] = [];
+        for (const c of [1, 8, 32]) {
+          gateway.push(await runPoint('authorization decision', c, durationMs, (n) => authorize(c, n)));
+          const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: c });
+          await Promise.all(Array.from({ length: c }, () => pool.query('select 1')));
+          floor.push(
+            await runPoint('floor: one PostgreSQL round trip', c, durationMs, async () => {
+              await pool.query('select 1');
+              return true;
+            }),
+          );
+          await pool.end();
+        }
+        return { gateway, floor, cards: cards.length };
+      },
+    );
+  }
+
   const total = (
     await db.query<{ total: string }>('select coalesce(sum(amount_minor), 0)::text as total from postings')
   ).rows[0]!.total;
@@ -463,6 +542,7 @@ try {
   const pairs = [
     ['POST /api/v1/transfers vs Update-with-Start', results.create],
     ['GET /api/v1/transfers/{id} vs hello world', results.get],
+    ['card authorization decision vs one PostgreSQL round trip', results.authorizations],
   ] as const;
   for (const [name, pair] of pairs) {
     if (!pair) continue;
