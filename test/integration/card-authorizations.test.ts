@@ -13,13 +13,17 @@ import { postSignedCallback } from '../support/callbacks.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { startSandboxBank } from '../support/sandbox-bank.ts';
+import { decideAuthorization } from '../../src/cards/authorizations.ts';
+import { AutoReloadSweep, HAND_OVER_GRACE_MS } from '../../src/cards/auto-reload-sweep.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
 
-useGatewayStack({ taskQueue: `card-authorizations-${process.pid}` }, (started) => {
+const TASK_QUEUE = `card-authorizations-${process.pid}`;
+
+useGatewayStack({ taskQueue: TASK_QUEUE }, (started) => {
   stack = started;
   ({ db, app } = stack);
 });
@@ -338,6 +342,42 @@ describe('card authorizations', () => {
       threshold_minor: 50_000,
       funding: { amount_minor: 200_000 },
     });
+  });
+
+  it('hands an auto-reload funding whose hand-over was lost to the card workflow once, through the sweep', async () => {
+    const tenant = await cardWith(1_000_000, 100_000);
+    await call('PUT', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/auto-reload`, {
+      enabled: true,
+      threshold_minor: 50_000,
+      amount_minor: 300_000,
+    });
+    // Decided as the API decides, but the process "dies" before the hand-over: nothing is signalled.
+    const outcome = await decideAuthorization(db.orm, {
+      authorizationId: 'auth_lost_hand_over',
+      cardReference: tenant.cardReference,
+      amountMinor: 60_000,
+      currency: 'NGN',
+      merchantName: 'Shoprite Lekki',
+      merchantCategory: '5411',
+      channel: 'pos',
+    });
+    expect(outcome.decision.decision).toBe('approved');
+    const fundingId = outcome.autoReload!.funding.id;
+    const sweep = new AutoReloadSweep({ orm: db.orm, client: stack.client, taskQueue: TASK_QUEUE, log: () => {} });
+    // Within the grace period the API's own hand-over may still be on its way: left alone.
+    expect(await sweep.pass()).toBe(0);
+    await db.orm.em
+      .fork()
+      .execute(`update card_fundings set created_at = now() - ? * interval '1 millisecond' where id = ?`, [
+        HAND_OVER_GRACE_MS + 1_000,
+        fundingId,
+      ]);
+    expect(await sweep.pass()).toBe(1);
+    // Handed over already: the next pass leaves it to its workflow.
+    expect(await sweep.pass()).toBe(0);
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 340_000);
+    expect(await wallet(tenant.apiKey)).toBe(700_000);
+    expect(await sweep.pass()).toBe(0);
   });
 
   it('answers a repeated authorization (same id) with the same decision and one hold', async () => {
