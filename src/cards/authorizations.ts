@@ -122,7 +122,13 @@ async function policyRefusal(tx: EntityManager, card: CardRow, request: Authoriz
 }
 
 /** A funding that is already done: JIT funding inside a decision (the processor is the one asking). */
-async function recordJitFunding(tx: EntityManager, card: CardRow, authorizationId: string, amountMinor: number) {
+async function recordJitFunding(
+  tx: EntityManager,
+  card: CardRow,
+  authorizationId: string,
+  amountMinor: number,
+  knownAccounts: ReadonlyMap<string, string>,
+) {
   const operationId = randomUUID();
   const fundingId = randomUUID();
   await tx.insert(CardOperationRecord, {
@@ -147,6 +153,7 @@ async function recordJitFunding(tx: EntityManager, card: CardRow, authorizationI
   });
   await postMovement(tx, card.tenant_id, cardFunding({ fundingId, cardId: card.id, amountMinor }), {
     currency: card.currency as Currency,
+    knownAccounts,
   });
   const funding = await tx.findOneOrFail(CardFunding, { id: fundingId });
   await recordEvent(tx, {
@@ -193,58 +200,89 @@ async function lockAccounts(tx: EntityManager, card: CardRow) {
   const codes = [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])];
   // Every posting locks its accounts in id order (postEntry); locking the same set in the same
   // order here means a decision never deadlocks with a funding, a clearing or a transfer.
-  const rows = await tx.execute<{ code: string; balance_minor: string }[]>(
-    `select code, balance_minor from ledger_accounts
-      where tenant_id = ? and code in (${codes.map(() => '?').join(', ')}) order by id for update`,
-    [card.tenant_id, ...codes],
-  );
+  const lock = () =>
+    tx.execute<{ id: string; code: string; balance_minor: string }[]>(
+      `select id, code, balance_minor from ledger_accounts
+        where tenant_id = ? and code in (${codes.map(() => '?').join(', ')}) order by id for update`,
+      [card.tenant_id, ...codes],
+    );
+  let rows = await lock();
+  if (!rows.some((row) => row.code === cardHoldAccountCode(card.id))) {
+    // The card's first authorization opens its hold account.
+    await openCardHoldAccount(tx, card.tenant_id, card.id, card.currency as Currency);
+    rows = await lock();
+  }
   const balance = (code: string) => Number(rows.find((row) => row.code === code)?.balance_minor ?? 0);
-  return { card: balance(cardAccountCode(card.id)), wallet: card.jit_funding ? balance('wallet') : 0 };
+  return {
+    card: balance(cardAccountCode(card.id)),
+    wallet: card.jit_funding ? balance('wallet') : 0,
+    ids: new Map(rows.map((row) => [row.code, row.id])),
+  };
 }
 
 /**
  * Decides one authorization, once per authorization id: a repeat (the processor's retry) gets the
- * stored decision and places no second hold.
+ * stored decision and places no second hold. About a dozen statements in one transaction: the
+ * processor waits at most 2 s, and a card's decisions queue on its row lock.
  */
 export async function decideAuthorization(orm: MikroORM, request: AuthorizationRequest): Promise<AuthorizationOutcome> {
-  const em = orm.em.fork();
-  const known = await em.findOne(CardAuthorization, { id: request.authorizationId });
-  if (known) return { decision: decisionOf(known) };
-  return em.transactional(async (tx) => {
-    // One decision or reversal of this authorization id at a time (see settleAuthorization).
+  return orm.em.fork().transactional(async (tx) => {
+    // One decision or reversal of this authorization id at a time (see settleAuthorization). The
+    // statements after this one see whatever an earlier decision or reversal of the id committed.
     await lockAuthorizationId(tx, request.authorizationId);
-    const [locked] = await tx.execute<{ id: string }[]>(
-      'select id from cards where processor_reference = ? for update',
-      [request.cardReference],
+    const [found] = await tx.execute<(Record<string, unknown> & { decided: boolean; voided: boolean })[]>(
+      `select c.*,
+              exists (select 1 from card_authorizations a where a.id = ?) as decided,
+              exists (select 1 from card_authorization_voids v where v.id = ?) as voided
+         from cards c where c.processor_reference = ? for update of c`,
+      [request.authorizationId, request.authorizationId, request.cardReference],
     );
-    if (!locked) {
+    if (!found) {
       return {
         decision: { authorization_id: request.authorizationId, decision: 'declined', reason: 'card_not_found' },
       };
     }
-    // A concurrent repeat that held the lock first has decided it.
-    const decided = await tx.findOne(CardAuthorization, { id: request.authorizationId }, { refresh: true });
-    if (decided) return { decision: decisionOf(decided) };
-    const card = (await tx.findOne(Card, { id: locked.id }, { refresh: true }))!;
-    const [voided] = await tx.execute<{ id: string }[]>('select id from card_authorization_voids where id = ?', [
-      request.authorizationId,
-    ]);
+    const { decided, voided, ...columns } = found;
+    if (decided) {
+      return { decision: decisionOf(await tx.findOneOrFail(CardAuthorization, { id: request.authorizationId })) };
+    }
+    const card = tx.map(Card, columns as never) as CardRow;
+    const currency = card.currency as Currency;
 
-    await openCardHoldAccount(tx, card.tenant_id, card.id, card.currency as Currency);
     const balances = await lockAccounts(tx, card);
     let reason: StoredDeclineReason | null = voided ? 'timeout' : await policyRefusal(tx, card, request);
     let jitFundedMinor = 0;
     if (reason === null && balances.card < request.amountMinor) {
       const shortfall = request.amountMinor - balances.card;
       if (card.jit_funding && balances.wallet >= shortfall) {
-        await recordJitFunding(tx, card, request.authorizationId, shortfall);
+        await recordJitFunding(tx, card, request.authorizationId, shortfall, balances.ids);
         jitFundedMinor = shortfall;
       } else {
         reason = 'insufficient_funds';
       }
     }
 
-    const row = {
+    const approved = reason === null;
+    const [stamped] = await tx.execute<{ created_at: Date; updated_at: Date }[]>(
+      `insert into card_authorizations (id, tenant_id, card_id, amount_minor, currency, merchant_name,
+         merchant_category, channel, decision, reason, status, jit_funded_minor)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning created_at, updated_at`,
+      [
+        request.authorizationId,
+        card.tenant_id,
+        card.id,
+        request.amountMinor,
+        card.currency,
+        request.merchantName,
+        request.merchantCategory,
+        request.channel,
+        approved ? 'approved' : 'declined',
+        reason,
+        approved ? 'pending' : 'declined',
+        jitFundedMinor,
+      ],
+    );
+    const stored: AuthorizationRow = {
       id: request.authorizationId,
       tenant_id: card.tenant_id,
       card_id: card.id,
@@ -253,33 +291,32 @@ export async function decideAuthorization(orm: MikroORM, request: AuthorizationR
       merchant_name: request.merchantName,
       merchant_category: request.merchantCategory,
       channel: request.channel,
-      decision: reason === null ? ('approved' as const) : ('declined' as const),
+      decision: approved ? 'approved' : 'declined',
       reason,
-      status: reason === null ? ('pending' as const) : ('declined' as const),
+      status: approved ? 'pending' : 'declined',
       cleared_minor: 0,
       jit_funded_minor: jitFundedMinor,
+      created_at: new Date(stamped!.created_at),
+      updated_at: new Date(stamped!.updated_at),
     };
-    await tx.insert(CardAuthorization, row);
     let autoReload: AuthorizationOutcome['autoReload'];
-    if (reason === null) {
+    if (approved) {
       await postMovement(
         tx,
         card.tenant_id,
-        cardAuthorizationHold({ authorizationId: row.id, cardId: card.id, amountMinor: row.amount_minor }),
-        { currency: card.currency as Currency },
+        cardAuthorizationHold({ authorizationId: stored.id, cardId: card.id, amountMinor: stored.amount_minor }),
+        { currency, knownAccounts: balances.ids },
       );
       const before = balances.card + jitFundedMinor;
-      const after = before - row.amount_minor;
       // Once per drop: only the approval that takes the balance from at or above the threshold to below it.
-      if (shouldAutoReload(card, before, after)) {
-        autoReload = { card, funding: await recordAutoReload(tx, card, row.id) };
+      if (shouldAutoReload(card, before, before - stored.amount_minor)) {
+        autoReload = { card, funding: await recordAutoReload(tx, card, stored.id) };
       }
     }
-    const stored = await tx.findOneOrFail(CardAuthorization, { id: row.id });
     await recordEvent(tx, {
       tenantId: card.tenant_id,
-      type: reason === null ? 'card.authorization.approved' : 'card.authorization.declined',
-      sourceKey: `card-authorization:${row.id}:decided`,
+      type: approved ? 'card.authorization.approved' : 'card.authorization.declined',
+      sourceKey: `card-authorization:${stored.id}:decided`,
       payload: authorizationView(stored),
     });
     return { decision: decisionOf(stored), ...(autoReload ? { autoReload } : {}) };

@@ -242,6 +242,15 @@ export async function cardBalance(
   return row ? { balanceMinor: Number(row.balance_minor), updatedAt: new Date(row.updated_at) } : null;
 }
 
+/** The code of a tenant's account a posting names (`wallet`, `card:<id>`, `card-hold:<id>`…). */
+export function tenantAccountCodeOf(account: Exclude<AccountRef, { system: SystemAccountCode }>): string {
+  return 'tenant' in account
+    ? account.tenant
+    : 'card' in account
+      ? cardAccountCode(account.card)
+      : cardHoldAccountCode(account.cardHold);
+}
+
 /** The id of the account a movement's posting names, for a tenant. */
 export async function accountIdOf(
   em: EntityManager,
@@ -250,12 +259,7 @@ export async function accountIdOf(
   currency: Currency = 'NGN',
 ): Promise<string> {
   if ('system' in account) return systemAccountId(em, account.system, currency);
-  const code =
-    'tenant' in account
-      ? account.tenant
-      : 'card' in account
-        ? cardAccountCode(account.card)
-        : cardHoldAccountCode(account.cardHold);
+  const code = tenantAccountCodeOf(account);
   const [row] = await em.execute<{ id: string }[]>(
     'select id from ledger_accounts where tenant_id = ? and code = ? and currency = ?',
     [tenantId, code, currency],
@@ -269,12 +273,19 @@ export async function postMovement(
   em: EntityManager,
   tenantId: string,
   movement: Movement,
-  options: { metadata?: Record<string, unknown>; currency?: Currency } = {},
+  options: {
+    metadata?: Record<string, unknown>;
+    currency?: Currency;
+    /** Ids of the tenant's accounts by code, when the caller has just read them (no look-up each). */
+    knownAccounts?: ReadonlyMap<string, string>;
+  } = {},
 ): Promise<PostedEntry> {
   const postings: PostingInput[] = [];
   for (const posting of movement.postings) {
+    const known =
+      'system' in posting.account ? undefined : options.knownAccounts?.get(tenantAccountCodeOf(posting.account));
     postings.push({
-      accountId: await accountIdOf(em, tenantId, posting.account, options.currency),
+      accountId: known ?? (await accountIdOf(em, tenantId, posting.account, options.currency)),
       amountMinor: posting.amountMinor,
     });
   }
