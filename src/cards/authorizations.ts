@@ -246,7 +246,7 @@ export async function decideAuthorization(orm: MikroORM, request: AuthorizationR
     if (decided) {
       return { decision: decisionOf(await tx.findOneOrFail(CardAuthorization, { id: request.authorizationId })) };
     }
-    const card = tx.map(Card, columns as never) as CardRow;
+    const card: CardRow = tx.map(Card, columns as never);
     const currency = card.currency as Currency;
 
     const balances = await lockAccounts(tx, card);
