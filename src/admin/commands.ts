@@ -22,6 +22,7 @@ import {
 } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
 import { virtualAccountView } from '../virtual-accounts/views.ts';
+import { CardAuthorization, authorizationView, pendingHolds, settleAuthorization } from '../cards/authorizations.ts';
 import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
@@ -125,6 +126,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   ledger verify     (every invariant of the books; exits 1 on any breach)
   reconcile run     --date YYYY-MM-DD [--wait 60s]   (the bank's statement of that UTC day against our books)
   reconcile report  --date YYYY-MM-DD [--run ID] [--all]   (the day's latest run; --all lists matched items too)
+  cards holds       [--older-than 7d]   (card authorizations still holding money, oldest first)
+  cards release-hold --authorization ID --note TEXT [--operator NAME]   (as the processor's reversal would)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -570,6 +573,40 @@ export const COMMANDS: Record<string, AdminCommand> = {
         );
       }
       return { ...run, items: await runItems(em, run.run_id, { all: values.all === true }) };
+    },
+  },
+  // Holds the processor never cleared nor reversed: found, then released as its reversal would.
+  'cards holds': {
+    options: { 'older-than': { type: 'string' } },
+    async run(em, values) {
+      const olderThan = text(values, 'older-than') ?? '7d';
+      const items = await pendingHolds(em, durationMs(olderThan, 'older-than'));
+      return {
+        older_than: olderThan,
+        count: items.length,
+        held_minor: items.reduce((sum, item) => sum + item.amount_minor, 0),
+        items: items.map((item) => ({ ...authorizationView(item), tenant_id: item.tenant_id })),
+      };
+    },
+  },
+  'cards release-hold': {
+    mutates: true,
+    options: { authorization: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' } },
+    async run(em, values) {
+      const id = text(values, 'authorization', true);
+      const note = text(values, 'note', true);
+      if (note.length > 1000) throw new AdminUsageError('--note must be at most 1000 characters');
+      const row = await em.findOne(CardAuthorization, { id });
+      if (!row) throw new TenantError(`no card authorization ${id}`);
+      if (row.status !== 'pending') throw new TenantError(`card authorization ${id} is ${row.status}; nothing is held`);
+      const result = await settleAuthorization(em.fork(), { kind: 'reverse', authorizationId: id });
+      if (!result.startsWith('reversed')) throw new TenantError(result);
+      const released = await em.fork().findOneOrFail(CardAuthorization, { id });
+      return {
+        released_minor: row.amount_minor,
+        operator: operatorOf(values),
+        authorization: authorizationView(released),
+      };
     },
   },
   'virtual-account freeze': freezeCommand(true),

@@ -350,11 +350,11 @@ async function lockAuthorizationId(tx: EntityManager, authorizationId: string): 
  * with the callback for operators.
  */
 export async function settleAuthorization(
-  orm: MikroORM,
+  em: EntityManager,
   action:
     { kind: 'clear'; authorizationId: string; amountMinor: number } | { kind: 'reverse'; authorizationId: string },
 ): Promise<string> {
-  return orm.em.fork().transactional(async (tx) => {
+  return em.transactional(async (tx) => {
     await lockAuthorizationId(tx, action.authorizationId);
     const [locked] = await tx.execute<{ id: string }[]>('select id from card_authorizations where id = ? for update', [
       action.authorizationId,
@@ -418,4 +418,13 @@ export async function findAuthorization(
   id: string,
 ): Promise<AuthorizationRow | null> {
   return em.findOne(CardAuthorization, { id, tenant_id: tenantId });
+}
+
+/** Pending authorizations older than `olderThanMs`, oldest first, across every card: holds an operator may need to release. */
+export async function pendingHolds(em: EntityManager, olderThanMs: number, limit = 100): Promise<AuthorizationRow[]> {
+  return em.find(
+    CardAuthorization,
+    { status: 'pending', created_at: { $lt: new Date(Date.now() - olderThanMs) } },
+    { orderBy: { created_at: 'asc', id: 'asc' }, limit },
+  );
 }

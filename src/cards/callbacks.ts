@@ -12,7 +12,7 @@ export function registerCardCallbacks(dispatcher: CallbackDispatcher, deps: { or
     const authorizationId = idOf(callback.data);
     const amountMinor = Number(callback.data.amount_minor);
     if (!authorizationId) return 'ignored: clearing without authorization_id';
-    const result = await settleAuthorization(deps.orm, { kind: 'clear', authorizationId, amountMinor });
+    const result = await settleAuthorization(deps.orm.em.fork(), { kind: 'clear', authorizationId, amountMinor });
     if (result.startsWith('refused')) callback.log.warn({ authorizationId, result }, 'card clearing refused');
     return result;
   });
@@ -20,7 +20,7 @@ export function registerCardCallbacks(dispatcher: CallbackDispatcher, deps: { or
   dispatcher.on('card.authorization.reversed', async (callback) => {
     const authorizationId = idOf(callback.data);
     if (!authorizationId) return 'ignored: reversal without authorization_id';
-    const result = await settleAuthorization(deps.orm, { kind: 'reverse', authorizationId });
+    const result = await settleAuthorization(deps.orm.em.fork(), { kind: 'reverse', authorizationId });
     if (result.startsWith('refused')) callback.log.warn({ authorizationId, result }, 'card reversal refused');
     return result;
   });

@@ -552,6 +552,45 @@ describe('card authorizations', () => {
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
   });
 
+  it('lets an operator find holds the processor left and release one, audited, as its reversal would', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const held = await purchase(tenant.apiKey, tenant.cardId, 25_000);
+    const listed = await stack.admin('cards', 'holds', '--older-than', '0s');
+    expect(listed.code).toBe(0);
+    expect(listed.json.items.map((item: { id: string }) => item.id)).toContain(held.authorization_id);
+    const mine = listed.json.items.find((item: { id: string }) => item.id === held.authorization_id);
+    expect(mine).toMatchObject({ amount_minor: 25_000, status: 'pending', tenant_id: tenant.tenantId });
+    expect((await stack.admin('cards', 'release-hold', '--authorization', held.authorization_id)).code).toBe(2);
+    const released = await stack.admin(
+      'cards',
+      'release-hold',
+      '--authorization',
+      held.authorization_id,
+      '--note',
+      'processor lost it',
+    );
+    expect(released.code).toBe(0);
+    expect(released.json).toMatchObject({ released_minor: 25_000, authorization: { status: 'reversed' } });
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
+    const again = await stack.admin('cards', 'release-hold', '--authorization', held.authorization_id, '--note', 'x');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('is reversed; nothing is held');
+    const unknown = await stack.admin('cards', 'release-hold', '--authorization', 'auth_nowhere', '--note', 'x');
+    expect(unknown.code).toBe(1);
+    // An unknown id is refused, not voided: the processor may still ask about it.
+    const [voids] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>(`select count(*) as n from card_authorization_voids where id = 'auth_nowhere'`);
+    expect(voids!.n).toBe('0');
+    const audit = await db.orm.em
+      .fork()
+      .execute<{ outcome: string }[]>(
+        `select outcome from admin_audit where command = 'cards release-hold' order by at, id`,
+      );
+    expect(audit.map((row) => row.outcome)).toEqual(['refused', 'succeeded', 'failed', 'failed']);
+    expect((await eventTypes(tenant.tenantId)).at(-1)).toBe('card.authorization.reversed');
+  });
+
   it('refuses bad purchases naming the field, other tenants’ cards and authorizations, and live keys', async () => {
     const tenant = await cardWith(0, 10_000);
     const other = await createFundedTenant(db.orm, 0, 'other tenant');
