@@ -7,7 +7,6 @@
 // card's balance, plus JIT funding from the wallet when the card has it). An approval holds the
 // amount in the card's hold account; the processor later clears it (to the card processor's
 // settlement account, the rest back to the card) or reverses it, each applied once.
-import { randomUUID } from 'node:crypto';
 import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, tableEntity, timestamps } from '../db/columns.ts';
@@ -21,7 +20,7 @@ import {
   cardFunding,
 } from '../ledger/movements.ts';
 import type { Currency } from '../ledger/money.ts';
-import { Card, CardFunding, CardOperationRecord, type CardRow, type FundingRow } from './store.ts';
+import { Card, type CardRow, type FundingRow, insertFunding } from './store.ts';
 import { fundingView } from './views.ts';
 
 export const CardAuthorization = tableEntity('CardAuthorization', 'card_authorizations', {
@@ -129,64 +128,35 @@ async function recordJitFunding(
   amountMinor: number,
   knownAccounts: ReadonlyMap<string, string>,
 ) {
-  const operationId = randomUUID();
-  const fundingId = randomUUID();
-  await tx.insert(CardOperationRecord, {
-    id: operationId,
-    card_id: card.id,
-    action: 'fund',
-    status: 'applied',
-    idempotency_key: `authorization:${authorizationId}`,
-    completed_at: new Date(),
-  });
-  await tx.insert(CardFunding, {
-    id: fundingId,
-    card_id: card.id,
-    operation_id: operationId,
-    amount_minor: amountMinor,
+  const funding = await insertFunding(tx, {
+    cardId: card.id,
+    amountMinor,
     currency: card.currency,
-    status: 'succeeded',
-    transaction_reference: `authorization:${authorizationId}`,
-    idempotency_key: null,
+    transactionReference: `authorization:${authorizationId}`,
     source: 'jit',
-    completed_at: new Date(),
+    done: true,
   });
-  await postMovement(tx, card.tenant_id, cardFunding({ fundingId, cardId: card.id, amountMinor }), {
+  await postMovement(tx, card.tenant_id, cardFunding({ fundingId: funding.id, cardId: card.id, amountMinor }), {
     currency: card.currency as Currency,
     knownAccounts,
   });
-  const funding = await tx.findOneOrFail(CardFunding, { id: fundingId });
   await recordEvent(tx, {
     tenantId: card.tenant_id,
     type: 'card.funded',
-    sourceKey: `card-funding:${fundingId}:succeeded`,
+    sourceKey: `card-funding:${funding.id}:succeeded`,
     payload: { card_id: card.id, ...fundingView(funding) },
   });
 }
 
 /** Auto-reload's funding, once per drop below the threshold: handed to the card's workflow after commit. */
-async function recordAutoReload(tx: EntityManager, card: CardRow, authorizationId: string): Promise<FundingRow> {
-  const operationId = randomUUID();
-  const fundingId = randomUUID();
-  await tx.insert(CardOperationRecord, {
-    id: operationId,
-    card_id: card.id,
-    action: 'fund',
-    status: 'accepted',
-    idempotency_key: `key:auto-reload:${authorizationId}`,
-  });
-  await tx.insert(CardFunding, {
-    id: fundingId,
-    card_id: card.id,
-    operation_id: operationId,
-    amount_minor: card.auto_reload_amount_minor!,
+function recordAutoReload(tx: EntityManager, card: CardRow, authorizationId: string): Promise<FundingRow> {
+  return insertFunding(tx, {
+    cardId: card.id,
+    amountMinor: card.auto_reload_amount_minor!,
     currency: card.currency,
-    status: 'pending',
-    transaction_reference: null,
-    idempotency_key: `auto-reload:${authorizationId}`,
+    idempotencyKey: `auto-reload:${authorizationId}`,
     source: 'auto_reload',
   });
-  return tx.findOneOrFail(CardFunding, { id: fundingId });
 }
 
 export interface AuthorizationOutcome {

@@ -215,15 +215,19 @@ export async function insertFunding(
     idempotencyKey?: string | undefined;
     transactionReference?: string | undefined;
     source?: FundingRow['source'];
+    /** Already done (a JIT funding inside an authorization's decision): recorded succeeded, its operation applied. */
+    done?: boolean;
   },
 ): Promise<FundingRow> {
   return em.transactional(async (tx) => {
     const operationId = randomUUID();
+    const completedAt = funding.done ? { completed_at: new Date() } : {};
     await tx.insert(CardOperationRecord, {
       id: operationId,
       card_id: funding.cardId,
       action: 'fund',
-      status: 'accepted',
+      status: funding.done ? 'applied' : 'accepted',
+      ...completedAt,
       idempotency_key:
         funding.idempotencyKey !== undefined
           ? `key:${funding.idempotencyKey}`
@@ -238,10 +242,11 @@ export async function insertFunding(
       operation_id: operationId,
       amount_minor: funding.amountMinor,
       currency: funding.currency,
-      status: 'pending',
+      status: funding.done ? 'succeeded' : 'pending',
       transaction_reference: funding.transactionReference ?? null,
       idempotency_key: funding.idempotencyKey ?? null,
       source: funding.source ?? 'api',
+      ...completedAt,
     });
     return tx.findOneOrFail(CardFunding, { id });
   });

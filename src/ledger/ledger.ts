@@ -158,13 +158,7 @@ export async function openTenantAccounts(
   tenantId: string,
   currency: Currency = 'NGN',
 ): Promise<void> {
-  for (const code of TENANT_ACCOUNTS) {
-    await em.execute(
-      `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
-       on conflict on constraint ledger_accounts_owner_code do nothing`,
-      [randomUUID(), tenantId, code, currency],
-    );
-  }
+  for (const code of TENANT_ACCOUNTS) await openTenantAccount(em, tenantId, code, currency);
 }
 
 export async function tenantAccountId(
@@ -199,32 +193,23 @@ export function cardHoldAccountCode(cardId: string): string {
   return `card-hold:${cardId}`;
 }
 
-/** Opens a card's hold account if it has none yet (cards issued before holds had none). */
-export async function openCardHoldAccount(
-  em: EntityManager,
-  tenantId: string,
-  cardId: string,
-  currency: Currency = 'NGN',
-): Promise<void> {
+/** Opens one of a tenant's accounts if it has none of that code yet (inside the caller's transaction). */
+async function openTenantAccount(em: EntityManager, tenantId: string, code: string, currency: Currency) {
   await em.execute(
     `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
      on conflict on constraint ledger_accounts_owner_code do nothing`,
-    [randomUUID(), tenantId, cardHoldAccountCode(cardId), currency],
+    [randomUUID(), tenantId, code, currency],
   );
 }
 
+/** Opens a card's hold account if it has none yet (its first authorization does). */
+export function openCardHoldAccount(em: EntityManager, tenantId: string, cardId: string, currency: Currency = 'NGN') {
+  return openTenantAccount(em, tenantId, cardHoldAccountCode(cardId), currency);
+}
+
 /** Opens a card's account (inside the caller's transaction, with the card's row). */
-export async function openCardAccount(
-  em: EntityManager,
-  tenantId: string,
-  cardId: string,
-  currency: Currency = 'NGN',
-): Promise<void> {
-  await em.execute(
-    `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
-     on conflict on constraint ledger_accounts_owner_code do nothing`,
-    [randomUUID(), tenantId, cardAccountCode(cardId), currency],
-  );
+export function openCardAccount(em: EntityManager, tenantId: string, cardId: string, currency: Currency = 'NGN') {
+  return openTenantAccount(em, tenantId, cardAccountCode(cardId), currency);
 }
 
 /** A card's own balance (or, by its code, its hold account's); null before the account is open. */
