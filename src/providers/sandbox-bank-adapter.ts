@@ -18,6 +18,8 @@ import {
   type VirtualAccountProvider,
   type CardProcessor,
   type SettlementReport,
+  type SimulatedPurchase,
+  type ProcessorDecision,
 } from './types.ts';
 
 export interface SandboxHttpOptions {
@@ -393,16 +395,7 @@ export class SandboxCardProcessor implements CardProcessor {
     });
   }
 
-  async simulatePurchase(
-    cardReference: string,
-    purchase: {
-      amountMinor: number;
-      merchantName: string;
-      merchantCategory: string;
-      channel: 'pos' | 'web' | 'atm';
-      authorizationId?: string | undefined;
-    },
-  ): Promise<{ authorizationId: string; decision: 'approved' | 'declined'; reason: string | null }> {
+  async simulatePurchase(cardReference: string, purchase: SimulatedPurchase): Promise<ProcessorDecision> {
     const answer = (await this.post(
       routed('/control/cards/{card_reference}/purchases', { card_reference: cardReference }),
       {

@@ -141,19 +141,26 @@ export interface CardProcessor {
    * Sandbox processors only: simulate a purchase — the processor asks the gateway for a decision
    * (provider-callback path) and reports what it received (`declined`/`timeout` without one).
    */
-  simulatePurchase?(
-    cardReference: string,
-    purchase: {
-      amountMinor: number;
-      merchantName: string;
-      merchantCategory: string;
-      channel: 'pos' | 'web' | 'atm';
-      authorizationId?: string | undefined;
-    },
-  ): Promise<{ authorizationId: string; decision: 'approved' | 'declined'; reason: string | null }>;
+  simulatePurchase?(cardReference: string, purchase: SimulatedPurchase): Promise<ProcessorDecision>;
   /** Sandbox processors only: have the processor send a clearing (capture) or a reversal. */
   simulateSettlement?(
     authorizationId: string,
     action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
   ): Promise<{ eventId: string }>;
+}
+
+/** A purchase the sandbox processor plays; `authorizationId` repeats an earlier one (the processor's retry). */
+export interface SimulatedPurchase {
+  amountMinor: number;
+  merchantName: string;
+  merchantCategory: string;
+  channel: 'pos' | 'web' | 'atm';
+  authorizationId?: string | undefined;
+}
+
+/** What the processor received from the gateway (`declined` / `timeout` when nothing came in time). */
+export interface ProcessorDecision {
+  authorizationId: string;
+  decision: 'approved' | 'declined';
+  reason: string | null;
 }
