@@ -199,7 +199,7 @@ export async function decideAuthorization(orm: MikroORM, request: AuthorizationR
   return orm.em.fork().transactional(async (tx) => {
     // One decision or reversal of this authorization id at a time (see settleAuthorization). The
     // statements after this one see whatever an earlier decision or reversal of the id committed.
-    await lockAuthorizationId(tx, request.authorizationId);
+    await lockAuthorizationId(tx, request.authorizationId, true);
     const [found] = await tx.execute<(Record<string, unknown> & { decided: boolean; voided: boolean })[]>(
       `select c.*,
               exists (select 1 from card_authorizations a where a.id = ?) as decided,
@@ -308,9 +308,17 @@ export function shouldAutoReload(
   );
 }
 
-/** Serialises the decision and the reversal of one authorization id (a transaction-scoped advisory lock). */
-async function lockAuthorizationId(tx: EntityManager, authorizationId: string): Promise<void> {
-  await tx.execute(`select pg_advisory_xact_lock(hashtextextended('card-authorization:' || ?, 0))`, [authorizationId]);
+/**
+ * Serialises the decision and the reversal of one authorization id (a transaction-scoped advisory
+ * lock). `quiet`: the transaction's events send no notification (migration 0017): the fan-out's
+ * poll delivers them within 200 ms, and PostgreSQL would otherwise serialise this commit with
+ * every other notifying one.
+ */
+async function lockAuthorizationId(tx: EntityManager, authorizationId: string, quiet = false): Promise<void> {
+  await tx.execute(
+    `select pg_advisory_xact_lock(hashtextextended('card-authorization:' || ?, 0)), set_config('gateway.quiet_events', ?, true)`,
+    [authorizationId, quiet ? 'on' : 'off'],
+  );
 }
 
 /**

@@ -6,6 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { describe, expect, it } from 'vitest';
 import { auth, expectFieldRefused, issueCard } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
@@ -379,6 +381,34 @@ describe('card authorizations', () => {
     await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 340_000);
     expect(await wallet(tenant.apiKey)).toBe(700_000);
     expect(await sweep.pass()).toBe(0);
+  });
+
+  it('decides without waking the fan-out by notification, its events left to the fan-out’s poll', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (message) => notified.push(message.channel));
+    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    try {
+      const approved = await purchase(tenant.apiKey, tenant.cardId, 10_000);
+      expect((await purchase(tenant.apiKey, tenant.cardId, 200_000)).reason).toBe('insufficient_funds');
+      // A notification is delivered at commit: a round trip on the listener after both answers would have brought it.
+      await listener.query('select 1');
+      expect(notified).toEqual([]);
+      // The processor's reversal is no decision: its event notifies as every other one does.
+      await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${approved.authorization_id}/reverse`);
+      await eventually(() => notified.length > 0);
+      const [decided] = await db.orm.em
+        .fork()
+        .execute<{ fanned_out_at: Date | null }[]>(
+          `select fanned_out_at from events where type = 'card.authorization.approved' and payload->>'id' = ?`,
+          [approved.authorization_id],
+        );
+      expect(decided).toBeDefined();
+    } finally {
+      await listener.end();
+    }
   });
 
   it('answers a repeated authorization (same id) with the same decision and one hold', async () => {
