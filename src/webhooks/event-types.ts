@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'card.funding_failed',
   'card.security_settings.updated',
   'identity.customer.created',
+  'identity.customer.verified',
+  'identity.customer.verification_failed',
   'reconciliation.completed',
   'reconciliation.mismatch',
 ] as const;

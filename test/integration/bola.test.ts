@@ -46,6 +46,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
+  'POST /api/v1/identity/customers/{id}/bvn-verification': { bvn: '22222222222' },
 };
 
 /** Which of A's resources a path's id names: the path segment before the parameter. */

@@ -16,6 +16,7 @@ import { Migration0013Reconciliation } from './0013-reconciliation.ts';
 import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
 import { Migration0015KeyExpiry } from './0015-key-expiry.ts';
 import { Migration0016CardPolicies } from './0016-card-policies.ts';
+import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -34,4 +35,5 @@ export const migrations = [
   Migration0014EventTraceContext,
   Migration0015KeyExpiry,
   Migration0016CardPolicies,
+  Migration0018BvnVerification,
 ];
