@@ -4,7 +4,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Providers } from '../src/providers/registry.ts';
 import type { EgressPolicy } from '../src/webhooks/destinations.ts';
+import type { BvnKeys } from '../src/identity/bvn.ts';
 import { createCardActivities } from './cards.ts';
+import { createIdentityActivities } from './identity.ts';
 import { createReconciliationActivities } from './reconciliation.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
@@ -16,6 +18,8 @@ export interface ActivityDeps {
   /** For activities that start workflows of their own (a temporary account's expiry timer). */
   client: Client;
   webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy };
+  /** The keys BVNs are sealed under while their lookup runs (src/identity/bvn.ts). */
+  bvnKeys: BvnKeys;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -25,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createIdentityActivities(deps),
   };
 }
 

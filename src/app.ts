@@ -39,6 +39,7 @@ import type { EgressPolicy } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { IdentityService } from './identity/service.ts';
+import { bvnKeysFrom } from './identity/bvn.ts';
 import { cardRoutes } from './cards/routes.ts';
 import { CardService } from './cards/service.ts';
 import { registerCardCallbacks } from './cards/callbacks.ts';
@@ -60,6 +61,7 @@ export interface AppDeps {
     | 'TEMPORAL_TASK_QUEUE'
     | 'providerCallbackSecret'
     | 'webhookEncryptionKey'
+    | 'bvnSecretKey'
     | 'webhookRetryScheduleMs'
     | 'DEPENDENCY_TIMEOUT_MS'
     | 'NAME_ENQUIRY_CACHE_MS'
@@ -234,7 +236,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   virtualAccountRoutes(app, { orm: deps.orm, accounts });
   registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });
-  identityRoutes(app, { identity: new IdentityService({ orm: deps.orm }) });
+  identityRoutes(app, {
+    identity: new IdentityService({
+      orm: deps.orm,
+      client,
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      bvnKeys: bvnKeysFrom(deps.config.bvnSecretKey),
+    }),
+  });
   const cards = new CardService({
     orm: deps.orm,
     client,

@@ -54,6 +54,11 @@ const EnvSchema = z
       .string()
       .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
       .optional(),
+    /** Server secret for BVNs (32 bytes, base64): their keyed hash and the copy a lookup reads. */
+    BVN_SECRET_KEY: z
+      .string()
+      .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+      .optional(),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
       .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
@@ -126,6 +131,7 @@ const EnvSchema = z
       'TEMPORAL_ADDRESS',
       'PROVIDER_CALLBACK_SECRET',
       'WEBHOOK_ENCRYPTION_KEY',
+      'BVN_SECRET_KEY',
     ] as const) {
       if (!env[key]) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
@@ -154,6 +160,8 @@ export interface Config extends Env {
   providerCallbackSecret: string;
   /** AES-256 key that encrypts webhook signing secrets at rest (a fixed value only outside production). */
   webhookEncryptionKey: Buffer;
+  /** The secret BVNs are hashed and sealed under (a fixed value only outside production). */
+  bvnSecretKey: Buffer;
   /** Delay before each webhook attempt, in ms (the first is normally 0). */
   webhookRetryScheduleMs: number[];
   webhookAllowLoopback: boolean;
@@ -161,6 +169,8 @@ export interface Config extends Env {
 
 /** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
 const DEVELOPMENT_WEBHOOK_KEY = Buffer.from('development-only-webhook-key-32b', 'utf8');
+/** Used only when NODE_ENV is not production, where BVN_SECRET_KEY is required. */
+const DEVELOPMENT_BVN_KEY = Buffer.from('development-only-bvn-secret-32by', 'utf8');
 
 export function parseDurationsMs(list: string): number[] {
   const units = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
@@ -230,6 +240,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     webhookEncryptionKey: env.WEBHOOK_ENCRYPTION_KEY
       ? Buffer.from(env.WEBHOOK_ENCRYPTION_KEY, 'base64')
       : DEVELOPMENT_WEBHOOK_KEY,
+    bvnSecretKey: env.BVN_SECRET_KEY ? Buffer.from(env.BVN_SECRET_KEY, 'base64') : DEVELOPMENT_BVN_KEY,
     webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
     webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
   };

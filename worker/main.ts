@@ -16,6 +16,7 @@ import { AutoReloadSweep } from '../src/cards/auto-reload-sweep.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
+import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
 import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts';
@@ -95,6 +96,7 @@ const worker = await Worker.create({
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       egress: egressPolicyFor(config),
     },
+    bvnKeys: bvnKeysFrom(config.bvnSecretKey),
   }),
   ...(tracing ? workerTracing(tracing) : {}),
 });

@@ -10,3 +10,4 @@ export {
 } from './virtual-accounts.ts';
 export { cardIssueWorkflow, cardWorkflow } from './card.ts';
 export { reconciliationWorkflow } from './reconciliation.ts';
+export { bvnVerificationWorkflow } from './bvn-verification.ts';

@@ -5,7 +5,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { cardEntities } from '../cards/store.ts';
 import { CardAuthorization } from '../cards/authorizations.ts';
 import { Event } from '../events/events.ts';
-import { IdentityCustomer } from '../identity/store.ts';
+import { BvnVerification, IdentityCustomer } from '../identity/store.ts';
 import { reconciliationEntities } from '../reconciliation/store.ts';
 import { webhookEntities } from '../webhooks/store.ts';
 import { transferEntities } from '../transfers/store.ts';
@@ -62,5 +62,6 @@ export const entities = [
   Event,
   ...webhookEntities,
   IdentityCustomer,
+  BvnVerification,
   ...reconciliationEntities,
 ];

@@ -33,6 +33,12 @@ declare module 'fastify' {
     idempotent?: boolean;
     /** The replay key the validated body itself carries, used when no Idempotency-Key is sent. */
     naturalKey?: (body: unknown) => string | undefined;
+    /**
+     * What of the validated body the stored request hash covers, for a body that holds a secret
+     * with few possible values (a BVN): a plain SHA-256 of it could be reversed by trying them all,
+     * so such a route hands over a keyed fingerprint instead. Default: the body itself.
+     */
+    fingerprint?: (body: unknown) => unknown;
   }
   interface FastifyRequest {
     /** The key this request claimed, to be completed or released when it answers. */
@@ -109,7 +115,9 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     // Scoped to the resource path (a card's fundings are keyed per card). A line feed cannot occur
     // in a header value, so a body's key never meets a client's header key.
     const key = header ?? `\n${path}\n${bodyKey}`;
-    const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`);
+    const fingerprint = request.routeOptions.config.fingerprint;
+    const hashed = fingerprint ? fingerprint(request.body) : (request.body ?? null);
+    const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(hashed)}`);
     const em = orm.em.fork();
     const deadline = (request.deadlineAt ?? Date.now() + 10_000) - 250;
 

@@ -1,6 +1,7 @@
-// Identity customers' request and response shapes (decisions §7).
+// Identity customers' request and response shapes (decisions §7, and BVN verification of §11).
 import { z } from 'zod';
 import { Metadata } from '../http/hostile-input.ts';
+import { BVN_PATTERN } from './bvn.ts';
 
 const regions = new Intl.DisplayNames(['en'], { type: 'region' });
 /** A real ISO 3166-1 alpha-2 code (ICU names it; unknown codes come back unchanged). */
@@ -31,8 +32,35 @@ export const CustomerView = z.object({
   phone: z.string().nullable(),
   country: z.string(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
-  kyc_status: z.string(),
+  kyc_status: z.enum(['unverified', 'pending', 'verified', 'verification_failed']),
+  /** Why the latest verification failed; null unless kyc_status is verification_failed. */
+  kyc_failure_reason: z.enum(['bvn_not_found', 'name_mismatch']).nullable(),
+  /** The last 4 digits of the BVN last submitted for verification; never the BVN. */
+  bvn_last4: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
 export type CustomerView = z.infer<typeof CustomerView>;
+
+export const CustomerParams = z.object({ id: z.string() });
+
+// The messages name the rule only: zod's own would not echo the value either, and this body's
+// value is a BVN, which no answer, log line or error may carry.
+export const BvnVerificationBody = z.strictObject({
+  bvn: z
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required: a string of exactly 11 digits'
+          : 'must be a string of exactly 11 digits',
+    })
+    .regex(BVN_PATTERN, 'must be exactly 11 digits'),
+});
+export type BvnVerificationBody = z.infer<typeof BvnVerificationBody>;
+
+export const BvnVerificationAccepted = z.object({
+  customer_id: z.string(),
+  verification_id: z.string(),
+  status: z.literal('pending'),
+});
+export type BvnVerificationAccepted = z.infer<typeof BvnVerificationAccepted>;

@@ -2,8 +2,13 @@
 // the bundled sandbox bank: its NIP switch for transfers, and two virtual-account providers so
 // that routing between providers is real.
 import type { Config } from '../config.ts';
-import { SandboxBankSwitch, SandboxCardProcessor, SandboxVirtualAccountProvider } from './sandbox-bank-adapter.ts';
-import type { Bank, BankSwitch, CardProcessor, VirtualAccountProvider } from './types.ts';
+import {
+  SandboxBankSwitch,
+  SandboxCardProcessor,
+  SandboxIdentityVerifier,
+  SandboxVirtualAccountProvider,
+} from './sandbox-bank-adapter.ts';
+import type { Bank, BankSwitch, CardProcessor, IdentityVerifier, VirtualAccountProvider } from './types.ts';
 
 export interface VirtualAccountProviderEntry {
   provider: VirtualAccountProvider;
@@ -20,6 +25,8 @@ export interface ProviderSet {
   bankSwitch: BankSwitch;
   cards: CardProcessor;
   banks: BankDirectory;
+  /** BVN lookups for identity customers. */
+  identity: IdentityVerifier;
 }
 
 /**
@@ -62,6 +69,7 @@ export function createProviders(config: Pick<Config, 'sandboxBankUrl' | 'PROVIDE
     bankSwitch,
     banks: new BankDirectory(bankSwitch),
     cards: new SandboxCardProcessor(http),
+    identity: new SandboxIdentityVerifier(http),
     virtualAccounts: [
       {
         provider: new SandboxVirtualAccountProvider('wema', http),

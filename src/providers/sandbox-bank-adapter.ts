@@ -5,7 +5,7 @@
 // each call is a client span named by its method and route (`POST /nip/transfers`).
 import { z } from 'zod';
 import { withHttpClientSpan } from '../telemetry/http-client-span.ts';
-import { meaningOf, submissionRefusal } from './codes.ts';
+import { TRANSIENT_HTTP_STATUSES, meaningOf, submissionRefusal } from './codes.ts';
 import {
   type AllocateVirtualAccountInput,
   type AllocatedVirtualAccount,
@@ -20,6 +20,8 @@ import {
   type SettlementReport,
   type SimulatedPurchase,
   type ProcessorDecision,
+  type BvnHolder,
+  type IdentityVerifier,
 } from './types.ts';
 
 export interface SandboxHttpOptions {
@@ -43,6 +45,8 @@ interface BankAnswer {
   card_reference?: string;
   last4?: string;
   statement?: unknown;
+  first_name?: string;
+  last_name?: string;
 }
 
 /** The statement as the bank sends it: checked field by field, since reconciliation trusts nothing it reads. */
@@ -424,5 +428,47 @@ export class SandboxCardProcessor implements CardProcessor {
       action.kind === 'clear' ? { amount_minor: action.amountMinor } : {},
     )) as BankAnswer & { event_id?: string };
     return { eventId: answer.event_id ?? '' };
+  }
+}
+
+/**
+ * The sandbox bank's BVN service. The BVN travels in the request body only (never in a path, which
+ * logs and spans carry), and no error raised here repeats it.
+ */
+export class SandboxIdentityVerifier implements IdentityVerifier {
+  readonly name = 'sandbox-bvn';
+  private readonly options: SandboxHttpOptions;
+
+  constructor(options: SandboxHttpOptions) {
+    this.options = options;
+  }
+
+  async lookUpBvn(input: { bvn: string; firstName: string; lastName: string }): Promise<BvnHolder | null> {
+    const { status, answer } = await call(this.name, this.options, 'POST', '/identity/bvn/lookup', {
+      bvn: input.bvn,
+      first_name: input.firstName,
+      last_name: input.lastName,
+    });
+    const meaning = meaningOf(answer.response_code);
+    if (status === 404 && meaning.kind === 'error' && meaning.outcome === 'not_found') return null;
+    if (status >= 400 || meaning.kind !== 'status' || meaning.status !== 'successful') {
+      // A lookup is a read: throttling and faults are worth another try; any other 4xx is our
+      // request refused, which the same request cannot change.
+      const transient =
+        status < 400 ? meaning.kind === 'status' || meaning.transient : TRANSIENT_HTTP_STATUSES.has(status);
+      throw new ProviderError(
+        this.name,
+        meaning.kind === 'error' ? meaning.outcome : 'rejected',
+        transient,
+        `BVN lookup not answered (HTTP ${status}, response code ${answer.response_code ?? '(none)'})`,
+        { rawCode: answer.response_code, httpStatus: status },
+      );
+    }
+    if (!answer.first_name || !answer.last_name) {
+      throw new ProviderError(this.name, 'unknown', true, "BVN lookup answered without the holder's names", {
+        httpStatus: status,
+      });
+    }
+    return { firstName: answer.first_name, lastName: answer.last_name };
   }
 }

@@ -164,3 +164,18 @@ export interface ProcessorDecision {
   decision: 'approved' | 'declined';
   reason: string | null;
 }
+
+/** The holder of a BVN as the identity provider has them on record. */
+export interface BvnHolder {
+  firstName: string;
+  lastName: string;
+}
+
+export interface IdentityVerifier {
+  readonly name: string;
+  /**
+   * The holder of a BVN, or null when the BVN does not exist. The names the customer gave go with
+   * it, as a BVN-match service takes them; the comparison is ours.
+   */
+  lookUpBvn(input: { bvn: string; firstName: string; lastName: string }): Promise<BvnHolder | null>;
+}

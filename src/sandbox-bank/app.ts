@@ -37,7 +37,17 @@ export const VIRTUAL_ACCOUNT_PROVIDERS = {
 } as const;
 export type VirtualAccountProviderName = keyof typeof VIRTUAL_ACCOUNT_PROVIDERS;
 
-export const PROVIDERS = ['nip', 'cards', ...Object.keys(VIRTUAL_ACCOUNT_PROVIDERS)] as const;
+/**
+ * The BVN service's magic numbers (decisions §11): any other 11 digits belong to whoever the caller
+ * names. The holder's name comes back upper-case, as BVN records keep it.
+ */
+export const MAGIC_BVNS = {
+  matchesAnyName: '22222222222',
+  notFound: '00000000000',
+  neverMatches: '11111111111',
+} as const;
+
+export const PROVIDERS = ['nip', 'cards', 'bvn', ...Object.keys(VIRTUAL_ACCOUNT_PROVIDERS)] as const;
 
 export interface SandboxBankOptions {
   store: SandboxStore;
@@ -74,6 +84,12 @@ const AllocateBody = z.object({
   customer_id: z.string().min(1).max(200),
   bvn: z.string().optional(),
   preferred_bank: z.string().optional(),
+});
+// Messages name the rule, never the value: a BVN is not repeated back, even to the gateway's logs.
+const BvnLookupBody = z.object({
+  bvn: z.string().regex(/^\d{11}$/, 'must be 11 digits'),
+  first_name: z.string().min(1).max(200),
+  last_name: z.string().min(1).max(200),
 });
 const CreditBody = z.object({
   amount_minor: z.number().int().positive(),
@@ -177,6 +193,25 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       bank_code,
       account_name: accountNameFor(account_number),
       session_id: newSessionId(),
+    };
+  });
+
+  // BVN lookup, as a BVN-match service answers it: the holder's names on record, or 404 / code 25.
+  app.post('/identity/bvn/lookup', { schema: { body: BvnLookupBody } }, async (request, reply) => {
+    if (await unavailable('bvn', reply)) return reply;
+    const { bvn, first_name, last_name } = request.body;
+    if (bvn === MAGIC_BVNS.notFound) {
+      return reply.status(404).send({ response_code: NIP.notFound, message: 'BVN not found' });
+    }
+    const holder =
+      bvn === MAGIC_BVNS.neverMatches
+        ? // A name that differs from the caller's whatever it is.
+          { first_name: `NOT ${first_name}`, last_name: `NOT ${last_name}` }
+        : { first_name, last_name };
+    return {
+      response_code: NIP.success,
+      first_name: holder.first_name.toUpperCase(),
+      last_name: holder.last_name.toUpperCase(),
     };
   });
 

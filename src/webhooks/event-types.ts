@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   'card.authorization.reversed',
   'card.auto_reloaded',
   'identity.customer.created',
+  'identity.customer.verified',
+  'identity.customer.verification_failed',
   'reconciliation.completed',
   'reconciliation.mismatch',
 ] as const;

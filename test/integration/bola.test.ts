@@ -54,6 +54,7 @@ const BODIES: Record<string, unknown> = {
   },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},
+  'POST /api/v1/identity/customers/{id}/bvn-verification': { bvn: '22222222222' },
 };
 
 /** Which of A's resources a path's id names: the path segment before the parameter. */

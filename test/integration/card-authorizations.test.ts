@@ -85,7 +85,13 @@ async function cardWith(walletMinor: number, cardMinor: number) {
   if (cardMinor > 0) {
     const funded = await call('POST', tenant.apiKey, `/api/v1/cards/${cardId}/fund`, { amount_minor: cardMinor });
     expect(funded.statusCode).toBe(202);
-    await eventually(async () => (await balance(tenant.apiKey, cardId)).available === cardMinor);
+    // Done when the funding is (its event recorded), not when the money moved: the debit comes first.
+    await eventually(async () => {
+      const history = (await call('GET', tenant.apiKey, `/api/v1/cards/${cardId}/funding/history`)).json().data
+        .items as { status: string }[];
+      return history[0]?.status === 'succeeded';
+    });
+    expect(await balance(tenant.apiKey, cardId)).toEqual({ available: cardMinor, held: 0 });
   }
   const [row] = await db.orm.em
     .fork()
@@ -322,12 +328,16 @@ describe('card authorizations', () => {
 
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 239_999, held: 260_001 });
     expect(await wallet(tenant.apiKey)).toBe(600_000);
-    const reloads = await db.orm.em
-      .fork()
-      .execute<{ amount_minor: string; status: string }[]>(
-        `select amount_minor, status from card_fundings where card_id = ? and source = 'auto_reload'`,
-        [tenant.cardId],
-      );
+    // The money moves at the debit; the funding (and its events) are done once the processor has loaded the card.
+    const reloads = await eventually(async () => {
+      const rows = await db.orm.em
+        .fork()
+        .execute<{ amount_minor: string; status: string }[]>(
+          `select amount_minor, status from card_fundings where card_id = ? and source = 'auto_reload' order by created_at`,
+          [tenant.cardId],
+        );
+      return rows.length === 2 && rows.every((row) => row.status !== 'pending') && rows;
+    });
     expect(reloads.map((row) => [Number(row.amount_minor), row.status])).toEqual([
       [200_000, 'succeeded'],
       [200_000, 'succeeded'],

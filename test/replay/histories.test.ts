@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, inbound credits, account expiry, cards and reconciliation', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, inbound credits, account expiry, cards, reconciliation and BVN verification', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -45,6 +45,9 @@ describe('recorded workflow histories', () => {
         'reconciliation-operator.json',
         'reconciliation-statement-unavailable.json',
         'reconciliation-scheduled.json',
+        'bvn-verification-verified.json',
+        'bvn-verification-name-mismatch.json',
+        'bvn-verification-after-outage.json',
       ]),
     );
   });

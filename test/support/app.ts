@@ -23,6 +23,7 @@ export interface TestApp {
 
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789';
 export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7);
+export const TEST_BVN_SECRET = Buffer.alloc(32, 11);
 
 export interface TestAppOptions {
   temporalAddress?: string;
@@ -71,6 +72,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
     providerCallbackSecret: TEST_CALLBACK_SECRET,
     webhookEncryptionKey: TEST_WEBHOOK_KEY,
+    bvnSecretKey: TEST_BVN_SECRET,
     webhookRetryScheduleMs: options.webhookScheduleMs ?? [0, 500, 1_000],
     DEPENDENCY_TIMEOUT_MS: dependencyTimeoutMs,
     HEADERS_TIMEOUT_MS: options.headersTimeoutMs ?? 10_000,

@@ -15,7 +15,8 @@ import { createActivities } from '../../activities/index.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
-import { TEST_WEBHOOK_KEY } from './app.ts';
+import { TEST_BVN_SECRET, TEST_WEBHOOK_KEY } from './app.ts';
+import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 
 const require = createRequire(import.meta.url);
 export const WORKFLOWS_PATH = require.resolve('../../workflows/index.ts');
@@ -72,6 +73,7 @@ export async function startTestWorker(options: {
         timeoutMs: options.webhookTimeoutMs ?? 2_000,
         egress: options.egress ?? {},
       },
+      bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
     }),
   });
   const running = worker.run();

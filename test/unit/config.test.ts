@@ -91,7 +91,7 @@ describe('loadConfig', () => {
 
   it('refuses the embedded fallbacks and the development secret in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
-      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required[\s\S]*WEBHOOK_ENCRYPTION_KEY: is required/,
+      /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required[\s\S]*WEBHOOK_ENCRYPTION_KEY: is required[\s\S]*BVN_SECRET_KEY: is required/,
     );
     const production = loadConfig({
       NODE_ENV: 'production',
@@ -99,9 +99,14 @@ describe('loadConfig', () => {
       TEMPORAL_ADDRESS: 't:7233',
       PROVIDER_CALLBACK_SECRET: 'a-real-secret-from-the-vault',
       WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      BVN_SECRET_KEY: Buffer.alloc(32, 2).toString('base64'),
     });
     expect(production.providerCallbackSecret).toBe('a-real-secret-from-the-vault');
     expect(production.webhookEncryptionKey).toEqual(Buffer.alloc(32, 1));
+    expect(production.bvnSecretKey).toEqual(Buffer.alloc(32, 2));
+    expect(() => loadConfig({ BVN_SECRET_KEY: Buffer.alloc(31).toString('base64') })).toThrow(
+      /BVN_SECRET_KEY: must be 32 bytes/,
+    );
     expect(() => loadConfig({ WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(
       /WEBHOOK_ENCRYPTION_KEY: must be 32 bytes/,
     );

@@ -17,6 +17,7 @@ import { Migration0014EventTraceContext } from './0014-event-trace-context.ts';
 import { Migration0015KeyExpiry } from './0015-key-expiry.ts';
 import { Migration0016CardPolicies } from './0016-card-policies.ts';
 import { Migration0017CardAuthorizations } from './0017-card-authorizations.ts';
+import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -36,4 +37,5 @@ export const migrations = [
   Migration0015KeyExpiry,
   Migration0016CardPolicies,
   Migration0017CardAuthorizations,
+  Migration0018BvnVerification,
 ];

@@ -1,0 +1,27 @@
+// What the API, the activities and the BVN verification workflow share: its type, its id and its
+// input. The input carries ids only: the BVN stays in PostgreSQL (sealed), never in a history.
+import { defineQuery } from '@temporalio/workflow';
+
+export const BVN_VERIFICATION_WORKFLOW_TYPE = 'bvnVerificationWorkflow';
+
+/** One run per verification. */
+export function bvnVerificationWorkflowId(customerId: string, verificationId: string): string {
+  return `bvn-verification:${customerId}:${verificationId}`;
+}
+
+export interface BvnVerificationInput {
+  verificationId: string;
+  customerId: string;
+  tenantId: string;
+}
+
+/** The lookup's outcome as the workflow carries it: no name, no digit of the BVN. */
+export type BvnLookupOutcome = 'verified' | 'bvn_not_found' | 'name_mismatch';
+
+export interface BvnVerificationState {
+  verificationId: string;
+  /** `looking_up` at the provider, `recording`, then the outcome (or `abandoned`: the provider never answered). */
+  status: 'looking_up' | 'recording' | BvnLookupOutcome | 'abandoned';
+}
+
+export const bvnVerificationStatusQuery = defineQuery<BvnVerificationState>('status');
