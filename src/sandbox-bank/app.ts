@@ -82,7 +82,11 @@ const AllocateBody = z.object({
   reference: z.string().min(1).max(200),
   account_name: z.string().min(1).max(200),
   customer_id: z.string().min(1).max(200),
-  bvn: z.string().optional(),
+  // Named by the rule only, like the BVN service's: the value is never repeated back.
+  bvn: z
+    .string()
+    .regex(/^\d{11}$/, 'must be 11 digits')
+    .optional(),
   preferred_bank: z.string().optional(),
 });
 // Messages name the rule, never the value: a BVN is not repeated back, even to the gateway's logs.
@@ -288,8 +292,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const serial = await store.nextSerial(provider, settings.serialBase);
       const { rows } = await store.pool.query<VirtualAccountRow>(
         `insert into sandbox_bank.virtual_accounts
-           (provider, account_number, reference, account_name, customer_id, bank_code, status)
-         values ($1, $2, $3, $4, $5, $6, 'active')
+           (provider, account_number, reference, account_name, customer_id, bank_code, status, bvn_last4)
+         values ($1, $2, $3, $4, $5, $6, 'active', $7)
          on conflict (provider, reference) do update set reference = excluded.reference returning *`,
         [
           provider,
@@ -298,6 +302,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           body.account_name,
           body.customer_id,
           settings.bankCode,
+          body.bvn?.slice(-4) ?? null,
         ],
       );
       return reply.status(201).send(accountView(rows[0]!));

@@ -56,6 +56,9 @@ create table if not exists ${SCHEMA}.inbound_credits (
 -- The sender's reference is scoped to the receiving account (so to one tenant): the same
 -- reference on two accounts is two credits, and nobody learns of another account's references.
 alter table ${SCHEMA}.inbound_credits add column if not exists client_reference text;
+-- The BVN an account was opened with, as far as this bank keeps it here: its last four digits (it
+-- shares the gateway's PostgreSQL in development and tests, where no BVN is kept in clear).
+alter table ${SCHEMA}.virtual_accounts add column if not exists bvn_last4 text;
 create table if not exists ${SCHEMA}.callbacks (
   event_id text primary key,
   type text not null,
@@ -138,6 +141,8 @@ export interface VirtualAccountRow {
   customer_id: string;
   bank_code: string;
   status: 'active' | 'closed';
+  /** The last 4 digits of the BVN the account was opened with, if one was given. */
+  bvn_last4: string | null;
   created_at: Date;
 }
 
