@@ -1,4 +1,6 @@
-// Virtual-account side effects: expiry, and applying an inbound credit — the account's totals,
+// Virtual-account side effects: allocation (opening a create's sealed BVN for the provider, and
+// nothing that holds it in what the workflow gets back), the row recorded (erasing that copy in the
+// same transaction), expiry, and applying an inbound credit — the account's totals,
 // the wallet credit (one journal entry from inbound clearing) and virtual_account.credited, in one
 // transaction, once per provider transaction reference. Credits to closed or expired accounts are
 // recorded as refused and counted nowhere.
@@ -6,6 +8,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { type BvnKeys, openBvn } from '../src/identity/bvn.ts';
 import type { Providers } from '../src/providers/registry.ts';
 import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../src/providers/types.ts';
 import { providerFailure } from './provider-failure.ts';
@@ -17,11 +20,14 @@ import {
   addToTotals,
   changeStatus,
   creditSeen,
+  eraseSealedBvn,
   findAccount,
   findRecorded,
   insertAccount,
   lockAccountByNumber,
   recordCredit,
+  sealedBvnBinding,
+  sealedBvnOf,
 } from '../src/virtual-accounts/store.ts';
 import {
   EXPIRY_WORKFLOW_TYPE,
@@ -35,10 +41,12 @@ export function createVirtualAccountActivities({
   orm,
   providers,
   client,
+  bvnKeys,
 }: {
   orm: MikroORM;
   providers: Providers;
   client: Client;
+  bvnKeys: BvnKeys;
 }) {
   const providerNamed = (name: string) => {
     const entry = providers.virtualAccounts.find((candidate) => candidate.provider.name === name);
@@ -46,11 +54,26 @@ export function createVirtualAccountActivities({
     return entry.provider;
   };
   return {
-    /** Allocates at one provider under our reference (a repeat allocates nothing new). */
+    /**
+     * Allocates at one provider under our reference (a repeat allocates nothing new). With
+     * `sealedBvnOf` (a create's account id) the provider gets the BVN sealed under it; a copy
+     * already erased refuses the allocation rather than allocating without it.
+     */
     async allocateVirtualAccount(
-      input: AllocateVirtualAccountInput & { provider: string },
+      input: AllocateVirtualAccountInput & { provider: string; sealedBvnOf?: string },
     ): Promise<AllocatedVirtualAccount> {
-      const { provider, ...allocation } = input;
+      const { provider, sealedBvnOf: accountId, ...allocation } = input;
+      if (accountId !== undefined) {
+        const sealed = await sealedBvnOf(orm.em.fork(), accountId);
+        if (!sealed) {
+          throw ApplicationFailure.create({
+            type: 'bvn_erased',
+            message: 'the BVN sent with this request is no longer held; send the request again',
+            nonRetryable: true,
+          });
+        }
+        allocation.bvn = openBvn(bvnKeys, sealedBvnBinding(accountId), sealed);
+      }
       try {
         return await providerNamed(provider).allocate(allocation);
       } catch (error) {
@@ -60,13 +83,15 @@ export function createVirtualAccountActivities({
     },
 
     /**
-     * The account's row and `virtual_account.created`, in one transaction. If another request
-     * with the same request_id recorded one first, that one stands (created: false).
+     * The account's row and `virtual_account.created`, in one transaction, which also erases the
+     * create's sealed BVN (the provider has the account). If another request with the same
+     * request_id recorded one first, that one stands (created: false).
      */
     async recordVirtualAccount(
       input: VirtualAccountCreateInput & AllocatedVirtualAccount & { provider: string },
     ): Promise<{ accountId: string; accountNumber: string; created: boolean }> {
       return orm.em.fork().transactional(async (tx) => {
+        await eraseSealedBvn(tx, input.accountId);
         const inserted = await insertAccount(tx, {
           id: input.accountId,
           tenant_id: input.tenantId,
@@ -155,6 +180,11 @@ export function createVirtualAccountActivities({
         });
         return { closed: true };
       });
+    },
+
+    /** Erases a create's sealed BVN when no account will be recorded (its hash and last 4 stay). */
+    async eraseVirtualAccountBvn(input: { accountId: string }): Promise<void> {
+      await eraseSealedBvn(orm.em.fork(), input.accountId);
     },
 
     /** Gives an allocation nobody needs back to its provider. */

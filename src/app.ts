@@ -233,6 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     client,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     providers: deps.providers,
+    bvnKeys: bvnKeysFrom(deps.config.bvnSecretKey),
   });
   virtualAccountRoutes(app, { orm: deps.orm, accounts });
   registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });

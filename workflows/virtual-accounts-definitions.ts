@@ -51,6 +51,15 @@ export interface VirtualAccountCreateInput {
   tenantId: string;
   customerId: string;
   accountName: string;
+  /**
+   * A BVN went with the request: it waits sealed in `virtual_account_bvns` under `accountId` (the
+   * allocation opens it there), so the input, and the history, never hold it.
+   */
+  sealedBvn?: boolean;
+  /**
+   * The BVN in clear, as runs started before migration 0019 carry it. Never set any more: read
+   * only so that such a run, still open at that deploy, allocates as it was asked to.
+   */
   bvn?: string;
   preferredBank?: string;
   /** Providers to try, best first, and whether each takes the preferred-bank hint. */

@@ -48,14 +48,16 @@ const { allocateVirtualAccount } = proxyActivities<VirtualAccountActivities>({
   startToCloseTimeout: '8s',
   retry: { maximumAttempts: 1 },
 });
-const { recordVirtualAccount, releaseVirtualAccount, startExpiry, recordClosure } =
+const { recordVirtualAccount, releaseVirtualAccount, startExpiry, recordClosure, eraseVirtualAccountBvn } =
   proxyActivities<VirtualAccountActivities>(UNTIL_RECORDED);
 
 /**
  * Creates a virtual account: allocation at the first provider that can serve (failing over past
  * unavailable ones), the row and `virtual_account.created`, and for a temporary account its expiry
  * timer. An allocation that turns out not to be needed (another request won the request_id) is
- * given back to the provider.
+ * given back to the provider. A BVN is not in the input: the allocation opens the sealed copy kept
+ * under the account id, and recording the account (or, when none is created, the erase before the
+ * run fails) erases that copy.
  */
 export async function virtualAccountCreateWorkflow(
   input: VirtualAccountCreateInput,
@@ -63,6 +65,7 @@ export async function virtualAccountCreateWorkflow(
   const state: VirtualAccountCreateState = { accountId: input.accountId, status: 'allocating' };
   setHandler(createStatusQuery, () => state);
   let chosen: { provider: string; allocated: AllocatedAccount } | undefined;
+  let refusal: ApplicationFailure | undefined;
   for (const candidate of input.providers) {
     state.provider = candidate.name;
     try {
@@ -71,6 +74,8 @@ export async function virtualAccountCreateWorkflow(
         reference: input.reference,
         accountName: input.accountName,
         customerId: input.customerId,
+        ...(input.sealedBvn ? { sealedBvnOf: input.accountId } : {}),
+        // Only a run started before the BVN was sealed has it here.
         ...(input.bvn ? { bvn: input.bvn } : {}),
         ...(input.preferredBank && candidate.preferredBank ? { preferredBank: input.preferredBank } : {}),
       });
@@ -78,16 +83,26 @@ export async function virtualAccountCreateWorkflow(
       break;
     } catch (error) {
       const cause = error instanceof ActivityFailure ? error.cause : error;
-      // A definitive refusal ends it; an unavailable provider (or one that did not answer) is skipped.
-      if (cause instanceof ApplicationFailure && cause.type === 'provider_refused') throw cause;
+      // A definitive refusal (or a BVN no longer held) ends it; an unavailable provider (or one
+      // that did not answer) is skipped.
+      if (cause instanceof ApplicationFailure && (cause.type === 'provider_refused' || cause.type === 'bvn_erased')) {
+        refusal = cause;
+        break;
+      }
     }
   }
   if (!chosen) {
-    throw ApplicationFailure.create({
-      type: 'no_provider',
-      message: `no provider can serve ${input.market} accounts right now`,
-      nonRetryable: true,
-    });
+    // No account will be recorded: the sealed BVN is of no more use. (Only inputs with a sealed
+    // BVN schedule this activity, and runs recorded before it existed have none: no patch needed.)
+    if (input.sealedBvn) await eraseVirtualAccountBvn({ accountId: input.accountId });
+    throw (
+      refusal ??
+      ApplicationFailure.create({
+        type: 'no_provider',
+        message: `no provider can serve ${input.market} accounts right now`,
+        nonRetryable: true,
+      })
+    );
   }
   state.status = 'recording';
   const recorded = await recordVirtualAccount({ ...input, provider: chosen.provider, ...chosen.allocated });

@@ -1,7 +1,8 @@
 // How a BVN is kept (README, "Identity customers"): never in the clear at rest, in logs, events,
 // answers or workflow histories. Two keys are derived from BVN_SECRET_KEY (HKDF-SHA256, one per
 // use): an HMAC-SHA256 key for the BVN's lasting fingerprint, and an AES-256-GCM key for the copy
-// the worker reads while the lookup runs (erased when the verification ends). A keyed hash, not
+// the worker reads while the lookup runs (erased when the verification ends) or while a virtual
+// account is allocated with it (erased once the account is recorded). A keyed hash, not
 // a salted fast hash: with only 10^11 possible BVNs, any digest that a database dump alone lets
 // one recompute is reversed by trying them all; without the server key it cannot be. The match
 // rule is here too, pure.
@@ -28,21 +29,25 @@ export function bvnLast4(bvn: string): string {
   return bvn.slice(-4);
 }
 
-/** The copy the lookup activity reads, bound to its verification (a copy moved to another row does not open). */
-export function sealBvn(keys: BvnKeys, verificationId: string, bvn: string): string {
+/**
+ * The copy an activity reads (a verification's lookup, a virtual-account create's allocation),
+ * bound to the row it belongs to (`boundTo`: a verification's id, `virtual-account:<id>`), so a
+ * copy moved to another row does not open.
+ */
+export function sealBvn(keys: BvnKeys, boundTo: string, bvn: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', keys.encryptionKey, iv);
-  cipher.setAAD(Buffer.from(verificationId, 'utf8'));
+  cipher.setAAD(Buffer.from(boundTo, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(bvn, 'utf8'), cipher.final()]);
   return `v1.${iv.toString('base64')}.${cipher.getAuthTag().toString('base64')}.${ciphertext.toString('base64')}`;
 }
 
-export function openBvn(keys: BvnKeys, verificationId: string, sealed: string): string {
+export function openBvn(keys: BvnKeys, boundTo: string, sealed: string): string {
   const [version, iv, tag, ciphertext] = sealed.split('.');
   // Says nothing of the content: this message may reach a workflow history.
   if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('unreadable sealed BVN');
   const decipher = createDecipheriv('aes-256-gcm', keys.encryptionKey, Buffer.from(iv, 'base64'));
-  decipher.setAAD(Buffer.from(verificationId, 'utf8'));
+  decipher.setAAD(Buffer.from(boundTo, 'utf8'));
   decipher.setAuthTag(Buffer.from(tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64')), decipher.final()]).toString('utf8');
 }

@@ -29,7 +29,15 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/virtual-accounts',
     {
-      config: { reachesProvider: true, naturalKey: (body) => (body as { request_id?: string }).request_id },
+      config: {
+        reachesProvider: true,
+        naturalKey: (body) => (body as { request_id?: string }).request_id,
+        // The stored request hash covers a keyed fingerprint of a BVN, never a plain digest of it.
+        fingerprint: (body) => {
+          const { bvn, ...rest } = body as CreateVirtualAccountBody;
+          return bvn === undefined ? rest : { ...rest, bvn: deps.accounts.bvnFingerprint(bvn) };
+        },
+      },
       schema: doc('Create a virtual account for a customer', {
         description:
           'Replay-safe by `request_id` and by the Idempotency-Key header: a repeat returns the same account (200).',

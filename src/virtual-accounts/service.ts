@@ -1,9 +1,13 @@
 // Virtual accounts: provider routing (which providers, in which order), creation and closure
 // through their workflows, reads, and sandbox credits. Temporary accounts expire through a durable
-// timer workflow that the create workflow starts. (Operators freeze and unfreeze with the CLI.)
+// timer workflow that the create workflow starts. (Operators freeze and unfreeze with the CLI.) A
+// BVN sent with a create is kept as BVN verification keeps one (src/identity/bvn.ts): its keyed
+// hash and last 4, and a sealed copy for the allocation, erased once it is of no more use; the
+// workflow is told only that there is one.
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
+import { type BvnKeys, bvnHash, bvnLast4, sealBvn } from '../identity/bvn.ts';
 import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
 import { sha256 } from '../http/idempotency.ts';
@@ -22,7 +26,16 @@ import {
 import type { virtualAccountCloseWorkflow, virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
 import { virtualAccountView } from './views.ts';
 import type { CreateVirtualAccountBody, SandboxCreditBody, VirtualAccountView } from './schemas.ts';
-import { type VirtualAccountRow, findAccount, findByRequestId, listAccounts } from './store.ts';
+import {
+  type VirtualAccountRow,
+  eraseSealedBvn,
+  eraseStaleSealedBvns,
+  findAccount,
+  findByRequestId,
+  insertSealedBvn,
+  listAccounts,
+  sealedBvnBinding,
+} from './store.ts';
 import { isUuid } from '../http/ids.ts';
 
 export const TEMPORARY_ACCOUNT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -32,6 +45,8 @@ export interface VirtualAccountServiceDeps {
   client: Client;
   taskQueue: string;
   providers: Providers;
+  /** The keys a BVN sent with a create is hashed and sealed under. */
+  bvnKeys: BvnKeys;
 }
 
 export class VirtualAccountService {
@@ -65,6 +80,11 @@ export class VirtualAccountService {
       : eligible;
   }
 
+  /** The fingerprint of a BVN that idempotency records may keep (never the BVN). */
+  bvnFingerprint(bvn: string): string {
+    return bvnHash(this.deps.bvnKeys, bvn);
+  }
+
   /**
    * Creates the account through its create workflow (provider failover, allocation, row, event,
    * expiry timer) and answers from the row. Replay-safe on request_id and the Idempotency-Key.
@@ -91,7 +111,7 @@ export class VirtualAccountService {
       tenantId: tenant.tenantId,
       customerId: body.customer_id,
       accountName: body.account_name,
-      ...(body.bvn ? { bvn: body.bvn } : {}),
+      ...(body.bvn ? { sealedBvn: true } : {}),
       ...(body.preferred_bank ? { preferredBank: body.preferred_bank } : {}),
       providers: candidates.map((entry) => ({ name: entry.provider.name, preferredBank: entry.supportsPreferredBank })),
       reference: body.request_id ? `va:${tenant.tenantId}:${body.request_id}` : `va:${id}`,
@@ -108,15 +128,52 @@ export class VirtualAccountService {
         ? `key:${sha256(idempotencyKey)}`
         : `new:${id}`;
     const workflowId = createWorkflowId(tenant.tenantId, key);
+    if (body.bvn) await this.sealBvn(tenant.tenantId, id, body.bvn);
     const result = await executeOnce<typeof virtualAccountCreateWorkflow>(this.deps.client, CREATE_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: this.deps.taskQueue,
       args: [input],
-    }).catch((error: unknown) => {
-      throw createRefusal(error);
-    });
+    }).then(
+      async (ended) => {
+        // A repeat joins the run of the first request: this request's copy is never read.
+        if (body.bvn) await this.forgetBvn(id);
+        return ended;
+      },
+      async (error: unknown) => {
+        // The run ended without an account (it erased the copy itself; so does this, should the
+        // run be another request's). Any other error leaves the copy to the run, if one started.
+        if (body.bvn && error instanceof WorkflowFailedError) await this.forgetBvn(id);
+        throw createRefusal(error);
+      },
+    );
     const row = await this.row(tenant.tenantId, result.accountId);
     return { status: result.created ? 201 : 200, body: virtualAccountView(row) };
+  }
+
+  /**
+   * Keeps the BVN for the create's allocation: keyed hash, last 4 and a copy sealed to the account
+   * id. Copies that their creates left behind (a workflow that never started) are erased here too.
+   */
+  private async sealBvn(tenantId: string, accountId: string, bvn: string): Promise<void> {
+    const keys = this.deps.bvnKeys;
+    await this.deps.orm.em.fork().transactional(async (tx) => {
+      await eraseStaleSealedBvns(tx);
+      await insertSealedBvn(tx, {
+        accountId,
+        tenantId,
+        bvnHash: bvnHash(keys, bvn),
+        bvnLast4: bvnLast4(bvn),
+        sealedBvn: sealBvn(keys, sealedBvnBinding(accountId), bvn),
+      });
+    });
+  }
+
+  /**
+   * Erases this request's sealed copy once its run has answered. Best effort: the answer stands
+   * if the database refuses now, and the next create's sweep erases the copy within the hour.
+   */
+  private async forgetBvn(accountId: string): Promise<void> {
+    await eraseSealedBvn(this.deps.orm.em.fork(), accountId).catch(() => undefined);
   }
 
   async get(tenantId: string, id: string) {
@@ -214,13 +271,16 @@ export class VirtualAccountService {
   }
 }
 
-/** A create workflow that failed: no provider (422), a provider's refusal (422), or unavailable. */
+/**
+ * A create workflow that failed: no provider (422), a provider's refusal (422), a BVN no longer
+ * held (422: a run that began after its copy's time was up), or unavailable.
+ */
 function createRefusal(error: unknown): ApiError {
   const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
   const failure = cause instanceof ActivityFailure ? cause.cause : cause;
   if (
     failure instanceof ApplicationFailure &&
-    (failure.type === 'no_provider' || failure.type === 'provider_refused')
+    (failure.type === 'no_provider' || failure.type === 'provider_refused' || failure.type === 'bvn_erased')
   ) {
     return new ApiError('failed_precondition', failure.message, null, { cause: error });
   }

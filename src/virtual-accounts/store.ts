@@ -1,4 +1,5 @@
-// The only code that touches the virtual-account tables: `virtual_accounts` and `inbound_credits`.
+// The only code that touches the virtual-account tables: `virtual_accounts`, `inbound_credits` and
+// `virtual_account_bvns`.
 // Rows come typed from the MikroORM entities below, amounts as numbers (kobo). Properties are named
 // as their columns, so a row reads the same in SQL, in code and in logs. Every status change is a
 // conditional update (from the statuses it may leave), so racing closers, expiries and freezes
@@ -48,7 +49,31 @@ export const InboundCreditRecord = tableEntity('InboundCreditRecord', 'inbound_c
   ...createdAt(),
 });
 
-export const virtualAccountEntities = [VirtualAccount, InboundCreditRecord];
+/**
+ * A BVN sent with a create, keyed by the create's account id (the workflow input's `accountId`):
+ * its keyed hash and last 4 for good, and the sealed copy the allocation reads until it is erased.
+ */
+export const VirtualAccountBvn = tableEntity('VirtualAccountBvn', 'virtual_account_bvns', {
+  account_id: p.uuid().primary(),
+  tenant_id: p.uuid(),
+  /** Hex HMAC-SHA256 of the BVN under the server's key (src/identity/bvn.ts). */
+  bvn_hash: p.string(),
+  bvn_last4: p.string(),
+  /** The sealed BVN (bound to account_id); null once erased. */
+  bvn_ciphertext: p.string().nullable(),
+  ...createdAt(),
+  erased_at: p.datetime().nullable(),
+});
+
+/** What a create's sealed BVN is bound to (AES-GCM associated data): it opens for this account id only. */
+export function sealedBvnBinding(accountId: string): string {
+  return `virtual-account:${accountId}`;
+}
+
+/** How long a sealed copy may outlive its create at most: allocation is tried within seconds. */
+export const SEALED_BVN_MAX_AGE_MINUTES = 60;
+
+export const virtualAccountEntities = [VirtualAccount, InboundCreditRecord, VirtualAccountBvn];
 
 /** The list's sort keys (interface §2.2), each with the id as a tiebreak so pages never overlap. */
 export const SORTS: Record<string, QueryOrderMap<VirtualAccountRow>> = {
@@ -240,4 +265,46 @@ export async function addToTotals(em: EntityManager, id: string, amountMinor: nu
     },
   );
   return (await findAccount(em, id))!;
+}
+
+/** Keeps a create's BVN: hash, last 4 and the sealed copy its allocation will read. */
+export async function insertSealedBvn(
+  em: EntityManager,
+  row: { accountId: string; tenantId: string; bvnHash: string; bvnLast4: string; sealedBvn: string },
+): Promise<void> {
+  await em.insert(VirtualAccountBvn, {
+    account_id: row.accountId,
+    tenant_id: row.tenantId,
+    bvn_hash: row.bvnHash,
+    bvn_last4: row.bvnLast4,
+    bvn_ciphertext: row.sealedBvn,
+    erased_at: null,
+  });
+}
+
+/** The sealed copy of the create's BVN; null once erased (or never sealed). */
+export async function sealedBvnOf(em: EntityManager, accountId: string): Promise<string | null> {
+  const row = await em.findOne(VirtualAccountBvn, { account_id: accountId }, { refresh: true });
+  return row?.bvn_ciphertext ?? null;
+}
+
+/** Erases the create's sealed copy (the hash and last 4 stay); a copy already erased is left as it is. */
+export async function eraseSealedBvn(em: EntityManager, accountId: string): Promise<void> {
+  await em.nativeUpdate(
+    VirtualAccountBvn,
+    { account_id: accountId, bvn_ciphertext: { $ne: null } },
+    { bvn_ciphertext: null, erased_at: raw('now()') },
+  );
+}
+
+/** Erases copies older than SEALED_BVN_MAX_AGE_MINUTES: those of creates whose workflow never ended them. */
+export async function eraseStaleSealedBvns(em: EntityManager): Promise<number> {
+  return em.nativeUpdate(
+    VirtualAccountBvn,
+    {
+      bvn_ciphertext: { $ne: null },
+      created_at: { $lt: raw(`now() - interval '${SEALED_BVN_MAX_AGE_MINUTES} minutes'`) },
+    },
+    { bvn_ciphertext: null, erased_at: raw('now()') },
+  );
 }

@@ -5,7 +5,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
-import { createFundedTenant, resolvedTestKey } from '../support/app.ts';
+import { bvnKeysFrom } from '../../src/identity/bvn.ts';
+import { TEST_BVN_SECRET, createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { useTimeSkippingStack } from '../support/time-skipping.ts';
@@ -26,6 +27,7 @@ useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_0
     client: new Client({ connection: env.connection }),
     taskQueue: TASK_QUEUE,
     providers: stack.providers,
+    bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
   });
 });
 

@@ -1,15 +1,19 @@
 // Virtual accounts and identity customers against the running pieces: the real app, PostgreSQL,
 // Temporal, and the sandbox bank over HTTP (routing between its two providers, inbound credits
-// through the signed callback path).
-import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+// through the signed callback path, a BVN that reaches the provider and is found nowhere else).
+import { randomInt, randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, sha256 } from '../../src/http/idempotency.ts';
+import { bvnHash, bvnKeysFrom, sealBvn } from '../../src/identity/bvn.ts';
 import { walletBalance } from '../../src/ledger/ledger.ts';
+import { insertSealedBvn, sealedBvnBinding } from '../../src/virtual-accounts/store.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
-import { createFundedTenant } from '../support/app.ts';
+import { TEST_BVN_SECRET, createFundedTenant } from '../support/app.ts';
 import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
+import { everyRow, expectFoundNowhere, historyText } from '../support/secrecy.ts';
 import {
   closeWorkflowId,
   createWorkflowId,
@@ -217,6 +221,231 @@ describe('POST /api/v1/virtual-accounts', () => {
     const hours = (Date.parse(response.json().data.expires_at) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(23.9);
     expect(hours).toBeLessThanOrEqual(24);
+  });
+});
+
+/** An 11-digit BVN of its own for each test (none of the sandbox's magic ones). */
+function ordinaryBvn(): string {
+  return `6${String(randomInt(0, 1e9)).padStart(9, '0')}3`;
+}
+
+const bvnKeys = bvnKeysFrom(TEST_BVN_SECRET);
+
+/** What the gateway kept of a create's BVN, by the create's account id. */
+async function keptBvn(accountId: string) {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ tenant_id: string; bvn_hash: string; bvn_last4: string; sealed: boolean; erased: boolean }[]>(
+      `select tenant_id, bvn_hash, bvn_last4, bvn_ciphertext is not null as sealed, erased_at is not null as erased
+       from virtual_account_bvns where account_id = ?`,
+      [accountId],
+    );
+  return row;
+}
+
+/** What the sandbox bank recorded of the allocation made under this reference. */
+async function bankAccount(reference: string) {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ account_number: string; bvn_last4: string | null }[]>(
+      'select account_number, bvn_last4 from sandbox_bank.virtual_accounts where reference = ?',
+      [reference],
+    );
+  return row;
+}
+
+describe('a BVN sent with a create (#15 item 6)', () => {
+  it('reaches the provider; the gateway keeps its keyed hash and last 4, its sealed copy erased once the account is recorded, and the workflow input only a flag', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const bvn = ordinaryBvn();
+    const requestId = `bvn-${randomUUID()}`;
+    // A copy an earlier create left sealed (its workflow never ran), past its hour: the next create erases it.
+    const stale = randomUUID();
+    await insertSealedBvn(db.orm.em.fork(), {
+      accountId: stale,
+      tenantId: tenant.tenantId,
+      bvnHash: bvnHash(bvnKeys, '60000000003'),
+      bvnLast4: '0003',
+      sealedBvn: sealBvn(bvnKeys, sealedBvnBinding(stale), '60000000003'),
+    });
+    await db.orm.em
+      .fork()
+      .execute(`update virtual_account_bvns set created_at = now() - interval '61 minutes' where account_id = ?`, [
+        stale,
+      ]);
+
+    const response = await create(tenant.apiKey, {
+      customer_id: 'c',
+      account_name: 'Ada Obi',
+      bvn,
+      request_id: requestId,
+    });
+    expect(response.statusCode).toBe(201);
+    const account = response.json().data;
+    expect(response.body).not.toContain(bvn);
+    expect(Object.keys(account)).not.toContain('bvn');
+
+    // The provider got the BVN: the sandbox bank recorded the account with its last 4.
+    const reference = `va:${tenant.tenantId}:${requestId}`;
+    expect(await bankAccount(reference)).toEqual({ account_number: account.account_number, bvn_last4: bvn.slice(-4) });
+    expect(await keptBvn(account.id)).toEqual({
+      tenant_id: tenant.tenantId,
+      bvn_hash: bvnHash(bvnKeys, bvn),
+      bvn_last4: bvn.slice(-4),
+      sealed: false,
+      erased: true,
+    });
+    expect(await keptBvn(stale)).toMatchObject({ sealed: false, erased: true });
+
+    const workflowId = createWorkflowId(tenant.tenantId, `request:${sha256(requestId)}`);
+    const history = await historyText(stack.client, workflowId);
+    expect(history).toContain('"sealedBvn":true');
+    expect(history).toContain(`"sealedBvnOf":"${account.id}"`);
+    expect(history).not.toContain(bvn);
+    recordHistory('virtual-account-create-sealed-bvn', workflowId);
+
+    // A repeat answers the same account and leaves no copy of its own behind.
+    const again = await create(tenant.apiKey, {
+      customer_id: 'c',
+      account_name: 'Ada Obi',
+      bvn,
+      request_id: requestId,
+    });
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.id).toBe(account.id);
+    const [held] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>('select count(*) as n from virtual_account_bvns where bvn_ciphertext is not null');
+    expect(Number(held!.n)).toBe(0);
+  });
+
+  it('erases the sealed copy when no account is made (no provider up), and refuses a malformed BVN naming only the rule', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const bvn = ordinaryBvn();
+    const key = `bvn-none-${randomUUID()}`;
+    await bank.control('/control/providers/providus/down');
+    let refused;
+    try {
+      refused = await create(
+        tenant.apiKey,
+        { customer_id: 'c', account_name: 'A B', provider: 'providus', bvn },
+        { 'idempotency-key': key },
+      );
+    } finally {
+      await bank.control('/control/providers/providus/up');
+    }
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error.code).toBe('FAILED_PRECONDITION');
+    const workflowId = createWorkflowId(tenant.tenantId, `key:${sha256(key)}`);
+    const history = await historyText(stack.client, workflowId);
+    expect(history).toContain('eraseVirtualAccountBvn');
+    expect(history).not.toContain(bvn);
+    const [row] = await db.orm.em.fork().execute<{ sealed: boolean; erased: boolean; bvn_last4: string }[]>(
+      `select bvn_ciphertext is not null as sealed, erased_at is not null as erased, bvn_last4
+           from virtual_account_bvns where bvn_hash = ?`,
+      [bvnHash(bvnKeys, bvn)],
+    );
+    expect(row).toEqual({ sealed: false, erased: true, bvn_last4: bvn.slice(-4) });
+    recordHistory('virtual-account-create-sealed-bvn-no-provider', workflowId);
+
+    for (const bad of [`${bvn}9`, bvn.slice(1), `${bvn.slice(0, 10)}a`]) {
+      const response = await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', bvn: bad });
+      expectFieldRefused(response, 'bvn');
+      expect(response.body).not.toContain(bad);
+    }
+  });
+
+  it('replays a repeat under the same Idempotency-Key, refuses another BVN under it, and the key’s record keeps no plain digest of the BVN', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const bvn = ordinaryBvn();
+    const key = `bvn-key-${randomUUID()}`;
+    const body = { customer_id: 'c', account_name: 'Key Holder', bvn };
+    const first = await create(tenant.apiKey, body, { 'idempotency-key': key });
+    expect(first.statusCode).toBe(201);
+    const repeat = await create(tenant.apiKey, body, { 'idempotency-key': key });
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.json().data.id).toBe(first.json().data.id);
+    const reused = await create(tenant.apiKey, { ...body, bvn: ordinaryBvn() }, { 'idempotency-key': key });
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+
+    const plainDigest = sha256(`POST /api/v1/virtual-accounts\n${canonicalJson(body)}`);
+    const [stored] = await db.orm.em
+      .fork()
+      .execute<{ request_hash: string; text: string }[]>(
+        'select request_hash, row_to_json(k)::text as text from idempotency_keys k where key = ?',
+        [key],
+      );
+    expect(stored!.request_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored!.request_hash).not.toBe(plainDigest);
+    expect(stored!.text).not.toContain(bvn);
+  });
+
+  it('keeps the raw BVN out of every answer, database row, event, log line and the workflow history', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const bvn = ordinaryBvn();
+    const answers: string[] = [];
+    const keep = (response: LightMyRequestResponse) => {
+      answers.push(response.body);
+      return response;
+    };
+    // Refused first: bodies holding the BVN that an error or a log line could echo.
+    expect(
+      keep(await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', bvn: `${bvn}9` })).statusCode,
+    ).toBe(400);
+    expect(
+      keep(await create(tenant.apiKey, { customer_id: 'c', account_name: 'A B', bvn: Number(bvn) })).statusCode,
+    ).toBe(400);
+    const key = `bvn-secret-${randomUUID()}`;
+    const created = keep(
+      await create(
+        tenant.apiKey,
+        { customer_id: 'cus-secret', account_name: 'Emeka Nwosu', bvn, account_type: 'temporary' },
+        { 'idempotency-key': key },
+      ),
+    );
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    keep(
+      await create(
+        tenant.apiKey,
+        { customer_id: 'cus-secret', account_name: 'Emeka Nwosu', bvn },
+        { 'idempotency-key': key },
+      ),
+    );
+    keep(await getAccount(tenant.apiKey, id));
+    keep(await list(tenant.apiKey, '?customer_id=cus-secret'));
+    const events = keep(
+      await app.inject({ method: 'GET', url: '/api/v1/events?limit=100', headers: auth(tenant.apiKey) }),
+    );
+    expect(events.json().data.items.map((event: { data: { id: string } }) => event.data.id)).toContain(id);
+
+    const rows = await everyRow(db.orm);
+    const eventRows = await db.orm.em
+      .fork()
+      .execute<{ row: string }[]>(
+        `select row_to_json(e)::text as row from events e where type = 'virtual_account.created' and tenant_id = ?`,
+        [tenant.tenantId],
+      );
+    const history = await historyText(stack.client, createWorkflowId(tenant.tenantId, `key:${sha256(key)}`));
+    // The search sees what the history does carry: the account's id and name.
+    expect(history).toContain(id);
+    expect(history).toContain('Emeka Nwosu');
+    const logs = stack.gateway.logs.map((line) => JSON.stringify(line)).join('\n');
+    expect(logs).toContain('/api/v1/virtual-accounts');
+    expectFoundNowhere(
+      {
+        answers: answers.join('\n'),
+        rows: rows.join('\n'),
+        events: eventRows.map((row) => row.row).join('\n'),
+        logs,
+        history,
+      },
+      { 'the BVN': bvn },
+    );
+    // What is kept instead: its keyed hash and last 4.
+    expect(rows.join('\n')).toContain(bvnHash(bvnKeys, bvn));
   });
 });
 

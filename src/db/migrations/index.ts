@@ -18,6 +18,7 @@ import { Migration0015KeyExpiry } from './0015-key-expiry.ts';
 import { Migration0016CardPolicies } from './0016-card-policies.ts';
 import { Migration0017CardAuthorizations } from './0017-card-authorizations.ts';
 import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
+import { Migration0019VirtualAccountBvns } from './0019-virtual-account-bvns.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -38,4 +39,5 @@ export const migrations = [
   Migration0016CardPolicies,
   Migration0017CardAuthorizations,
   Migration0018BvnVerification,
+  Migration0019VirtualAccountBvns,
 ];
