@@ -1,7 +1,8 @@
 // The OpenAPI document states every error status a route can answer, so that a client generated
 // from it knows them all: 400, 401, 429 and 503 everywhere; 404 where the path names a resource;
-// 409, 413 and 422 on POSTs, 413 on PUTs and PATCHes. Each in the route's own envelope style (decisions §1). Filled in at
-// route registration; what a route declares itself is kept.
+// 409, 413 and 422 on POSTs, 413 on PUTs, PATCHes and DELETEs (Fastify reads their bodies too, so
+// an oversized one is refused). Each in the route's own envelope style (decisions §1). Filled in
+// at route registration; what a route declares itself is kept.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema } from './envelope.ts';
@@ -17,6 +18,9 @@ export const TransferErrorSchema = z.object({
   }),
 });
 
+/** Methods other than POST whose bodies Fastify reads (and so may find over the limit). */
+const BODY_METHODS = ['PUT', 'PATCH', 'DELETE'];
+
 export function registerErrorResponseDocs(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
@@ -27,7 +31,7 @@ export function registerErrorResponseDocs(app: FastifyInstance): void {
     if (!route.config?.public) statuses.push(401);
     if (route.url.includes('/:')) statuses.push(404);
     if (methods.includes('POST')) statuses.push(409, 413, 422);
-    else if (methods.includes('PUT') || methods.includes('PATCH')) statuses.push(413);
+    else if (methods.some((method) => BODY_METHODS.includes(method))) statuses.push(413);
     const documented: Record<string, unknown> = Object.fromEntries(
       statuses.map((status) => [String(status), envelope]),
     );

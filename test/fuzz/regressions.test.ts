@@ -1,0 +1,55 @@
+// Defects the OpenAPI fuzzer found, kept as plain examples: each request as the fuzzer sent it, and
+// its answer checked as the fuzzer checks every answer (test/fuzz/responses.ts): a status the
+// document declares for the operation, in the declared shape and envelope, never a 5xx.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
+import { createFundedTenant } from '../support/app.ts';
+import { type Operation, documentOperations } from '../support/openapi.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import type { FuzzRequest } from './requests.ts';
+import { type Answer, answerOf, faultsOf } from './responses.ts';
+
+let stack: GatewayStack;
+let apiKey: string;
+let operations: Map<string, Operation>;
+
+useGatewayStack({ taskQueue: `fuzz-regressions-${process.pid}` }, (started) => {
+  stack = started;
+});
+
+beforeAll(async () => {
+  ({ apiKey } = await createFundedTenant(stack.db.orm, 1_000_000));
+  operations = new Map((await documentOperations(stack.app)).map((operation) => [operation.key, operation]));
+});
+
+/** Sends `request` as operation `key` and returns the answer with what the fuzzer would find wrong in it. */
+async function check(
+  key: string,
+  request: Omit<FuzzRequest, 'mutation'>,
+): Promise<{ answer: Answer; faults: string[] }> {
+  const operation = operations.get(key);
+  if (!operation) throw new Error(`${key} is not in the document`);
+  const sent = { ...request, mutation: 'regression' };
+  const answer = await answerOf(stack.app, sent, 15_000);
+  return { answer, faults: faultsOf(operation, sent, answer) };
+}
+
+describe('answers the fuzzer found outside the document', () => {
+  it('declares 413 on DELETE: a webhook endpoint deleted with a body over the limit', async () => {
+    const endpoint = await registerEndpoint(stack.app, apiKey, {
+      url: 'http://127.0.0.1:9/regression',
+      events: ['transfer.settled'],
+      signing_secret: newSigningSecret(),
+    });
+    expect(endpoint.statusCode).toBe(201);
+    const { answer, faults } = await check('DELETE /api/v1/webhook-endpoints/{id}', {
+      method: 'DELETE',
+      url: `/api/v1/webhook-endpoints/${endpoint.json().data.id}`,
+      headers: { ...auth(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify('x'.repeat(1_100_000)),
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(faults).toEqual([]);
+  });
+});
