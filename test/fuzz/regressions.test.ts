@@ -52,4 +52,15 @@ describe('answers the fuzzer found outside the document', () => {
     expect(JSON.parse(answer.body).error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(faults).toEqual([]);
   });
+
+  it('declares 401 on the public provider-callback route: a callback without its signature', async () => {
+    const { answer, faults } = await check('POST /provider-callbacks/{provider}', {
+      method: 'POST',
+      url: '/provider-callbacks/sandbox-bank',
+      headers: {},
+    });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body).error.code).toBe('UNAUTHORIZED');
+    expect(faults).toEqual([]);
+  });
 });
