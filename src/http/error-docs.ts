@@ -1,7 +1,9 @@
 // The OpenAPI document states every error status a route can answer, so that a client generated
 // from it knows them all: 400, 401, 429 and 503 everywhere; 404 where the path names a resource;
 // 409, 413 and 422 on POSTs, 413 on PUTs, PATCHes and DELETEs (Fastify reads their bodies too, so
-// an oversized one is refused). Each in the route's own envelope style (decisions §1). Filled in
+// an oversized one is refused). Each in the route's own envelope style (decisions §1), except that
+// a transfer route with a path parameter may also answer 400 in the resource style: the router
+// refuses a malformed or overlong parameter before any route is chosen (decisions §12). Filled in
 // at route registration; what a route declares itself is kept.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -35,6 +37,11 @@ export function registerErrorResponseDocs(app: FastifyInstance): void {
     const documented: Record<string, unknown> = Object.fromEntries(
       statuses.map((status) => [String(status), envelope]),
     );
-    schema.response = { ...documented, ...schema.response };
+    const response: Record<string, unknown> = { ...documented, ...schema.response };
+    if (envelope === TransferErrorSchema && route.url.includes('/:')) {
+      const own = (response['400'] ?? TransferErrorSchema) as z.ZodType;
+      response['400'] = z.union([own, ResourceErrorSchema]);
+    }
+    schema.response = response;
   });
 }

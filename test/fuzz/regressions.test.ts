@@ -63,4 +63,28 @@ describe('answers the fuzzer found outside the document', () => {
     expect(JSON.parse(answer.body).error.code).toBe('UNAUTHORIZED');
     expect(faults).toEqual([]);
   });
+
+  it("declares the router's resource-style 400 on a transfer route: an id over 100 characters", async () => {
+    const { answer, faults } = await check('GET /api/v1/transfers/{id}', {
+      method: 'GET',
+      url: `/api/v1/transfers/${'x'.repeat(101)}`,
+      headers: auth(apiKey),
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'id: must be at most 100 characters',
+      details: { fields: [{ path: 'id', message: 'must be at most 100 characters' }] },
+    });
+    expect(faults).toEqual([]);
+    // The route's own refusals keep the transfer style.
+    const own = await check('GET /api/v1/transfers/{id}', {
+      method: 'GET',
+      url: '/api/v1/transfers/a%00b',
+      headers: auth(apiKey),
+    });
+    expect(own.answer.status).toBe(400);
+    expect(JSON.parse(own.answer.body)).toMatchObject({ success: false, error: { code: 'validation_error' } });
+    expect(own.faults).toEqual([]);
+  });
 });
