@@ -3,12 +3,14 @@
 // 409, 413 and 422 on POSTs, 413 on PUTs, PATCHes and DELETEs (Fastify reads their bodies too, so
 // an oversized one is refused). Each in the route's own envelope style (decisions §1), except that
 // a transfer route with a path parameter may also answer 400 in the resource style: the router
-// refuses a malformed or overlong parameter before any route is chosen (decisions §12). Filled in
-// at route registration; what a route declares itself is kept.
+// refuses a malformed or overlong parameter before any route is chosen (decisions §12). 403 where
+// a live key is refused (src/http/live-mode.ts): routes that reach a provider, and sandbox routes.
+// Filled in at route registration; what a route declares itself is kept.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema } from './envelope.ts';
 import { envelopeStyleFor } from './errors.ts';
+import { SANDBOX_PREFIX } from './live-mode.ts';
 
 export const TransferErrorSchema = z.object({
   success: z.literal(false),
@@ -31,6 +33,7 @@ export function registerErrorResponseDocs(app: FastifyInstance): void {
     const envelope = envelopeStyleFor(route.url) === 'transfer' ? TransferErrorSchema : ResourceErrorSchema;
     const statuses = [400, 429, 503];
     if (!route.config?.public) statuses.push(401);
+    if (route.config?.reachesProvider || route.url.startsWith(SANDBOX_PREFIX)) statuses.push(403);
     if (route.url.includes('/:')) statuses.push(404);
     if (methods.includes('POST')) statuses.push(409, 413, 422);
     else if (methods.some((method) => BODY_METHODS.includes(method))) statuses.push(413);

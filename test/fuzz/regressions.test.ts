@@ -2,7 +2,8 @@
 // its answer checked as the fuzzer checks every answer (test/fuzz/responses.ts): a status the
 // document declares for the operation, in the declared shape and envelope, never a 5xx.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
+import { issueKey } from '../../src/tenants/tenants.ts';
+import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type Operation, documentOperations } from '../support/openapi.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
@@ -11,6 +12,7 @@ import { type Answer, answerOf, faultsOf } from './responses.ts';
 
 let stack: GatewayStack;
 let apiKey: string;
+let liveKey: string;
 let operations: Map<string, Operation>;
 
 useGatewayStack({ taskQueue: `fuzz-regressions-${process.pid}` }, (started) => {
@@ -18,7 +20,9 @@ useGatewayStack({ taskQueue: `fuzz-regressions-${process.pid}` }, (started) => {
 });
 
 beforeAll(async () => {
-  ({ apiKey } = await createFundedTenant(stack.db.orm, 1_000_000));
+  let tenantId: string;
+  ({ apiKey, tenantId } = await createFundedTenant(stack.db.orm, 1_000_000));
+  liveKey = (await issueKey(stack.db.orm.em.fork(), tenantId, 'live')).api_key;
   operations = new Map((await documentOperations(stack.app)).map((operation) => [operation.key, operation]));
 });
 
@@ -86,5 +90,25 @@ describe('answers the fuzzer found outside the document', () => {
     expect(own.answer.status).toBe(400);
     expect(JSON.parse(own.answer.body)).toMatchObject({ success: false, error: { code: 'validation_error' } });
     expect(own.faults).toEqual([]);
+  });
+
+  it("declares 403 where a live key is refused: routes that reach a provider, and the sandbox's", async () => {
+    const transfer = await check('POST /api/v1/transfers', {
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: { ...auth(liveKey), 'content-type': 'application/json' },
+      payload: JSON.stringify(transferBody('live', { reference: 'regression-live' })),
+    });
+    expect(transfer.answer.status).toBe(403);
+    expect(JSON.parse(transfer.answer.body).error.code).toBe('forbidden');
+    expect(transfer.faults).toEqual([]);
+    const credit = await check('POST /api/v1/sandbox/virtual-accounts/{id}/credits', {
+      method: 'POST',
+      url: '/api/v1/sandbox/virtual-accounts/00000000-0000-4000-8000-000000000000/credits',
+      headers: { ...auth(liveKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ amount_minor: 100 }),
+    });
+    expect(credit.answer.status).toBe(403);
+    expect(credit.faults).toEqual([]);
   });
 });
