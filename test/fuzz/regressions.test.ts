@@ -112,3 +112,52 @@ describe('answers the fuzzer found outside the document', () => {
     expect(credit.faults).toEqual([]);
   });
 });
+
+describe('lone surrogates, sent as JSON escapes', () => {
+  // Before: a card or virtual account with `metadata:{"a":"\ud800"}` started a workflow whose insert
+  // PostgreSQL's jsonb refused, retried for ever, and the request answered 503 after 10 s; text
+  // columns kept U+FFFD instead of what was sent. Now refused at the edge like NUL (decisions §12).
+  it.each([
+    ['POST /api/v1/cards', '/api/v1/cards', '{"customer_id":"c","metadata":{"a":"\\ud800"}}', 'metadata.a'],
+    ['POST /api/v1/cards', '/api/v1/cards', '{"customer_id":"c\\udfff"}', 'customer_id'],
+    [
+      'POST /api/v1/virtual-accounts',
+      '/api/v1/virtual-accounts',
+      '{"customer_id":"c","account_name":"A B","metadata":{"\\udc00":1}}',
+      'metadata.\\udc00',
+    ],
+    [
+      'POST /api/v1/transfers',
+      '/api/v1/transfers',
+      '{"amount_minor":100000,"recipient_account":"0123456789","recipient_bank_code":"058","narration":"n\\ud83d","reference":"surrogate-1"}',
+      'narration',
+    ],
+  ])('%s refuses a lone surrogate at once, naming the field', async (key, url, payload, field) => {
+    const started = Date.now();
+    const { answer, faults } = await check(key, {
+      method: 'POST',
+      url,
+      headers: { ...auth(apiKey), 'content-type': 'application/json' },
+      payload,
+    });
+    expect(answer.status).toBe(400);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(JSON.parse(answer.body).error.details.fields).toEqual([
+      { path: field, message: 'must be well-formed Unicode (no lone surrogate)' },
+    ]);
+    expect(faults).toEqual([]);
+  });
+
+  it('keeps well-formed pairs (emoji) and leaves nothing behind for the refused ones', async () => {
+    const card = await stack.app.inject({
+      method: 'POST',
+      url: '/api/v1/cards',
+      headers: auth(apiKey),
+      payload: { customer_id: 'emoji 💸', metadata: { note: '🇳🇬' } },
+    });
+    expect(card.statusCode).toBe(201);
+    expect(card.json().data).toMatchObject({ customer_id: 'emoji 💸', metadata: { note: '🇳🇬' } });
+    const cards = await stack.app.inject({ method: 'GET', url: '/api/v1/cards', headers: auth(apiKey) });
+    expect(cards.json().data.items.map((item: { customer_id: string }) => item.customer_id)).toEqual(['emoji 💸']);
+  });
+});
