@@ -189,6 +189,28 @@ function withField(value: unknown, path: string[], replacement: unknown): unknow
 
 const REMOVE = Symbol('remove');
 
+/** The body's properties that are objects of any keys (`metadata`). */
+function freeFormProperties(schema: Record<string, unknown> | undefined): string[] {
+  const properties = (schema?.properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.keys(properties).filter((name) => {
+    const property = properties[name]!;
+    return property.type === 'object' && property.properties === undefined;
+  });
+}
+
+/** `value` with every string (and, if `keys`, every object key but the first level's) replaced by `bad`. */
+function everyString(value: unknown, bad: string, keys: boolean, depth = 0): unknown {
+  if (typeof value === 'string') return bad;
+  if (Array.isArray(value)) return value.map((item) => everyString(item, bad, keys, depth + 1));
+  if (!record(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner], index) => [
+      keys && depth > 0 ? `${bad}${index}` : key,
+      everyString(inner, bad, keys, depth + 1),
+    ]),
+  );
+}
+
 const nested = (depth: number, open: string, close: string, inner = '1') =>
   `${open.repeat(depth)}${inner}${close.repeat(depth)}`;
 
@@ -335,6 +357,44 @@ function mutations(operation: Operation, context: FuzzContext): Mutation[] {
               `extra body field ${toJson(name).slice(0, 60)}`,
             ];
           }),
+      // Every string of the body, nested ones (metadata) and object keys too, made the same hostile string.
+      (parts) =>
+        fc.tuple(hostileString, fc.boolean()).map(([bad, keys]) => [
+          {
+            ...parts,
+            body: { kind: 'json', value: everyString(parts.body.kind === 'json' ? parts.body.value : {}, bad, keys) },
+          },
+          `every string${keys ? ' and key' : ''} = ${toJson(bad).slice(0, 60)}`,
+        ]),
+      // A hostile entry in every free-form object of the body (`metadata`), the rest left valid.
+      (parts) => {
+        const value = parts.body.kind === 'json' && record(parts.body.value) ? parts.body.value : {};
+        const names = freeFormProperties(schema);
+        if (names.length === 0) return fc.constant([parts, 'unchanged (no free-form object)']);
+        return fc
+          .tuple(
+            fc.oneof(
+              fc.stringMatching(/^[a-z]{1,8}$/),
+              hostileString.filter((key) => key.length < 300),
+            ),
+            hostile,
+          )
+          .map(([key, bad]) => [
+            {
+              ...parts,
+              body: {
+                kind: 'json',
+                value: {
+                  ...value,
+                  ...Object.fromEntries(
+                    names.map((name) => [name, { ...(record(value[name]) ? value[name] : {}), [key]: bad }]),
+                  ),
+                },
+              },
+            },
+            `${names.join(', ')} gets ${toJson(key).slice(0, 40)}: ${toJson(bad).slice(0, 60)}`,
+          ]);
+      },
       // A whole body of the wrong kind.
       (parts) =>
         hostile.map((bad) => [{ ...parts, body: { kind: 'json', value: bad } }, 'body replaced by a JSON value']),
