@@ -1,7 +1,7 @@
 // Hostile shapes refused at the edge (decisions §12), before any handler, database or workflow
-// sees them: a NUL character in any string (body, query, path, and object keys), bodies nested
-// deeper than 32 levels, and `metadata` over 16 KiB or 8 levels. Every walk here is iterative, so
-// no input can exhaust the stack.
+// sees them: a NUL character or a lone surrogate in any string (body, query, path, and object
+// keys), bodies nested deeper than 32 levels, and `metadata` over 16 KiB or 8 levels. Every walk
+// here is iterative, so no input can exhaust the stack.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, type FieldIssue } from './errors.ts';
@@ -30,13 +30,22 @@ function joinPath(parent: string, key: string | number): string {
   return parent ? `${parent}.${key}` : key;
 }
 
-/** The first place in `value` that holds a NUL character (in a string or an object key), as a field path. */
-export function findNul(value: unknown, root = ''): string | undefined {
+/** A lone surrogate half, which well-formed UTF-16 never has (a `u` regex sees pairs as one code point). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Writes NULs and lone surrogates of an object key as `\uXXXX`, so that the field's path can be shown. */
+const printable = (key: string) =>
+  key
+    .replaceAll('\u0000', '\\u0000')
+    .replace(/\p{Surrogate}/gu, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The first place in `value` where a string or an object key is `bad`, as a field path. */
+function findString(value: unknown, bad: (text: string) => boolean, root: string): string | undefined {
   const stack: [unknown, string][] = [[value, root]];
   while (stack.length > 0) {
     const [current, path] = stack.pop()!;
     if (typeof current === 'string') {
-      if (current.includes('\u0000')) return path || 'body';
+      if (bad(current)) return path || 'body';
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
@@ -46,29 +55,42 @@ export function findNul(value: unknown, root = ''): string | undefined {
     }
     for (const [key, child] of Object.entries(current as Record<string, unknown>)) {
       const childPath = joinPath(path, key);
-      if (key.includes('\u0000')) return childPath.replaceAll('\u0000', '\\u0000');
+      if (bad(key)) return printable(childPath);
       stack.push([child, childPath]);
     }
   }
   return undefined;
 }
 
+/** The first place in `value` that holds a NUL character (in a string or an object key), as a field path. */
+export function findNul(value: unknown, root = ''): string | undefined {
+  return findString(value, (text) => text.includes('\u0000'), root);
+}
+
+/**
+ * The first place in `value` that holds a lone surrogate (`"\ud800"` in JSON): text PostgreSQL's
+ * jsonb refuses and its text columns would store as U+FFFD, so it is refused here, like NUL.
+ */
+export function findLoneSurrogate(value: unknown, root = ''): string | undefined {
+  return findString(value, (text) => LONE_SURROGATE.test(text), root);
+}
+
 /** The issues of a request's parsed parts, in the order a client would fix them. */
 export function hostileInputIssues(request: Pick<FastifyRequest, 'params' | 'query' | 'body'>): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const nul = 'must not contain a NUL character (U+0000)';
-  for (const part of [request.params, request.query]) {
-    const path = findNul(part);
-    if (path) issues.push({ path, message: nul });
-  }
+  const strings = (part: unknown) => {
+    const nul = findNul(part);
+    if (nul) issues.push({ path: nul, message: 'must not contain a NUL character (U+0000)' });
+    const surrogate = findLoneSurrogate(part);
+    if (surrogate) issues.push({ path: surrogate, message: 'must be well-formed Unicode (no lone surrogate)' });
+  };
+  strings(request.params);
+  strings(request.query);
   // Bodies that a route keeps as raw text (signed provider callbacks) are checked by their route.
   if (request.body !== null && typeof request.body === 'object') {
     if (nestingDepth(request.body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
       issues.push({ path: 'body', message: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` });
-    } else {
-      const path = findNul(request.body);
-      if (path) issues.push({ path, message: nul });
-    }
+    } else strings(request.body);
   }
   return issues;
 }

@@ -8,7 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
-import { envelopeSchema, ok } from '../http/envelope.ts';
+import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
@@ -78,6 +78,8 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
                 authorization: AuthorizationAnswer.optional(),
               }),
             ),
+            // Public (no API key), yet refused 401 when the signature or its timestamp is wrong.
+            401: ResourceErrorSchema,
           },
         },
       },

@@ -11,12 +11,18 @@ import { describe, expect, it } from 'vitest';
 import { issueKey, revokeKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
-import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
+import { auth } from '../support/api.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { type Receiver, startReceiver } from '../support/receiver.ts';
+import {
+  PURCHASE,
+  type ResourceKind,
+  createTenantResources,
+  documentOperations,
+  fillPath,
+  resourceOf,
+} from '../support/openapi.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
-import { EventFanout } from '../../src/webhooks/fanout.ts';
 
 const TASK_QUEUE = `bola-${process.pid}`;
 
@@ -46,70 +52,39 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
-  'POST /api/v1/sandbox/cards/{card_id}/purchases': {
-    amount_minor: 1_000,
-    merchant_name: 'BOLA',
-    merchant_category: '5411',
-    channel: 'web',
-  },
+  'POST /api/v1/sandbox/cards/{card_id}/purchases': PURCHASE,
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},
   'POST /api/v1/identity/customers/{id}/bvn-verification': { bvn: '22222222222' },
 };
 
-/** Which of A's resources a path's id names: the path segment before the parameter. */
-const RESOURCE_OF_SEGMENT: Record<string, string> = {
-  transfers: 'transfer',
-  'virtual-accounts': 'virtualAccount',
-  cards: 'card',
-  customers: 'customer',
-  'webhook-endpoints': 'endpoint',
-  'webhook-deliveries': 'delivery',
-  events: 'event',
-  'card-authorizations': 'authorization',
-};
-
-interface Operation {
+interface IdOperation {
   method: string;
   template: string;
   key: string;
 }
 
-async function operationsWithIds(): Promise<Operation[]> {
-  const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
-    paths: Record<string, Record<string, unknown>>;
-  }>();
-  const operations: Operation[] = [];
-  for (const [template, methods] of Object.entries(document.paths)) {
-    // Tenant routes (those an API key opens) are under /api/v1; a provider's signed callbacks are not.
-    if (!template.startsWith('/api/v1/') || !/\{[^}]+\}/.test(template)) continue;
-    for (const method of Object.keys(methods)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const upper = method.toUpperCase();
-      operations.push({ method: upper, template, key: `${upper} ${template}` });
-    }
-  }
-  return operations;
+/** Tenant routes (those an API key opens) are under /api/v1; a provider's signed callbacks are not. */
+async function operationsWithIds(): Promise<IdOperation[]> {
+  return (await documentOperations(app)).filter(
+    (operation) => operation.template.startsWith('/api/v1/') && /\{[^}]+\}/.test(operation.template),
+  );
 }
 
-function resourceOf(template: string): string {
-  const segments = template.split('/');
-  const index = segments.findIndex((segment) => segment.startsWith('{'));
-  const resource = RESOURCE_OF_SEGMENT[segments[index - 1] ?? ''];
+function resourceOfTemplate(template: string): ResourceKind {
+  const resource = resourceOf(template);
   if (!resource) throw new Error(`${template}: name the resource its id belongs to in RESOURCE_OF_SEGMENT`);
   return resource;
 }
 
-const fill = (template: string, id: string) => template.replace(/\{[^}]+\}/, encodeURIComponent(id));
-
-function call(operation: Operation, apiKey: string, id: string): Promise<LightMyRequestResponse> {
+function call(operation: IdOperation, apiKey: string, id: string): Promise<LightMyRequestResponse> {
   const body = BODIES[operation.key];
   if (operation.method !== 'GET' && operation.method !== 'DELETE' && body === undefined) {
     throw new Error(`${operation.key}: give a valid body in BODIES`);
   }
   return app.inject({
     method: operation.method as 'GET',
-    url: fill(operation.template, id),
+    url: fillPath(operation.template, id),
     headers: auth(apiKey),
     ...(body !== undefined && operation.method !== 'GET' ? { payload: body as object } : {}),
   });
@@ -149,85 +124,22 @@ async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
 
 describe('object-level authorisation, from the route table', () => {
   it("answers every id route with B's key on A's ids exactly as for ids that do not exist, and changes nothing of A's", async () => {
-    const receiver: Receiver = await startReceiver();
-    // Events reach A's endpoint as in a worker process, so that A has a delivery for the routes to name.
-    const fanout = new EventFanout({
-      orm: db.orm,
-      client: stack.client,
-      taskQueue: TASK_QUEUE,
-      scheduleMs: [0],
-      jitter: 0,
-      intervalMs: 100,
-    });
-    fanout.start();
+    const em = db.orm.em.fork();
+    const a = await createTenant(em, { name: 'A', features: ['identity_customers'] });
+    const b = await createTenant(em, { name: 'B', features: ['identity_customers'] });
+    for (const tenant of [a, b]) {
+      await postMovement(
+        em,
+        tenant.tenant.tenant_id,
+        walletFunding({ tenantId: tenant.tenant.tenant_id, reference: 'bola', amountMinor: 5_000_000 }),
+      );
+    }
+    const aKey = a.key.api_key;
+    const bKey = b.key.api_key;
+    // A's resources, one of each kind the routes name.
+    const resources = await createTenantResources(stack, TASK_QUEUE, aKey, 'bola');
     try {
-      const em = db.orm.em.fork();
-      const a = await createTenant(em, { name: 'A', features: ['identity_customers'] });
-      const b = await createTenant(em, { name: 'B', features: ['identity_customers'] });
-      for (const tenant of [a, b]) {
-        await postMovement(
-          em,
-          tenant.tenant.tenant_id,
-          walletFunding({ tenantId: tenant.tenant.tenant_id, reference: 'bola', amountMinor: 5_000_000 }),
-        );
-      }
-      const aKey = a.key.api_key;
-      const bKey = b.key.api_key;
-
-      // A's resources, one of each kind the routes name.
-      const endpoint = await registerEndpoint(app, aKey, {
-        url: `${receiver.url}/a`,
-        events: ['transfer.settled'],
-        signing_secret: newSigningSecret(),
-      });
-      expect(endpoint.statusCode).toBe(201);
-      const transfer = await app.inject({
-        method: 'POST',
-        url: '/api/v1/transfers',
-        headers: auth(aKey),
-        payload: transferBody('bola', { reference: 'bola-a-1' }),
-      });
-      expect(transfer.statusCode).toBe(201);
-      const account = await app.inject({
-        method: 'POST',
-        url: '/api/v1/virtual-accounts',
-        headers: auth(aKey),
-        payload: { customer_id: 'bola', account_name: 'BOLA A' },
-      });
-      expect(account.statusCode).toBe(201);
-      const card = await issueCard(app, aKey, 'bola');
-      expect(card.statusCode).toBe(201);
-      const purchase = await app.inject({
-        method: 'POST',
-        url: `/api/v1/sandbox/cards/${card.json().data.id}/purchases`,
-        headers: auth(aKey),
-        payload: BODIES['POST /api/v1/sandbox/cards/{card_id}/purchases'] as object,
-      });
-      expect(purchase.statusCode).toBe(200);
-      const customer = await app.inject({
-        method: 'POST',
-        url: '/api/v1/identity/customers',
-        headers: auth(aKey),
-        payload: { external_reference: 'bola-a', first_name: 'Ada', last_name: 'Obi', country: 'NG' },
-      });
-      expect(customer.statusCode).toBe(201);
-      const delivery = await eventually(async () => {
-        const list = await app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: auth(aKey) });
-        const items = list.json().data.items as { id: string; status: string }[];
-        return items.find((item) => item.status === 'succeeded');
-      });
-      const event = (await app.inject({ method: 'GET', url: '/api/v1/events', headers: auth(aKey) })).json().data
-        .items[0] as { id: string };
-      const ids: Record<string, string> = {
-        transfer: transfer.json().data.id,
-        virtualAccount: account.json().data.id,
-        card: card.json().data.id,
-        authorization: purchase.json().data.authorization_id,
-        customer: customer.json().data.id,
-        endpoint: endpoint.json().data.id,
-        delivery: delivery.id,
-        event: event.id,
-      };
+      const ids: Record<ResourceKind, string> = resources.ids;
       // Quiet: every event fanned out, so that nothing moves A's rows but B's requests.
       await eventually(async () => {
         const [row] = await db.orm.em
@@ -241,7 +153,7 @@ describe('object-level authorisation, from the route table', () => {
       const before = await rowsOf(a.tenant.tenant_id);
       const answers: Record<string, unknown> = {};
       for (const operation of operations) {
-        const theirs = ids[resourceOf(operation.template)]!;
+        const theirs = ids[resourceOfTemplate(operation.template)];
         const nowhere = randomUUID();
         const onTheirs = readable(await call(operation, bKey, theirs), theirs);
         const onNothing = readable(await call(operation, bKey, nowhere), nowhere);
@@ -257,7 +169,7 @@ describe('object-level authorisation, from the route table', () => {
       const live = await issueKey(db.orm.em.fork(), b.tenant.tenant_id, 'live');
       await eventually(async () => (await call(operations[0]!, spare.api_key, 'x')).statusCode === 401, 5_000);
       for (const operation of operations) {
-        const id = ids[resourceOf(operation.template)]!;
+        const id = ids[resourceOfTemplate(operation.template)];
         expect((await call(operation, spare.api_key, id)).statusCode, `${operation.key} with a revoked key`).toBe(401);
         if (operation.template.startsWith('/api/v1/sandbox/')) {
           expect((await call(operation, live.api_key, id)).statusCode, `${operation.key} with a live key`).toBe(403);
@@ -265,8 +177,7 @@ describe('object-level authorisation, from the route table', () => {
       }
       expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
     } finally {
-      await fanout.stop();
-      await receiver.close();
+      await resources.close();
     }
   });
 });
