@@ -128,18 +128,30 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
     const ordered = [...input.postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
     const balances = new Map<string, number>();
     for (const posting of ordered) {
-      const updated = await tx.execute<{ balance_minor: string }[]>(
-        `update ledger_accounts set balance_minor = balance_minor + ?, updated_at = now()
-          where id = ? and (allow_negative or balance_minor + ? >= 0) returning balance_minor`,
-        [posting.amountMinor, posting.accountId, posting.amountMinor],
-      );
+      // The conditional debit: this statement is the rule, so it stays SQL.
+      const apply = () =>
+        tx.execute<{ balance_minor: string }[]>(
+          `update ledger_accounts set balance_minor = balance_minor + ?, updated_at = now()
+            where id = ? and (allow_negative or balance_minor + ? >= 0) returning balance_minor`,
+          [posting.amountMinor, posting.accountId, posting.amountMinor],
+        );
+      let updated = await apply();
       if (updated.length === 0) {
+        // The update judges the row as its statement's snapshot saw it, and skips it without waiting
+        // when that version falls short, even if a credit to it is committing meanwhile. Look again
+        // under the row lock, at the latest committed balance: refuse only when that one falls short
+        // (and report that balance, never one that would have covered the debit); otherwise apply.
         const [account] = await tx.execute<{ balance_minor: string }[]>(
-          'select balance_minor from ledger_accounts where id = ?',
+          'select balance_minor from ledger_accounts where id = ? for update',
           [posting.accountId],
         );
         if (!account) throw new UnknownAccountError(`ledger account ${posting.accountId} does not exist`);
-        throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(account.balance_minor));
+        const available = Number(account.balance_minor);
+        if (available + posting.amountMinor < 0) {
+          throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, available);
+        }
+        updated = await apply();
+        if (updated.length === 0) throw new Error(`ledger account ${posting.accountId} changed under its row lock`);
       }
       const after = Number(updated[0]!.balance_minor);
       balances.set(posting.accountId, after);

@@ -4,6 +4,7 @@
 // else (`postMovement` in ./ledger.ts resolves the accounts), so which accounts a movement touches
 // and by how much is written once, here, and tested with tables of cases.
 import type { SystemAccountCode, TenantAccountCode } from './ledger.ts';
+import { assertMinorUnits } from './money.ts';
 
 /** An account a posting goes to: a platform account, one of the tenant's, a card's own or its holds. */
 export type AccountRef =
@@ -35,7 +36,7 @@ export interface TransferAmounts {
 
 /** Accepting a transfer: amount + fee from the wallet into in flight. */
 export function transferReserve(transfer: TransferAmounts): Movement {
-  const total = transfer.amountMinor + transfer.feeMinor;
+  const total = transferTotal(transfer);
   return {
     idempotencyKey: `transfer:${transfer.transferId}:reserve`,
     kind: 'transfer_reserve',
@@ -49,6 +50,7 @@ export function transferReserve(transfer: TransferAmounts): Movement {
 
 /** The bank paid: in flight out to bank settlement (the amount) and fee revenue (the fee). */
 export function transferSettle(transfer: TransferAmounts): Movement {
+  transferTotal(transfer);
   return {
     idempotencyKey: `transfer:${transfer.transferId}:settle`,
     kind: 'transfer_settle',
@@ -63,7 +65,7 @@ export function transferSettle(transfer: TransferAmounts): Movement {
 
 /** The transfer failed: amount + fee from in flight back to the wallet. */
 export function transferReverse(transfer: TransferAmounts, reason: string): Movement {
-  const total = transfer.amountMinor + transfer.feeMinor;
+  const total = transferTotal(transfer);
   return {
     idempotencyKey: `transfer:${transfer.transferId}:reverse`,
     kind: 'transfer_reverse',
@@ -85,6 +87,7 @@ export function discrepancyCorrection(
   transfer: TransferAmounts,
   discrepancy: { id: string; ours: 'completed' | 'failed'; bank: 'successful' | 'failed' },
 ): Movement {
+  transferTotal(transfer);
   const sign = discrepancy.bank === 'successful' ? 1 : -1;
   return {
     idempotencyKey: `transfer:${transfer.transferId}:discrepancy:${discrepancy.id}`,
@@ -106,6 +109,7 @@ export function inboundCredit(credit: {
   senderName: string;
   amountMinor: number;
 }): Movement {
+  positiveMinor(credit.amountMinor, 'amount');
   return {
     idempotencyKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
     kind: 'inbound_credit',
@@ -119,6 +123,7 @@ export function inboundCredit(credit: {
 
 /** JIT funding: from the wallet onto the card. */
 export function cardFunding(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+  positiveMinor(funding.amountMinor, 'amount');
   return {
     idempotencyKey: `card-funding:${funding.fundingId}`,
     kind: 'card_funding',
@@ -132,6 +137,7 @@ export function cardFunding(funding: { fundingId: string; cardId: string; amount
 
 /** The processor refused a funding for good: the money goes back from the card to the wallet. */
 export function cardFundingReverse(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+  positiveMinor(funding.amountMinor, 'amount');
   return {
     idempotencyKey: `card-funding:${funding.fundingId}:reverse`,
     kind: 'card_funding_reverse',
@@ -151,6 +157,7 @@ export interface AuthorizationAmounts {
 
 /** An approved authorization: the amount moves from the card to the card's holds. */
 export function cardAuthorizationHold(authorization: AuthorizationAmounts): Movement {
+  positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
     idempotencyKey: `card-authorization:${authorization.authorizationId}:hold`,
     kind: 'card_authorization_hold',
@@ -167,6 +174,13 @@ export function cardAuthorizationHold(authorization: AuthorizationAmounts): Move
  * settlement account, the rest of the hold back to the card.
  */
 export function cardAuthorizationClear(authorization: AuthorizationAmounts & { clearedMinor: number }): Movement {
+  positiveMinor(authorization.amountMinor, 'authorization amount');
+  positiveMinor(authorization.clearedMinor, 'cleared amount');
+  if (authorization.clearedMinor > authorization.amountMinor) {
+    throw new RangeError(
+      `cleared amount ${authorization.clearedMinor} is more than the hold of ${authorization.amountMinor}`,
+    );
+  }
   return {
     idempotencyKey: `card-authorization:${authorization.authorizationId}:clear`,
     kind: 'card_authorization_clear',
@@ -181,6 +195,7 @@ export function cardAuthorizationClear(authorization: AuthorizationAmounts & { c
 
 /** The processor reversed the authorization: the whole hold goes back to the card. */
 export function cardAuthorizationRelease(authorization: AuthorizationAmounts): Movement {
+  positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
     idempotencyKey: `card-authorization:${authorization.authorizationId}:release`,
     kind: 'card_authorization_release',
@@ -194,6 +209,7 @@ export function cardAuthorizationRelease(authorization: AuthorizationAmounts): M
 
 /** An operator funds a tenant's wallet from the platform's external funding account. */
 export function walletFunding(funding: { tenantId: string; reference: string; amountMinor: number }): Movement {
+  positiveMinor(funding.amountMinor, 'amount');
   return {
     idempotencyKey: `wallet-funding:${funding.tenantId}:${funding.reference}`,
     kind: 'wallet_funding',
@@ -208,4 +224,21 @@ export function walletFunding(funding: { tenantId: string; reference: string; am
 /** A fee-free transfer has no fee posting: the ledger refuses zero postings. */
 function withoutZeros(postings: MovementPosting[]): MovementPosting[] {
   return postings.filter((posting) => posting.amountMinor !== 0);
+}
+
+/**
+ * A movement's amount is a positive whole number of kobo (a fee may be 0). Checked here, where the
+ * direction of each posting is decided: a negative amount would otherwise run the movement
+ * backwards (a wallet funding of -x posted as a withdrawal of x) and still balance.
+ */
+function positiveMinor(value: number, what: string): void {
+  assertMinorUnits(value, what);
+  if (value === 0) throw new RangeError(`${what} must be more than 0 kobo`);
+}
+
+/** A transfer's amount + fee, each checked. */
+function transferTotal(transfer: TransferAmounts): number {
+  positiveMinor(transfer.amountMinor, 'transfer amount');
+  assertMinorUnits(transfer.feeMinor, 'transfer fee');
+  return transfer.amountMinor + transfer.feeMinor;
 }

@@ -11,6 +11,7 @@ import {
   walletBalance,
 } from '../../src/ledger/ledger.ts';
 import { createFundedTenant } from '../support/app.ts';
+import { eventually } from '../support/eventually.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 
 let db: TestDatabase;
@@ -78,6 +79,58 @@ describe('ledger', () => {
     expect(new Set(results.map((result) => result.entryId)).size).toBe(1);
     const balance = await walletBalance(db.orm.em.fork(), tenantId);
     expect(balance).toMatchObject({ availableMinor: 750_000, pendingMinor: 250_000 });
+  });
+
+  // Found by test/property/ledger-concurrency.test.ts: a debit whose conditional update ran while a
+  // credit to the wallet was committing was refused with the balance read after it, e.g. "1,100
+  // required, 1,493,759 available". Now it waits for the credit under the row lock and goes through.
+  it('lets a debit wait for a credit committing on the same wallet, then apply it', async () => {
+    const { tenantId } = await createFundedTenant(db.orm, 0);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let credited!: () => void;
+    const applied = new Promise<void>((resolve) => (credited = resolve));
+    const credit = db.orm.em.fork().transactional(async (tx) => {
+      await postEntry(tx, {
+        idempotencyKey: `credit-in-flight:${tenantId}`,
+        kind: 'test_credit',
+        tenantId,
+        postings: [
+          { accountId: await systemAccountId(tx, 'external_funding'), amountMinor: -10_000 },
+          { accountId: await tenantAccountId(tx, tenantId, 'wallet'), amountMinor: 10_000 },
+        ],
+      });
+      credited();
+      await held;
+    });
+    await applied;
+    let outcome: string | undefined;
+    const debited = debit(tenantId, `after-credit:${tenantId}`, 1_100).then(
+      (posted) => (outcome = `created ${posted.created}`),
+      (error: unknown) => (outcome = String(error)),
+    );
+    // The debit is waiting on the wallet's row lock (or has already answered, which is the defect).
+    await eventually(
+      async () => {
+        if (outcome !== undefined) return true;
+        const [row] = await db.orm.em
+          .fork()
+          .execute<{ waiting: string }[]>(
+            `select count(*)::text as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+          );
+        return row?.waiting !== '0';
+      },
+      10_000,
+      20,
+    );
+    release();
+    await credit;
+    await debited;
+    expect(outcome).toBe('created true');
+    expect(await walletBalance(db.orm.em.fork(), tenantId)).toMatchObject({
+      availableMinor: 8_900,
+      pendingMinor: 1_100,
+    });
   });
 
   it('refuses a repeated key with different postings', async () => {

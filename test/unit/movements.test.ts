@@ -153,3 +153,52 @@ describe('card authorization movements', () => {
     for (const movement of movements) expect(sum(movement)).toBe(0);
   });
 });
+
+describe('amounts a movement refuses', () => {
+  // Found by test/property/ledger-model.test.ts: walletFunding of -1 kobo was posted as a withdrawal.
+  it.each([-1, -500_000, 0, 0.5, Number.NaN, 100_000_000_000_001])(
+    '%d kobo: no movement runs backwards',
+    (amountMinor) => {
+      const funding = { fundingId: 'f-1', cardId: 'c-1', amountMinor };
+      expect(() => walletFunding({ tenantId: 'tn-1', reference: 'r', amountMinor })).toThrow(RangeError);
+      expect(() => cardFunding(funding)).toThrow(RangeError);
+      expect(() => cardFundingReverse(funding)).toThrow(RangeError);
+      expect(() =>
+        inboundCredit({ provider: 'p', transactionReference: 't', accountNumber: 'a', senderName: 's', amountMinor }),
+      ).toThrow(RangeError);
+      for (const build of [
+        transferReserve,
+        transferSettle,
+        (t: ReturnType<typeof transfer>) => transferReverse(t, 'r'),
+      ]) {
+        expect(() => build(transfer(amountMinor, 1_000))).toThrow(RangeError);
+      }
+      expect(() =>
+        discrepancyCorrection(transfer(amountMinor, 0), { id: 'd', ours: 'failed', bank: 'successful' }),
+      ).toThrow(RangeError);
+      const held = { authorizationId: 'a-1', cardId: 'c-1', amountMinor };
+      expect(() => cardAuthorizationHold(held)).toThrow(RangeError);
+      expect(() => cardAuthorizationRelease(held)).toThrow(RangeError);
+      expect(() => cardAuthorizationClear({ ...held, clearedMinor: 1 })).toThrow(RangeError);
+      expect(() =>
+        cardAuthorizationClear({
+          authorizationId: 'a-1',
+          cardId: 'c-1',
+          amountMinor: 1_000,
+          clearedMinor: amountMinor,
+        }),
+      ).toThrow(RangeError);
+    },
+  );
+
+  it('clears at most the hold', () => {
+    const hold = { authorizationId: 'a-1', cardId: 'c-1', amountMinor: 1_000 };
+    expect(sum(cardAuthorizationClear({ ...hold, clearedMinor: 1_000 }))).toBe(0);
+    expect(() => cardAuthorizationClear({ ...hold, clearedMinor: 1_001 })).toThrow(RangeError);
+  });
+
+  it('takes a fee of 0 but not a negative one', () => {
+    expect(byAccount(transferReserve(transfer(100, 0)))).toEqual({ wallet: -100, in_flight: 100 });
+    expect(() => transferReserve(transfer(100, -1))).toThrow(RangeError);
+  });
+});
