@@ -31,6 +31,8 @@ export const Migration0017CardAuthorizations = sqlMigration('0017-card-authoriza
         check ((decision = 'declined') = (status = 'declined'))
       )`,
   'create index card_authorizations_card_idx on card_authorizations (card_id, created_at desc, id desc)',
+  // The processor names its card by its reference: each decision finds and locks the card by it.
+  'create unique index cards_processor_reference_idx on cards (processor_reference)',
   `
       create table card_authorization_voids (
         id text primary key,
