@@ -58,7 +58,7 @@ const OP_DEADLINE_MS = 180_000;
 const started = Date.now();
 const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
 const say = (line: string) => process.stdout.write(`[chaos] ${line}\n`);
-const logFile = join(PROJECT_ROOT, '.data', 'chaos-last.log');
+const logFile = join(PROJECT_ROOT, '.data', `chaos-${SEED}.log`);
 
 // ---------------------------------------------------------------------------------------------
 // The plan: every operation and every fault comes from the seed.
