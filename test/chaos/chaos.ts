@@ -368,6 +368,11 @@ async function main(): Promise<boolean> {
   } finally {
     faults.resumeAll();
   }
+  if (stopping) {
+    // Ctrl-C: the stack is being stopped; nothing to settle or check.
+    clearInterval(progress);
+    return false;
+  }
   say(
     `${elapsed()}: all ${OPS} operations answered or given up; waiting for the gateway to settle (at most ${SETTLE_MS / 1000} s)`,
   );
