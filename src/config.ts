@@ -36,6 +36,11 @@ const EnvSchema = z
     TEMPORAL_UI_PORT: port.default(8233),
     TEMPORAL_UI_URL: z.url().optional(),
     TEMPORAL_CLI: z.string().min(1).optional(),
+    /**
+     * What `npm start` does when the API, the worker or the sandbox bank dies: stop the whole stack
+     * (default), or start that process again (`restart`; the chaos run kills them on purpose).
+     */
+    STACK_CHILD_EXIT: z.enum(['stop', 'restart'], { error: 'must be stop or restart' }).default('stop'),
     SANDBOX_BANK_HOST: z.string().min(1).default('127.0.0.1'),
     SANDBOX_BANK_PORT: port.default(4010),
     SANDBOX_BANK_URL: z.url().optional(),

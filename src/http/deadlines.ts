@@ -13,6 +13,7 @@
 import {
   Connection,
   type ConnectionOptions,
+  NamespaceNotFoundError,
   ServiceError,
   defaultGrpcRetryOptions,
   isGrpcServiceError,
@@ -160,6 +161,11 @@ const PG_UNAVAILABLE = [
 export function isDependencyUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 8; depth += 1) {
     if (current instanceof ServiceError || isGrpcServiceError(current)) return true;
+    // The client turns the server's NOT_FOUND for our namespace into this error, without the gRPC
+    // error as its cause. The namespace exists (setup registers it); Temporal's dev server answers
+    // so for a moment after it was stalled (found by `npm run chaos`, SIGSTOP/SIGCONT): Temporal
+    // cannot serve the request right now, which is a 503 to retry, not a 500.
+    if (current instanceof NamespaceNotFoundError) return true;
     const code = (current as { code?: unknown }).code;
     // PostgreSQL's own codes: connection exceptions (08…), shutdown (57P01–57P03), query canceled.
     if (typeof code === 'string' && (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '57014')) return true;

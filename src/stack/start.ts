@@ -98,12 +98,22 @@ function run(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess
       for (const line of lines) if (line.trim()) say(name, line);
     });
   }
+  const entry = { name, child };
+  children.push(entry);
   child.once('exit', (code, signal) => {
     if (stopping) return;
+    if (config.STACK_CHILD_EXIT === 'restart') {
+      // Started again in its place, after a second, so that a process dying at once does not spin.
+      say(name, `exited unexpectedly (${signal ?? `code ${code}`}); starting it again (STACK_CHILD_EXIT=restart)`);
+      children.splice(children.indexOf(entry), 1);
+      setTimeout(() => {
+        if (!stopping) run(name, script, env);
+      }, 1_000);
+      return;
+    }
     say(name, `exited unexpectedly (${signal ?? `code ${code}`}); stopping the stack`);
     void stopAll(1);
   });
-  children.push({ name, child });
   return child;
 }
 

@@ -39,7 +39,7 @@ import {
 } from '../../workflows/webhook-delivery-definitions.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
 import { isDeliveryEvent, subscribes } from './event-types.ts';
-import { listeningEndpoints, queueDelivery } from './store.ts';
+import { deliveryEndpointIds, listeningEndpoints, queueDelivery } from './store.ts';
 
 /** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
 export function deliveryIdFor(eventId: string, endpointId: string): string {
@@ -152,13 +152,21 @@ export class EventFanout {
     const em = this.options.orm.em.fork();
     try {
       const endpoints = await listeningEndpoints(em, event.tenant_id);
+      // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow even
+      // if its endpoint has stopped listening since, e.g. disabled by a 410: its first attempt finds
+      // the endpoint gone and ends it as failed, sending nothing. Without this it stayed `queued`
+      // for ever (found by `npm run chaos`).
+      const targets = new Set([
+        ...endpoints.filter((candidate) => subscribes(candidate.events, event.type)).map((endpoint) => endpoint.id),
+        ...(await deliveryEndpointIds(em, event.id)),
+      ]);
       let started = 0;
       // The trace the event was recorded in (a no-op when tracing is off: nothing is extracted).
       const trace = event.traceparent
         ? propagation.extract(ROOT_CONTEXT, { traceparent: event.traceparent })
         : undefined;
-      for (const endpoint of endpoints.filter((candidate) => subscribes(candidate.events, event.type))) {
-        await (trace ? context.with(trace, () => this.deliver(event, endpoint.id)) : this.deliver(event, endpoint.id));
+      for (const endpointId of targets) {
+        await (trace ? context.with(trace, () => this.deliver(event, endpointId)) : this.deliver(event, endpointId));
         started += 1;
       }
       await markFannedOut(em, event.id);

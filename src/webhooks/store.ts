@@ -148,6 +148,12 @@ export async function findDelivery(em: EntityManager, id: string): Promise<Deliv
 }
 
 /** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
+/** The endpoints an event already has a delivery for (queued by an earlier fan-out pass). */
+export async function deliveryEndpointIds(em: EntityManager, eventId: string): Promise<string[]> {
+  const rows = await em.find(WebhookDelivery, { event_id: eventId }, { fields: ['endpoint_id'] });
+  return rows.map((row) => row.endpoint_id);
+}
+
 export async function queueDelivery(
   em: EntityManager,
   delivery: Pick<DeliveryRow, 'id' | 'tenant_id' | 'event_id' | 'endpoint_id' | 'event_type'>,

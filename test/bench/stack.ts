@@ -1,7 +1,8 @@
-// The gateway the benchmark measures: `npm start`'s own launcher on free ports with its state in a
-// fresh directory (or on DATABASE_URL / TEMPORAL_ADDRESS when set), the sandbox bank completing at
-// once and the rate limit out of the way. Also finds the API and worker processes to sample.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+// The gateway the benchmark (and the chaos run, test/chaos/) drives: `npm start`'s own launcher on
+// free ports with its state in a fresh directory (or on DATABASE_URL / TEMPORAL_ADDRESS when set),
+// the sandbox bank completing at once and the rate limit out of the way. Also finds the API and
+// worker processes to sample, and every process under the launcher.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -21,12 +22,18 @@ export async function freePort(): Promise<number> {
 
 export interface BenchStack {
   apiUrl: string;
+  bankUrl: string;
+  metricsUrl: string;
+  /** `npm start`'s launcher: the API, worker, sandbox bank, Temporal and PostgreSQL run under it. */
+  launcherPid: number;
   databaseUrl: string;
   temporalAddress: string;
   /** The API and worker, and Temporal's dev server when this run started it. */
   pids: Record<string, number>;
   /** Runs the operator CLI against this stack; its JSON answer. */
   admin(...args: string[]): unknown;
+  /** Runs the operator CLI (at most `timeoutMs`); its exit code and JSON answer, whatever the code. */
+  adminRun(timeoutMs: number, ...args: string[]): { code: number | null; json: unknown; stderr: string };
   stop(): Promise<void>;
 }
 
@@ -36,7 +43,34 @@ function childrenOf(parent: number): { pid: number; cmdline: string }[] {
     .map((info) => ({ pid: info.pid, cmdline: info.argv.join(' ') }));
 }
 
-export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
+/** Every process below `root` (children, their children, …), with its command line. */
+export function descendantsOf(root: number): { pid: number; ppid: number; cmdline: string }[] {
+  const all = processes();
+  const found: { pid: number; ppid: number; cmdline: string }[] = [];
+  const parents = new Set([root]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const info of all) {
+      if (parents.has(info.ppid) && !parents.has(info.pid)) {
+        parents.add(info.pid);
+        found.push({ pid: info.pid, ppid: info.ppid, cmdline: info.argv.join(' ') });
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
+
+export interface StackOptions {
+  /** Names the state directory (`.data/<name>-<time>`); `bench` by default. */
+  name?: string;
+  /** Settings on top of the benchmark's (e.g. the chaos run's short webhook schedule). */
+  env?: Record<string, string>;
+  /** Everything the launcher prints once the gateway is up (its children's logs); dropped by default. */
+  output?: (chunk: string) => void;
+}
+
+export async function startBenchStack(log: (line: string) => void, options: StackOptions = {}): Promise<BenchStack> {
   const ports = {
     api: await freePort(),
     postgres: await freePort(),
@@ -48,7 +82,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     workerMetrics: await freePort(),
   };
   // A fresh state each run; mode 755, so that PostgreSQL (user postgres when run as root) enters it.
-  const dataDir = join(PROJECT_ROOT, '.data', `bench-${Date.now()}`);
+  const dataDir = join(PROJECT_ROOT, '.data', `${options.name ?? 'bench'}-${Date.now()}`);
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -66,6 +100,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     SANDBOX_BANK_COMPLETION_DELAY_MS: '0',
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '100000000',
+    ...options.env,
   };
   const databaseUrl = process.env.DATABASE_URL ?? `postgres://postgres:postgres@127.0.0.1:${ports.postgres}/gateway`;
   const temporalAddress = process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`;
@@ -95,8 +130,15 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     });
   });
   launcher.stdout!.removeAllListeners('data');
-  launcher.stdout!.resume();
-  launcher.stderr!.resume();
+  launcher.stderr!.removeAllListeners('data');
+  if (options.output) {
+    const forward = options.output;
+    launcher.stdout!.on('data', (chunk: Buffer) => forward(chunk.toString('utf8')));
+    launcher.stderr!.on('data', (chunk: Buffer) => forward(chunk.toString('utf8')));
+  } else {
+    launcher.stdout!.resume();
+    launcher.stderr!.resume();
+  }
   const children = childrenOf(launcher.pid!);
   const pidOf = (script: string) => {
     const child = children.find((candidate) => candidate.cmdline.includes(script));
@@ -108,6 +150,9 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   );
   return {
     apiUrl: `http://127.0.0.1:${ports.api}`,
+    bankUrl: `http://127.0.0.1:${ports.bank}`,
+    metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics`,
+    launcherPid: launcher.pid!,
     databaseUrl,
     temporalAddress,
     pids: {
@@ -127,11 +172,43 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       });
       return JSON.parse(out) as unknown;
     },
-    /** Stops the gateway, then removes this run's state. */
+    adminRun(timeoutMs, ...args) {
+      const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+        cwd: PROJECT_ROOT,
+        env: { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress },
+        encoding: 'utf8',
+        timeout: timeoutMs,
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      let json: unknown;
+      try {
+        json = JSON.parse(run.stdout);
+      } catch {
+        json = undefined;
+      }
+      return { code: run.status, json, stderr: run.stderr };
+    },
+    /**
+     * Stops the gateway, then removes this run's state. Bounded: a launcher that has not stopped
+     * its processes within two minutes is killed with everything under it.
+     */
     async stop() {
-      if (launcher.exitCode === null) {
+      if (launcher.exitCode === null && launcher.signalCode === null) {
         await new Promise<void>((resolve) => {
-          launcher.once('exit', () => resolve());
+          const timer = setTimeout(() => {
+            for (const { pid } of descendantsOf(launcher.pid!)) {
+              try {
+                process.kill(pid, 'SIGKILL');
+              } catch {
+                // gone meanwhile
+              }
+            }
+            launcher.kill('SIGKILL');
+          }, 120_000);
+          launcher.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
           launcher.kill('SIGTERM');
         });
       }

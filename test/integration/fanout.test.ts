@@ -261,6 +261,28 @@ describe('a failing event', () => {
   });
 });
 
+describe('a delivery queued by a pass whose workflow start failed', () => {
+  it('gets its workflow on the next pass even though its endpoint stopped listening meanwhile (it stayed queued for ever)', async () => {
+    const tenant = await createFundedTenant(db.orm, 0, 'queued-then-disabled');
+    const target = await endpoint(tenant.tenantId, ['*']);
+    const id = await event(tenant.tenantId, 'transfer.created');
+    // A real failing start: the real Temporal server refuses a namespace that does not exist, after
+    // the delivery row was committed.
+    const refusing = new Client({ connection, namespace: `missing-${randomUUID().slice(0, 8)}` });
+    expect(await fanoutWith({ client: refusing }).tick()).toBe(0);
+    expect(await deliveriesOf(id)).toBe(1);
+    expect((await eventRow(id)).fanned_out_at).toBeNull();
+    // The endpoint stops listening (a 410 to another delivery disables it) before the next try.
+    await sql(`update webhook_endpoints set status = 'disabled' where id = ?`, [target.id]);
+    await sql('update events set next_fanout_at = now() where id = ?', [id]);
+    // The next pass starts the queued delivery's workflow (whose first attempt finds the endpoint
+    // disabled and ends it as failed, sending nothing), then marks the event.
+    expect(await fanoutWith().tick()).toBe(1);
+    expect((await eventRow(id)).fanned_out_at).not.toBeNull();
+    await expectOneDeliveryStarted(id, target.id);
+  });
+});
+
 describe('a replica that died holding a claim', () => {
   it('keeps its events until the claim runs out, and then another replica fans them out', async () => {
     const tenant = await createFundedTenant(db.orm, 0, 'orphaned');

@@ -1,5 +1,6 @@
 // A real local HTTP server that plays a tenant's webhook receiver: it records every request and
-// answers each path from a programmed list of responses (then 200).
+// answers each path from a programmed list of responses (then `answer`'s choice, else 200). An
+// answer may be to hang: the request is never answered (its connection is dropped at close).
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -25,7 +26,12 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+export interface ReceiverOptions {
+  /** The answer to a request no plan covers; `hang` answers nothing. */
+  answer?: (request: ReceivedWebhook) => PlannedResponse | 'hang';
+}
+
+export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const received: ReceivedWebhook[] = [];
   const plans = new Map<string, PlannedResponse[]>();
   const server = createServer((request, response) => {
@@ -33,8 +39,10 @@ export async function startReceiver(): Promise<Receiver> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const path = request.url ?? '/';
-      received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      const next = plans.get(path)?.shift() ?? { status: 200, body: 'ok' };
+      const webhook = { path, headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      received.push(webhook);
+      const next = plans.get(path)?.shift() ?? options.answer?.(webhook) ?? { status: 200, body: 'ok' };
+      if (next === 'hang') return;
       response.writeHead(next.status, { 'content-type': 'text/plain', ...next.headers });
       response.end(next.body ?? '');
     });

@@ -54,6 +54,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/REQUEST_TIMEOUT_MS/);
   });
 
+  it('reads STACK_CHILD_EXIT as stop (default) or restart, and names it otherwise', () => {
+    expect(loadConfig({}).STACK_CHILD_EXIT).toBe('stop');
+    expect(loadConfig({ STACK_CHILD_EXIT: 'restart' }).STACK_CHILD_EXIT).toBe('restart');
+    expect(() => loadConfig({ STACK_CHILD_EXIT: 'ignore' })).toThrow('STACK_CHILD_EXIT: must be stop or restart');
+  });
+
   it('reads RECONCILIATION_TIME as a UTC time or off, 02:00 by default, and names it otherwise', () => {
     expect(loadConfig({}).RECONCILIATION_TIME).toBe('02:00');
     expect(loadConfig({ RECONCILIATION_TIME: '23:59' }).RECONCILIATION_TIME).toBe('23:59');

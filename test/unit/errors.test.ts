@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, ERRORS, type ErrorKind, envelopeStyleFor, renderError } from '../../src/http/errors.ts';
+import { NamespaceNotFoundError } from '@temporalio/client';
 import { canonicalPathFor, overlongParameter, toApiError } from '../../src/http/error-handler.ts';
 import { clientErrorFor, describeRawRequest } from '../../src/http/client-error.ts';
 
@@ -101,6 +102,16 @@ describe('toApiError', () => {
     expect(mapped.kind).toBe('internal');
     expect(mapped.message).toBe('internal error');
     expect(mapped.cause).toBe(cause);
+  });
+
+  it("answers 503 with Retry-After when Temporal says the namespace is not found (a stalled dev server's moment), not 500", () => {
+    // What signalWithStart threw for a card funding after Temporal's dev server was paused and resumed.
+    const cause = new NamespaceNotFoundError('default');
+    const mapped = toApiError(cause);
+    expect(mapped.kind).toBe('unavailable');
+    expect(mapped.status).toBe(503);
+    expect(mapped.cause).toBe(cause);
+    expect(toApiError(new Error('card operation failed', { cause })).kind).toBe('unavailable');
   });
 
   it('maps body-parser failures', () => {
