@@ -43,7 +43,7 @@ export interface TransferActivityDeps {
 
 /** What the workflow learns of a row: its id and status, never a response shape. */
 function recordOf(row: TransferRow): TransferRecord {
-  return { id: row.id, status: row.status };
+  return { id: row.id, status: row.status, recipientName: row.recipient_name };
 }
 
 async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {

@@ -32,6 +32,8 @@ export type TransferStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export interface TransferRecord {
   id: string;
   status: TransferStatus;
+  /** The name enquiry's answer kept with the transfer (absent in runs recorded before it was returned). */
+  recipientName?: string;
 }
 
 /**

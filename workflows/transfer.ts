@@ -46,6 +46,14 @@ const HOUR = 60 * 60 * 1000;
 // Changes to the commands a run issues, kept replayable for runs recorded before them.
 /** Every refusal after a reservation attempt settles that reservation (not only timeouts). */
 export const SETTLE_EVERY_UNFINISHED_RESERVATION = 'settle-every-unfinished-reservation';
+/**
+ * A workflow task whose completion was lost (Temporal paused while the worker finished it) runs
+ * again from the start under the same transfer id: its first execution may have reserved even
+ * though this one's name enquiry fails. Found by `npm run chaos`: the run ended "not created" and
+ * left a pending transfer with its money reserved and no workflow. So the reservation is settled
+ * whatever step failed.
+ */
+export const SETTLE_AFTER_ANY_FAILED_STEP = 'settle-after-any-failed-step';
 /** The bank's "unknown" after the submission retries no longer fails the transfer. */
 export const UNKNOWN_KEEPS_PROCESSING = 'unknown-keeps-processing';
 /** A bank answer contradicting a finished transfer is recorded as a discrepancy. */
@@ -227,14 +235,16 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
     return { transferId, recipientName };
   } catch (error) {
     const refusal = refusalFrom(error);
-    if (recipientName !== undefined) {
+    if (recipientName !== undefined || patched(SETTLE_AFTER_ANY_FAILED_STEP)) {
       if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
-        // An earlier reservation attempt (timed out, or still on its way when a later one was
-        // refused) may yet commit. Settle that for certain before answering: a reservation that
+        // An earlier reservation attempt (timed out, still on its way when a later one was
+        // refused, or made by an execution of this task whose completion was lost) may have
+        // committed or yet commit. Settle that for certain before answering: a reservation that
         // committed makes the transfer after all; otherwise none can commit any more, and the
         // reference stays free for the client's retry.
-        if (await books.settleReservation({ transferId, request })) return { transferId, recipientName };
-      } else if (refusal.type === 'unavailable') {
+        const settled = await books.settleReservation({ transferId, request });
+        if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName ?? '' };
+      } else if (refusal.type === 'unavailable' && recipientName !== undefined) {
         await books.abandonReservation({ transferId, request, recipientName });
       }
     }
