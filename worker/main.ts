@@ -12,7 +12,7 @@ import {
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.ts';
 import { EventFanout } from '../src/webhooks/fanout.ts';
-import { AutoReloadSweep } from '../src/cards/auto-reload-sweep.ts';
+import { CardOperationSweep } from '../src/cards/operation-sweep.ts';
 import { loadConfig } from '../src/config.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
@@ -120,17 +120,17 @@ const fanout = new EventFanout({
   log: (message, fields) => console.error(JSON.stringify({ level: 40, service: 'worker', msg: message, ...fields })),
 });
 fanout.start();
-const autoReloads = new AutoReloadSweep({
+const cardOperations = new CardOperationSweep({
   orm,
   client,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   log: (message, fields) => console.error(JSON.stringify({ level: 40, service: 'worker', msg: message, ...fields })),
 });
-autoReloads.start();
+cardOperations.start();
 try {
   await worker.run();
 } finally {
-  await Promise.all([fanout.stop(), autoReloads.stop()]);
+  await Promise.all([fanout.stop(), cardOperations.stop()]);
   await clientConnection.close();
   await connection.close();
   await orm.close();

@@ -16,7 +16,8 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { startSandboxBank } from '../support/sandbox-bank.ts';
 import { decideAuthorization } from '../../src/cards/authorizations.ts';
-import { AutoReloadSweep, HAND_OVER_GRACE_MS } from '../../src/cards/auto-reload-sweep.ts';
+import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../src/cards/operation-sweep.ts';
+import { insertFunding, recordOperation } from '../../src/cards/store.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 let stack: GatewayStack;
@@ -376,15 +377,14 @@ describe('card authorizations', () => {
     });
     expect(outcome.decision.decision).toBe('approved');
     const fundingId = outcome.autoReload!.funding.id;
-    const sweep = new AutoReloadSweep({ orm: db.orm, client: stack.client, taskQueue: TASK_QUEUE, log: () => {} });
+    const sweep = new CardOperationSweep({ orm: db.orm, client: stack.client, taskQueue: TASK_QUEUE, log: () => {} });
     // Within the grace period the API's own hand-over may still be on its way: left alone.
     expect(await sweep.pass()).toBe(0);
-    await db.orm.em
-      .fork()
-      .execute(`update card_fundings set created_at = now() - ? * interval '1 millisecond' where id = ?`, [
-        HAND_OVER_GRACE_MS + 1_000,
-        fundingId,
-      ]);
+    await db.orm.em.fork().execute(
+      `update card_operations set created_at = now() - ? * interval '1 millisecond'
+          where id = (select operation_id from card_fundings where id = ?)`,
+      [HAND_OVER_GRACE_MS + 1_000, fundingId],
+    );
     expect(await sweep.pass()).toBe(1);
     // Handed over already: the next pass leaves it to its workflow.
     expect(await sweep.pass()).toBe(0);
@@ -419,6 +419,42 @@ describe('card authorizations', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it('hands a lock and a funding whose hand-over was lost (the client never retried) to the card workflow, through the sweep', async () => {
+    const tenant = await cardWith(500_000, 0);
+    const em = db.orm.em.fork();
+    // Recorded as the API records them, then the signal "fails": nothing reaches the workflow.
+    const lock = await recordOperation(em, {
+      cardId: tenant.cardId,
+      action: 'lock',
+      idempotencyKey: null,
+      reason: null,
+    });
+    const funding = await insertFunding(em, { cardId: tenant.cardId, amountMinor: 120_000, currency: 'NGN' });
+    // The lock a second older than the funding: the sweep hands them over in the order they were recorded.
+    const age = (id: string, ms: number) =>
+      em.execute(`update card_operations set created_at = now() - ? * interval '1 millisecond' where id = ?`, [ms, id]);
+    await age(lock, HAND_OVER_GRACE_MS + 2_000);
+    await age(funding.operation_id, HAND_OVER_GRACE_MS + 1_000);
+    const sweep = new CardOperationSweep({ orm: db.orm, client: stack.client, taskQueue: TASK_QUEUE, log: () => {} });
+    expect(await sweep.pass()).toBe(2);
+    await eventually(async () => {
+      const operations = await db.orm.em
+        .fork()
+        .execute<{ status: string }[]>('select status from card_operations where id in (?, ?)', [
+          lock,
+          funding.operation_id,
+        ]);
+      return operations.every((operation) => operation.status !== 'accepted');
+    });
+    // Applied in the order handed over: the lock first, so the funding on a locked card fails and moves nothing.
+    expect((await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`)).json().data.status).toBe('locked');
+    const history = (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/funding/history`)).json().data
+      .items;
+    expect(history).toMatchObject([{ id: funding.id, status: 'failed', failure_reason: 'card_locked' }]);
+    expect(await wallet(tenant.apiKey)).toBe(500_000);
+    expect(await sweep.pass()).toBe(0);
   });
 
   it('answers a repeated authorization (same id) with the same decision and one hold', async () => {
