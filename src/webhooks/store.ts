@@ -2,7 +2,7 @@
 // event and endpoint) and `webhook_attempts`. Rows come typed from the MikroORM entities below;
 // properties are named as their columns. Every status change is conditional on the status it
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
-import { type InferEntity, type FilterQuery, p, raw } from '@mikro-orm/core';
+import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
@@ -108,22 +108,31 @@ export async function deliveryPage(
   if (filter.eventId !== undefined) where.event_id = filter.eventId;
   if (filter.endpointId !== undefined) where.endpoint_id = filter.endpointId;
   if (filter.status !== undefined) where.status = filter.status as DeliveryStatus;
-  const { rows, total } = await pageOf(em, WebhookDelivery, where, NEWEST_FIRST, window);
-  if (rows.length === 0) return { rows: [], total };
-  const endpoints = await em.find(WebhookEndpoint, { id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] } });
-  const attempts = await em.find(
-    WebhookAttempt,
-    { delivery_id: { $in: rows.map((row) => row.id) } },
-    { orderBy: { number: 'asc' } },
+  // One snapshot for the page, its endpoints and its attempts: an attempt and the delivery status
+  // it set commit together, and separate reads could show the attempt beside the status before it.
+  return em.transactional(
+    async (tx) => {
+      const { rows, total } = await pageOf(tx, WebhookDelivery, where, NEWEST_FIRST, window);
+      if (rows.length === 0) return { rows: [], total };
+      const endpoints = await tx.find(WebhookEndpoint, {
+        id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] },
+      });
+      const attempts = await tx.find(
+        WebhookAttempt,
+        { delivery_id: { $in: rows.map((row) => row.id) } },
+        { orderBy: { number: 'asc' } },
+      );
+      return {
+        rows: rows.map((row) => ({
+          ...row,
+          endpoint_state: endpoints.find((endpoint) => endpoint.id === row.endpoint_id)!.status,
+          attempts: attempts.filter((attempt) => attempt.delivery_id === row.id),
+        })),
+        total,
+      };
+    },
+    { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
   );
-  return {
-    rows: rows.map((row) => ({
-      ...row,
-      endpoint_state: endpoints.find((endpoint) => endpoint.id === row.endpoint_id)!.status,
-      attempts: attempts.filter((attempt) => attempt.delivery_id === row.id),
-    })),
-    total,
-  };
 }
 
 /** An endpoint's deliveries created in [since, until), of one status if given, oldest first. */
