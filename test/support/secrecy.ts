@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { expect } from 'vitest';
+import { canonicalJson, sha256 } from '../../src/http/idempotency.ts';
 
 /** Every row of every table of the gateway's database (schema public), each as JSON text. */
 export async function everyRow(orm: MikroORM): Promise<string[]> {
@@ -40,4 +41,28 @@ export function expectFoundNowhere(places: Record<string, string>, secrets: Reco
       expect(text.includes(secret), `${name} in ${place}`).toBe(false);
     }
   }
+}
+
+/**
+ * Expects the idempotency record of `key` to keep neither the secret nor the plain digest of the
+ * request that carried it (`method path\nbody`, the body as the store canonicalises it): a digest
+ * of a BVN-bearing body is as good as the BVN to whoever can try the 10^11 of them.
+ */
+export async function expectIdempotencyRecordKeepsNoSecret(
+  orm: MikroORM,
+  key: string,
+  request: { method: string; path: string; body: unknown },
+  secret: string,
+): Promise<void> {
+  const plainDigest = sha256(`${request.method} ${request.path}\n${canonicalJson(request.body)}`);
+  const [stored] = await orm.em
+    .fork()
+    .execute<{ request_hash: string; text: string }[]>(
+      'select request_hash, row_to_json(k)::text as text from idempotency_keys k where key = ?',
+      [key],
+    );
+  expect(stored, `an idempotency record for ${key}`).toBeDefined();
+  expect(stored!.request_hash).toMatch(/^[0-9a-f]{64}$/);
+  expect(stored!.request_hash).not.toBe(plainDigest);
+  expect(stored!.text).not.toContain(secret);
 }
