@@ -4,7 +4,7 @@
 // table under claims (below): raw SQL there, because the claim statement is the rule that lets
 // several fan-out loops share the table without a transaction held open.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, p } from '@mikro-orm/core';
+import { type InferEntity, p, raw } from '@mikro-orm/core';
 import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns.ts';
@@ -36,7 +36,7 @@ export interface EventInput {
 }
 
 /** The active span's W3C traceparent; none when tracing is off (OpenTelemetry's propagator is a no-op). */
-function activeTraceparent(): string | null {
+export function activeTraceparent(): string | null {
   const carrier: { traceparent?: string } = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent ?? null;
@@ -127,11 +127,13 @@ export async function releaseClaims(em: EntityManager, token: string): Promise<v
   );
 }
 
-export async function markFannedOut(em: EntityManager, id: string): Promise<void> {
-  await em.execute(
-    `update events set fanned_out_at = now(), fanout_claimed_by = null, fanout_claimed_until = null
-      where id = ? and fanned_out_at is null`,
-    [id],
+/** Marks events fanned out (their deliveries handed over, or none owed), in one statement. */
+export async function markFannedOut(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await em.nativeUpdate(
+    Event,
+    { id: { $in: [...ids] }, fanned_out_at: null },
+    { fanned_out_at: raw('now()'), fanout_claimed_by: null, fanout_claimed_until: null },
   );
 }
 

@@ -122,7 +122,45 @@ export class EventFanout {
   private async pass(): Promise<{ claimed: number; started: number }> {
     // One token per pass: a pass whose lease ran out cannot overwrite the claim of the next holder.
     const token = `${this.owner}:${randomUUID()}`;
-    const events = await claimDueEvents(this.options.orm.em.fork(), token, this.batchSize, this.leaseMs);
+    const em = this.options.orm.em.fork();
+    const events = await claimDueEvents(em, token, this.batchSize, this.leaseMs);
+    if (events.length === 0) return { claimed: 0, started: 0 };
+    // What the whole batch needs, read once: its tenants' listening endpoints, and the deliveries
+    // its events already have. Most events (a card decision's, a transfer's on a tenant with no
+    // endpoint) owe no delivery: those are marked together at the end, in one statement.
+    let owed: Map<string, string[]>;
+    try {
+      const endpoints = await listeningEndpoints(
+        em,
+        events.map((event) => event.tenant_id),
+      );
+      const queued = await deliveryEndpointIds(
+        em,
+        events.map((event) => event.id),
+      );
+      owed = new Map(
+        events.map((event) => [
+          event.id,
+          // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow
+          // even if its endpoint has stopped listening since, e.g. disabled by a 410: its first
+          // attempt finds the endpoint gone and ends it as failed, sending nothing. Without this it
+          // stayed `queued` for ever (found by `npm run chaos`).
+          [
+            ...new Set([
+              ...(endpoints.get(event.tenant_id) ?? [])
+                .filter((candidate) => subscribes(candidate.events, event.type))
+                .map((endpoint) => endpoint.id),
+              ...(queued.get(event.id) ?? []),
+            ]),
+          ],
+        ]),
+      );
+    } catch (error) {
+      // The claims run out and the batch is due again then.
+      await releaseClaims(em, token).catch(() => undefined);
+      throw error;
+    }
+    const done: string[] = [];
     // Past half the lease, leave the rest of the batch to the next pass rather than race its expiry.
     const stopAt = Date.now() + this.leaseMs / 2;
     let next = 0;
@@ -135,42 +173,41 @@ export class EventFanout {
           return;
         }
         const event = events[next++]!;
+        const targets = owed.get(event.id) ?? [];
+        if (targets.length === 0) {
+          done.push(event.id);
+          continue;
+        }
         // Not `started += await …`: that would read `started` before the wait and lose the other workers' counts.
-        const handedOver = await this.fanOutOrPostpone(event, token);
-        started += handedOver;
+        const handedOver = await this.fanOutOrPostpone(event, targets, token);
+        if (handedOver !== undefined) {
+          started += handedOver;
+          done.push(event.id);
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, events.length) }, worker));
+    await markFannedOut(em, done);
     if (leftOver) {
-      await releaseClaims(this.options.orm.em.fork(), token);
+      await releaseClaims(em, token);
     }
     return { claimed: events.length, started };
   }
 
-  /** Fans one event out and marks it; on failure records it and sets its next try. Never throws. */
-  private async fanOutOrPostpone(event: ClaimedEvent, token: string): Promise<number> {
-    const em = this.options.orm.em.fork();
+  /**
+   * Hands one event's deliveries over; on failure records it and sets its next try, and answers
+   * undefined. Never throws.
+   */
+  private async fanOutOrPostpone(event: ClaimedEvent, targets: string[], token: string): Promise<number | undefined> {
     try {
-      const endpoints = await listeningEndpoints(em, event.tenant_id);
-      // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow even
-      // if its endpoint has stopped listening since, e.g. disabled by a 410: its first attempt finds
-      // the endpoint gone and ends it as failed, sending nothing. Without this it stayed `queued`
-      // for ever (found by `npm run chaos`).
-      const targets = new Set([
-        ...endpoints.filter((candidate) => subscribes(candidate.events, event.type)).map((endpoint) => endpoint.id),
-        ...(await deliveryEndpointIds(em, event.id)),
-      ]);
-      let started = 0;
       // The trace the event was recorded in (a no-op when tracing is off: nothing is extracted).
       const trace = event.traceparent
         ? propagation.extract(ROOT_CONTEXT, { traceparent: event.traceparent })
         : undefined;
       for (const endpointId of targets) {
         await (trace ? context.with(trace, () => this.deliver(event, endpointId)) : this.deliver(event, endpointId));
-        started += 1;
       }
-      await markFannedOut(em, event.id);
-      return started;
+      return targets.length;
     } catch (error) {
       const failures = event.fanout_attempts + 1;
       const retryInMs = fanoutRetryDelayMs(
@@ -189,13 +226,13 @@ export class EventFanout {
         ...(event.traceparent ? { traceId: event.traceparent.split('-')[1] } : {}),
       };
       try {
-        await postponeFanout(em, event.id, token, { message, retryInMs });
+        await postponeFanout(this.options.orm.em.fork(), event.id, token, { message, retryInMs });
       } catch (recordError) {
         // The claim runs out and the event is tried again then.
         this.options.log?.('event fan-out failure could not be recorded', { ...fields, error: String(recordError) });
       }
       this.options.log?.('event fan-out failed; retrying later', { ...fields, error: message });
-      return 0;
+      return undefined;
     }
   }
 

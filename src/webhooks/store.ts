@@ -68,8 +68,16 @@ export async function listEndpoints(em: EntityManager, tenantId: string, window:
 }
 
 /** The endpoints that receive the tenant's events now. */
-export async function listeningEndpoints(em: EntityManager, tenantId: string): Promise<EndpointRow[]> {
-  return em.find(WebhookEndpoint, { tenant_id: tenantId, status: 'listening' });
+/** The listening endpoints of each of these tenants (a fan-out pass reads them once for its whole batch). */
+export async function listeningEndpoints(
+  em: EntityManager,
+  tenantIds: readonly string[],
+): Promise<Map<string, EndpointRow[]>> {
+  const byTenant = new Map<string, EndpointRow[]>(tenantIds.map((id) => [id, []]));
+  if (tenantIds.length === 0) return byTenant;
+  const rows = await em.find(WebhookEndpoint, { tenant_id: { $in: [...new Set(tenantIds)] }, status: 'listening' });
+  for (const row of rows) byTenant.get(row.tenant_id)?.push(row);
+  return byTenant;
 }
 
 /**
@@ -158,9 +166,20 @@ export async function findDelivery(em: EntityManager, id: string): Promise<Deliv
 
 /** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
 /** The endpoints an event already has a delivery for (queued by an earlier fan-out pass). */
-export async function deliveryEndpointIds(em: EntityManager, eventId: string): Promise<string[]> {
-  const rows = await em.find(WebhookDelivery, { event_id: eventId }, { fields: ['endpoint_id'] });
-  return rows.map((row) => row.endpoint_id);
+/** The endpoints each of these events already has a delivery for, by event id. */
+export async function deliveryEndpointIds(
+  em: EntityManager,
+  eventIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const byEvent = new Map<string, string[]>(eventIds.map((id) => [id, []]));
+  if (eventIds.length === 0) return byEvent;
+  const rows = await em.find(
+    WebhookDelivery,
+    { event_id: { $in: [...eventIds] } },
+    { fields: ['event_id', 'endpoint_id'] },
+  );
+  for (const row of rows) byEvent.get(row.event_id)?.push(row.endpoint_id);
+  return byEvent;
 }
 
 export async function queueDelivery(
