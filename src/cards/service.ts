@@ -47,10 +47,10 @@ import {
   type AuthorizationDecision,
   type AuthorizationRequest,
   authorizationView,
-  decideAuthorization,
   findAuthorization,
   listAuthorizations,
 } from './authorizations.ts';
+import { decideAuthorization } from './decision.ts';
 import type { SandboxPurchaseBody } from './schemas.ts';
 
 /**

@@ -374,3 +374,79 @@ export async function postingsTotal(em: EntityManager): Promise<number> {
   );
   return Number(row!.total);
 }
+
+/** A tenant account the caller holds locked (`for update`), with its balance as locked. */
+export interface LockedAccount {
+  id: string;
+  balanceMinor: number;
+}
+
+/** Journal entries worked out against locked accounts: rows to write, and each account's net change. */
+export interface PlannedEntries {
+  entries: { id: string; idempotencyKey: string; kind: string; description: string }[];
+  postings: { entryId: string; accountId: string; amountMinor: number; balanceAfterMinor: number }[];
+  /** Per account: its balance as locked, and what the entries add to it in all. */
+  accounts: { id: string; beforeMinor: number; deltaMinor: number }[];
+}
+
+/**
+ * Works out movements, in order, on tenant accounts the caller already holds locked (by code, as
+ * `tenantAccountCodeOf` names them), for a caller that writes them in one statement: the same
+ * rules as postEntry (balanced, non-zero, whole kobo), each posting's balance after it, and no
+ * account below zero — these accounts may never go negative, so a shortfall is an
+ * InsufficientFundsError and nothing is planned. The statement must apply each account's net
+ * change only where the balance is still the one locked (see the caller).
+ */
+export function planEntriesOnLockedAccounts(
+  movements: readonly Movement[],
+  locked: ReadonlyMap<string, LockedAccount>,
+): PlannedEntries {
+  const balances = new Map<string, { account: LockedAccount; balance: number }>();
+  const plan: PlannedEntries = { entries: [], postings: [], accounts: [] };
+  for (const movement of movements) {
+    const entryId = randomUUID();
+    const postings = movement.postings.map((posting) => {
+      if ('system' in posting.account) throw new UnknownAccountError(`${movement.kind} posts to a system account`);
+      const code = tenantAccountCodeOf(posting.account);
+      const account = locked.get(code);
+      if (!account) throw new UnknownAccountError(`no locked account ${code} for ${movement.idempotencyKey}`);
+      return { account, amountMinor: posting.amountMinor };
+    });
+    validateEntry({
+      idempotencyKey: movement.idempotencyKey,
+      kind: movement.kind,
+      tenantId: null,
+      postings: postings.map((posting) => ({ accountId: posting.account.id, amountMinor: posting.amountMinor })),
+    });
+    plan.entries.push({
+      id: entryId,
+      idempotencyKey: movement.idempotencyKey,
+      kind: movement.kind,
+      description: movement.description,
+    });
+    for (const posting of postings) {
+      const state = balances.get(posting.account.id) ?? {
+        account: posting.account,
+        balance: posting.account.balanceMinor,
+      };
+      const after = state.balance + posting.amountMinor;
+      if (after < 0) throw new InsufficientFundsError(posting.account.id, -posting.amountMinor, state.balance);
+      state.balance = after;
+      balances.set(posting.account.id, state);
+      plan.postings.push({
+        entryId,
+        accountId: posting.account.id,
+        amountMinor: posting.amountMinor,
+        balanceAfterMinor: after,
+      });
+    }
+  }
+  for (const { account, balance } of balances.values()) {
+    plan.accounts.push({
+      id: account.id,
+      beforeMinor: account.balanceMinor,
+      deltaMinor: balance - account.balanceMinor,
+    });
+  }
+  return plan;
+}

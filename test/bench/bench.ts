@@ -27,7 +27,7 @@ import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
 import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.ts';
-import { type PointResult, progress, runPoint, runSequential, sampler } from './load.ts';
+import { type PointResult, keepAlivePoster, progress, runPoint, runSequential, sampler } from './load.ts';
 import { chart, table } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
@@ -471,7 +471,7 @@ try {
           )
         ).rows.map((row) => row.processor_reference);
         const secret = process.env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET;
-        const authorize = async (concurrency: number, n: number) => {
+        const authorize = async (poster: ReturnType<typeof keepAlivePoster>, concurrency: number, n: number) => {
           const id = `bench-${runId}-${concurrency}-${n}`;
           const body = JSON.stringify({
             event_id: `${id}:ask`,
@@ -486,19 +486,24 @@ try {
               channel: 'web',
             },
           });
-          const response = await fetch(`${stack.apiUrl}/provider-callbacks/sandbox-bank`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(secret, body) },
+          const response = await poster.post(
+            '/provider-callbacks/sandbox-bank',
+            { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(secret, body) },
             body,
-          });
+          );
           if (response.status !== 200) return false;
-          const answer = (await response.json()) as { data: { authorization: { decision: string } } };
+          const answer = JSON.parse(response.body) as { data: { authorization: { decision: string } } };
           return answer.data.authorization.decision === 'approved';
         };
         const gateway: PointResult[] = [];
         const floor: PointResult[] = [];
         for (const c of [1, 8, 32]) {
-          gateway.push(await runPoint('authorization decision', c, durationMs, (n) => authorize(c, n)));
+          const poster = keepAlivePoster(stack.apiUrl, c);
+          try {
+            gateway.push(await runPoint('authorization decision', c, durationMs, (n) => authorize(poster, c, n)));
+          } finally {
+            poster.close();
+          }
           const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: c });
           await Promise.all(Array.from({ length: c }, () => pool.query('select 1')));
           floor.push(

@@ -1,6 +1,7 @@
 // Closed-loop load: `concurrency` callers each run `call` again as soon as it returns, for
 // `durationMs`. Latencies of successful calls give p50/p99; failures are counted, never timed.
 import { readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 
 export interface PointResult {
   concurrency: number;
@@ -139,5 +140,41 @@ export function sampler(pids: Record<string, number>) {
         return [name, { cpuPercent, rssMiB: Math.max(peak[name] ?? 0, now?.rssMiB ?? 0) }];
       }),
     );
+  };
+}
+
+/**
+ * A POST over keep-alive connections with node:http: a load generator on the machine it measures
+ * takes CPU from the gateway, and fetch spends several times what node:http does per request.
+ */
+export function keepAlivePoster(url: string, maxSockets: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  const target = new URL(url);
+  return {
+    post(path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+      return new Promise((resolve, reject) => {
+        const request = httpRequest(
+          {
+            agent,
+            host: target.hostname,
+            port: target.port,
+            path,
+            method: 'POST',
+            headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+            );
+            response.on('error', reject);
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+    },
+    close: () => agent.destroy(),
   };
 }

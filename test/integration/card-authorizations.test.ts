@@ -15,7 +15,7 @@ import { postSignedCallback } from '../support/callbacks.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { startSandboxBank } from '../support/sandbox-bank.ts';
-import { decideAuthorization } from '../../src/cards/authorizations.ts';
+import { decideAuthorization } from '../../src/cards/decision.ts';
 import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../src/cards/operation-sweep.ts';
 import { insertFunding, recordOperation } from '../../src/cards/store.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';

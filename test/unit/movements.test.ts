@@ -14,6 +14,7 @@ import {
   transferSettle,
   walletFunding,
 } from '../../src/ledger/movements.ts';
+import { InsufficientFundsError, UnknownAccountError, planEntriesOnLockedAccounts } from '../../src/ledger/ledger.ts';
 import { FEE_TIERS } from '../support/fee-tiers.ts';
 
 /** A movement's postings as `account → kobo`, e.g. {wallet: -301000, in_flight: 301000}. */
@@ -200,5 +201,66 @@ describe('amounts a movement refuses', () => {
   it('takes a fee of 0 but not a negative one', () => {
     expect(byAccount(transferReserve(transfer(100, 0)))).toEqual({ wallet: -100, in_flight: 100 });
     expect(() => transferReserve(transfer(100, -1))).toThrow(RangeError);
+  });
+});
+
+describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it holds locked)', () => {
+  const card = 'c-1';
+  const locked = (cardMinor: number, walletMinor: number) =>
+    new Map([
+      [`card:${card}`, { id: 'a-card', balanceMinor: cardMinor }],
+      [`card-hold:${card}`, { id: 'a-hold', balanceMinor: 7_000 }],
+      ['wallet', { id: 'a-wallet', balanceMinor: walletMinor }],
+    ]);
+
+  it('works out a JIT funding then a hold: each posting its balance after, each account its net change', () => {
+    const plan = planEntriesOnLockedAccounts(
+      [
+        cardFunding({ fundingId: 'f-1', cardId: card, amountMinor: 4_000 }),
+        cardAuthorizationHold({ authorizationId: 'auth-1', cardId: card, amountMinor: 10_000 }),
+      ],
+      locked(6_000, 4_000),
+    );
+    expect(plan.entries.map((entry) => entry.idempotencyKey)).toEqual([
+      'card-funding:f-1',
+      'card-authorization:auth-1:hold',
+    ]);
+    expect(
+      plan.postings.map(({ accountId, amountMinor, balanceAfterMinor }) => [accountId, amountMinor, balanceAfterMinor]),
+    ).toEqual([
+      ['a-wallet', -4_000, 0],
+      ['a-card', 4_000, 10_000],
+      ['a-card', -10_000, 0],
+      ['a-hold', 10_000, 17_000],
+    ]);
+    expect(plan.postings[0]!.entryId).toBe(plan.entries[0]!.id);
+    expect(plan.postings[3]!.entryId).toBe(plan.entries[1]!.id);
+    expect(plan.accounts).toEqual([
+      { id: 'a-wallet', beforeMinor: 4_000, deltaMinor: -4_000 },
+      { id: 'a-card', beforeMinor: 6_000, deltaMinor: -6_000 },
+      { id: 'a-hold', beforeMinor: 7_000, deltaMinor: 10_000 },
+    ]);
+  });
+
+  it('refuses, planning nothing, what would take an account below zero by a single kobo', () => {
+    const hold = cardAuthorizationHold({ authorizationId: 'auth-2', cardId: card, amountMinor: 10_001 });
+    expect(() => planEntriesOnLockedAccounts([hold], locked(10_000, 0))).toThrow(InsufficientFundsError);
+    expect(planEntriesOnLockedAccounts([hold], locked(10_001, 0)).accounts[0]).toEqual({
+      id: 'a-card',
+      beforeMinor: 10_001,
+      deltaMinor: -10_001,
+    });
+  });
+
+  it('refuses a movement on an account the caller does not hold, or on a system account', () => {
+    const other = cardAuthorizationHold({ authorizationId: 'auth-3', cardId: 'c-2', amountMinor: 1 });
+    expect(() => planEntriesOnLockedAccounts([other], locked(5, 0))).toThrow(UnknownAccountError);
+    const clearing = cardAuthorizationClear({
+      authorizationId: 'auth-1',
+      cardId: card,
+      amountMinor: 10,
+      clearedMinor: 10,
+    });
+    expect(() => planEntriesOnLockedAccounts([clearing], locked(5, 0))).toThrow(UnknownAccountError);
   });
 });
