@@ -9,7 +9,8 @@
 // It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, as named
 // prepared statements (parsed and planned once per connection), in six round trips: begin; the
 // authorization id's advisory lock; the card, locked; its accounts, locked in id order; one
-// statement that writes everything; commit. What it writes follows the same rules as every other
+// statement that writes everything; commit (seven with a daily limit: today's total, read after
+// the locks). What it writes follows the same rules as every other
 // movement: the movements come from src/ledger/movements.ts, worked out on the locked accounts by
 // planEntriesOnLockedAccounts, and each account changes only if its balance is still the one
 // locked (a count that differs rolls the whole decision back).
@@ -64,22 +65,18 @@ export async function decideAuthorization(orm: MikroORM, request: AuthorizationR
   const em = orm.em.fork();
   const pool = await em.getConnection().getNativeClient();
   const client = await pool.connect();
-  let broken: Error | undefined;
   try {
     await client.query('begin');
-    try {
-      const outcome = await decide(client, em, request);
-      await client.query('commit');
-      return outcome;
-    } catch (error) {
-      await client.query('rollback').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw error;
-    }
-  } finally {
-    // A connection that could not roll back is closed, not handed to the next caller mid-transaction.
-    client.release(broken);
+    const outcome = await decide(client, em, request);
+    await client.query('commit');
+    client.release();
+    return outcome;
+  } catch (error) {
+    // Closed, not rolled back and reused: after a statement timed out on our side, or a failed
+    // begin or commit, the connection's state is unknown, and the next borrower must never find
+    // itself inside this transaction. Closing it rolls back whatever is open.
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
   }
 }
 
@@ -109,15 +106,17 @@ function cardStatementText(em: EntityManager): string {
 const ACCOUNTS = `select id, code, balance_minor::text as balance_minor from ledger_accounts
    where tenant_id = $1 and code = any($2::text[]) order by id for update`;
 
-/** The same, and what the card has spent today (for its daily limit). */
-const ACCOUNTS_AND_SPENT = `with spent as (
-     select coalesce(sum(case when status = 'pending' then amount_minor else cleared_minor end), 0) as total
-       from card_authorizations
-      where card_id = $3 and status in ('pending', 'cleared')
-        and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos'))
-  select a.id, a.code, a.balance_minor::text as balance_minor, spent.total::text as spent
-    from ledger_accounts a, spent
-   where a.tenant_id = $1 and a.code = any($2::text[]) order by a.id for update of a`;
+/**
+ * What the card has spent today, for its daily limit: approved amounts since 00:00 Africa/Lagos,
+ * pending holds whole and cleared ones for what they took. Its own statement, after the accounts
+ * are locked: a statement that waits for a lock keeps the snapshot it started with for every row
+ * it did not lock, so read together with the lock it would miss a reversal or clearing that
+ * committed while this decision waited (and decline on a total already released).
+ */
+const SPENT_TODAY = `select coalesce(sum(case when status = 'pending' then amount_minor else cleared_minor end), 0)::text as spent
+    from card_authorizations
+   where card_id = $1 and status in ('pending', 'cleared')
+     and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`;
 
 const OPEN_HOLD_ACCOUNT = `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative)
   values ($1, $2, $3, $4, false) on conflict on constraint ledger_accounts_owner_code do nothing`;
@@ -297,11 +296,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
 /** The card's balance, its holds and (for a JIT card) the wallet, locked; and today's spending when it has a daily limit. */
 async function lockAccounts(client: pg.PoolClient, card: CardRow) {
   const codes = [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])];
-  const daily = (card.daily_limit_minor ?? null) !== null;
-  const lock = () =>
-    daily
-      ? prepared(client, 'card-decision-accounts-spent', ACCOUNTS_AND_SPENT, [card.tenant_id, codes, card.id])
-      : prepared(client, 'card-decision-accounts', ACCOUNTS, [card.tenant_id, codes]);
+  const lock = () => prepared(client, 'card-decision-accounts', ACCOUNTS, [card.tenant_id, codes]);
   let { rows } = await lock();
   if (!rows.some((row) => row.code === cardHoldAccountCode(card.id))) {
     // The card's first authorization opens its hold account.
@@ -319,7 +314,12 @@ async function lockAccounts(client: pg.PoolClient, card: CardRow) {
   for (const code of codes) {
     if (!accounts.has(code)) throw new Error(`card ${card.id} has no ${code} account`);
   }
-  return { accounts, spentToday: daily ? Number(rows[0]!.spent) : 0 };
+  let spentToday = 0;
+  if ((card.daily_limit_minor ?? null) !== null) {
+    const spent = await prepared(client, 'card-decision-spent-today', SPENT_TODAY, [card.id]);
+    spentToday = Number(spent.rows[0]!.spent);
+  }
+  return { accounts, spentToday };
 }
 
 function fundingRow(

@@ -18,6 +18,8 @@ import { startSandboxBank } from '../support/sandbox-bank.ts';
 import { decideAuthorization } from '../../src/cards/decision.ts';
 import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../src/cards/operation-sweep.ts';
 import { insertFunding, recordOperation } from '../../src/cards/store.ts';
+import { postMovement } from '../../src/ledger/ledger.ts';
+import { cardAuthorizationRelease } from '../../src/ledger/movements.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 let stack: GatewayStack;
@@ -278,6 +280,61 @@ describe('card authorizations', () => {
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 300_000 });
     const declined = (await eventTypes(tenant.tenantId)).filter((type) => type === 'card.authorization.declined');
     expect(declined).toHaveLength(7);
+  });
+
+  it('counts in today’s total a reversal that committed while the decision waited for the card’s accounts', async () => {
+    const tenant = await cardWith(0, 300_000);
+    const limited = await call('PUT', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/security-settings`, {
+      per_transaction_limit_minor: null,
+      daily_limit_minor: 300_000,
+      channels: { pos: true, web: true, atm: true },
+      blocked_merchant_categories: [],
+    });
+    expect(limited.statusCode).toBe(200);
+    const first = await purchase(tenant.apiKey, tenant.cardId, 200_000);
+    expect(first.decision).toBe('approved');
+    let decided: ReturnType<typeof decideAuthorization> | undefined;
+    // The processor's reversal of the first, applied as settleAuthorization applies it, held open
+    // until the next decision is waiting for the accounts it has locked; then committed.
+    await db.orm.em.fork().transactional(async (tx) => {
+      await postMovement(
+        tx,
+        tenant.tenantId,
+        cardAuthorizationRelease({
+          authorizationId: first.authorization_id,
+          cardId: tenant.cardId,
+          amountMinor: 200_000,
+        }),
+        { currency: 'NGN' },
+      );
+      await tx.execute(`update card_authorizations set status = 'reversed', updated_at = now() where id = ?`, [
+        first.authorization_id,
+      ]);
+      decided = decideAuthorization(db.orm, {
+        authorizationId: 'auth_after_reversal',
+        cardReference: tenant.cardReference,
+        amountMinor: 150_000,
+        currency: 'NGN',
+        merchantName: 'Shoprite Lekki',
+        merchantCategory: '5411',
+        channel: 'pos',
+      });
+      await eventually(async () => {
+        const [waiting] = await db.orm.em.fork().execute<{ n: string }[]>(
+          `select count(*) as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like '%from ledger_accounts%for update%'`,
+        );
+        return Number(waiting!.n) === 1;
+      });
+    });
+    // 150,000 with nothing else spent today: approved. Counting the reversed 200,000 as still held
+    // (the total read with the lock's snapshot, from before the reversal committed) declined it.
+    expect((await decided!).decision).toEqual({
+      authorization_id: 'auth_after_reversal',
+      decision: 'approved',
+      reason: null,
+    });
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 150_000, held: 150_000 });
   });
 
   it('funds the shortfall from the wallet just in time when the card has JIT funding', async () => {
