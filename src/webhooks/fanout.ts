@@ -125,80 +125,81 @@ export class EventFanout {
     const em = this.options.orm.em.fork();
     const events = await claimDueEvents(em, token, this.batchSize, this.leaseMs);
     if (events.length === 0) return { claimed: 0, started: 0 };
-    // What the whole batch needs, read once: its tenants' listening endpoints, and the deliveries
-    // its events already have. Most events (a card decision's, a transfer's on a tenant with no
-    // endpoint) owe no delivery: those are marked together at the end, in one statement.
-    let owed: Map<string, string[]>;
-    try {
-      const endpoints = await listeningEndpoints(
-        em,
-        events.map((event) => event.tenant_id),
-      );
-      const queued = await deliveryEndpointIds(
-        em,
-        events.map((event) => event.id),
-      );
-      owed = new Map(
-        events.map((event) => [
-          event.id,
-          // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow
-          // even if its endpoint has stopped listening since, e.g. disabled by a 410: its first
-          // attempt finds the endpoint gone and ends it as failed, sending nothing. Without this it
-          // stayed `queued` for ever (found by `npm run chaos`).
-          [
-            ...new Set([
-              ...(endpoints.get(event.tenant_id) ?? [])
-                .filter((candidate) => subscribes(candidate.events, event.type))
-                .map((endpoint) => endpoint.id),
-              ...(queued.get(event.id) ?? []),
-            ]),
-          ],
-        ]),
-      );
-    } catch (error) {
-      // The claims run out and the batch is due again then.
-      await releaseClaims(em, token).catch(() => undefined);
-      throw error;
-    }
-    const done: string[] = [];
     // Past half the lease, leave the rest of the batch to the next pass rather than race its expiry.
     const stopAt = Date.now() + this.leaseMs / 2;
-    let next = 0;
     let started = 0;
-    let leftOver = false;
-    const worker = async () => {
-      while (next < events.length) {
-        if (Date.now() > stopAt) {
-          leftOver = true;
-          return;
-        }
-        const event = events[next++]!;
-        const targets = owed.get(event.id) ?? [];
-        if (targets.length === 0) {
-          done.push(event.id);
-          continue;
-        }
-        // Not `started += await …`: that would read `started` before the wait and lose the other workers' counts.
-        const handedOver = await this.fanOutOrPostpone(event, targets, token);
-        if (handedOver !== undefined) {
+    let finished = false;
+    try {
+      const owed = await this.owedDeliveries(events);
+      // Most events (a card decision's, any event of a tenant with no endpoint for it) owe no
+      // delivery: marked together at once, in one statement, none of them a statement of its own.
+      await markFannedOut(
+        em,
+        events.filter((event) => owed.get(event.id)!.length === 0).map((event) => event.id),
+      );
+      const owing = events.filter((event) => owed.get(event.id)!.length > 0);
+      let next = 0;
+      let leftOver = false;
+      const worker = async () => {
+        while (next < owing.length) {
+          if (Date.now() > stopAt) {
+            leftOver = true;
+            return;
+          }
+          const event = owing[next++]!;
+          // Not `started += await …`: that would read `started` before the wait and lose the other workers' counts.
+          const handedOver = await this.fanOutOrPostpone(event, owed.get(event.id)!, token);
           started += handedOver;
-          done.push(event.id);
         }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, events.length) }, worker));
-    await markFannedOut(em, done);
-    if (leftOver) {
-      await releaseClaims(em, token);
+      };
+      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, owing.length) }, worker));
+      finished = !leftOver;
+    } finally {
+      // What this pass did not finish (left over, or cut short by a failure) is due again at once,
+      // not when the claims run out; an event already marked is not claimed any more.
+      if (!finished) await releaseClaims(em, token).catch(() => undefined);
     }
     return { claimed: events.length, started };
   }
 
   /**
-   * Hands one event's deliveries over; on failure records it and sets its next try, and answers
-   * undefined. Never throws.
+   * The endpoints each event is owed a delivery to, read for the whole batch at once: its tenants'
+   * listening endpoints that subscribe to its type, and the deliveries it already has.
    */
-  private async fanOutOrPostpone(event: ClaimedEvent, targets: string[], token: string): Promise<number | undefined> {
+  private async owedDeliveries(events: ClaimedEvent[]): Promise<Map<string, string[]>> {
+    const em = this.options.orm.em.fork();
+    const endpoints = await listeningEndpoints(
+      em,
+      events.map((event) => event.tenant_id),
+    );
+    const queued = await deliveryEndpointIds(
+      em,
+      events.map((event) => event.id),
+    );
+    return new Map(
+      events.map((event) => [
+        event.id,
+        [
+          ...new Set([
+            ...(endpoints.get(event.tenant_id) ?? [])
+              .filter((candidate) => subscribes(candidate.events, event.type))
+              .map((endpoint) => endpoint.id),
+            // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow
+            // even if its endpoint has stopped listening since, e.g. disabled by a 410: its first
+            // attempt finds the endpoint gone and ends it as failed, sending nothing. Without this it
+            // stayed `queued` for ever (found by `npm run chaos`).
+            ...(queued.get(event.id) ?? []),
+          ]),
+        ],
+      ]),
+    );
+  }
+
+  /**
+   * Hands one event's deliveries over and marks it; on failure records it and sets its next try.
+   * Never throws.
+   */
+  private async fanOutOrPostpone(event: ClaimedEvent, targets: string[], token: string): Promise<number> {
     try {
       // The trace the event was recorded in (a no-op when tracing is off: nothing is extracted).
       const trace = event.traceparent
@@ -207,6 +208,7 @@ export class EventFanout {
       for (const endpointId of targets) {
         await (trace ? context.with(trace, () => this.deliver(event, endpointId)) : this.deliver(event, endpointId));
       }
+      await markFannedOut(this.options.orm.em.fork(), [event.id]);
       return targets.length;
     } catch (error) {
       const failures = event.fanout_attempts + 1;
@@ -232,7 +234,7 @@ export class EventFanout {
         this.options.log?.('event fan-out failure could not be recorded', { ...fields, error: String(recordError) });
       }
       this.options.log?.('event fan-out failed; retrying later', { ...fields, error: message });
-      return undefined;
+      return 0;
     }
   }
 
