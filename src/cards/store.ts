@@ -214,20 +214,15 @@ export async function insertFunding(
     currency: string;
     idempotencyKey?: string | undefined;
     transactionReference?: string | undefined;
-    source?: FundingRow['source'];
-    /** Already done (a JIT funding inside an authorization's decision): recorded succeeded, its operation applied. */
-    done?: boolean;
   },
 ): Promise<FundingRow> {
   return em.transactional(async (tx) => {
     const operationId = randomUUID();
-    const completedAt = funding.done ? { completed_at: new Date() } : {};
     await tx.insert(CardOperationRecord, {
       id: operationId,
       card_id: funding.cardId,
       action: 'fund',
-      status: funding.done ? 'applied' : 'accepted',
-      ...completedAt,
+      status: 'accepted',
       idempotency_key:
         funding.idempotencyKey !== undefined
           ? `key:${funding.idempotencyKey}`
@@ -242,11 +237,12 @@ export async function insertFunding(
       operation_id: operationId,
       amount_minor: funding.amountMinor,
       currency: funding.currency,
-      status: funding.done ? 'succeeded' : 'pending',
+      status: 'pending',
       transaction_reference: funding.transactionReference ?? null,
       idempotency_key: funding.idempotencyKey ?? null,
-      source: funding.source ?? 'api',
-      ...completedAt,
+      // The API's (`/fund`, `/jit-fund`); an authorization's JIT funding and auto-reload's are
+      // written with its decision (src/cards/decision.ts).
+      source: 'api',
     });
     return tx.findOneOrFail(CardFunding, { id });
   });

@@ -214,11 +214,6 @@ async function openTenantAccount(em: EntityManager, tenantId: string, code: stri
   );
 }
 
-/** Opens a card's hold account if it has none yet (its first authorization does). */
-export function openCardHoldAccount(em: EntityManager, tenantId: string, cardId: string, currency: Currency = 'NGN') {
-  return openTenantAccount(em, tenantId, cardHoldAccountCode(cardId), currency);
-}
-
 /** Opens a card's account (inside the caller's transaction, with the card's row). */
 export function openCardAccount(em: EntityManager, tenantId: string, cardId: string, currency: Currency = 'NGN') {
   return openTenantAccount(em, tenantId, cardAccountCode(cardId), currency);
