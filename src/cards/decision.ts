@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { entityColumns } from '../db/prepared.ts';
 import { activeTraceparent } from '../events/events.ts';
 import {
   type LockedAccount,
@@ -88,10 +89,7 @@ let cardStatement: string | undefined;
 /** The card by its processor reference, locked; with the stored decision of this id and its void, if any. */
 function cardStatementText(em: EntityManager): string {
   if (cardStatement === undefined) {
-    // The entity's columns by name, never `*`: a migration that adds a column leaves running plans valid.
-    const meta = em.getMetadata().find(Card)!;
-    const columns = meta.props.flatMap((prop) => prop.fieldNames ?? []).map((column) => `c."${column}"`);
-    cardStatement = `select ${columns.join(', ')},
+    cardStatement = `select ${entityColumns(em, Card, 'c').join(', ')},
         a.decision as "decided_decision", a.reason as "decided_reason",
         exists (select 1 from card_authorization_voids v where v.id = $1) as "voided",
         floor(extract(epoch from now()) * 1000)::text as "now_ms"

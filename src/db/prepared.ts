@@ -16,13 +16,27 @@ export interface PreparedRead {
 
 const statements = new Map<string, string>();
 
+/**
+ * The entity's columns by name, quoted, for a prepared statement's select list (never `*`): a
+ * migration that adds a column leaves the plans of running processes valid. `alias` qualifies them.
+ */
+export function entityColumns<Entity extends object>(
+  em: EntityManager,
+  entity: EntityName<Entity>,
+  alias?: string,
+): string[] {
+  const meta = em.getMetadata().find(entity);
+  if (!meta) throw new Error('no entity metadata for a prepared statement');
+  return meta.props
+    .flatMap((prop) => prop.fieldNames ?? [])
+    .map((column) => (alias ? `${alias}."${column}"` : `"${column}"`));
+}
+
 function statementText(em: EntityManager, entity: EntityName<object>, read: PreparedRead): string {
   let text = statements.get(read.name);
   if (text === undefined) {
-    const meta = em.getMetadata().find(entity);
-    if (!meta) throw new Error(`no entity metadata for the prepared read ${read.name}`);
-    const columns = meta.props.flatMap((prop) => prop.fieldNames ?? []).map((column) => `"${column}"`);
-    text = `select ${columns.join(', ')} from "${meta.tableName}" where ${read.where}`;
+    const table = em.getMetadata().find(entity)?.tableName;
+    text = `select ${entityColumns(em, entity).join(', ')} from "${table}" where ${read.where}`;
     statements.set(read.name, text);
   }
   return text;
