@@ -10,6 +10,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import { ApplicationFailure } from '@temporalio/common';
 import { type BvnKeys, openBvn } from '../src/identity/bvn.ts';
 import type { Providers } from '../src/providers/registry.ts';
+import { modeOf } from '../src/tenants/tenants.ts';
 import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../src/providers/types.ts';
 import { providerFailure } from './provider-failure.ts';
 import { recordEvent } from '../src/events/events.ts';
@@ -201,11 +202,17 @@ export function createVirtualAccountActivities({
       return orm.em.fork().transactional(async (tx) => {
         if (await creditSeen(tx, credit.provider, credit.transactionReference)) return { status: 'duplicate' };
         const account = await lockAccountByNumber(tx, credit.provider, credit.accountNumber);
+        // A provider credits only the accounts of the key modes it serves: a sandbox provider's
+        // credit never reaches a live wallet, whatever account number it names (decisions §16).
+        const mode = account ? await modeOf(tx, account.tenant_id) : undefined;
+        const serves = providers.virtualAccounts.find((entry) => entry.provider.name === credit.provider)?.modes;
         const refusal = !account
           ? 'no such virtual account'
-          : account.status === 'closed' || account.status === 'expired'
-            ? `the account is ${account.status}`
-            : undefined;
+          : !mode || !serves?.includes(mode)
+            ? `provider ${credit.provider} does not serve ${mode ?? 'unknown'}-mode accounts`
+            : account.status === 'closed' || account.status === 'expired'
+              ? `the account is ${account.status}`
+              : undefined;
         const recorded = await recordCredit(tx, {
           provider: credit.provider,
           transaction_reference: credit.transactionReference,

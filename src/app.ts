@@ -218,7 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     banks: deps.providers.banks,
   });
   transferRoutes(app, { orm: deps.orm, transfers });
-  registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client });
+  registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });
   const webhooks = new WebhookService({
     orm: deps.orm,
     client,
@@ -253,7 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.cardContinueAsNewAfter ? { continueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
   });
   cardRoutes(app, { orm: deps.orm, cards });
-  bankRoutes(app, { banks: deps.providers.banks });
+  bankRoutes(app, { providers: deps.providers });
   resolveAccountRoutes(app, {
     providers: deps.providers,
     cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),

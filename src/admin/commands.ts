@@ -16,6 +16,7 @@ import {
   listTenants,
   revokeKey,
   rollKeys,
+  tenantMode,
   MAX_ROLL_OVERLAP_MS,
   TenantError,
   updateTenant,
@@ -108,17 +109,17 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
 
   tenant create --name N [--wallet-minor N] [--daily-limit-minor N] [--feature F]... [--live]
   tenant update --tenant ID [--daily-limit-minor N] [--feature F]... [--no-feature F]...
-  key create    --tenant ID [--live]
+  key create    --tenant ID [--live]   (the first live key opens the tenant's live mode, with its own wallet)
   key revoke    --key-prefix P
   key roll      --tenant ID [--expire-old-in 24h] [--live]   (a new key; the old ones work until then)
-  wallet fund   --tenant ID --amount-minor N [--reference R]
+  wallet fund   --tenant ID --amount-minor N [--reference R] [--live]   (the test wallet, or with --live the live one)
   transfers stuck   [--older-than 15m]
   virtual-account freeze   --id ID
   virtual-account unfreeze --id ID
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
   transfers discrepancies [--all]
   transfers settle-discrepancy --id TRANSFER_ID --note TEXT [--operator NAME]
-  transfers show    --id TRANSFER_ID | --tenant ID --reference R
+  transfers show    --id TRANSFER_ID | --tenant ID --reference R [--live]
   tenant list
   key list          --tenant ID
   webhooks replay   --endpoint ID --since T [--until T] [--status failed]
@@ -129,7 +130,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   cards holds       [--older-than 7d]   (card authorizations still holding money, oldest first)
   cards release-hold --authorization ID --note TEXT [--operator NAME]   (as the processor's reversal would)
 
-Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
+Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout. Test and live are
+separate worlds: --tenant takes the tenant's id, and --live picks its live mode (live_tenant_id).`;
 
 function text(values: Values, flag: string, required: true): string;
 function text(values: Values, flag: string, required?: false): string | undefined;
@@ -187,6 +189,19 @@ function tenantId(values: Values): string {
   return id;
 }
 
+/** The tenant's mode that --live picks (its test mode without it); the live one only if it exists. */
+async function modeOfTenant(em: EntityManager, values: Values) {
+  const id = tenantId(values);
+  const mode = values.live ? 'live' : 'test';
+  const row = await tenantMode(em, id, mode);
+  if (row) return row;
+  throw new TenantError(
+    (await em.findOne(Tenant, { id }))
+      ? `tenant ${id} has no live mode yet: issue it a live key first (key create --tenant ${id} --live)`
+      : `no tenant ${id}`,
+  );
+}
+
 async function wallet(em: EntityManager, id: string) {
   const balance = await walletBalance(em, id);
   return {
@@ -223,14 +238,15 @@ export const COMMANDS: Record<string, AdminCommand> = {
         ...(dailyLimit !== undefined ? { dailyTransferLimitMinor: dailyLimit } : {}),
         mode: values.live ? 'live' : 'test',
       });
-      if (walletMinor) await fundWallet(em, tenant.tenant_id, walletMinor, 'initial');
+      // The wallet of the first key's mode (an audited funding, like wallet fund).
+      if (walletMinor) await fundWallet(em, key.mode_tenant_id, walletMinor, 'initial');
       return {
         ...tenant,
         api_key: key.api_key,
         key_id: key.key_id,
         key_prefix: key.key_prefix,
         mode: key.mode,
-        wallet: await wallet(em, tenant.tenant_id),
+        wallet: await wallet(em, key.mode_tenant_id),
       };
     },
   },
@@ -262,8 +278,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
     options: { tenant: { type: 'string' }, live: { type: 'boolean' } },
     async run(em, values) {
       const id = tenantId(values);
-      const key = await issueKey(em, id, values.live ? 'live' : 'test');
-      return { tenant_id: id, ...key };
+      return issueKey(em, id, values.live ? 'live' : 'test');
     },
   },
   'key roll': {
@@ -276,7 +291,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       if (overlapMs > MAX_ROLL_OVERLAP_MS)
         throw new AdminUsageError(`--expire-old-in must be at most 30d, got '${raw}'`);
       const rolled = await rollKeys(em, id, values.live ? 'live' : 'test', overlapMs);
-      return { tenant_id: id, ...rolled.key, expiring: rolled.expiring };
+      return { ...rolled.key, expiring: rolled.expiring };
     },
   },
   'key revoke': {
@@ -288,21 +303,27 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'wallet fund': {
     mutates: true,
-    options: { tenant: { type: 'string' }, 'amount-minor': { type: 'string' }, reference: { type: 'string' } },
+    options: {
+      tenant: { type: 'string' },
+      'amount-minor': { type: 'string' },
+      reference: { type: 'string' },
+      live: { type: 'boolean' },
+    },
     async run(em, values) {
-      const id = tenantId(values);
       const amount = kobo(values, 'amount-minor', { min: 1 });
       if (amount === undefined) throw new AdminUsageError('--amount-minor is required');
-      if (!(await em.findOne(Tenant, { id }))) throw new TenantError(`no tenant ${id}`);
+      const mode = await modeOfTenant(em, values);
       const reference = text(values, 'reference') ?? `cli-${randomUUID()}`;
-      const posted = await fundWallet(em, id, amount, reference);
+      const posted = await fundWallet(em, mode.id, amount, reference);
       return {
-        tenant_id: id,
+        tenant_id: mode.ownerId,
+        mode: mode.mode,
+        mode_tenant_id: mode.id,
         entry_id: posted.entryId,
         reference,
         amount_minor: amount,
         applied: posted.created,
-        wallet: await wallet(em, id),
+        wallet: await wallet(em, mode.id),
       };
     },
   },
@@ -414,7 +435,12 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'transfers show': {
-    options: { id: { type: 'string' }, tenant: { type: 'string' }, reference: { type: 'string' } },
+    options: {
+      id: { type: 'string' },
+      tenant: { type: 'string' },
+      reference: { type: 'string' },
+      live: { type: 'boolean' },
+    },
     async run(em, values, config) {
       const id = text(values, 'id');
       const reference = text(values, 'reference');
@@ -423,7 +449,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         if (!isUuid(id)) throw new AdminUsageError(`--id must be a transfer id (a UUID), got '${id}'`);
         row = await findTransfer(em, id);
       } else if (reference !== undefined) {
-        row = await findByReference(em, tenantId(values), reference);
+        row = await findByReference(em, (await modeOfTenant(em, values)).id, reference);
       } else {
         throw new AdminUsageError('give --id, or --tenant with --reference');
       }

@@ -58,7 +58,7 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
   app.get(
     '/api/v1/banks/resolve',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: 'transfers' },
       schema: {
         tags: ['banks'],
         summary: "Look up an account's name at its bank before sending to it (name enquiry)",

@@ -3,25 +3,34 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import type { BankDirectory } from '../providers/registry.ts';
+import { tenantOf } from '../http/auth.ts';
+import type { Providers } from '../providers/registry.ts';
 
 const BankList = z.object({ items: z.array(z.object({ code: z.string(), name: z.string(), slug: z.string() })) });
 
-export function bankRoutes(app: FastifyInstance, deps: { banks: BankDirectory }) {
+export function bankRoutes(app: FastifyInstance, deps: { providers: Providers }) {
   app.get(
     '/api/v1/banks',
     {
+      config: { reachesProvider: 'transfers' },
       schema: {
         tags: ['banks'],
         summary: 'Banks that transfers can be sent to (use `code` as recipient_bank_code)',
         security: [{ apiKey: [] }],
-        response: { 200: envelopeSchema(BankList), 401: ResourceErrorSchema, 503: ResourceErrorSchema },
+        response: {
+          200: envelopeSchema(BankList),
+          401: ResourceErrorSchema,
+          403: ResourceErrorSchema,
+          503: ResourceErrorSchema,
+        },
       },
     },
     async (request) => {
       let items;
       try {
-        items = await deps.banks.list();
+        // A live key's banks are its production provider's (the live-mode guard has made sure it has one).
+        const providers = tenantOf(request).mode === 'live' ? deps.providers.live! : deps.providers;
+        items = await providers.banks.list();
       } catch (cause) {
         throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
       }

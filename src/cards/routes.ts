@@ -44,7 +44,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: 'cards' },
       schema: doc('Issue a card for a customer', {
         body: CreateCardBody,
         response: { 201: envelopeSchema(CardView), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
@@ -142,6 +142,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards/:card_id/lock',
     {
+      config: { reachesProvider: 'cards' },
       schema: doc('Lock a card (accepted asynchronously)', { params, body: LockCardBody, response: accepted }),
     },
     async (request, reply) => {
@@ -157,6 +158,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/cards/:card_id/unlock',
     {
+      config: { reachesProvider: 'cards' },
       schema: doc('Unlock a card (accepted asynchronously; no body)', { params, response: accepted }),
     },
     async (request, reply) =>
@@ -181,7 +183,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       `/api/v1/cards/:card_id/${path}`,
       {
         config: {
-          reachesProvider: true,
+          reachesProvider: 'cards',
           naturalKey: (body) => {
             const { idempotency_key: key, transaction_reference: reference } = body as Record<
               string,
@@ -241,7 +243,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/sandbox/cards/:card_id/purchases',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: 'cards' },
       schema: tenantRouteSchema(
         'sandbox',
         'Sandbox keys: the sandbox card processor asks the gateway to authorize a purchase on this card',
@@ -255,7 +257,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/sandbox/card-authorizations/:authorization_id/clear',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: 'cards' },
       schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor clears (captures) an authorization', {
         params: AuthorizationParams,
         body: SandboxClearBody,
@@ -277,7 +279,7 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.post(
     '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
     {
-      config: { reachesProvider: true },
+      config: { reachesProvider: 'cards' },
       schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor reverses an authorization (no body)', {
         params: AuthorizationParams,
         response: { 202: envelopeSchema(SandboxSettlementView) },

@@ -20,6 +20,10 @@ export const Tenant = defineEntity({
     features: p.array().default([]),
     dailyTransferLimitMinor: p.bigint('number').fieldName('daily_transfer_limit_minor'),
     allowedAccountTypes: p.array().fieldName('allowed_account_types'),
+    /** The key mode this row is the world of (decisions §16): the tenant's own row is its test mode. */
+    mode: p.enum(['test', 'live'] as const).default('test'),
+    /** The tenant this mode belongs to: the row itself for test, the tenant's row for live. */
+    ownerId: p.uuid().fieldName('owner_id'),
     createdAt: p
       .datetime()
       .fieldName('created_at')

@@ -1,15 +1,19 @@
-// Live keys never reach the sandbox bank (decisions §12). A route that would reach a provider or
-// move money says so in its config (`reachesProvider: true`); with no production provider
-// configured for the deployment, a live key gets 403 there before anything is validated, reserved
-// or sent. Every /api/v1/sandbox/… route answers 403 to live keys.
+// Live keys never reach the sandbox bank (decisions §12, §16). A route that can reach a provider —
+// moving money, or only reading from it (the bank list, a name enquiry, a card's lock) — names the
+// capability it needs in its config (`reachesProvider: 'cards'`); with no production provider
+// configured for the deployment, a live key gets 403 there before anything is validated, reserved,
+// read or sent. Every /api/v1/sandbox/… route answers 403 to live keys.
 import type { FastifyInstance } from 'fastify';
 import type { Providers } from '../providers/registry.ts';
 import { ApiError } from './errors.ts';
 
+/** What a provider does for the gateway (decisions §13). */
+export type Capability = 'transfers' | 'virtual_accounts' | 'identity' | 'cards';
+
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route reaches a provider or moves money: live keys need a production provider. */
-    reachesProvider?: boolean;
+    /** The route reaches a provider for this capability: live keys need a production provider for it. */
+    reachesProvider?: Capability;
   }
 }
 
@@ -21,12 +25,14 @@ export function registerLiveModeGuard(app: FastifyInstance, providers: Pick<Prov
     if (request.routeOptions.url?.startsWith(SANDBOX_PREFIX)) {
       return done(new ApiError('forbidden', 'sandbox routes need a sandbox (sk_test_) key'));
     }
-    if (request.routeOptions.config.reachesProvider && !providers.live) {
+    const capability = request.routeOptions.config.reachesProvider;
+    if (capability && !providers.live) {
       return done(
         new ApiError(
           'forbidden',
-          'live mode has no provider configured for this deployment: nothing was reserved or sent. ' +
-            'Use a sandbox (sk_test_) key, or configure a production provider (README, "Providers")',
+          `live mode has no provider configured for ${capability.replace('_', ' ')} in this deployment: ` +
+            'nothing was reserved, read or sent. Use a sandbox (sk_test_) key, or configure a production ' +
+            'provider (README, "Providers")',
         ),
       );
     }

@@ -49,7 +49,7 @@ export function identityRoutes(app: FastifyInstance, deps: { identity: IdentityS
     '/api/v1/identity/customers/:id/bvn-verification',
     {
       config: {
-        reachesProvider: true,
+        reachesProvider: 'identity',
         // The stored Idempotency-Key record keeps a keyed fingerprint of the BVN, never a plain digest.
         fingerprint: (body) => ({ bvn: deps.identity.bvnFingerprint((body as BvnVerificationBody).bvn) }),
       },

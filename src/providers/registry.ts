@@ -37,6 +37,16 @@ export interface ProviderSet {
 export interface Providers extends ProviderSet {
   virtualAccounts: VirtualAccountProviderEntry[];
   live?: ProviderSet;
+  /**
+   * The key modes whose objects each callback sender (`/provider-callbacks/<name>`) may act on: the
+   * sandbox bank's callbacks never touch a live transfer, card or account (decisions §16).
+   */
+  callbackModes: Record<string, readonly ('test' | 'live')[]>;
+}
+
+/** Whether callbacks from `provider` may act on objects of `mode`: never for a sender not listed. */
+export function callbacksServe(providers: Pick<Providers, 'callbackModes'>, provider: string, mode: string): boolean {
+  return Object.hasOwn(providers.callbackModes, provider) && providers.callbackModes[provider]!.some((m) => m === mode);
 }
 
 /** The bank list, fetched from the switch and kept for a few minutes. */
@@ -70,6 +80,7 @@ export function createProviders(config: Pick<Config, 'sandboxBankUrl' | 'PROVIDE
     banks: new BankDirectory(bankSwitch),
     cards: new SandboxCardProcessor(http),
     identity: new SandboxIdentityVerifier(http),
+    callbackModes: { 'sandbox-bank': ['test'] },
     virtualAccounts: [
       {
         provider: new SandboxVirtualAccountProvider('wema', http),

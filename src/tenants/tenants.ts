@@ -1,5 +1,12 @@
 // Tenants and their keys: what the operator CLI manages and what the auth plugin resolves.
 // A tenant is created together with its ledger accounts and first key, in one transaction.
+//
+// Test and live are separate worlds (decisions §16, migration 0020): the tenant's own row is its
+// test mode, and its live mode is a row of its own, made with its ledger accounts when its first
+// live key is issued. Keys point at their mode's row, so `tenantId` as the auth hook resolves it
+// (and as every store scopes by) is the id of the key's mode: a live key sees and moves only live
+// objects. Settings (name, features, daily limit, account types) are the tenant's, written to
+// both rows together.
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -15,6 +22,8 @@ export type Feature = (typeof FEATURES)[number];
 
 export interface TenantView {
   tenant_id: string;
+  /** The id of the tenant's live mode (what live records and workflows carry), once it has one. */
+  live_tenant_id: string | null;
   name: string;
   features: string[];
   daily_transfer_limit_minor: number;
@@ -25,9 +34,10 @@ export interface TenantView {
 
 type TenantRow = InferEntity<typeof Tenant>;
 
-export function tenantView(tenant: TenantRow): TenantView {
+export function tenantView(tenant: TenantRow, liveTenantId: string | null): TenantView {
   return {
-    tenant_id: tenant.id,
+    tenant_id: tenant.ownerId,
+    live_tenant_id: liveTenantId,
     name: tenant.name,
     features: [...tenant.features].sort(),
     daily_transfer_limit_minor: tenant.dailyTransferLimitMinor,
@@ -42,6 +52,10 @@ export interface IssuedKey {
   api_key: string;
   key_prefix: string;
   mode: KeyMode;
+  /** The tenant. */
+  tenant_id: string;
+  /** The id of the key's mode: the tenant's id for a test key, its live id for a live key. */
+  mode_tenant_id: string;
 }
 
 export interface CreateTenantInput {
@@ -70,8 +84,11 @@ export async function createTenant(
 ): Promise<{ tenant: TenantView; key: IssuedKey }> {
   checkFeatures(input.features ?? []);
   return em.transactional(async (tx) => {
+    const id = randomUUID();
     const tenant = tx.create(Tenant, {
-      id: randomUUID(),
+      id,
+      ownerId: id,
+      mode: 'test',
       name: input.name,
       features: [...new Set(input.features ?? [])],
       dailyTransferLimitMinor: input.dailyTransferLimitMinor ?? DEFAULT_DAILY_LIMIT_MINOR,
@@ -80,24 +97,76 @@ export async function createTenant(
     await tx.flush();
     await openTenantAccounts(tx, tenant.id);
     const key = await issueKey(tx, tenant.id, input.mode ?? 'test');
-    return { tenant: tenantView(tenant), key };
+    return { tenant: tenantView(tenant, key.mode === 'live' ? key.mode_tenant_id : null), key };
   });
 }
 
-/** Every tenant, oldest first, with how many of its keys are not revoked (the operator's list). */
+/**
+ * The row of a tenant's mode, given the id of the tenant or of either of its modes: the tenant's own
+ * row for test; for live, its live row, which `create` makes (with its ledger accounts, settings
+ * copied from the tenant) when the tenant has none yet. Null when there is no such tenant, or no
+ * live mode and `create` is off.
+ */
+export async function tenantMode(
+  em: EntityManager,
+  tenantId: string,
+  mode: KeyMode,
+  options: { create?: boolean } = {},
+): Promise<TenantRow | null> {
+  const given = await em.findOne(Tenant, { id: tenantId });
+  if (!given) return null;
+  const owner = given.ownerId;
+  const existing = await em.findOne(Tenant, { ownerId: owner, mode }, { refresh: true });
+  if (existing || mode === 'test' || !options.create) return existing;
+  return em.transactional(async (tx) => {
+    // Two operators issuing the first live key at once make one live mode.
+    await tx.execute(
+      `insert into tenants (id, owner_id, mode, name, features, daily_transfer_limit_minor, allowed_account_types)
+       select ?, id, 'live', name, features, daily_transfer_limit_minor, allowed_account_types from tenants where id = ?
+       on conflict (owner_id, mode) do nothing`,
+      [randomUUID(), owner],
+    );
+    const live = (await tx.findOne(Tenant, { ownerId: owner, mode: 'live' }, { refresh: true }))!;
+    await openTenantAccounts(tx, live.id);
+    return live;
+  });
+}
+
+/** The key mode whose world the tenant row is (what every record scoped by its id belongs to). */
+export async function modeOf(em: EntityManager, tenantId: string): Promise<KeyMode | undefined> {
+  return (await em.findOne(Tenant, { id: tenantId }, { fields: ['mode'] }))?.mode;
+}
+
+/** The ids of a tenant's live mode, by tenant id, for the tenants that have one. */
+async function liveModeIds(em: EntityManager, ownerIds: string[]): Promise<Map<string, string>> {
+  if (ownerIds.length === 0) return new Map();
+  const rows = await em.find(Tenant, { ownerId: { $in: ownerIds }, mode: 'live' });
+  return new Map(rows.map((row) => [row.ownerId, row.id]));
+}
+
+/** Every tenant, oldest first, with how many of its keys (of both modes) are not revoked (the operator's list). */
 export async function listTenants(em: EntityManager): Promise<(TenantView & { active_keys: number })[]> {
-  const tenants = await em.find(Tenant, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
-  const active = await em.find(ApiKey, { revokedAt: null });
+  const tenants = await em.find(Tenant, { mode: 'test' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const live = await liveModeIds(
+    em,
+    tenants.map((tenant) => tenant.id),
+  );
+  const active = await em.find(ApiKey, { revokedAt: null }, { populate: ['tenant'] });
   return tenants.map((tenant) => ({
-    ...tenantView(tenant),
-    active_keys: active.filter((key) => key.tenant.id === tenant.id).length,
+    ...tenantView(tenant, live.get(tenant.id) ?? null),
+    active_keys: active.filter((key) => key.tenant.ownerId === tenant.id).length,
   }));
 }
 
-/** A tenant's keys by prefix, oldest first: never the keys, which are not stored. */
+/** A tenant's keys of both modes by prefix, oldest first: never the keys, which are not stored. */
 export async function listKeys(em: EntityManager, tenantId: string) {
-  if (!(await em.findOne(Tenant, { id: tenantId }))) throw new TenantError(`no tenant ${tenantId}`);
-  const keys = await em.find(ApiKey, { tenant: tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const tenant = await em.findOne(Tenant, { id: tenantId });
+  if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
+  const keys = await em.find(
+    ApiKey,
+    { tenant: { ownerId: tenant.ownerId } },
+    { orderBy: { createdAt: 'asc', id: 'asc' } },
+  );
   return keys.map((key) => ({
     key_id: key.id,
     key_prefix: key.prefix,
@@ -108,8 +177,12 @@ export async function listKeys(em: EntityManager, tenantId: string) {
   }));
 }
 
+/**
+ * A new key of `mode` for the tenant (given by the id of the tenant or of either of its modes); the
+ * first live key makes the tenant's live mode.
+ */
 export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMode): Promise<IssuedKey> {
-  const tenant = await em.findOne(Tenant, { id: tenantId });
+  const tenant = await tenantMode(em, tenantId, mode, { create: true });
   if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
   const apiKey = generateApiKey(mode);
   const row = em.create(ApiKey, {
@@ -122,7 +195,14 @@ export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMod
     expiresAt: null,
   });
   await em.flush();
-  return { key_id: row.id, api_key: apiKey, key_prefix: row.prefix, mode };
+  return {
+    key_id: row.id,
+    api_key: apiKey,
+    key_prefix: row.prefix,
+    mode,
+    tenant_id: tenant.ownerId,
+    mode_tenant_id: tenant.id,
+  };
 }
 
 /** The longest overlap a roll may give the keys it replaces. */
@@ -144,14 +224,15 @@ export async function rollKeys(
     throw new TenantError(`the overlap must be between 0 and ${MAX_ROLL_OVERLAP_MS / 86_400_000} days`);
   }
   return em.transactional(async (tx) => {
-    if (!(await lockTenant(tx, tenantId))) throw new TenantError(`no tenant ${tenantId}`);
+    const world = await tenantMode(tx, tenantId, mode, { create: true });
+    if (!world || !(await lockTenant(tx, world.id))) throw new TenantError(`no tenant ${tenantId}`);
     const expiring = await tx.execute<{ id: string; prefix: string; expires_at: Date }[]>(
       `update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + ? * interval '1 millisecond')
         where tenant_id = ? and mode = ? and revoked_at is null and (expires_at is null or expires_at > now())
         returning id, prefix, expires_at`,
-      [overlapMs, tenantId, mode],
+      [overlapMs, world.id, mode],
     );
-    const key = await issueKey(tx, tenantId, mode);
+    const key = await issueKey(tx, world.id, mode);
     return {
       key,
       expiring: expiring.map((row) => ({
@@ -172,7 +253,8 @@ export interface UpdateTenantInput {
 export async function updateTenant(em: EntityManager, tenantId: string, input: UpdateTenantInput): Promise<TenantView> {
   checkFeatures([...(input.enable ?? []), ...(input.disable ?? [])]);
   return em.transactional(async (tx) => {
-    const tenant = await lockTenant(tx, tenantId);
+    const given = await tx.findOne(Tenant, { id: tenantId });
+    const tenant = given ? await lockTenant(tx, given.ownerId) : null;
     if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
     if (input.dailyTransferLimitMinor !== undefined) tenant.dailyTransferLimitMinor = input.dailyTransferLimitMinor;
     const features = new Set(tenant.features);
@@ -180,7 +262,16 @@ export async function updateTenant(em: EntityManager, tenantId: string, input: U
     for (const feature of input.disable ?? []) features.delete(feature);
     tenant.features = [...features];
     await tx.flush();
-    return tenantView(tenant);
+    // The live mode takes the tenant's settings with them (its daily limit counts live transfers only).
+    const liveId = (await liveModeIds(tx, [tenant.id])).get(tenant.id);
+    const live = liveId ? await lockTenant(tx, liveId) : null;
+    if (live) {
+      live.features = tenant.features;
+      live.dailyTransferLimitMinor = tenant.dailyTransferLimitMinor;
+      live.allowedAccountTypes = tenant.allowedAccountTypes;
+      await tx.flush();
+    }
+    return tenantView(tenant, live?.id ?? null);
   });
 }
 
@@ -188,7 +279,7 @@ export async function updateTenant(em: EntityManager, tenantId: string, input: U
 export async function revokeKey(
   em: EntityManager,
   prefix: string,
-): Promise<{ key_id: string; key_prefix: string; tenant_id: string; revoked_at: string }> {
+): Promise<{ key_id: string; key_prefix: string; mode: KeyMode; tenant_id: string; revoked_at: string }> {
   if (prefix.length < 12) throw new TenantError('--key-prefix needs at least 12 characters, e.g. sk_test_AbCd');
   const matches = await em.find(
     ApiKey,
@@ -201,13 +292,22 @@ export async function revokeKey(
   const key = exact[0]!;
   key.revokedAt = new Date();
   await em.flush();
-  return { key_id: key.id, key_prefix: key.prefix, tenant_id: key.tenant.id, revoked_at: key.revokedAt.toISOString() };
+  return {
+    key_id: key.id,
+    key_prefix: key.prefix,
+    mode: key.mode,
+    tenant_id: key.tenant.ownerId,
+    revoked_at: key.revokedAt.toISOString(),
+  };
 }
 
 export interface ResolvedKey {
   keyId: string;
   mode: KeyMode;
+  /** The id of the key's mode of its tenant: what every record the key makes or reads is scoped by. */
   tenantId: string;
+  /** The tenant itself (the same as tenantId for a test key): what the API shows as `tenant_id`. */
+  ownerTenantId: string;
   tenantName: string;
   features: string[];
   dailyTransferLimitMinor: number;
@@ -227,15 +327,16 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       revoked_at: Date | null;
       expired: boolean;
       tenant_id: string;
+      owner_id: string;
       name: string;
       features: string[];
       daily_transfer_limit_minor: string;
       allowed_account_types: string[];
     }[]
   >(
-    `select k.id, k.mode, k.revoked_at, coalesce(k.expires_at <= now(), false) as expired, t.id as tenant_id, t.name, t.features, t.daily_transfer_limit_minor,
-            t.allowed_account_types
-       from api_keys k join tenants t on t.id = k.tenant_id where k.key_hash = ?`,
+    `select k.id, k.mode, k.revoked_at, coalesce(k.expires_at <= now(), false) as expired, t.id as tenant_id,
+            t.owner_id, t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types
+       from api_keys k join tenants t on t.id = k.tenant_id and t.mode = k.mode where k.key_hash = ?`,
     [hashApiKey(apiKey)],
   );
   if (!row) return { ok: false, reason: 'unknown' };
@@ -247,6 +348,7 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       keyId: row.id,
       mode: row.mode,
       tenantId: row.tenant_id,
+      ownerTenantId: row.owner_id,
       tenantName: row.name,
       features: row.features,
       dailyTransferLimitMinor: Number(row.daily_transfer_limit_minor),

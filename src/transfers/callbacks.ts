@@ -15,8 +15,13 @@ import {
 import { recordDiscrepancy } from './discrepancies.ts';
 import { isUuid } from '../http/ids.ts';
 import { findTransfer } from './store.ts';
+import { type Providers, callbacksServe } from '../providers/registry.ts';
+import { modeOf } from '../tenants/tenants.ts';
 
-export function registerTransferCallbacks(dispatcher: CallbackDispatcher, deps: { orm: MikroORM; client: Client }) {
+export function registerTransferCallbacks(
+  dispatcher: CallbackDispatcher,
+  deps: { orm: MikroORM; client: Client; providers: Pick<Providers, 'callbackModes'> },
+) {
   const readStatus = async (transferId: string) => {
     return isUuid(transferId) ? findTransfer(deps.orm.em.fork(), transferId) : null;
   };
@@ -57,6 +62,16 @@ export function registerTransferCallbacks(dispatcher: CallbackDispatcher, deps: 
     const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
     const row = await readStatus(transferId);
     if (!row) return `ignored: no transfer ${transferId}`;
+    // A sender answers only for transfers of the modes it serves: the sandbox bank's word never
+    // settles or refunds a live transfer (decisions §16).
+    const mode = await modeOf(deps.orm.em.fork(), row.tenant_id);
+    if (!mode || !callbacksServe(deps.providers, callback.provider, mode)) {
+      callback.log.warn(
+        { transferId, provider: callback.provider, mode },
+        'callback about a transfer of a mode its sender does not serve: ignored',
+      );
+      return `ignored: ${callback.provider} does not serve ${mode}-mode transfers`;
+    }
     const workflowId = transferWorkflowId(row.tenant_id, row.reference);
     const bank: BankOutcome = {
       status: callback.type === 'transfer.successful' ? 'successful' : 'failed',

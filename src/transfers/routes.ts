@@ -25,7 +25,7 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
   typed.post(
     '/api/v1/transfers',
     {
-      config: { reachesProvider: true, naturalKey: (body) => (body as { reference?: string }).reference },
+      config: { reachesProvider: 'transfers', naturalKey: (body) => (body as { reference?: string }).reference },
       schema: doc('Send naira to a bank account (returns once funds are reserved)', {
         description:
           'Reserves amount_minor + fee_minor from the wallet and returns `pending`; the bank outcome follows ' +

@@ -30,7 +30,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
     '/api/v1/virtual-accounts',
     {
       config: {
-        reachesProvider: true,
+        reachesProvider: 'virtual_accounts',
         naturalKey: (body) => (body as { request_id?: string }).request_id,
         // The stored request hash covers a keyed fingerprint of a BVN, never a plain digest of it.
         fingerprint: (body) => {
@@ -96,6 +96,7 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
   typed.post(
     '/api/v1/virtual-accounts/:id/close',
     {
+      config: { reachesProvider: 'virtual_accounts' },
       schema: doc('Close a virtual account (irreversible)', {
         params,
         // The body is optional: absent, it arrives as null.

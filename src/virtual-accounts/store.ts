@@ -15,6 +15,14 @@ export type VirtualAccountStatus = (typeof VIRTUAL_ACCOUNT_STATUSES)[number];
 
 export const VirtualAccount = tableEntity('VirtualAccount', 'virtual_accounts', {
   ...tenantOwned(),
+  /**
+   * The tenant, whichever of its modes owns the account (tenant_id is the mode's id: decisions §16):
+   * what the API shows as `tenant_id`. Read with the row, never written.
+   */
+  owner_tenant_id: p
+    .uuid()
+    .formula((columns) => `(select t.owner_id from tenants t where t.id = ${columns.tenant_id})`)
+    .persist(false),
   customer_id: p.string(),
   account_number: p.string(),
   account_name: p.string(),
@@ -126,7 +134,13 @@ export async function insertAccount(
   em: EntityManager,
   account: Omit<
     VirtualAccountRow,
-    'total_received_minor' | 'transaction_count' | 'closure_reason' | 'closed_at' | 'created_at' | 'updated_at'
+    | 'owner_tenant_id'
+    | 'total_received_minor'
+    | 'transaction_count'
+    | 'closure_reason'
+    | 'closed_at'
+    | 'created_at'
+    | 'updated_at'
   >,
 ): Promise<boolean> {
   const inserted = await em

@@ -5,7 +5,7 @@ import type { VirtualAccountRow } from './store.ts';
 export function virtualAccountView(row: VirtualAccountRow): VirtualAccountView {
   return {
     id: row.id,
-    tenant_id: row.tenant_id,
+    tenant_id: row.owner_tenant_id,
     customer_id: row.customer_id,
     account_number: row.account_number,
     account_name: row.account_name,

@@ -99,7 +99,10 @@ function readable(response: LightMyRequestResponse, id: string) {
   return { status: response.statusCode, body: JSON.parse(text) as unknown, type: response.headers['content-type'] };
 }
 
-/** Every row of A's: tables with a tenant_id by it, the rest whole (nothing B does may touch them). */
+/**
+ * Every row of A's: tables with a tenant_id by it, A's tenant rows (its modes) by their owner, the
+ * rest whole (nothing B does may touch them; B's own live mode, made by its first live key, is B's).
+ */
 async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
   const em = db.orm.em.fork();
   const tables = await em.execute<{ table_name: string; tenant: boolean }[]>(
@@ -113,9 +116,10 @@ async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
   );
   const snapshot: Record<string, unknown[]> = {};
   for (const { table_name: table, tenant } of tables) {
+    const scope = tenant ? 'where tenant_id = ?' : table === 'tenants' ? 'where owner_id = ?' : '';
     const rows = await em.execute<{ row: string }[]>(
-      `select row_to_json(t)::text as row from "${table}" t ${tenant ? 'where tenant_id = ?' : ''} order by 1`,
-      tenant ? [tenantId] : [],
+      `select row_to_json(t)::text as row from "${table}" t ${scope} order by 1`,
+      scope ? [tenantId] : [],
     );
     snapshot[table] = rows.map((row) => row.row);
   }

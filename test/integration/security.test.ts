@@ -189,15 +189,24 @@ describe('DNS rebinding against a live key', () => {
 });
 
 describe('live keys never reach the sandbox bank', () => {
-  it('answers 403 on every operation that would reach a provider or move money, reserving nothing', async () => {
+  it('answers 403 on every operation that would reach a provider, reads included, reserving and sending nothing', async () => {
     const live = await createFundedTenant(db.orm, 1_000_000, 'live tenant', 'live');
     expect(live.apiKey).toMatch(/^sk_live_/);
+    const bankCallsBefore = await stack.bank.requestCount();
     const calls = [
       ['POST', '/api/v1/transfers', transferBody('x', { reference: 'live-1' })],
       ['POST', '/api/v1/virtual-accounts', { customer_id: 'c', account_name: 'A B' }],
       ['POST', '/api/v1/cards', { customer_id: 'c' }],
       ['POST', `/api/v1/cards/${randomUUID()}/jit-fund`, { amount_minor: 10_000 }],
+      ['POST', `/api/v1/cards/${randomUUID()}/fund`, { amount_minor: 10_000 }],
       ['POST', `/api/v1/sandbox/virtual-accounts/${randomUUID()}/credits`, { amount_minor: 10_000 }],
+      // Reads and changes that reach a provider without moving money (decisions §16).
+      ['GET', '/api/v1/banks', undefined],
+      ['GET', '/api/v1/banks/resolve?bank_code=058&account_number=0123456789', undefined],
+      ['POST', `/api/v1/cards/${randomUUID()}/lock`, {}],
+      ['POST', `/api/v1/cards/${randomUUID()}/unlock`, undefined],
+      ['POST', `/api/v1/virtual-accounts/${randomUUID()}/close`, {}],
+      ['POST', `/api/v1/identity/customers/${randomUUID()}/bvn-verification`, { bvn: '22222222222' }],
     ] as const;
     for (const [method, url, payload] of calls) {
       const { result: response, ms } = await timed(() =>
@@ -207,10 +216,12 @@ describe('live keys never reach the sandbox bank', () => {
       const error = response.json().error;
       expect(error.code).toBe(url === '/api/v1/transfers' ? 'forbidden' : 'FORBIDDEN');
       expect(error.message).toMatch(
-        url.includes('/sandbox/') ? /sandbox \(sk_test_\) key/ : /live mode has no provider configured/,
+        url.includes('/sandbox/') ? /sandbox \(sk_test_\) key/ : /live mode has no provider configured for /,
       );
       expect(ms).toBeLessThan(1_000);
     }
+    // Not one of them reached the sandbox bank.
+    expect(await stack.bank.requestCount()).toBe(bankCallsBefore);
     const wallet = await walletBalance(db.orm.em.fork(), live.tenantId);
     expect([wallet.availableMinor, wallet.pendingMinor]).toEqual([1_000_000, 0]);
     for (const table of ['transfers', 'virtual_accounts', 'cards']) {

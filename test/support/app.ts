@@ -115,15 +115,13 @@ export async function createFundedTenant(
   mode: 'test' | 'live' = 'test',
 ) {
   const em = orm.em.fork();
-  const { tenant, key } = await createTenant(em, { name, mode });
+  const { key } = await createTenant(em, { name, mode });
+  // The wallet of the key's mode: a live key's tenant id is its live mode's (decisions §16).
+  const tenantId = key.mode_tenant_id;
   if (walletMinor > 0) {
-    await postMovement(
-      em,
-      tenant.tenant_id,
-      walletFunding({ tenantId: tenant.tenant_id, reference: 'test-initial', amountMinor: walletMinor }),
-    );
+    await postMovement(em, tenantId, walletFunding({ tenantId, reference: 'test-initial', amountMinor: walletMinor }));
   }
-  return { tenantId: tenant.tenant_id, apiKey: key.api_key, keyPrefix: key.key_prefix };
+  return { tenantId, ownerTenantId: key.tenant_id, apiKey: key.api_key, keyPrefix: key.key_prefix };
 }
 
 /**
@@ -135,6 +133,7 @@ export function resolvedTestKey(tenantId: string, allowedAccountTypes: string[])
     keyId: 'k',
     mode: 'test',
     tenantId,
+    ownerTenantId: tenantId,
     tenantName: 't',
     features: [],
     dailyTransferLimitMinor: 0,

@@ -158,7 +158,7 @@ export class TenantPool {
     }));
     await this.orm.em.fork().transactional(async (tx) => {
       await tx.execute(
-        `insert into tenants (id, name) select id::uuid, 'property' from unnest(string_to_array(?, ',')) as id`,
+        `insert into tenants (id, owner_id, name) select id::uuid, id::uuid, 'property' from unnest(string_to_array(?, ',')) as id`,
         [made.map((tenant) => tenant.tenantId).join(',')],
       );
       for (const { tenantId, cardIds } of made) {

@@ -12,6 +12,8 @@ export interface TestSandboxBank {
   store: SandboxStore;
   /** POSTs to a control route and returns the JSON answer. */
   control(path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** How many requests the bank has received so far (from anyone: the gateway, the tests). */
+  requestCount(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,10 @@ export async function startSandboxBank(options: {
     authorizationUrl: options.authorizationUrl ?? `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
     callbackSecret: TEST_CALLBACK_SECRET,
   });
+  let requests = 0;
+  app.addHook('onRequest', async () => {
+    requests += 1;
+  });
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const runner = new SandboxRunner({
     store,
@@ -53,6 +59,9 @@ export async function startSandboxBank(options: {
         body: JSON.stringify(body ?? {}),
       });
       return { status: response.status, body: await response.json() };
+    },
+    async requestCount() {
+      return requests;
     },
     async close() {
       await runner.stop();

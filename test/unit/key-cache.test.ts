@@ -11,6 +11,7 @@ const resolved = (keyId: string): KeyResolution => ({
     keyId,
     mode: 'test',
     tenantId: `tenant-of-${keyId}`,
+    ownerTenantId: `tenant-of-${keyId}`,
     tenantName: 'Acme',
     features: [],
     dailyTransferLimitMinor: 0,

@@ -1,0 +1,350 @@
+// Test and live are separate worlds, even inside one tenant (decisions §16): one tenant holds a
+// sandbox key and a live key; everything the sandbox key makes, moves or reads is invisible to the
+// live key (another mode's id is 404, lists are empty), sandbox money never reaches the live wallet
+// (not through the sandbox routes, not through a sandbox provider's callback naming a live
+// account), the same Idempotency-Key or reference in the two modes are unrelated, and the live
+// wallet is funded only by an audited operator command. Tenants that already had live keys before
+// the separation get a live mode of their own, with an empty wallet, by migration 0020.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { describe, expect, inject, it } from 'vitest';
+import { migrate, openOrm } from '../../src/db/orm.ts';
+import { resolveApiKey } from '../../src/tenants/tenants.ts';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../src/tenants/api-keys.ts';
+import { walletBalance } from '../../src/ledger/ledger.ts';
+import { insertAccount } from '../../src/virtual-accounts/store.ts';
+import type { Resolver } from '../../src/webhooks/destinations.ts';
+import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
+import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+
+const TASK_QUEUE = `modes-${process.pid}`;
+// A public name for the live key's webhook endpoint (live keys need https and a public address).
+const resolver: Resolver = async (host) => {
+  if (host === 'hooks.example.test') return ['93.184.216.34'];
+  if (host === 'localhost') return ['127.0.0.1'];
+  throw new Error(`no such host ${host}`);
+};
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+useGatewayStack({ taskQueue: TASK_QUEUE, resolver, bank: { completionDelayMs: 100 } }, (started) => {
+  stack = started;
+  ({ db, app } = started);
+});
+
+/** A tenant with the identity feature, its sandbox key, then a live key issued by the operator CLI. */
+async function tenantWithBothKeys(name: string) {
+  const created = await stack.admin('tenant', 'create', '--name', name, '--feature', 'identity_customers');
+  expect(created.code).toBe(0);
+  const tenantId = created.json.tenant_id as string;
+  const live = await stack.admin('key', 'create', '--tenant', tenantId, '--live');
+  expect(live.code).toBe(0);
+  expect(live.json).toMatchObject({ tenant_id: tenantId, mode: 'live' });
+  const liveTenantId = live.json.mode_tenant_id as string;
+  expect(liveTenantId).not.toBe(tenantId);
+  return {
+    tenantId,
+    liveTenantId,
+    testKey: created.json.api_key as string,
+    liveKey: live.json.api_key as string,
+  };
+}
+
+const get = (apiKey: string, url: string) => app.inject({ method: 'GET', url, headers: auth(apiKey) });
+const post = (apiKey: string, url: string, payload?: object, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url, headers: auth(apiKey, headers), ...(payload ? { payload } : {}) });
+
+describe('a tenant with a sandbox key and a live key', () => {
+  it('keeps every object, list, event and wallet of one mode out of the other', async () => {
+    const { tenantId, liveTenantId, testKey, liveKey } = await tenantWithBothKeys('two modes');
+    expect(
+      (await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', '5000000')).json.wallet,
+    ).toMatchObject({ available_minor: 5_000_000 });
+
+    // The sandbox key makes one of each thing it can.
+    const account = await post(testKey, '/api/v1/virtual-accounts', {
+      customer_id: 'cust-1',
+      account_name: 'Ada Obi',
+    });
+    expect(account.statusCode).toBe(201);
+    const accountId = account.json().data.id as string;
+    expect(account.json().data.tenant_id).toBe(tenantId);
+    const credit = await post(testKey, `/api/v1/sandbox/virtual-accounts/${accountId}/credits`, {
+      amount_minor: 750_000,
+      reference: 'modes-credit',
+    });
+    expect(credit.statusCode).toBe(202);
+    const card = await post(testKey, '/api/v1/cards', { customer_id: 'cust-1' });
+    expect(card.statusCode).toBe(201);
+    const cardId = card.json().data.id as string;
+    const transfer = await post(testKey, '/api/v1/transfers', transferBody('modes', { reference: 'same-ref' }));
+    expect(transfer.statusCode).toBe(201);
+    const transferId = transfer.json().data.id as string;
+    const customer = await post(testKey, '/api/v1/identity/customers', {
+      external_reference: 'same-customer',
+      first_name: 'Ada',
+      last_name: 'Obi',
+    });
+    expect(customer.statusCode).toBe(201);
+    const endpoint = await registerEndpoint(app, testKey, {
+      url: 'http://localhost:9/hooks',
+      events: ['*'],
+      signing_secret: newSigningSecret(),
+    });
+    expect(endpoint.statusCode).toBe(201);
+
+    // The sandbox credit reaches the test wallet: 5,000,000 − (100,000 + 1,000 fee) + 750,000.
+    await eventually(async () => {
+      const wallet = await get(testKey, '/api/v1/wallet');
+      return wallet.json().data.available_minor === 5_649_000;
+    });
+    const testEvents = (await get(testKey, '/api/v1/events?limit=100')).json().data;
+    expect(testEvents.pagination.total).toBeGreaterThanOrEqual(5);
+    const testEventId = testEvents.items[0].id as string;
+
+    // The live key sees none of it: another mode's id is 404, lists are empty, its wallet is its own.
+    expect((await get(liveKey, '/api/v1/wallet')).json().data).toMatchObject({
+      available_minor: 0,
+      pending_minor: 0,
+    });
+    for (const [url, code] of [
+      [`/api/v1/virtual-accounts/${accountId}`, 'NOT_FOUND'],
+      [`/api/v1/cards/${cardId}`, 'NOT_FOUND'],
+      [`/api/v1/cards/${cardId}/balance`, 'NOT_FOUND'],
+      [`/api/v1/transfers/${transferId}`, 'not_found'],
+      [`/api/v1/identity/customers/${customer.json().data.id}`, 'NOT_FOUND'],
+      [`/api/v1/events/${testEventId}`, 'NOT_FOUND'],
+    ] as const) {
+      const response = await get(liveKey, url);
+      expect({ url, status: response.statusCode, code: response.json().error.code }).toEqual({
+        url,
+        status: 404,
+        code,
+      });
+    }
+    for (const url of ['/api/v1/virtual-accounts', '/api/v1/cards', '/api/v1/webhook-endpoints', '/api/v1/events']) {
+      const response = await get(liveKey, url);
+      expect({ url, status: response.statusCode, items: response.json().data.items }).toEqual({
+        url,
+        status: 200,
+        items: [],
+      });
+    }
+    const liveTransfers = await get(liveKey, '/api/v1/transfers');
+    expect([liveTransfers.json().data, liveTransfers.json().pagination.total]).toEqual([[], 0]);
+    expect((await get(liveKey, '/api/v1/webhook-deliveries')).json().data.items).toEqual([]);
+    // Nor can it act on a test object: the sandbox routes are the sandbox key's, the rest 404 or 403.
+    expect(
+      (await post(liveKey, `/api/v1/sandbox/virtual-accounts/${accountId}/credits`, { amount_minor: 1 })).statusCode,
+    ).toBe(403);
+    expect((await post(liveKey, `/api/v1/cards/${cardId}/lock`, {})).statusCode).toBe(403);
+
+    // The sandbox key's view is untouched by the live key's requests, and sees nothing live.
+    expect((await get(testKey, `/api/v1/virtual-accounts/${accountId}`)).json().data).toMatchObject({
+      total_received_minor: 750_000,
+      transaction_count: 1,
+    });
+    expect((await get(liveKey, '/api/v1/wallet')).json().data.available_minor).toBe(0);
+    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(0);
+    expect((await walletBalance(db.orm.em.fork(), tenantId)).availableMinor).toBe(5_649_000);
+  });
+
+  it('treats the same Idempotency-Key and the same reference in the two modes as unrelated', async () => {
+    const { testKey, liveKey } = await tenantWithBothKeys('same keys');
+    const key = { 'idempotency-key': 'one-key-two-modes' };
+    const first = await post(
+      testKey,
+      '/api/v1/webhook-endpoints',
+      { url: 'http://localhost:9/a', events: ['*'], signing_secret: newSigningSecret() },
+      key,
+    );
+    expect(first.statusCode).toBe(201);
+    // Another body under the same key: in the same mode that is 422; in the other mode it is a new request.
+    const other = await post(
+      liveKey,
+      '/api/v1/webhook-endpoints',
+      { url: 'https://hooks.example.test/b', events: ['transfer.settled'], signing_secret: newSigningSecret() },
+      key,
+    );
+    expect(other.statusCode).toBe(201);
+    expect(other.json().data.id).not.toBe(first.json().data.id);
+    const reused = await post(
+      testKey,
+      '/api/v1/webhook-endpoints',
+      { url: 'http://localhost:9/c', events: ['*'], signing_secret: newSigningSecret() },
+      key,
+    );
+    expect([reused.statusCode, reused.json().error.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+    expect(
+      (await get(testKey, '/api/v1/webhook-endpoints')).json().data.items.map((e: { id: string }) => e.id),
+    ).toEqual([first.json().data.id]);
+    expect(
+      (await get(liveKey, '/api/v1/webhook-endpoints')).json().data.items.map((e: { id: string }) => e.id),
+    ).toEqual([other.json().data.id]);
+
+    // One external_reference, two customers: one per mode.
+    const body = { external_reference: 'ext-both', first_name: 'Ada', last_name: 'Obi' };
+    const inTest = await post(testKey, '/api/v1/identity/customers', body);
+    const inLive = await post(liveKey, '/api/v1/identity/customers', body);
+    expect([inTest.statusCode, inLive.statusCode]).toEqual([201, 201]);
+    expect(inLive.json().data.id).not.toBe(inTest.json().data.id);
+  });
+
+  it('funds the live wallet only by the audited operator command, and never from the sandbox', async () => {
+    const { tenantId, liveTenantId, liveKey } = await tenantWithBothKeys('live funding');
+    const funded = await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', '250000', '--live');
+    expect(funded.json).toMatchObject({
+      tenant_id: tenantId,
+      mode: 'live',
+      mode_tenant_id: liveTenantId,
+      amount_minor: 250_000,
+      applied: true,
+      wallet: { available_minor: 250_000, pending_minor: 0 },
+    });
+    expect((await get(liveKey, '/api/v1/wallet')).json().data.available_minor).toBe(250_000);
+    expect((await walletBalance(db.orm.em.fork(), tenantId)).availableMinor).toBe(0);
+    const audit = await stack.admin('audit', 'list', '--limit', '5');
+    expect(audit.json.items[0]).toMatchObject({ command: 'wallet fund', operator: 'ops-test' });
+    expect(audit.json.items[0].arguments).toMatchObject({ tenant: tenantId, live: true, 'amount-minor': '250000' });
+
+    // A live account under a sandbox provider's name (no route makes one: it stands for an account
+    // number the sandbox bank might name). The sandbox bank's credit for it is refused, counted nowhere.
+    const accountId = randomUUID();
+    await insertAccount(db.orm.em.fork(), {
+      id: accountId,
+      tenant_id: liveTenantId,
+      customer_id: 'live-cust',
+      account_number: '8199999999',
+      account_name: 'Live Account',
+      bank_code: '035',
+      bank_name: 'Wema Bank',
+      provider: 'wema',
+      provider_reference: `live-${accountId}`,
+      status: 'active',
+      account_type: 'standard',
+      metadata: null,
+      request_id: null,
+      expires_at: null,
+    });
+    // The sandbox bank's credit notice for it, signed as the sandbox bank signs.
+    const sent = await postSignedCallback(app, creditCallback(`evt-${accountId}`, '8199999999', 'sandbox-to-live'));
+    expect(sent.statusCode).toBe(200);
+    const refused = await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ status: string; refusal_reason: string }[]>(
+          'select status, refusal_reason from inbound_credits where virtual_account_id = ?',
+          [accountId],
+        );
+      return row;
+    });
+    expect(refused).toEqual({ status: 'refused', refusal_reason: 'provider wema does not serve live-mode accounts' });
+    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(250_000);
+    const [totals] = await db.orm.em
+      .fork()
+      .execute<{ total: string; count: number }[]>(
+        'select total_received_minor::text as total, transaction_count as count from virtual_accounts where id = ?',
+        [accountId],
+      );
+    expect(totals).toEqual({ total: '0', count: 0 });
+  });
+
+  it("never lets the sandbox bank's word about a transfer touch a live one", async () => {
+    const { liveTenantId } = await tenantWithBothKeys('live transfer');
+    // A live transfer as the books hold it: failed at creation, nothing reserved (no route makes one
+    // in a deployment without a live provider; it stands for one a live bank took).
+    const transferId = randomUUID();
+    await db.orm.em.fork().execute(
+      `insert into transfers (id, tenant_id, reference, request_hash, amount_minor, fee_minor, recipient_account,
+         recipient_bank_code, recipient_bank, recipient_name, narration, status, failure_reason)
+       values (?, ?, 'live-ref', 'h', 100000, 1000, '0123456789', '058', 'Guaranty Trust Bank', 'X', 'n', 'failed', 'x')`,
+      [transferId, liveTenantId],
+    );
+    const answer = await postSignedCallback(app, {
+      event_id: `evt-${transferId}`,
+      type: 'transfer.successful',
+      data: { reference: transferId, session_id: 's', response_code: '00' },
+    });
+    expect(answer.statusCode).toBe(200);
+    const [recorded] = await db.orm.em
+      .fork()
+      .execute<{ dispatch_result: string }[]>('select dispatch_result from provider_callbacks where event_id = ?', [
+        `evt-${transferId}`,
+      ]);
+    expect(recorded?.dispatch_result).toBe('ignored: sandbox-bank does not serve live-mode transfers');
+    // Not even kept as a discrepancy: the sandbox bank is no witness to live money.
+    const discrepancies = await db.orm.em
+      .fork()
+      .execute('select 1 from transfer_discrepancies where transfer_id = ?', [transferId]);
+    expect(discrepancies).toEqual([]);
+  });
+
+  it('refuses to fund a live wallet that does not exist yet, naming the way to make it', async () => {
+    const created = await stack.admin('tenant', 'create', '--name', 'test only');
+    const tenantId = created.json.tenant_id as string;
+    const refused = await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', '100', '--live');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`tenant ${tenantId} has no live mode yet: issue it a live key first`);
+    const listed = await stack.admin('tenant', 'list');
+    expect(listed.json.tenants.find((t: { tenant_id: string }) => t.tenant_id === tenantId)).toMatchObject({
+      live_tenant_id: null,
+    });
+  });
+});
+
+describe('migration 0020 on a database made before it', () => {
+  it('keeps existing rows in test mode and moves existing live keys to a new live mode with an empty wallet', async () => {
+    const name = `gw_modes_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const adminClient = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+    await adminClient.connect();
+    await adminClient.query(`create database ${name}`);
+    const url = new URL(inject('adminDatabaseUrl'));
+    url.pathname = `/${name}`;
+    const orm = await openOrm({ databaseUrl: url.toString(), poolMax: 2 });
+    try {
+      await orm.migrator.up({ to: '0019-virtual-account-bvns' });
+      const em = orm.em.fork();
+      const tenantId = randomUUID();
+      await em.execute(`insert into tenants (id, name) values (?, 'before')`, [tenantId]);
+      await em.execute(
+        `insert into ledger_accounts (id, tenant_id, code, currency, balance_minor) values
+           (gen_random_uuid(), ?, 'wallet', 'NGN', 0), (gen_random_uuid(), ?, 'in_flight', 'NGN', 0)`,
+        [tenantId, tenantId],
+      );
+      const keys = { test: generateApiKey('test'), live: generateApiKey('live') };
+      for (const [mode, apiKey] of Object.entries(keys)) {
+        await em.execute(
+          `insert into api_keys (id, tenant_id, mode, prefix, key_hash) values (gen_random_uuid(), ?, ?, ?, ?)`,
+          [tenantId, mode, keyPrefix(apiKey), hashApiKey(apiKey)],
+        );
+      }
+      expect(await migrate(orm)).toContain('0020-modes');
+
+      const test = await resolveApiKey(orm.em.fork(), keys.test);
+      const live = await resolveApiKey(orm.em.fork(), keys.live);
+      if (!test.ok || !live.ok) throw new Error('a key no longer resolves');
+      expect(test.key).toMatchObject({ tenantId, ownerTenantId: tenantId, mode: 'test' });
+      expect(live.key).toMatchObject({ ownerTenantId: tenantId, mode: 'live', tenantName: 'before' });
+      expect(live.key.tenantId).not.toBe(tenantId);
+      expect((await walletBalance(orm.em.fork(), live.key.tenantId)).availableMinor).toBe(0);
+      // The database refuses a key whose mode is not its tenant row's.
+      await expect(
+        orm.em
+          .fork()
+          .execute(
+            `insert into api_keys (id, tenant_id, mode, prefix, key_hash) values (gen_random_uuid(), ?, 'live', 'sk_live_x', 'h')`,
+            [tenantId],
+          ),
+      ).rejects.toThrow(/api_keys_tenant_mode/);
+    } finally {
+      await orm.close();
+      await adminClient.query(`drop database if exists ${name} with (force)`);
+      await adminClient.end();
+    }
+  });
+});
