@@ -362,8 +362,12 @@ export class CardService {
     if (!processor.simulateSettlement) {
       throw new ApiError('failed_precondition', `card processor ${processor.name} cannot simulate clearings`);
     }
+    const card = await this.row(tenant.tenantId, authorization.card_id);
     try {
-      await processor.simulateSettlement(authorization.id, action);
+      await processor.simulateSettlement(
+        { cardReference: card.processor_reference, authorizationId: authorization.id },
+        action,
+      );
     } catch (error) {
       throw new ApiError('unavailable', 'the sandbox card processor could not send it right now', null, {
         cause: error,
