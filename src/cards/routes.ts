@@ -27,6 +27,7 @@ import {
   SandboxClearBody,
   SandboxPurchaseBody,
   SandboxPurchaseView,
+  SandboxReverseBody,
   SandboxSettlementView,
   SecuritySettings,
   UpdateCardBody,
@@ -256,32 +257,15 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     '/api/v1/sandbox/card-authorizations/:authorization_id/clear',
     {
       config: { reachesProvider: true },
-      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor clears (captures) an authorization', {
-        params: AuthorizationParams,
-        body: SandboxClearBody,
-        response: { 202: envelopeSchema(SandboxSettlementView) },
-      }),
-    },
-    async (request, reply) =>
-      reply.status(202).send(
-        ok(
-          request,
-          await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, {
-            kind: 'clear',
-            amountMinor: request.body.amount_minor,
-          }),
-        ),
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: the card processor clears (captures) an authorization (card_id when two of your cards have its id)',
+        {
+          params: AuthorizationParams,
+          body: SandboxClearBody,
+          response: { 202: envelopeSchema(SandboxSettlementView) },
+        },
       ),
-  );
-
-  typed.post(
-    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
-    {
-      config: { reachesProvider: true },
-      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor reverses an authorization (no body)', {
-        params: AuthorizationParams,
-        response: { 202: envelopeSchema(SandboxSettlementView) },
-      }),
     },
     async (request, reply) =>
       reply
@@ -289,7 +273,40 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         .send(
           ok(
             request,
-            await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, { kind: 'reverse' }),
+            await deps.cards.sandboxSettle(
+              tenantOf(request),
+              { authorizationId: request.params.authorization_id, cardId: request.body.card_id },
+              { kind: 'clear', amountMinor: request.body.amount_minor },
+            ),
+          ),
+        ),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
+    {
+      config: { reachesProvider: true },
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: the card processor reverses an authorization (no body, or card_id when two of your cards have its id)',
+        {
+          params: AuthorizationParams,
+          body: SandboxReverseBody,
+          response: { 202: envelopeSchema(SandboxSettlementView) },
+        },
+      ),
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          ok(
+            request,
+            await deps.cards.sandboxSettle(
+              tenantOf(request),
+              { authorizationId: request.params.authorization_id, cardId: request.body?.card_id },
+              { kind: 'reverse' },
+            ),
           ),
         ),
   );

@@ -155,11 +155,19 @@ export interface AuthorizationAmounts {
   amountMinor: number;
 }
 
+/**
+ * An authorization's journal key: its card and its id, since ids are the processor's per card
+ * (decisions §16). Entries written before that (migration 0021) keep `card-authorization:<id>:…`;
+ * no key of this form can take that form, and `ledger verify` recognises both.
+ */
+const authorizationEntryKey = (authorization: AuthorizationAmounts, step: 'hold' | 'clear' | 'release') =>
+  `card:${authorization.cardId}:authorization:${authorization.authorizationId}:${step}`;
+
 /** An approved authorization: the amount moves from the card to the card's holds. */
 export function cardAuthorizationHold(authorization: AuthorizationAmounts): Movement {
   positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:hold`,
+    idempotencyKey: authorizationEntryKey(authorization, 'hold'),
     kind: 'card_authorization_hold',
     description: `hold for authorization ${authorization.authorizationId}`,
     postings: [
@@ -182,7 +190,7 @@ export function cardAuthorizationClear(authorization: AuthorizationAmounts & { c
     );
   }
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:clear`,
+    idempotencyKey: authorizationEntryKey(authorization, 'clear'),
     kind: 'card_authorization_clear',
     description: `authorization ${authorization.authorizationId} cleared for ${authorization.clearedMinor}`,
     postings: withoutZeros([
@@ -197,7 +205,7 @@ export function cardAuthorizationClear(authorization: AuthorizationAmounts & { c
 export function cardAuthorizationRelease(authorization: AuthorizationAmounts): Movement {
   positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:release`,
+    idempotencyKey: authorizationEntryKey(authorization, 'release'),
     kind: 'card_authorization_release',
     description: `authorization ${authorization.authorizationId} reversed`,
     postings: [
