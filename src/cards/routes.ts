@@ -7,7 +7,7 @@ import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
 import { tenantRouteSchema } from '../http/route-docs.ts';
 import {
   AuthorizationList,
@@ -218,14 +218,25 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.get(
     '/api/v1/cards/:card_id/funding/history',
     {
-      schema: doc('Card funding history, newest first', { params, response: { 200: envelopeSchema(FundingHistory) } }),
+      // Paginated like the virtual-account list (decisions §16), wrapper payloads refused alike.
+      preValidation: refuseWrapperPayloads,
+      schema: doc('Card funding history, newest first', {
+        params,
+        querystring: PaginationQuery,
+        response: { 200: envelopeSchema(FundingHistory) },
+      }),
     },
-    async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
+    async (request) =>
+      ok(
+        request,
+        await deps.cards.history(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query)),
+      ),
   );
 
   typed.get(
     '/api/v1/cards/:card_id/authorizations',
     {
+      preValidation: refuseWrapperPayloads,
       schema: doc('Card authorizations (purchases the processor asked about), newest first', {
         params,
         querystring: PaginationQuery,

@@ -69,7 +69,7 @@ export const FundingView = z.object({
 });
 export type FundingView = z.infer<typeof FundingView>;
 
-export const FundingHistory = z.object({ items: z.array(FundingView) });
+export const FundingHistory = z.object({ items: z.array(FundingView), pagination: PaginationSchema });
 
 /** Lock, unlock and fund answer 202 once the card's workflow has the operation. */
 export const OperationAccepted = z.object({

@@ -284,10 +284,11 @@ export class CardService {
     return autoReloadView(card);
   }
 
-  async history(tenantId: string, cardId: string) {
+  /** The card's fundings, newest first, paginated like every list (decisions §16). */
+  async history(tenantId: string, cardId: string, window: Window) {
     const card = await this.row(tenantId, cardId);
-    const rows = await fundingsOf(this.deps.orm.em.fork(), card.id);
-    return { items: rows.map(fundingView) };
+    const { rows, total } = await fundingsOf(this.deps.orm.em.fork(), card.id, window);
+    return { items: rows.map(fundingView), pagination: paginationView(window, total) };
   }
 
   /**

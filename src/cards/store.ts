@@ -248,8 +248,9 @@ export async function insertFunding(
   });
 }
 
-export async function fundingsOf(em: EntityManager, cardId: string): Promise<FundingRow[]> {
-  return em.find(CardFunding, { card_id: cardId }, { orderBy: NEWEST_FIRST });
+/** A page of the card's fundings, newest first. */
+export async function fundingsOf(em: EntityManager, cardId: string, window: Window): Promise<Page<FundingRow>> {
+  return pageOf(em, CardFunding, { card_id: cardId }, NEWEST_FIRST, window);
 }
 
 /** A funding and its card; `lock` holds the funding's row for the caller's transaction. */

@@ -984,4 +984,33 @@ describe('card authorizations', () => {
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 0 });
     expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 6_000, held: 4_000 });
   });
+
+  it('pages a card’s authorizations newest first, 20 by default and at most 100', async () => {
+    const tenant = await cardWith(0, 100_000);
+    for (let index = 0; index < 25; index += 1) {
+      await authorizationRequest(tenant.cardReference, `auth_page_${String(index).padStart(2, '0')}`, 1_000);
+    }
+    const page = async (query: string) =>
+      (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations${query}`)).json().data as {
+        items: { id: string }[];
+        pagination: Record<string, unknown>;
+      };
+    const first = await page('');
+    expect(first.items).toHaveLength(20);
+    expect(first.pagination).toEqual({ page: 1, limit: 20, offset: 0, total: 25, pages: 2, has_more: true });
+    const second = await page('?page=2');
+    expect(second.pagination).toEqual({ page: 2, limit: 20, offset: 20, total: 25, pages: 2, has_more: false });
+    expect([...first.items, ...second.items].map((item) => item.id)).toEqual(
+      Array.from({ length: 25 }, (_, index) => `auth_page_${String(24 - index).padStart(2, '0')}`),
+    );
+    expect((await page('?offset=24&limit=5')).items.map((item) => item.id)).toEqual(['auth_page_00']);
+    expectFieldRefused(
+      await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations?limit=101`),
+      'limit',
+    );
+    expectFieldRefused(
+      await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations?filters[status]=pending`),
+      'filters[status]',
+    );
+  });
 });
