@@ -29,6 +29,7 @@ import {
   pendingHolds,
   settleAuthorization,
 } from '../cards/authorizations.ts';
+import { refusedLoadAlerts } from '../cards/store.ts';
 import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
@@ -134,6 +135,7 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   reconcile report  --date YYYY-MM-DD [--run ID] [--all]   (the day's latest run; --all lists matched items too)
   cards holds       [--older-than 7d]   (card authorizations still holding money, oldest first)
   cards release-hold --authorization ID [--card CARD_ID] --note TEXT [--operator NAME]   (as the processor's reversal would)
+  cards alerts      [--limit 100]   (refused card loads whose money purchases had already spent, newest first)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout.`;
 
@@ -633,6 +635,19 @@ export const COMMANDS: Record<string, AdminCommand> = {
         operator: operatorOf(values),
         authorization: authorizationView(released),
       };
+    },
+  },
+  // A card load the processor refused after purchases had spent its money (activities/cards.ts):
+  // the funding failed, what the card still held went back to the wallet, the rest is listed here.
+  'cards alerts': {
+    options: { limit: { type: 'string' } },
+    async run(em, values) {
+      const raw = text(values, 'limit') ?? '100';
+      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+        throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
+      }
+      const { items, count, unrecoveredMinor } = await refusedLoadAlerts(em, Number(raw));
+      return { count, unrecovered_minor: unrecoveredMinor, items };
     },
   },
   'virtual-account freeze': freezeCommand(true),

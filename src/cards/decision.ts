@@ -350,6 +350,7 @@ function fundingRow(
     idempotency_key: funding.idempotencyKey,
     failure_reason: null,
     source: funding.source,
+    unrecovered_minor: 0,
     created_at: now,
     completed_at: funding.status === 'succeeded' ? now : null,
   };

@@ -135,13 +135,29 @@ export function cardFunding(funding: { fundingId: string; cardId: string; amount
   };
 }
 
-/** The processor refused a funding for good: the money goes back from the card to the wallet. */
-export function cardFundingReverse(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+/**
+ * The processor refused a funding for good: the money goes back from the card to the wallet. All
+ * of it, or (`fundingMinor` more than `amountMinor`) what the card still held of it when purchases
+ * had already spent the rest (activities/cards.ts).
+ */
+export function cardFundingReverse(funding: {
+  fundingId: string;
+  cardId: string;
+  amountMinor: number;
+  fundingMinor?: number;
+}): Movement {
   positiveMinor(funding.amountMinor, 'amount');
+  const whole = funding.fundingMinor ?? funding.amountMinor;
+  if (whole < funding.amountMinor) {
+    throw new RangeError(`cannot return ${funding.amountMinor} of a funding of ${whole}`);
+  }
   return {
     idempotencyKey: `card-funding:${funding.fundingId}:reverse`,
     kind: 'card_funding_reverse',
-    description: `card processor refused funding ${funding.fundingId}`,
+    description:
+      whole === funding.amountMinor
+        ? `card processor refused funding ${funding.fundingId}`
+        : `card processor refused funding ${funding.fundingId}: ${funding.amountMinor} of ${whole} returned, the rest already spent on the card`,
     postings: [
       { account: { card: funding.cardId }, amountMinor: -funding.amountMinor },
       { account: wallet, amountMinor: funding.amountMinor },

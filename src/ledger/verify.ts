@@ -12,8 +12,9 @@
 //                             (the placeholder of runs recorded before the create path settled its
 //                             reservations), and moved no money
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
-//                             pending whose money has moved, less its pending holds and what its
-//                             cleared authorizations took
+//                             pending whose money has moved, plus what refused loads could not take
+//                             back (their `unrecovered_minor`: purchases had spent it), less its
+//                             pending holds and what its cleared authorizations took
 //   holds_match_authorizations every card's hold account equals its pending authorizations' amounts
 //   authorizations_match_journal every authorization (a card and the processor's id) has exactly the
 //                             entries its decision and status say, on its own card's hold account:
@@ -102,7 +103,8 @@ const CHECKS: { name: string; sql: string }[] = [
                    coalesce(sum(f.amount_minor) filter (
                      where f.status = 'succeeded'
                         or (f.status = 'pending' and exists (
-                              select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0) as expected_minor
+                              select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0)
+                   + coalesce(sum(f.unrecovered_minor) filter (where f.status = 'failed'), 0) as expected_minor
               from cards c left join card_fundings f on f.card_id = c.id
              group by c.id, c.tenant_id),
           spent as (

@@ -985,6 +985,67 @@ describe('card authorizations', () => {
     expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 6_000, held: 4_000 });
   });
 
+  it('ends a refused load whose money a purchase already holds with an alert, and the card’s queue goes on', async () => {
+    const tenant = await cardWith(500_000, 0);
+    // The processor cannot take the load for now (the gateway retries it), while the money is
+    // already on the card in the books: a purchase holds 200,000 of it.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'unavailable' });
+    const funded = await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/fund`, { amount_minor: 300_000 });
+    expect(funded.statusCode).toBe(202);
+    const fundingId = funded.json().data.funding_id as string;
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 300_000);
+    expect((await purchase(tenant.apiKey, tenant.cardId, 200_000)).decision).toBe('approved');
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 200_000 });
+    // Then it refuses the load for good. Only 100,000 of the funding is still on the card.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'refuse' });
+    expect((await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/lock`)).statusCode).toBe(202);
+    // The lock behind it applies: the queue was not frozen by a reversal that can never succeed.
+    await eventually(
+      async () => (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`)).json().data.status === 'locked',
+      60_000,
+    );
+    const history = (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/funding/history`)).json().data
+      .items;
+    expect(history).toMatchObject([
+      { id: fundingId, amount_minor: 300_000, status: 'failed', failure_reason: 'processor_refused' },
+    ]);
+    // What the card still held of it went back to the wallet; what the purchase holds stays held.
+    expect(await wallet(tenant.apiKey)).toBe(300_000);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 200_000 });
+    const alerts = await stack.admin('cards', 'alerts');
+    expect(alerts.code).toBe(0);
+    const alert = alerts.json.items.find((item: { funding_id: string }) => item.funding_id === fundingId);
+    expect(alert).toEqual({
+      kind: 'refused_load_spent',
+      tenant_id: tenant.tenantId,
+      card_id: tenant.cardId,
+      funding_id: fundingId,
+      amount_minor: 300_000,
+      returned_minor: 100_000,
+      unrecovered_minor: 200_000,
+      failure_reason: 'processor_refused',
+      created_at: expect.any(String),
+      completed_at: expect.any(String),
+    });
+    expect(alerts.json).toMatchObject({ count: expect.any(Number), unrecovered_minor: expect.any(Number) });
+    const types = await eventTypes(tenant.tenantId);
+    expect(types.filter((type) => type === 'card.funding_failed')).toHaveLength(1);
+    expect(types.filter((type) => type === 'card.funded')).toHaveLength(0);
+    // The purchase still settles from its hold: the books stay whole (checked after each test).
+    const [held] = await authorizations(tenant.apiKey, tenant.cardId);
+    await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${held!.id}/clear`, {
+      amount_minor: 200_000,
+    });
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 0);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 0 });
+    // A later load on the card, accepted again, works as ever.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'accept' });
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/unlock`);
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/fund`, { amount_minor: 50_000 });
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 50_000);
+    expect(await wallet(tenant.apiKey)).toBe(250_000);
+  });
+
   it('pages a card’s authorizations newest first, 20 by default and at most 100', async () => {
     const tenant = await cardWith(0, 100_000);
     for (let index = 0; index < 25; index += 1) {

@@ -10,6 +10,10 @@
 // reversed`. New ones carry the card: `card:<card_id>:authorization:<id>:…` (src/ledger/movements.ts,
 // src/cards/authorizations.ts), a form no old key can take, so the two never meet; `admin ledger
 // verify` recognises both (src/ledger/verify.ts, `authorizations_match_journal`).
+//
+// A refused card load whose money an authorization already spent (activities/cards.ts): the funding
+// fails and records what could not go back to the wallet, which operators list (`admin cards
+// alerts`) and the card's books count (`cards_match_fundings`).
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0021CardAuthorizationsPerCard = sqlMigration('0021-card-authorizations-per-card', [
@@ -22,4 +26,7 @@ export const Migration0021CardAuthorizationsPerCard = sqlMigration('0021-card-au
   // A void whose authorization was decided on one card belongs to that card.
   `update card_authorization_voids v set card_id = a.card_id
      from card_authorizations a where a.id = v.id and v.card_id is null`,
+  `alter table card_fundings add column unrecovered_minor bigint not null default 0
+     check (unrecovered_minor >= 0 and unrecovered_minor <= amount_minor)`,
+  'create index card_fundings_unrecovered_idx on card_fundings (created_at desc, id desc) where unrecovered_minor > 0',
 ]);
