@@ -853,10 +853,20 @@ describe('card authorizations', () => {
     ).toMatchObject({ cleared_minor: 50_000 });
     expect((await listed(second))[2]).toEqual(['auth_shared_a', 70_000, 'reversed']);
     // The processor's repeat of tenant 1's clearing, named by card: refused, moves nothing.
-    await stack.bank.control('/control/card-authorizations/auth_shared_a/clear', {
+    const repeated = await stack.bank.control('/control/card-authorizations/auth_shared_a/clear', {
       amount_minor: 50_000,
       card_reference: first.cardReference,
     });
+    expect(repeated.status).toBe(202);
+    await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ dispatch_result: string | null }[]>(
+          `select dispatch_result from provider_callbacks where event_id = ?`,
+          [repeated.body.event_id],
+        );
+      return row?.dispatch_result ?? undefined;
+    }).then((result) => expect(result).toBe('refused: authorization auth_shared_a is cleared'));
     expect((await settlementBalance()) - settledBefore).toBe(50_000);
     // Events are per card too: one decision event per (card, id).
     const decided = await db.orm.em.fork().execute<{ tenant_id: string; source_key: string }[]>(
@@ -925,6 +935,11 @@ describe('card authorizations', () => {
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 25_000, held: 25_000 });
     expect(await balance(tenant.apiKey, secondCard)).toEqual({ available: 25_000, held: 15_000 });
 
+    // The processor's own control route cannot guess the card of an id that two cards have.
+    expect(await stack.bank.control('/control/card-authorizations/auth_twice/reverse')).toEqual({
+      status: 409,
+      body: { message: 'authorization auth_twice is on several cards: name one with card_reference' },
+    });
     const url = '/api/v1/sandbox/card-authorizations/auth_twice';
     const ambiguous = await call('POST', tenant.apiKey, `${url}/clear`, { amount_minor: 10_000 });
     expectFieldRefused(ambiguous, 'card_id');
