@@ -2,6 +2,7 @@
 // fundings, the ledger and events, each change with its event in one transaction). Every
 // activity is idempotent on its operation or funding id.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { cardView, fundingView } from '../src/cards/views.ts';
 import {
@@ -15,7 +16,13 @@ import {
   setCardStatus,
 } from '../src/cards/store.ts';
 import { recordEvent } from '../src/events/events.ts';
-import { InsufficientFundsError, UnknownAccountError, openCardAccount, postMovement } from '../src/ledger/ledger.ts';
+import {
+  InsufficientFundsError,
+  UnknownAccountError,
+  cardAccountCode,
+  openCardAccount,
+  postMovement,
+} from '../src/ledger/ledger.ts';
 import type { CardIssueInput } from '../workflows/card-definitions.ts';
 import type { Currency } from '../src/ledger/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
@@ -35,6 +42,21 @@ async function postCardMovement(em: EntityManager, card: CardRow, movement: Move
   }
 }
 
+/**
+ * The card's available balance, its account and the wallet locked in id order (as every posting
+ * and the authorization decision lock them), for the caller's transaction.
+ */
+async function lockedCardBalance(tx: EntityManager, card: CardRow): Promise<number> {
+  const rows = await tx.execute<{ code: string; balance_minor: string }[]>(
+    `select code, balance_minor::text as balance_minor from ledger_accounts
+      where tenant_id = ? and currency = ? and code in (?, 'wallet') order by id for update`,
+    [card.tenant_id, card.currency, cardAccountCode(card.id)],
+  );
+  const account = rows.find((row) => row.code === cardAccountCode(card.id));
+  if (!account) throw ApplicationFailure.nonRetryable(`card ${card.id} has no account`, 'card_account_missing');
+  return Number(account.balance_minor);
+}
+
 async function fundingWithCard(em: EntityManager, fundingId: string, lock = false) {
   const found = await findFundingWithCard(em, fundingId, lock);
   if (!found) throw ApplicationFailure.nonRetryable(`no card funding ${fundingId}`, 'unknown_funding');
@@ -45,7 +67,7 @@ async function finishFunding(
   em: EntityManager,
   funding: FundingRow,
   card: CardRow,
-  outcome: { status: 'succeeded' | 'failed'; reason?: string },
+  outcome: { status: 'succeeded' | 'failed'; reason?: string; unrecoveredMinor?: number },
 ) {
   const updated = await finishFundingRow(em, funding.id, outcome);
   if (!updated) return;
@@ -169,7 +191,18 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
     /**
      * Loads the card at the processor (idempotent there on the funding id), then marks it funded.
      * A processor that is down is retried; one that refuses for good gets the money back: card →
-     * wallet, and the funding fails.
+     * wallet, and the funding fails (`processor_refused`).
+     *
+     * The money is on the card in the books from the debit on, so while the load waits (the
+     * processor down, then refusing) authorizations may approve against it and hold it. The
+     * refusal then returns to the wallet what the card still holds of the funding — its available
+     * balance, up to the funding's amount — never more: the rest is held or cleared for purchases
+     * the gateway approved, and the processor settles those from their holds. That rest is the
+     * funding's `unrecovered_minor`; it stays on the card's side of the books (cards_match_fundings
+     * counts it as funded), and it is an alert for operators: logged at error level with the card,
+     * the funding and the amount, listed by `admin cards alerts`, counted by the API's metrics. The
+     * funding ends here either way, so the card's queue goes on: returning the whole amount from a
+     * card that no longer has it failed for ever and froze every later operation of the card.
      */
     async loadCardAtProcessor(input: { fundingId: string }): Promise<void> {
       const { funding, card } = await fundingWithCard(orm.em.fork(), input.fundingId);
@@ -185,21 +218,39 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
         if (!(error instanceof ProviderError) || error.transient) throw error;
         refused = true;
       }
-      await orm.em.fork().transactional(async (tx) => {
+      const unrecovered = await orm.em.fork().transactional(async (tx) => {
         const locked = await fundingWithCard(tx, input.fundingId, true);
-        if (locked.funding.status !== 'pending') return;
-        if (!refused) return finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
-        await postCardMovement(
-          tx,
-          card,
-          cardFundingReverse({
-            fundingId: funding.id,
-            cardId: card.id,
-            amountMinor: locked.funding.amount_minor,
-          }),
-        );
-        return finishFunding(tx, locked.funding, locked.card, { status: 'failed', reason: 'processor_refused' });
+        if (locked.funding.status !== 'pending') return 0;
+        if (!refused) {
+          await finishFunding(tx, locked.funding, locked.card, { status: 'succeeded' });
+          return 0;
+        }
+        const amount = locked.funding.amount_minor;
+        const returned = Math.min(amount, await lockedCardBalance(tx, locked.card));
+        if (returned > 0) {
+          await postCardMovement(
+            tx,
+            card,
+            cardFundingReverse({ fundingId: funding.id, cardId: card.id, amountMinor: returned, fundingMinor: amount }),
+          );
+        }
+        await finishFunding(tx, locked.funding, locked.card, {
+          status: 'failed',
+          reason: 'processor_refused',
+          unrecoveredMinor: amount - returned,
+        });
+        return amount - returned;
       });
+      if (unrecovered > 0) {
+        log.error('card processor refused a load whose money purchases had already spent: not all of it returned', {
+          tenantId: card.tenant_id,
+          cardId: card.id,
+          fundingId: funding.id,
+          amountMinor: funding.amount_minor,
+          returnedMinor: funding.amount_minor - unrecovered,
+          unrecoveredMinor: unrecovered,
+        });
+      }
     },
 
     /** An operation the workflow could not apply: recorded as failed, so the card's queue goes on. */

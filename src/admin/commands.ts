@@ -23,7 +23,14 @@ import {
 } from '../tenants/tenants.ts';
 import { Tenant } from '../db/entities.ts';
 import { virtualAccountView } from '../virtual-accounts/views.ts';
-import { CardAuthorization, authorizationView, pendingHolds, settleAuthorization } from '../cards/authorizations.ts';
+import {
+  CardAuthorization,
+  authorizationView,
+  findAuthorizations,
+  pendingHolds,
+  settleAuthorization,
+} from '../cards/authorizations.ts';
+import { refusedLoadAlerts } from '../cards/store.ts';
 import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
@@ -128,7 +135,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   reconcile run     --date YYYY-MM-DD [--wait 60s]   (the bank's statement of that UTC day against our books)
   reconcile report  --date YYYY-MM-DD [--run ID] [--all]   (the day's latest run; --all lists matched items too)
   cards holds       [--older-than 7d]   (card authorizations still holding money, oldest first)
-  cards release-hold --authorization ID --note TEXT [--operator NAME]   (as the processor's reversal would)
+  cards release-hold --authorization ID [--card CARD_ID] --note TEXT [--operator NAME]   (as the processor's reversal would)
+  cards alerts      [--limit 100]   (refused card loads whose money purchases had already spent, newest first)
 
 Amounts are integer kobo (100 kobo = ₦1). Output is one JSON object on stdout. Test and live are
 separate worlds: --tenant takes the tenant's id, and --live picks its live mode (live_tenant_id).`;
@@ -615,24 +623,57 @@ export const COMMANDS: Record<string, AdminCommand> = {
       };
     },
   },
+  // Authorization ids are per card: an id on several cards needs --card (a usage error lists them).
   'cards release-hold': {
     mutates: true,
-    options: { authorization: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' } },
+    options: {
+      authorization: { type: 'string' },
+      card: { type: 'string' },
+      note: { type: 'string' },
+      operator: { type: 'string' },
+    },
     async run(em, values) {
       const id = text(values, 'authorization', true);
+      const cardId = text(values, 'card');
       const note = text(values, 'note', true);
       if (note.length > 1000) throw new AdminUsageError('--note must be at most 1000 characters');
-      const row = await em.findOne(CardAuthorization, { id });
-      if (!row) throw new TenantError(`no card authorization ${id}`);
+      if (cardId !== undefined && !isUuid(cardId)) {
+        throw new AdminUsageError(`--card must be a card id (a UUID), got '${cardId}'`);
+      }
+      const rows = await findAuthorizations(em, cardId !== undefined ? { cardId } : {}, id, 100);
+      const row = rows[0];
+      if (!row) throw new TenantError(`no card authorization ${id}${cardId !== undefined ? ` on card ${cardId}` : ''}`);
+      if (rows.length > 1) {
+        throw new AdminUsageError(
+          `card authorization ${id} is on ${rows.length} cards (${rows.map((one) => one.card_id).join(', ')}): name one with --card`,
+        );
+      }
       if (row.status !== 'pending') throw new TenantError(`card authorization ${id} is ${row.status}; nothing is held`);
-      const result = await settleAuthorization(em.fork(), { kind: 'reverse', authorizationId: id });
+      const result = await settleAuthorization(em.fork(), {
+        kind: 'reverse',
+        authorizationId: id,
+        cardId: row.card_id,
+      });
       if (!result.startsWith('reversed')) throw new TenantError(result);
-      const released = await em.fork().findOneOrFail(CardAuthorization, { id });
+      const released = await em.fork().findOneOrFail(CardAuthorization, { card_id: row.card_id, id });
       return {
         released_minor: row.amount_minor,
         operator: operatorOf(values),
         authorization: authorizationView(released),
       };
+    },
+  },
+  // A card load the processor refused after purchases had spent its money (activities/cards.ts):
+  // the funding failed, what the card still held went back to the wallet, the rest is listed here.
+  'cards alerts': {
+    options: { limit: { type: 'string' } },
+    async run(em, values) {
+      const raw = text(values, 'limit') ?? '100';
+      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+        throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
+      }
+      const { items, count, unrecoveredMinor } = await refusedLoadAlerts(em, Number(raw));
+      return { count, unrecovered_minor: unrecoveredMinor, items };
     },
   },
   'virtual-account freeze': freezeCommand(true),

@@ -3,6 +3,11 @@
 // account; the processor later clears it (to the card processor's settlement account, the rest
 // back to the card) or reverses it, each applied once (here), and operators list the holds left
 // pending.
+//
+// Authorization ids are the processor's, per card (decisions §16): an authorization is its card
+// and its id. The same id on two cards (of one tenant or two) is two authorizations, each decided,
+// held, cleared, reversed and voided on its own card, under its own lock, journal keys and events;
+// nothing about one card's ids changes what another card's purchase gets, or how fast.
 import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, tableEntity, timestamps } from '../db/columns.ts';
@@ -14,9 +19,10 @@ import type { Currency } from '../ledger/money.ts';
 import type { CardRow } from './store.ts';
 
 export const CardAuthorization = tableEntity('CardAuthorization', 'card_authorizations', {
+  /** The processor's id: unique on its card only (the key is the card and the id, migration 0021). */
   id: p.string().primary(),
   tenant_id: p.uuid(),
-  card_id: p.uuid(),
+  card_id: p.uuid().primary(),
   amount_minor: p.bigint('number'),
   currency: p.string(),
   merchant_name: p.string(),
@@ -96,42 +102,65 @@ export function shouldAutoReload(
 
 /**
  * The transaction-scoped advisory lock that serialises the decision (src/cards/decision.ts) and
- * the reversal of one authorization id, as an SQL expression: `placeholder` stands for the id.
+ * the clearing or reversal of one authorization, as an SQL expression: `reference` stands for the
+ * card's processor reference (the decision knows the card by it before it has read the card) and
+ * `id` for the authorization id. Per card: another card's purchase under the same id never waits
+ * on this one. The reference's length goes first, so no two (reference, id) pairs spell one key.
  */
-export const authorizationIdLock = (placeholder: string) =>
-  `pg_advisory_xact_lock(hashtextextended('card-authorization:' || ${placeholder}, 0))`;
+export const authorizationIdLock = (reference: string, id: string) =>
+  `pg_advisory_xact_lock(hashtextextended('card-authorization:' || length(${reference}) || ':' || ${reference} || ':' || ${id}, 0))`;
 
-async function lockAuthorizationId(tx: EntityManager, authorizationId: string): Promise<void> {
-  await tx.execute(`select ${authorizationIdLock('?')}`, [authorizationId]);
-}
+/** The key of an authorization's events and journal entries: its card and its id. */
+export const authorizationKey = (cardId: string, authorizationId: string) =>
+  `card:${cardId}:authorization:${authorizationId}`;
+
+/**
+ * How the processor names the authorization it clears or reverses: by its card (`cardReference`,
+ * as the processor knows the card) and id. A message without the card (one queued before the
+ * processor named cards) is applied when the id is on one card only. Operators and the sandbox name
+ * the card by its id (`cardId`).
+ */
+export type SettlementTarget = { authorizationId: string; cardReference?: string; cardId?: string };
 
 /**
  * The processor's clearing (capture, possibly partial) or reversal of an authorization, applied
- * once. Anything else — an unknown authorization, one already cleared or released, a declined one,
- * a clearing above the hold — is refused and moves nothing; the description says why, and is kept
- * with the callback for operators.
+ * once. Anything else — an unknown card or authorization, one already cleared or released, a
+ * declined one, a clearing above the hold — is refused and moves nothing; the description says
+ * why, and is kept with the callback for operators.
  */
 export async function settleAuthorization(
   em: EntityManager,
-  action:
-    { kind: 'clear'; authorizationId: string; amountMinor: number } | { kind: 'reverse'; authorizationId: string },
+  action: SettlementTarget & ({ kind: 'clear'; amountMinor: number } | { kind: 'reverse' }),
 ): Promise<string> {
   return em.transactional(async (tx) => {
-    await lockAuthorizationId(tx, action.authorizationId);
-    const [locked] = await tx.execute<{ id: string }[]>('select id from card_authorizations where id = ? for update', [
+    const card = await settlementCard(tx, action);
+    if (typeof card === 'string') return card;
+    await tx.execute(`select ${authorizationIdLock('?', '?')}`, [
+      card.processor_reference,
+      card.processor_reference,
       action.authorizationId,
     ]);
+    const [locked] = await tx.execute<{ id: string }[]>(
+      'select id from card_authorizations where card_id = ? and id = ? for update',
+      [card.id, action.authorizationId],
+    );
     if (!locked) {
       // The processor reverses what it timed out on; the decision may still be running (or may never
-      // come). The void makes a decision that commits after it decline, so no hold is left behind.
+      // come). The void makes a decision on this card that commits after it decline, so no hold is
+      // left behind. Another card's purchase under the same id is not touched.
       if (action.kind === 'reverse') {
-        await tx.execute('insert into card_authorization_voids (id) values (?) on conflict do nothing', [
+        await tx.execute('insert into card_authorization_voids (card_id, id) values (?, ?) on conflict do nothing', [
+          card.id,
           action.authorizationId,
         ]);
       }
       return `refused: no authorization ${action.authorizationId}`;
     }
-    const row = (await tx.findOne(CardAuthorization, { id: action.authorizationId }, { refresh: true }))!;
+    const row = (await tx.findOne(
+      CardAuthorization,
+      { card_id: card.id, id: action.authorizationId },
+      { refresh: true },
+    ))!;
     if (row.status !== 'pending') return `refused: authorization ${row.id} is ${row.status}`;
     const amounts = { authorizationId: row.id, cardId: row.card_id, amountMinor: row.amount_minor };
     const currency = row.currency as Currency;
@@ -150,20 +179,54 @@ export async function settleAuthorization(
       await postMovement(tx, row.tenant_id, cardAuthorizationRelease(amounts), { currency });
     }
     const status = action.kind === 'clear' ? ('cleared' as const) : ('reversed' as const);
-    await tx.execute(`update card_authorizations set status = ?, cleared_minor = ?, updated_at = now() where id = ?`, [
-      status,
-      action.kind === 'clear' ? action.amountMinor : 0,
-      row.id,
-    ]);
-    const stored = (await tx.findOne(CardAuthorization, { id: row.id }, { refresh: true }))!;
+    await tx.execute(
+      `update card_authorizations set status = ?, cleared_minor = ?, updated_at = now() where card_id = ? and id = ?`,
+      [status, action.kind === 'clear' ? action.amountMinor : 0, row.card_id, row.id],
+    );
+    const stored = (await tx.findOne(CardAuthorization, { card_id: row.card_id, id: row.id }, { refresh: true }))!;
     await recordEvent(tx, {
       tenantId: row.tenant_id,
       type: `card.authorization.${status}`,
-      sourceKey: `card-authorization:${row.id}:${status}`,
+      sourceKey: `${authorizationKey(row.card_id, row.id)}:${status}`,
       payload: authorizationView(stored),
     });
     return `${status}: ${row.id}`;
   });
+}
+
+/** The card a settlement names, or why it is refused. */
+async function settlementCard(
+  tx: EntityManager,
+  target: SettlementTarget,
+): Promise<{ id: string; processor_reference: string } | string> {
+  type CardKey = { id: string; processor_reference: string };
+  if (target.cardReference !== undefined) {
+    const [card] = await tx.execute<CardKey[]>(
+      'select id, processor_reference from cards where processor_reference = ?',
+      [target.cardReference],
+    );
+    return card ?? `refused: no card ${target.cardReference}`;
+  }
+  if (target.cardId !== undefined) {
+    const [card] = await tx.execute<CardKey[]>('select id, processor_reference from cards where id = ?', [
+      target.cardId,
+    ]);
+    return card ?? `refused: no card ${target.cardId}`;
+  }
+  const cards = await tx.execute<CardKey[]>(
+    `select c.id, c.processor_reference from card_authorizations a join cards c on c.id = a.card_id
+      where a.id = ? limit 2`,
+    [target.authorizationId],
+  );
+  if (cards.length === 0) return `refused: no authorization ${target.authorizationId}`;
+  if (cards.length > 1) {
+    const [count] = await tx.execute<{ n: number }[]>(
+      'select count(*)::int as n from card_authorizations where id = ?',
+      [target.authorizationId],
+    );
+    return `refused: authorization ${target.authorizationId} is on ${count!.n} cards and the message names none`;
+  }
+  return cards[0]!;
 }
 
 export async function listAuthorizations(
@@ -174,12 +237,25 @@ export async function listAuthorizations(
   return pageOf(em, CardAuthorization, { card_id: cardId }, NEWEST_FIRST, window);
 }
 
-export async function findAuthorization(
+/**
+ * The tenant's authorizations under this id: one per card that has it (optionally, on one card
+ * only), at most `limit`. Only the tenant's own: another tenant's ids are never looked at.
+ */
+export async function findAuthorizations(
   em: EntityManager,
-  tenantId: string,
+  scope: { tenantId?: string; cardId?: string },
   id: string,
-): Promise<AuthorizationRow | null> {
-  return em.findOne(CardAuthorization, { id, tenant_id: tenantId });
+  limit = 10,
+): Promise<AuthorizationRow[]> {
+  return em.find(
+    CardAuthorization,
+    {
+      id,
+      ...(scope.tenantId !== undefined ? { tenant_id: scope.tenantId } : {}),
+      ...(scope.cardId !== undefined ? { card_id: scope.cardId } : {}),
+    },
+    { orderBy: { created_at: 'asc', card_id: 'asc' }, limit },
+  );
 }
 
 /** Pending authorizations older than `olderThanMs`, oldest first, across every card: holds an operator may need to release. */

@@ -1,27 +1,35 @@
 // The card processor's callbacks: its authorization requests, answered with the decision while it
-// waits, and its clearings and reversals, each applied once (src/cards/authorizations.ts).
+// waits, and its clearings and reversals, each applied once (src/cards/authorizations.ts). A
+// clearing or reversal names the authorization by its card (`card_reference`) and id, since ids
+// are the processor's per card; one without `card_reference` (queued before the processor named
+// cards) applies only when the id is on one card.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
-import { settleAuthorization } from './authorizations.ts';
+import { type SettlementTarget, settleAuthorization } from './authorizations.ts';
 
 export function registerCardCallbacks(dispatcher: CallbackDispatcher, deps: { orm: MikroORM }) {
-  const idOf = (data: Record<string, unknown>) =>
-    typeof data.authorization_id === 'string' && data.authorization_id.length > 0 ? data.authorization_id : undefined;
+  const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined);
+  const targetOf = (data: Record<string, unknown>): SettlementTarget | undefined => {
+    const authorizationId = text(data.authorization_id);
+    if (!authorizationId) return undefined;
+    const cardReference = text(data.card_reference);
+    return cardReference !== undefined ? { authorizationId, cardReference } : { authorizationId };
+  };
 
   dispatcher.on('card.authorization.cleared', async (callback) => {
-    const authorizationId = idOf(callback.data);
+    const target = targetOf(callback.data);
     const amountMinor = Number(callback.data.amount_minor);
-    if (!authorizationId) return 'ignored: clearing without authorization_id';
-    const result = await settleAuthorization(deps.orm.em.fork(), { kind: 'clear', authorizationId, amountMinor });
-    if (result.startsWith('refused')) callback.log.warn({ authorizationId, result }, 'card clearing refused');
+    if (!target) return 'ignored: clearing without authorization_id';
+    const result = await settleAuthorization(deps.orm.em.fork(), { ...target, kind: 'clear', amountMinor });
+    if (result.startsWith('refused')) callback.log.warn({ ...target, result }, 'card clearing refused');
     return result;
   });
 
   dispatcher.on('card.authorization.reversed', async (callback) => {
-    const authorizationId = idOf(callback.data);
-    if (!authorizationId) return 'ignored: reversal without authorization_id';
-    const result = await settleAuthorization(deps.orm.em.fork(), { kind: 'reverse', authorizationId });
-    if (result.startsWith('refused')) callback.log.warn({ authorizationId, result }, 'card reversal refused');
+    const target = targetOf(callback.data);
+    if (!target) return 'ignored: reversal without authorization_id';
+    const result = await settleAuthorization(deps.orm.em.fork(), { ...target, kind: 'reverse' });
+    if (result.startsWith('refused')) callback.log.warn({ ...target, result }, 'card reversal refused');
     return result;
   });
 }

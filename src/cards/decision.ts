@@ -8,12 +8,17 @@
 //
 // It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, as named
 // prepared statements (parsed and planned once per connection), in six round trips: begin; the
-// authorization id's advisory lock; the card, locked; its accounts, locked in id order; one
-// statement that writes everything; commit (seven with a daily limit: today's total, read after
+// authorization's advisory lock (its card and id); the card, locked; its accounts, locked in id
+// order; one statement that writes everything; commit (seven with a daily limit: today's total, read after
 // the locks). What it writes follows the same rules as every other
 // movement: the movements come from src/ledger/movements.ts, worked out on the locked accounts by
 // planEntriesOnLockedAccounts, and each account changes only if its balance is still the one
 // locked (a count that differs rolls the whole decision back).
+//
+// An authorization is its card and its id (decisions §16): the lock, the stored decision, the void,
+// the journal keys and the events are all the card's own. A purchase under an id another card has
+// already used is decided on its card like any fresh one, in the same statements and round trips:
+// nothing in its answer or its timing depends on the other card.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
@@ -33,6 +38,7 @@ import {
   type AuthorizationRow,
   type StoredDeclineReason,
   authorizationIdLock,
+  authorizationKey,
   authorizationView,
   shouldAutoReload,
 } from './authorizations.ts';
@@ -59,8 +65,8 @@ interface FundingInsert {
 }
 
 /**
- * Decides one authorization, once per authorization id: a repeat (the processor's retry) gets the
- * stored decision and places no second hold.
+ * Decides one authorization, once per card and authorization id: a repeat on the card (the
+ * processor's retry) gets the stored decision and places no second hold.
  */
 export async function decideAuthorization(orm: MikroORM, request: AuthorizationRequest): Promise<AuthorizationOutcome> {
   const em = orm.em.fork();
@@ -86,14 +92,18 @@ const prepared = (client: pg.PoolClient, name: string, text: string, values: unk
 
 let cardStatement: string | undefined;
 
-/** The card by its processor reference, locked; with the stored decision of this id and its void, if any. */
+/**
+ * The card by its processor reference, locked; with its stored decision of this id and its void of
+ * it, if any (a void recorded before ids were per card names no card, and voids the id on any).
+ */
 function cardStatementText(em: EntityManager): string {
   if (cardStatement === undefined) {
     cardStatement = `select ${entityColumns(em, Card, 'c').join(', ')},
         a.decision as "decided_decision", a.reason as "decided_reason",
-        exists (select 1 from card_authorization_voids v where v.id = $1) as "voided",
+        exists (select 1 from card_authorization_voids v
+                 where v.id = $1 and (v.card_id = c.id or v.card_id is null)) as "voided",
         floor(extract(epoch from now()) * 1000)::text as "now_ms"
-      from cards c left join card_authorizations a on a.id = $1
+      from cards c left join card_authorizations a on a.card_id = c.id and a.id = $1
      where c.processor_reference = $2
        for update of c`;
   }
@@ -185,15 +195,15 @@ export function policyRefusal(
 
 async function decide(client: pg.PoolClient, em: EntityManager, request: AuthorizationRequest) {
   const id = request.authorizationId;
-  // One decision or reversal of this id at a time (settleAuthorization takes the same lock), and
-  // this decision's events send no notification (migration 0017): the fan-out's poll delivers them
-  // within 200 ms, and PostgreSQL would otherwise serialise this commit with every notifying one.
-  // Each statement after this one sees what an earlier decision or reversal of the id committed.
+  // One decision or reversal of this card's id at a time (settleAuthorization takes the same lock),
+  // and this decision's events send no notification (migration 0017): the fan-out's poll delivers
+  // them within 200 ms, and PostgreSQL would otherwise serialise this commit with every notifying
+  // one. Each statement after this one sees what an earlier decision or reversal of it committed.
   await prepared(
     client,
-    'card-decision-lock',
-    `select ${authorizationIdLock('$1')}, set_config('gateway.quiet_events', 'on', true)`,
-    [id],
+    'card-decision-lock-per-card',
+    `select ${authorizationIdLock('$2::text', '$1::text')}, set_config('gateway.quiet_events', 'on', true)`,
+    [id, request.cardReference],
   );
   const found = await prepared(client, 'card-decision-card', cardStatementText(em), [id, request.cardReference]);
   const row = found.rows[0];
@@ -282,7 +292,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
   }
   events.push({
     type: approved ? 'card.authorization.approved' : 'card.authorization.declined',
-    sourceKey: `card-authorization:${id}:decided`,
+    sourceKey: `${authorizationKey(card.id, id)}:decided`,
     payload: authorizationView(stored),
   });
 
@@ -340,6 +350,7 @@ function fundingRow(
     idempotency_key: funding.idempotencyKey,
     failure_reason: null,
     source: funding.source,
+    unrecovered_minor: 0,
     created_at: now,
     completed_at: funding.status === 'succeeded' ? now : null,
   };

@@ -7,7 +7,7 @@ import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
 import { tenantRouteSchema } from '../http/route-docs.ts';
 import {
   AuthorizationList,
@@ -27,6 +27,7 @@ import {
   SandboxClearBody,
   SandboxPurchaseBody,
   SandboxPurchaseView,
+  SandboxReverseBody,
   SandboxSettlementView,
   SecuritySettings,
   UpdateCardBody,
@@ -219,14 +220,25 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
   typed.get(
     '/api/v1/cards/:card_id/funding/history',
     {
-      schema: doc('Card funding history, newest first', { params, response: { 200: envelopeSchema(FundingHistory) } }),
+      // Paginated like the virtual-account list (decisions §16), wrapper payloads refused alike.
+      preValidation: refuseWrapperPayloads,
+      schema: doc('Card funding history, newest first', {
+        params,
+        querystring: PaginationQuery,
+        response: { 200: envelopeSchema(FundingHistory) },
+      }),
     },
-    async (request) => ok(request, await deps.cards.history(tenantOf(request).tenantId, request.params.card_id)),
+    async (request) =>
+      ok(
+        request,
+        await deps.cards.history(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query)),
+      ),
   );
 
   typed.get(
     '/api/v1/cards/:card_id/authorizations',
     {
+      preValidation: refuseWrapperPayloads,
       schema: doc('Card authorizations (purchases the processor asked about), newest first', {
         params,
         querystring: PaginationQuery,
@@ -258,32 +270,15 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
     '/api/v1/sandbox/card-authorizations/:authorization_id/clear',
     {
       config: { reachesProvider: 'cards' },
-      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor clears (captures) an authorization', {
-        params: AuthorizationParams,
-        body: SandboxClearBody,
-        response: { 202: envelopeSchema(SandboxSettlementView) },
-      }),
-    },
-    async (request, reply) =>
-      reply.status(202).send(
-        ok(
-          request,
-          await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, {
-            kind: 'clear',
-            amountMinor: request.body.amount_minor,
-          }),
-        ),
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: the card processor clears (captures) an authorization (card_id when two of your cards have its id)',
+        {
+          params: AuthorizationParams,
+          body: SandboxClearBody,
+          response: { 202: envelopeSchema(SandboxSettlementView) },
+        },
       ),
-  );
-
-  typed.post(
-    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
-    {
-      config: { reachesProvider: 'cards' },
-      schema: tenantRouteSchema('sandbox', 'Sandbox keys: the card processor reverses an authorization (no body)', {
-        params: AuthorizationParams,
-        response: { 202: envelopeSchema(SandboxSettlementView) },
-      }),
     },
     async (request, reply) =>
       reply
@@ -291,7 +286,40 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
         .send(
           ok(
             request,
-            await deps.cards.sandboxSettle(tenantOf(request), request.params.authorization_id, { kind: 'reverse' }),
+            await deps.cards.sandboxSettle(
+              tenantOf(request),
+              { authorizationId: request.params.authorization_id, cardId: request.body.card_id },
+              { kind: 'clear', amountMinor: request.body.amount_minor },
+            ),
+          ),
+        ),
+  );
+
+  typed.post(
+    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
+    {
+      config: { reachesProvider: 'cards' },
+      schema: tenantRouteSchema(
+        'sandbox',
+        'Sandbox keys: the card processor reverses an authorization (no body, or card_id when two of your cards have its id)',
+        {
+          params: AuthorizationParams,
+          body: SandboxReverseBody,
+          response: { 202: envelopeSchema(SandboxSettlementView) },
+        },
+      ),
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          ok(
+            request,
+            await deps.cards.sandboxSettle(
+              tenantOf(request),
+              { authorizationId: request.params.authorization_id, cardId: request.body?.card_id },
+              { kind: 'reverse' },
+            ),
           ),
         ),
   );

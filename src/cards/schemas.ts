@@ -69,7 +69,7 @@ export const FundingView = z.object({
 });
 export type FundingView = z.infer<typeof FundingView>;
 
-export const FundingHistory = z.object({ items: z.array(FundingView) });
+export const FundingHistory = z.object({ items: z.array(FundingView), pagination: PaginationSchema });
 
 /** Lock, unlock and fund answer 202 once the card's workflow has the operation. */
 export const OperationAccepted = z.object({
@@ -188,11 +188,21 @@ export const SandboxPurchaseView = z.object({
 
 export const AuthorizationParams = z.object({ authorization_id: z.string() });
 
-export const SandboxClearBody = z.strictObject({ amount_minor: AmountMinor });
+/**
+ * Which card's authorization, when two of the tenant's cards have the id (ids are the processor's,
+ * per card): required then, optional otherwise.
+ */
+const SettlementCardId = z.string().min(1, 'must be a card id').max(100).optional();
+
+export const SandboxClearBody = z.strictObject({ amount_minor: AmountMinor, card_id: SettlementCardId });
+
+/** `…/reverse` takes no body, or `{card_id}` to name the card. */
+export const SandboxReverseBody = z.strictObject({ card_id: SettlementCardId }).nullish();
 
 /** The processor has queued the clearing or reversal; the authorization changes when the gateway receives it. */
 export const SandboxSettlementView = z.object({
   authorization_id: z.string(),
+  card_id: z.string(),
   action: z.enum(['clear', 'reverse']),
   amount_minor: z.number().int().nullable(),
   status: z.literal('sent'),

@@ -42,12 +42,11 @@ import {
   updateCardPolicy,
 } from './store.ts';
 import { isUuid } from '../http/ids.ts';
-import { ProviderError } from '../providers/types.ts';
 import {
   type AuthorizationDecision,
   type AuthorizationRequest,
   authorizationView,
-  findAuthorization,
+  findAuthorizations,
   listAuthorizations,
 } from './authorizations.ts';
 import { decideAuthorization } from './decision.ts';
@@ -285,10 +284,11 @@ export class CardService {
     return autoReloadView(card);
   }
 
-  async history(tenantId: string, cardId: string) {
+  /** The card's fundings, newest first, paginated like every list (decisions §16). */
+  async history(tenantId: string, cardId: string, window: Window) {
     const card = await this.row(tenantId, cardId);
-    const rows = await fundingsOf(this.deps.orm.em.fork(), card.id);
-    return { items: rows.map(fundingView) };
+    const { rows, total } = await fundingsOf(this.deps.orm.em.fork(), card.id, window);
+    return { items: rows.map(fundingView), pagination: paginationView(window, total) };
   }
 
   /**
@@ -337,33 +337,61 @@ export class CardService {
       });
       return { authorization_id: answer.authorizationId, decision: answer.decision, reason: answer.reason };
     } catch (error) {
-      if (error instanceof ProviderError && error.outcome === 'rejected') {
-        throw new ApiError(
-          'conflict',
-          `authorization_id ${body.authorization_id ?? ''} is already used for another card`,
-        );
-      }
+      // Authorization ids are per card: an id another card (of any tenant) has used is no conflict
+      // here, and nothing in this answer says whether one has.
       throw new ApiError('unavailable', 'the sandbox card processor could not run the purchase right now', null, {
         cause: error,
       });
     }
   }
 
-  /** Sandbox keys: the processor clears (captures) or reverses one of this tenant's authorizations. */
+  /**
+   * Sandbox keys: the processor clears (captures) or reverses one of this tenant's authorizations,
+   * named by its id and, when two of the tenant's cards have that id, by `card_id` (400 naming it
+   * otherwise). Only the tenant's own authorizations are looked at: an id on another tenant's card
+   * is 404, as an id that exists nowhere.
+   */
   async sandboxSettle(
     tenant: ResolvedKey,
-    authorizationId: string,
+    target: { authorizationId: string; cardId?: string | undefined },
     action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
   ) {
     if (tenant.mode !== 'test') throw new ApiError('forbidden', 'sandbox clearings need a sandbox (sk_test_) key');
-    const authorization = await findAuthorization(this.deps.orm.em.fork(), tenant.tenantId, authorizationId);
-    if (!authorization) throw ApiError.notFound(`card authorization ${authorizationId}`);
+    const notFound = () =>
+      ApiError.notFound(
+        target.cardId !== undefined
+          ? `card authorization ${target.authorizationId} on card ${target.cardId}`
+          : `card authorization ${target.authorizationId}`,
+      );
+    if (target.cardId !== undefined && !isUuid(target.cardId)) throw notFound();
+    const found = await findAuthorizations(
+      this.deps.orm.em.fork(),
+      { tenantId: tenant.tenantId, ...(target.cardId !== undefined ? { cardId: target.cardId } : {}) },
+      target.authorizationId,
+      100,
+    );
+    const authorization = found[0];
+    if (!authorization) throw notFound();
+    if (found.length > 1) {
+      throw ApiError.validation([
+        {
+          path: 'card_id',
+          message: `is required: authorization ${target.authorizationId} is on ${found.length} of your cards (${found
+            .map((row) => row.card_id)
+            .join(', ')}); name one`,
+        },
+      ]);
+    }
     const processor = this.deps.providers.cards;
     if (!processor.simulateSettlement) {
       throw new ApiError('failed_precondition', `card processor ${processor.name} cannot simulate clearings`);
     }
+    const card = await this.row(tenant.tenantId, authorization.card_id);
     try {
-      await processor.simulateSettlement(authorization.id, action);
+      await processor.simulateSettlement(
+        { cardReference: card.processor_reference, authorizationId: authorization.id },
+        action,
+      );
     } catch (error) {
       throw new ApiError('unavailable', 'the sandbox card processor could not send it right now', null, {
         cause: error,
@@ -371,6 +399,7 @@ export class CardService {
     }
     return {
       authorization_id: authorization.id,
+      card_id: authorization.card_id,
       action: action.kind,
       amount_minor: action.kind === 'clear' ? action.amountMinor : null,
       status: 'sent' as const,

@@ -72,6 +72,11 @@ export const CardFunding = tableEntity('CardFunding', 'card_fundings', {
   failure_reason: p.string().nullable(),
   /** What asked for it: the API (`/fund`, `/jit-fund`), an authorization's JIT funding, or auto-reload. */
   source: p.enum(['api', 'jit', 'auto_reload'] as const).default('api'),
+  /**
+   * A load the processor refused after authorizations had spent part of its money on the card: what
+   * could not go back to the wallet (activities/cards.ts). 0 for every other funding.
+   */
+  unrecovered_minor: p.bigint('number').default(0),
   ...createdAt(),
   completed_at: p.datetime().nullable(),
 });
@@ -248,8 +253,9 @@ export async function insertFunding(
   });
 }
 
-export async function fundingsOf(em: EntityManager, cardId: string): Promise<FundingRow[]> {
-  return em.find(CardFunding, { card_id: cardId }, { orderBy: NEWEST_FIRST });
+/** A page of the card's fundings, newest first. */
+export async function fundingsOf(em: EntityManager, cardId: string, window: Window): Promise<Page<FundingRow>> {
+  return pageOf(em, CardFunding, { card_id: cardId }, NEWEST_FIRST, window);
 }
 
 /** A funding and its card; `lock` holds the funding's row for the caller's transaction. */
@@ -263,16 +269,86 @@ export async function findFundingWithCard(em: EntityManager, fundingId: string, 
   return { funding, card: (await findCard(em, funding.card_id))! };
 }
 
-/** pending → succeeded or failed; null if the funding had already finished. */
+/**
+ * pending → succeeded or failed; null if the funding had already finished. `unrecoveredMinor`: of a
+ * refused load, what purchases had already spent (it stays off the wallet).
+ */
 export async function finishFundingRow(
   em: EntityManager,
   id: string,
-  outcome: { status: 'succeeded' | 'failed'; reason?: string | undefined },
+  outcome: { status: 'succeeded' | 'failed'; reason?: string | undefined; unrecoveredMinor?: number },
 ): Promise<FundingRow | null> {
   const changed = await em.nativeUpdate(
     CardFunding,
     { id, status: 'pending' },
-    { status: outcome.status, failure_reason: outcome.reason ?? null, completed_at: raw('now()') },
+    {
+      status: outcome.status,
+      failure_reason: outcome.reason ?? null,
+      completed_at: raw('now()'),
+      ...(outcome.unrecoveredMinor ? { unrecovered_minor: outcome.unrecoveredMinor } : {}),
+    },
   );
   return changed > 0 ? em.findOne(CardFunding, { id }, { refresh: true }) : null;
+}
+
+/** A refused card load whose money purchases had already spent, as operators list it (`admin cards alerts`). */
+export interface RefusedLoadAlert {
+  kind: 'refused_load_spent';
+  tenant_id: string;
+  card_id: string;
+  funding_id: string;
+  amount_minor: number;
+  /** What went back to the wallet: what the card still held of the funding. */
+  returned_minor: number;
+  /** What purchases had already spent of it, held or cleared: not back in the wallet. */
+  unrecovered_minor: number;
+  failure_reason: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** The refused loads with money left unrecovered, newest first (at most `limit`), with their count and total. */
+export async function refusedLoadAlerts(
+  em: EntityManager,
+  limit: number,
+): Promise<{ items: RefusedLoadAlert[]; count: number; unrecoveredMinor: number }> {
+  const rows = await em.execute<
+    {
+      tenant_id: string;
+      card_id: string;
+      funding_id: string;
+      amount_minor: string;
+      unrecovered_minor: string;
+      failure_reason: string | null;
+      created_at: Date;
+      completed_at: Date | null;
+    }[]
+  >(
+    `select c.tenant_id, f.card_id, f.id as funding_id, f.amount_minor::text, f.unrecovered_minor::text,
+            f.failure_reason, f.created_at, f.completed_at
+       from card_fundings f join cards c on c.id = f.card_id
+      where f.unrecovered_minor > 0
+      order by f.created_at desc, f.id desc limit ?`,
+    [limit],
+  );
+  const [totals] = await em.execute<{ n: string; total: string }[]>(
+    `select count(*)::text as n, coalesce(sum(unrecovered_minor), 0)::text as total
+       from card_fundings where unrecovered_minor > 0`,
+  );
+  return {
+    count: Number(totals?.n ?? 0),
+    unrecoveredMinor: Number(totals?.total ?? 0),
+    items: rows.map((row) => ({
+      kind: 'refused_load_spent' as const,
+      tenant_id: row.tenant_id,
+      card_id: row.card_id,
+      funding_id: row.funding_id,
+      amount_minor: Number(row.amount_minor),
+      returned_minor: Number(row.amount_minor) - Number(row.unrecovered_minor),
+      unrecovered_minor: Number(row.unrecovered_minor),
+      failure_reason: row.failure_reason,
+      created_at: new Date(row.created_at).toISOString(),
+      completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+    })),
+  };
 }

@@ -135,13 +135,29 @@ export function cardFunding(funding: { fundingId: string; cardId: string; amount
   };
 }
 
-/** The processor refused a funding for good: the money goes back from the card to the wallet. */
-export function cardFundingReverse(funding: { fundingId: string; cardId: string; amountMinor: number }): Movement {
+/**
+ * The processor refused a funding for good: the money goes back from the card to the wallet. All
+ * of it, or (`fundingMinor` more than `amountMinor`) what the card still held of it when purchases
+ * had already spent the rest (activities/cards.ts).
+ */
+export function cardFundingReverse(funding: {
+  fundingId: string;
+  cardId: string;
+  amountMinor: number;
+  fundingMinor?: number;
+}): Movement {
   positiveMinor(funding.amountMinor, 'amount');
+  const whole = funding.fundingMinor ?? funding.amountMinor;
+  if (whole < funding.amountMinor) {
+    throw new RangeError(`cannot return ${funding.amountMinor} of a funding of ${whole}`);
+  }
   return {
     idempotencyKey: `card-funding:${funding.fundingId}:reverse`,
     kind: 'card_funding_reverse',
-    description: `card processor refused funding ${funding.fundingId}`,
+    description:
+      whole === funding.amountMinor
+        ? `card processor refused funding ${funding.fundingId}`
+        : `card processor refused funding ${funding.fundingId}: ${funding.amountMinor} of ${whole} returned, the rest already spent on the card`,
     postings: [
       { account: { card: funding.cardId }, amountMinor: -funding.amountMinor },
       { account: wallet, amountMinor: funding.amountMinor },
@@ -155,11 +171,19 @@ export interface AuthorizationAmounts {
   amountMinor: number;
 }
 
+/**
+ * An authorization's journal key: its card and its id, since ids are the processor's per card
+ * (decisions §16). Entries written before that (migration 0021) keep `card-authorization:<id>:…`;
+ * no key of this form can take that form, and `ledger verify` recognises both.
+ */
+const authorizationEntryKey = (authorization: AuthorizationAmounts, step: 'hold' | 'clear' | 'release') =>
+  `card:${authorization.cardId}:authorization:${authorization.authorizationId}:${step}`;
+
 /** An approved authorization: the amount moves from the card to the card's holds. */
 export function cardAuthorizationHold(authorization: AuthorizationAmounts): Movement {
   positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:hold`,
+    idempotencyKey: authorizationEntryKey(authorization, 'hold'),
     kind: 'card_authorization_hold',
     description: `hold for authorization ${authorization.authorizationId}`,
     postings: [
@@ -182,7 +206,7 @@ export function cardAuthorizationClear(authorization: AuthorizationAmounts & { c
     );
   }
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:clear`,
+    idempotencyKey: authorizationEntryKey(authorization, 'clear'),
     kind: 'card_authorization_clear',
     description: `authorization ${authorization.authorizationId} cleared for ${authorization.clearedMinor}`,
     postings: withoutZeros([
@@ -197,7 +221,7 @@ export function cardAuthorizationClear(authorization: AuthorizationAmounts & { c
 export function cardAuthorizationRelease(authorization: AuthorizationAmounts): Movement {
   positiveMinor(authorization.amountMinor, 'authorization amount');
   return {
-    idempotencyKey: `card-authorization:${authorization.authorizationId}:release`,
+    idempotencyKey: authorizationEntryKey(authorization, 'release'),
     kind: 'card_authorization_release',
     description: `authorization ${authorization.authorizationId} reversed`,
     postings: [

@@ -12,9 +12,16 @@
 //                             (the placeholder of runs recorded before the create path settled its
 //                             reservations), and moved no money
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
-//                             pending whose money has moved, less its pending holds and what its
-//                             cleared authorizations took
+//                             pending whose money has moved, plus what refused loads could not take
+//                             back (their `unrecovered_minor`: purchases had spent it), less its
+//                             pending holds and what its cleared authorizations took
 //   holds_match_authorizations every card's hold account equals its pending authorizations' amounts
+//   authorizations_match_journal every authorization (a card and the processor's id) has exactly the
+//                             entries its decision and status say, on its own card's hold account:
+//                             approved → one hold of its amount; cleared → one clearing of it, for
+//                             its cleared amount; reversed → one release; declined → none. Entries
+//                             are found under either key form: `card:<card>:authorization:<id>:…`,
+//                             or `card-authorization:<id>:…` as written before ids were per card
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Runs one read-only statement: the ORM's `execute`, or a plain pg client's query (the benchmark). */
@@ -96,7 +103,8 @@ const CHECKS: { name: string; sql: string }[] = [
                    coalesce(sum(f.amount_minor) filter (
                      where f.status = 'succeeded'
                         or (f.status = 'pending' and exists (
-                              select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0) as expected_minor
+                              select 1 from journal_entries e where e.idempotency_key = 'card-funding:' || f.id))), 0)
+                   + coalesce(sum(f.unrecovered_minor) filter (where f.status = 'failed'), 0) as expected_minor
               from cards c left join card_fundings f on f.card_id = c.id
              group by c.id, c.tenant_id),
           spent as (
@@ -120,6 +128,37 @@ const CHECKS: { name: string; sql: string }[] = [
             from expected x
             left join ledger_accounts a on a.tenant_id = x.tenant_id and a.code = 'card-hold:' || x.card_id
            where coalesce(a.balance_minor, 0) <> x.held_minor`,
+  },
+  {
+    name: 'authorizations_match_journal',
+    sql: `with journal as (
+            select a.card_id, a.id, a.decision, a.status, a.amount_minor, a.cleared_minor,
+                   count(*) filter (where j.step = 'hold' and p.amount_minor = a.amount_minor) as holds,
+                   count(*) filter (where j.step = 'clear' and p.amount_minor = -a.amount_minor) as clears,
+                   count(*) filter (where j.step = 'release' and p.amount_minor = -a.amount_minor) as releases,
+                   coalesce(sum(j.settled_minor) filter (where j.step = 'clear' and p.amount_minor = -a.amount_minor), 0)
+                     as settled_minor
+              from card_authorizations a
+              left join ledger_accounts h on h.tenant_id = a.tenant_id and h.code = 'card-hold:' || a.card_id
+              left join lateral (
+                select steps.step, e.id,
+                       (select coalesce(sum(q.amount_minor), 0) from postings q join ledger_accounts t on t.id = q.account_id
+                         where q.entry_id = e.id and t.tenant_id is null and t.code = 'card_settlement') as settled_minor
+                  from (values ('hold'), ('clear'), ('release')) as steps (step)
+                  join journal_entries e on e.idempotency_key in (
+                         'card:' || a.card_id || ':authorization:' || a.id || ':' || steps.step,
+                         'card-authorization:' || a.id || ':' || steps.step)) j on true
+              -- An entry counts for the authorization whose card's hold account it posts to: an
+              -- old-form key names no card, and the same id may since be on another card.
+              left join postings p on p.entry_id = j.id and p.account_id = h.id
+             group by a.card_id, a.id, a.decision, a.status, a.amount_minor, a.cleared_minor)
+          select card_id, id as authorization_id, decision, status, amount_minor::text, cleared_minor::text,
+                 holds::int, clears::int, releases::int, settled_minor::text
+            from journal
+           where holds <> (case when decision = 'approved' then 1 else 0 end)
+              or clears <> (case when status = 'cleared' then 1 else 0 end)
+              or releases <> (case when status = 'reversed' then 1 else 0 end)
+              or settled_minor <> (case when status = 'cleared' then cleared_minor else 0 end)`,
   },
 ];
 

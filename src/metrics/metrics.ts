@@ -7,7 +7,8 @@
 //   - what the books say, read from PostgreSQL at each scrape, so that every replica reports the
 //     same truth and a restart loses nothing: transfers by status (count and kobo) and stuck,
 //     webhook attempts by outcome and delivery latency from event to first 2xx (last hour),
-//     fan-out lag, card operations by kind and outcome, and the system accounts' balances.
+//     fan-out lag, card operations by kind and outcome, refused card loads left unrecovered (an
+//     alert: `admin cards alerts`), and the system accounts' balances.
 // A scrape that cannot reach PostgreSQL still answers, with `gateway_metrics_database_up 0`.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -100,6 +101,16 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     labelNames: ['kind', 'status'],
     registers: [registry],
   });
+  const refusedLoads = new Gauge({
+    name: 'gateway_card_refused_loads_unrecovered',
+    help: 'Card loads the processor refused after purchases had spent their money (admin cards alerts): count',
+    registers: [registry],
+  });
+  const refusedLoadsMinor = new Gauge({
+    name: 'gateway_card_refused_loads_unrecovered_minor',
+    help: 'What those refused loads could not return to the wallet, in kobo',
+    registers: [registry],
+  });
   const systemBalances = new Gauge({
     name: 'gateway_ledger_system_balance_minor',
     help: 'Balance in kobo of each system account',
@@ -114,21 +125,22 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
   });
 
   async function readBooks(): Promise<void> {
-    const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows] = await Promise.all([
-      sql<{ status: string; n: string; amount: string }>(
-        'select status, count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers group by status',
-      ),
-      sql<{ n: string; amount: string }>(
-        `select count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers
+    const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows, refusedRows] =
+      await Promise.all([
+        sql<{ status: string; n: string; amount: string }>(
+          'select status, count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers group by status',
+        ),
+        sql<{ n: string; amount: string }>(
+          `select count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers
           where status = 'processing' and stuck_since is not null`,
-      ),
-      sql<{ outcome: string; n: string }>(
-        `select case when status_code between 200 and 299 then 'succeeded' when status_code = 410 then 'gone'
+        ),
+        sql<{ outcome: string; n: string }>(
+          `select case when status_code between 200 and 299 then 'succeeded' when status_code = 410 then 'gone'
                      else 'failed' end as outcome, count(*)::text as n
            from webhook_attempts group by 1`,
-      ),
-      sql<{ p50: number | null; p99: number | null }>(
-        `with first_success as (
+        ),
+        sql<{ p50: number | null; p99: number | null }>(
+          `with first_success as (
            select d.id, min(a.attempted_at) as at, e.created_at as event_at
              from webhook_deliveries d
              join webhook_attempts a on a.delivery_id = d.id and a.status_code between 200 and 299
@@ -137,17 +149,22 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
          select percentile_cont(0.5) within group (order by extract(epoch from at - event_at)) as p50,
                 percentile_cont(0.99) within group (order by extract(epoch from at - event_at)) as p99
            from first_success where at > now() - interval '1 hour'`,
-      ),
-      sql<{ lag: number | null }>(
-        'select extract(epoch from now() - min(created_at))::float8 as lag from events where fanned_out_at is null',
-      ),
-      sql<{ kind: string; status: string; n: string }>(
-        'select action as kind, status, count(*)::text as n from card_operations group by action, status',
-      ),
-      sql<{ code: string; currency: string; balance: string }>(
-        'select code, currency, balance_minor::text as balance from ledger_accounts where tenant_id is null',
-      ),
-    ]);
+        ),
+        sql<{ lag: number | null }>(
+          'select extract(epoch from now() - min(created_at))::float8 as lag from events where fanned_out_at is null',
+        ),
+        sql<{ kind: string; status: string; n: string }>(
+          'select action as kind, status, count(*)::text as n from card_operations group by action, status',
+        ),
+        sql<{ code: string; currency: string; balance: string }>(
+          'select code, currency, balance_minor::text as balance from ledger_accounts where tenant_id is null',
+        ),
+        // On the partial index card_fundings_unrecovered_idx: only such fundings are read.
+        sql<{ n: string; amount: string }>(
+          `select count(*)::text as n, coalesce(sum(unrecovered_minor), 0)::text as amount
+           from card_fundings where unrecovered_minor > 0`,
+        ),
+      ]);
     transfers.reset();
     transferAmounts.reset();
     for (const status of ['pending', 'processing', 'completed', 'failed']) {
@@ -169,6 +186,8 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     fanoutLag.set(Math.max(0, Number(lagRows[0]?.lag ?? 0)));
     cardOperations.reset();
     for (const row of cardRows) cardOperations.set({ kind: row.kind, status: row.status }, Number(row.n));
+    refusedLoads.set(Number(refusedRows[0]?.n ?? 0));
+    refusedLoadsMinor.set(Number(refusedRows[0]?.amount ?? 0));
     systemBalances.reset();
     for (const row of systemRows)
       systemBalances.set({ account: row.code, currency: row.currency }, Number(row.balance));

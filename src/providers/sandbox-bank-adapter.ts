@@ -420,12 +420,17 @@ export class SandboxCardProcessor implements CardProcessor {
   }
 
   async simulateSettlement(
-    authorizationId: string,
+    authorization: { cardReference: string; authorizationId: string },
     action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
   ): Promise<{ eventId: string }> {
     const answer = (await this.post(
-      routed(`/control/card-authorizations/{authorization_id}/${action.kind}`, { authorization_id: authorizationId }),
-      action.kind === 'clear' ? { amount_minor: action.amountMinor } : {},
+      routed(`/control/card-authorizations/{authorization_id}/${action.kind}`, {
+        authorization_id: authorization.authorizationId,
+      }),
+      {
+        card_reference: authorization.cardReference,
+        ...(action.kind === 'clear' ? { amount_minor: action.amountMinor } : {}),
+      },
     )) as BankAnswer & { event_id?: string };
     return { eventId: answer.event_id ?? '' };
   }

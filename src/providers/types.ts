@@ -142,9 +142,12 @@ export interface CardProcessor {
    * (provider-callback path) and reports what it received (`declined`/`timeout` without one).
    */
   simulatePurchase?(cardReference: string, purchase: SimulatedPurchase): Promise<ProcessorDecision>;
-  /** Sandbox processors only: have the processor send a clearing (capture) or a reversal. */
+  /**
+   * Sandbox processors only: have the processor send a clearing (capture) or a reversal of one of
+   * its authorizations, named by card and id (authorization ids are the processor's, per card).
+   */
   simulateSettlement?(
-    authorizationId: string,
+    authorization: { cardReference: string; authorizationId: string },
     action: { kind: 'clear'; amountMinor: number } | { kind: 'reverse' },
   ): Promise<{ eventId: string }>;
 }

@@ -375,6 +375,20 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     async (request, reply) => {
       if (await unavailable('cards', reply)) return reply;
       const { cardReference } = request.params;
+      // A card steered by the control route below: its new loads answered unavailable, or refused.
+      const {
+        rows: [steered],
+      } = await store.pool.query<{ load_answer: 'accept' | 'unavailable' | 'refuse'; loaded: boolean }>(
+        `select c.load_answer, exists (select 1 from sandbox_bank.card_fundings f where f.reference = $2) as loaded
+           from sandbox_bank.cards c where c.card_reference = $1`,
+        [cardReference, request.body.reference],
+      );
+      if (steered && !steered.loaded && steered.load_answer === 'unavailable') {
+        return reply.status(503).send({ response_code: NIP.bankUnavailable, message: 'card loads are unavailable' });
+      }
+      if (steered && !steered.loaded && steered.load_answer === 'refuse') {
+        return reply.status(422).send({ response_code: NIP.notPermitted, message: 'load not permitted on this card' });
+      }
       const result = await store.transaction(async (client) => {
         const inserted = await client.query(
           `insert into sandbox_bank.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
@@ -407,20 +421,20 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const { cardReference } = request.params;
       const authorizationId = request.body.authorization_id ?? `auth_${randomBytes(12).toString('hex')}`;
       const purchase = { ...request.body, authorization_id: authorizationId };
+      // Authorization ids are per card: the same id on another card is another purchase.
       await store.pool.query(
         `insert into sandbox_bank.card_authorizations (authorization_id, card_reference, request) values ($1, $2, $3)
-         on conflict (authorization_id) do nothing`,
+         on conflict (card_reference, authorization_id) do nothing`,
         [authorizationId, cardReference, JSON.stringify(purchase)],
       );
       const {
         rows: [known],
-      } = await store.pool.query<{ card_reference: string; request: typeof purchase; reason: string | null }>(
-        'select card_reference, request, reason from sandbox_bank.card_authorizations where authorization_id = $1',
-        [authorizationId],
+      } = await store.pool.query<{ request: typeof purchase; reason: string | null }>(
+        `select request, reason from sandbox_bank.card_authorizations
+          where card_reference = $1 and authorization_id = $2`,
+        [cardReference, authorizationId],
       );
-      if (!known || known.card_reference !== cardReference) {
-        return reply.status(409).send({ message: `authorization ${authorizationId} belongs to another card` });
-      }
+      if (!known) return reply.status(500).send({ message: `authorization ${authorizationId} was not recorded` });
       if (known.reason === 'timeout')
         return { authorization_id: authorizationId, decision: 'declined', reason: 'timeout' };
       const sent = known.request;
@@ -441,8 +455,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const decision = answer ?? { decision: 'declined' as const, reason: 'timeout' };
       await store.transaction(async (client) => {
         await client.query(
-          'update sandbox_bank.card_authorizations set decision = $2, reason = $3 where authorization_id = $1',
-          [authorizationId, decision.decision, decision.reason],
+          `update sandbox_bank.card_authorizations set decision = $3, reason = $4
+            where card_reference = $1 and authorization_id = $2`,
+          [cardReference, authorizationId, decision.decision, decision.reason],
         );
         if (!answer) {
           await store.queueCallback(client, 'card.authorization.reversed', {
@@ -456,32 +471,77 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     },
   );
 
+  // The processor's clearing or reversal of one of its authorizations, which it names by card and
+  // id (ids are per card). `card_reference` may be left out when the id is on one card only.
+  const SettlementBody = z.object({
+    card_reference: z.string().min(1).max(200).optional(),
+    amount_minor: z.number().int().positive().optional(),
+  });
   for (const action of ['clear', 'reverse'] as const) {
     app.post(
       `/control/card-authorizations/:authorizationId/${action}`,
       {
         schema: {
           params: z.object({ authorizationId: z.string().min(1).max(100) }),
-          body: action === 'clear' ? z.object({ amount_minor: z.number().int().positive() }) : z.unknown(),
+          body:
+            action === 'clear'
+              ? SettlementBody.required({ amount_minor: true })
+              : SettlementBody.omit({ amount_minor: true }).nullish(),
         },
       },
       async (request, reply) => {
         const { authorizationId } = request.params;
-        const amount = (request.body as { amount_minor?: number } | undefined)?.amount_minor;
+        const body = (request.body ?? {}) as z.infer<typeof SettlementBody>;
+        let cardReference = body.card_reference;
+        if (cardReference === undefined) {
+          const { rows } = await store.pool.query<{ card_reference: string }>(
+            'select card_reference from sandbox_bank.card_authorizations where authorization_id = $1 limit 2',
+            [authorizationId],
+          );
+          if (rows.length > 1) {
+            return reply
+              .status(409)
+              .send({ message: `authorization ${authorizationId} is on several cards: name one with card_reference` });
+          }
+          cardReference = rows[0]?.card_reference;
+        }
         const eventId = await store.transaction((client) =>
           store.queueCallback(
             client,
             action === 'clear' ? 'card.authorization.cleared' : 'card.authorization.reversed',
             {
               authorization_id: authorizationId,
-              ...(amount !== undefined ? { amount_minor: amount } : {}),
+              ...(cardReference !== undefined ? { card_reference: cardReference } : {}),
+              ...(body.amount_minor !== undefined ? { amount_minor: body.amount_minor } : {}),
             },
           ),
         );
-        return reply.status(202).send({ authorization_id: authorizationId, event_id: eventId });
+        return reply
+          .status(202)
+          .send({ authorization_id: authorizationId, card_reference: cardReference ?? null, event_id: eventId });
       },
     );
   }
+
+  // Steers how the processor answers a card's new loads: `unavailable` (503, as when it is down, so
+  // the gateway retries), `refuse` (422, code 57: refused for good), or `accept` (the default).
+  app.post(
+    '/control/cards/:cardReference/loads',
+    {
+      schema: {
+        params: z.object({ cardReference: z.string() }),
+        body: z.object({ answer: z.enum(['accept', 'unavailable', 'refuse']) }),
+      },
+    },
+    async (request, reply) => {
+      const { rows } = await store.pool.query<{ load_answer: string }>(
+        'update sandbox_bank.cards set load_answer = $2 where card_reference = $1 returning load_answer',
+        [request.params.cardReference, request.body.answer],
+      );
+      if (!rows[0]) return reply.status(404).send({ message: `no card ${request.params.cardReference}` });
+      return { card_reference: request.params.cardReference, load_answer: rows[0].load_answer };
+    },
+  );
 
   /** The gateway's decision, or undefined when it gave none within the processor's time. */
   async function askGateway(

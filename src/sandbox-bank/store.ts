@@ -86,13 +86,27 @@ create table if not exists ${SCHEMA}.card_fundings (
   created_at timestamptz not null default now()
 );
 create table if not exists ${SCHEMA}.card_authorizations (
-  authorization_id text primary key,
+  authorization_id text not null,
   card_reference text not null,
   request jsonb not null,
   decision text,
   reason text,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  primary key (card_reference, authorization_id)
 );
+-- Authorization ids are the processor's per card: the same id on two cards is two purchases. A
+-- schema made when they were one namespace moves to the per-card key, keeping every row.
+do $$ begin
+  if exists (select 1 from pg_constraint
+              where conrelid = '${SCHEMA}.card_authorizations'::regclass and contype = 'p' and cardinality(conkey) = 1) then
+    alter table ${SCHEMA}.card_authorizations drop constraint card_authorizations_pkey;
+    alter table ${SCHEMA}.card_authorizations add primary key (card_reference, authorization_id);
+  end if;
+end $$;
+-- How the processor answers a card's loads (control route): accept them, answer unavailable (503,
+-- retried by the gateway), or refuse them for good.
+alter table ${SCHEMA}.cards add column if not exists load_answer text not null default 'accept'
+  check (load_answer in ('accept', 'unavailable', 'refuse'));
 create table if not exists ${SCHEMA}.provider_state (
   provider text primary key,
   down boolean not null

@@ -728,14 +728,13 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
       if (deliveries) left.push(`${tenant.name}: ${deliveries} deliveries ${status}`);
     }
     for (const card of tenant.cards) {
-      const history = await read(client, tenant, {
+      // Paginated (decisions §16): every page of it.
+      const history = await pagesOf<{ status: string }>(client, tenant, {
         method: 'GET',
         template: '/api/v1/cards/{card_id}/funding/history',
         params: { card_id: card.id },
       });
-      const pendingFundings = (history.data as { items: { status: string }[] }).items.filter(
-        (f) => f.status === 'pending',
-      ).length;
+      const pendingFundings = history.filter((f) => f.status === 'pending').length;
       if (pendingFundings) left.push(`${tenant.name}: card ${card.id} has ${pendingFundings} fundings pending`);
     }
   }
@@ -1014,23 +1013,17 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
   let succeeded = 0;
   for (const [index, tenant] of tenants.entries()) {
     for (const [cardIndex, card] of tenant.cards.entries()) {
-      const history = (
-        (
-          await read(client, tenant, {
-            method: 'GET',
-            template: '/api/v1/cards/{card_id}/funding/history',
-            params: { card_id: card.id },
-          })
-        ).data as {
-          items: {
-            id: string;
-            amount_minor: number;
-            status: string;
-            idempotency_key: string | null;
-            failure_reason: string | null;
-          }[];
-        }
-      ).items;
+      const history = await pagesOf<{
+        id: string;
+        amount_minor: number;
+        status: string;
+        idempotency_key: string | null;
+        failure_reason: string | null;
+      }>(client, tenant, {
+        method: 'GET',
+        template: '/api/v1/cards/{card_id}/funding/history',
+        params: { card_id: card.id },
+      });
       const mine = seen.fundings.filter((f) => f.tenant === index && f.card === cardIndex);
       if (history.length !== mine.length)
         cardBreaches.push(`card ${card.id} has ${history.length} fundings, ${mine.length} acknowledged`);

@@ -267,6 +267,7 @@ describe('ledger verify', () => {
         ['transfers_match_journal', true],
         ['cards_match_fundings', true],
         ['holds_match_authorizations', true],
+        ['authorizations_match_journal', true],
       ]);
 
       // One kobo appears in the wallet with no posting behind it; a transfer row has no journal.

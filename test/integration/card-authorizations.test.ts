@@ -105,7 +105,7 @@ async function cardWith(walletMinor: number, cardMinor: number) {
 /** The processor's authorization request, signed, straight to the gateway's provider-callback route. */
 function authorizationRequest(cardReference: string, authorizationId: string, amountMinor: number) {
   return postSignedCallback(app, {
-    event_id: `${authorizationId}:ask`,
+    event_id: `${cardReference}:${authorizationId}:ask`,
     type: 'card.authorization.request',
     data: {
       authorization_id: authorizationId,
@@ -149,6 +149,7 @@ describe('card authorizations', () => {
     expect(clear.statusCode).toBe(202);
     expect(clear.json().data).toEqual({
       authorization_id: first.authorization_id,
+      card_id: tenant.cardId,
       action: 'clear',
       amount_minor: 150_000,
       status: 'sent',
@@ -673,7 +674,7 @@ describe('card authorizations', () => {
     const early = await postSignedCallback(app, {
       event_id: 'rev-early',
       type: 'card.authorization.reversed',
-      data: { authorization_id: 'auth_reversed_first' },
+      data: { authorization_id: 'auth_reversed_first', card_reference: tenant.cardReference },
     });
     expect(early.statusCode).toBe(200);
     const late = await authorizationRequest(tenant.cardReference, 'auth_reversed_first', 10_000);
@@ -756,5 +757,336 @@ describe('card authorizations', () => {
     const live = await createFundedTenant(db.orm, 0, 'live tenant', 'live');
     expect((await call('POST', live.apiKey, url, { ...PURCHASE, amount_minor: 100 })).statusCode).toBe(403);
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 5_000, held: 5_000 });
+  });
+  it('decides the same authorization_id on two tenants’ cards each on its own card, and settles each alone', async () => {
+    const first = await cardWith(0, 100_000);
+    const second = await cardWith(0, 80_000);
+    // Tenant 1 uses two ids first; tenant 2's processor then sends the same two.
+    expect(await purchase(first.apiKey, first.cardId, 60_000, { authorization_id: 'auth_shared_a' })).toEqual({
+      authorization_id: 'auth_shared_a',
+      decision: 'approved',
+      reason: null,
+    });
+    expect(await purchase(first.apiKey, first.cardId, 30_000, { authorization_id: 'auth_shared_b' })).toEqual({
+      authorization_id: 'auth_shared_b',
+      decision: 'approved',
+      reason: null,
+    });
+    expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 10_000, held: 90_000 });
+
+    // On tenant 2's card, `auth_shared_a` is a purchase of its own: decided there, and held there.
+    const sharedA = await authorizationRequest(second.cardReference, 'auth_shared_a', 70_000);
+    expect(sharedA.statusCode).toBe(200);
+    expect(sharedA.json().data.authorization).toEqual({
+      authorization_id: 'auth_shared_a',
+      decision: 'approved',
+      reason: null,
+    });
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 70_000 });
+    // `auth_shared_b` for more than tenant 2's card has: declined as any fresh id would be, not
+    // tenant 1's stored approval. The answer is the one a fresh id gets, field for field.
+    const sharedB = await authorizationRequest(second.cardReference, 'auth_shared_b', 20_000);
+    const fresh = await authorizationRequest(second.cardReference, 'auth_never_used_elsewhere', 20_000);
+    const shape = (response: Awaited<typeof sharedB>, id: string) => {
+      const body = response.json();
+      return {
+        status: response.statusCode,
+        keys: Object.keys(body).sort(),
+        data: { ...body.data, event_id: '…', authorization: { ...body.data.authorization, authorization_id: id } },
+      };
+    };
+    expect(shape(sharedB, 'x')).toEqual(shape(fresh, 'x'));
+    expect(sharedB.json().data.authorization).toEqual({
+      authorization_id: 'auth_shared_b',
+      decision: 'declined',
+      reason: 'insufficient_funds',
+    });
+
+    // A repeat on the same card still gets that card's stored decision, and holds nothing more.
+    for (const [tenant, id, amount] of [
+      [first, 'auth_shared_a', 60_000],
+      [second, 'auth_shared_a', 70_000],
+      [second, 'auth_shared_b', 20_000],
+    ] as const) {
+      const repeat = await authorizationRequest(tenant.cardReference, id, amount);
+      expect(repeat.json().data.authorization.decision).toBe(
+        tenant === second && id === 'auth_shared_b' ? 'declined' : 'approved',
+      );
+    }
+    expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 10_000, held: 90_000 });
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 70_000 });
+    // Each tenant lists its own, with its own amounts.
+    const listed = async (tenant: typeof first) =>
+      (await authorizations(tenant.apiKey, tenant.cardId)).map((item) => [item.id, item.amount_minor, item.status]);
+    expect(await listed(first)).toEqual([
+      ['auth_shared_b', 30_000, 'pending'],
+      ['auth_shared_a', 60_000, 'pending'],
+    ]);
+    expect(await listed(second)).toEqual([
+      ['auth_never_used_elsewhere', 20_000, 'declined'],
+      ['auth_shared_b', 20_000, 'declined'],
+      ['auth_shared_a', 70_000, 'pending'],
+    ]);
+
+    // Tenant 1 clears its `auth_shared_a` for 50,000; tenant 2's stays held, whole.
+    const settledBefore = await settlementBalance();
+    const clear = await call('POST', first.apiKey, '/api/v1/sandbox/card-authorizations/auth_shared_a/clear', {
+      amount_minor: 50_000,
+    });
+    expect(clear.statusCode).toBe(202);
+    await eventually(async () => (await balance(first.apiKey, first.cardId)).held === 30_000);
+    expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 20_000, held: 30_000 });
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 70_000 });
+    expect((await settlementBalance()) - settledBefore).toBe(50_000);
+    // Tenant 2 reverses its own; tenant 1's cleared one is untouched.
+    expect(
+      (await call('POST', second.apiKey, '/api/v1/sandbox/card-authorizations/auth_shared_a/reverse')).statusCode,
+    ).toBe(202);
+    await eventually(async () => (await balance(second.apiKey, second.cardId)).held === 0);
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 80_000, held: 0 });
+    expect(await listed(first)).toEqual([
+      ['auth_shared_b', 30_000, 'pending'],
+      ['auth_shared_a', 60_000, 'cleared'],
+    ]);
+    expect(
+      (await authorizations(first.apiKey, first.cardId)).find((item) => item.id === 'auth_shared_a'),
+    ).toMatchObject({ cleared_minor: 50_000 });
+    expect((await listed(second))[2]).toEqual(['auth_shared_a', 70_000, 'reversed']);
+    // The processor's repeat of tenant 1's clearing, named by card: refused, moves nothing.
+    const repeated = await stack.bank.control('/control/card-authorizations/auth_shared_a/clear', {
+      amount_minor: 50_000,
+      card_reference: first.cardReference,
+    });
+    expect(repeated.status).toBe(202);
+    await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ dispatch_result: string | null }[]>(
+          `select dispatch_result from provider_callbacks where event_id = ?`,
+          [repeated.body.event_id],
+        );
+      return row?.dispatch_result ?? undefined;
+    }).then((result) => expect(result).toBe('refused: authorization auth_shared_a is cleared'));
+    expect((await settlementBalance()) - settledBefore).toBe(50_000);
+    // Events are per card too: one decision event per (card, id).
+    const decided = await db.orm.em.fork().execute<{ tenant_id: string; source_key: string }[]>(
+      `select tenant_id, source_key from events where type like 'card.authorization.%' and payload->>'id' = 'auth_shared_a'
+          order by created_at, id`,
+    );
+    expect(decided.map((row) => [row.tenant_id, row.source_key])).toEqual([
+      [first.tenantId, `card:${first.cardId}:authorization:auth_shared_a:decided`],
+      [second.tenantId, `card:${second.cardId}:authorization:auth_shared_a:decided`],
+      [first.tenantId, `card:${first.cardId}:authorization:auth_shared_a:cleared`],
+      [second.tenantId, `card:${second.cardId}:authorization:auth_shared_a:reversed`],
+    ]);
+  });
+
+  it('keeps a void (a reversal before the decision) on its own card', async () => {
+    const first = await cardWith(0, 100_000);
+    const second = await cardWith(0, 100_000);
+    const early = await postSignedCallback(app, {
+      event_id: 'rev-early-per-card',
+      type: 'card.authorization.reversed',
+      data: { authorization_id: 'auth_void_shared', card_reference: first.cardReference },
+    });
+    expect(early.statusCode).toBe(200);
+    // Another card's purchase under the same id is no purchase the processor gave up on.
+    const other = await authorizationRequest(second.cardReference, 'auth_void_shared', 10_000);
+    expect(other.json().data.authorization).toEqual({
+      authorization_id: 'auth_void_shared',
+      decision: 'approved',
+      reason: null,
+    });
+    const voided = await authorizationRequest(first.cardReference, 'auth_void_shared', 10_000);
+    expect(voided.json().data.authorization).toEqual({
+      authorization_id: 'auth_void_shared',
+      decision: 'declined',
+      reason: 'timeout',
+    });
+    expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 100_000, held: 0 });
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 90_000, held: 10_000 });
+    // A reversal naming a card the gateway does not have voids nothing anywhere.
+    await postSignedCallback(app, {
+      event_id: 'rev-unknown-card',
+      type: 'card.authorization.reversed',
+      data: { authorization_id: 'auth_void_nowhere', card_reference: 'crd_nobody' },
+    });
+    const [voids] = await db.orm.em
+      .fork()
+      .execute<{ n: string }[]>(`select count(*) as n from card_authorization_voids where id = 'auth_void_nowhere'`);
+    expect(voids!.n).toBe('0');
+    expect(
+      (await authorizationRequest(first.cardReference, 'auth_void_nowhere', 1_000)).json().data.authorization,
+    ).toMatchObject({ decision: 'approved' });
+  });
+
+  it('asks for card_id when a tenant clears or reverses an id two of its cards share', async () => {
+    const tenant = await cardWith(40_000, 50_000);
+    const issued = await issueCard(app, tenant.apiKey, 'cus_auth_2');
+    const secondCard = issued.json().data.id as string;
+    await call('POST', tenant.apiKey, `/api/v1/cards/${secondCard}/fund`, { amount_minor: 40_000 });
+    await eventually(async () => (await balance(tenant.apiKey, secondCard)).available === 40_000);
+    expect((await purchase(tenant.apiKey, tenant.cardId, 25_000, { authorization_id: 'auth_twice' })).decision).toBe(
+      'approved',
+    );
+    expect((await purchase(tenant.apiKey, secondCard, 15_000, { authorization_id: 'auth_twice' })).decision).toBe(
+      'approved',
+    );
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 25_000, held: 25_000 });
+    expect(await balance(tenant.apiKey, secondCard)).toEqual({ available: 25_000, held: 15_000 });
+
+    // The processor's own control route cannot guess the card of an id that two cards have.
+    expect(await stack.bank.control('/control/card-authorizations/auth_twice/reverse')).toEqual({
+      status: 409,
+      body: { message: 'authorization auth_twice is on several cards: name one with card_reference' },
+    });
+    const url = '/api/v1/sandbox/card-authorizations/auth_twice';
+    const ambiguous = await call('POST', tenant.apiKey, `${url}/clear`, { amount_minor: 10_000 });
+    expectFieldRefused(ambiguous, 'card_id');
+    expect(ambiguous.json().error.details.fields[0].message).toContain('2 of your cards');
+    expectFieldRefused(await call('POST', tenant.apiKey, `${url}/reverse`), 'card_id');
+    expectFieldRefused(await call('POST', tenant.apiKey, `${url}/reverse`, { card_id: 'x', surprise: 1 }), 'surprise');
+    // A card of another tenant, or one without that id, is 404 like an unknown authorization.
+    const other = await cardWith(0, 0);
+    for (const cardId of [other.cardId, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      expect((await call('POST', tenant.apiKey, `${url}/reverse`, { card_id: cardId })).statusCode).toBe(404);
+    }
+    expect((await call('POST', other.apiKey, `${url}/reverse`, { card_id: other.cardId })).statusCode).toBe(404);
+    expect((await call('POST', other.apiKey, `${url}/reverse`)).statusCode).toBe(404);
+
+    const cleared = await call('POST', tenant.apiKey, `${url}/clear`, { amount_minor: 10_000, card_id: secondCard });
+    expect(cleared.statusCode).toBe(202);
+    expect(cleared.json().data).toEqual({
+      authorization_id: 'auth_twice',
+      card_id: secondCard,
+      action: 'clear',
+      amount_minor: 10_000,
+      status: 'sent',
+    });
+    await eventually(async () => (await balance(tenant.apiKey, secondCard)).held === 0);
+    expect(await balance(tenant.apiKey, secondCard)).toEqual({ available: 30_000, held: 0 });
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 25_000, held: 25_000 });
+    const reversed = await call('POST', tenant.apiKey, `${url}/reverse`, { card_id: tenant.cardId });
+    expect(reversed.statusCode).toBe(202);
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 0);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 50_000, held: 0 });
+    expect(await balance(tenant.apiKey, secondCard)).toEqual({ available: 30_000, held: 0 });
+  });
+
+  it('lets an operator release a hold whose id two cards share, naming the card', async () => {
+    const first = await cardWith(0, 10_000);
+    const second = await cardWith(0, 10_000);
+    await purchase(first.apiKey, first.cardId, 4_000, { authorization_id: 'auth_ops_shared' });
+    await purchase(second.apiKey, second.cardId, 3_000, { authorization_id: 'auth_ops_shared' });
+    const ambiguous = await stack.admin('cards', 'release-hold', '--authorization', 'auth_ops_shared', '--note', 'x');
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain('--card');
+    const released = await stack.admin(
+      'cards',
+      'release-hold',
+      '--authorization',
+      'auth_ops_shared',
+      '--card',
+      second.cardId,
+      '--note',
+      'processor lost it',
+    );
+    expect(released.code).toBe(0);
+    expect(released.json).toMatchObject({
+      released_minor: 3_000,
+      authorization: { id: 'auth_ops_shared', card_id: second.cardId, status: 'reversed' },
+    });
+    expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 0 });
+    expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 6_000, held: 4_000 });
+  });
+
+  it('ends a refused load whose money a purchase already holds with an alert, and the card’s queue goes on', async () => {
+    const tenant = await cardWith(500_000, 0);
+    // The processor cannot take the load for now (the gateway retries it), while the money is
+    // already on the card in the books: a purchase holds 200,000 of it.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'unavailable' });
+    const funded = await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/fund`, { amount_minor: 300_000 });
+    expect(funded.statusCode).toBe(202);
+    const fundingId = funded.json().data.funding_id as string;
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 300_000);
+    expect((await purchase(tenant.apiKey, tenant.cardId, 200_000)).decision).toBe('approved');
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 200_000 });
+    // Then it refuses the load for good. Only 100,000 of the funding is still on the card.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'refuse' });
+    expect((await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/lock`)).statusCode).toBe(202);
+    // The lock behind it applies: the queue was not frozen by a reversal that can never succeed.
+    await eventually(
+      async () => (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}`)).json().data.status === 'locked',
+      60_000,
+    );
+    const history = (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/funding/history`)).json().data
+      .items;
+    expect(history).toMatchObject([
+      { id: fundingId, amount_minor: 300_000, status: 'failed', failure_reason: 'processor_refused' },
+    ]);
+    // What the card still held of it went back to the wallet; what the purchase holds stays held.
+    expect(await wallet(tenant.apiKey)).toBe(300_000);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 200_000 });
+    const alerts = await stack.admin('cards', 'alerts');
+    expect(alerts.code).toBe(0);
+    const alert = alerts.json.items.find((item: { funding_id: string }) => item.funding_id === fundingId);
+    expect(alert).toEqual({
+      kind: 'refused_load_spent',
+      tenant_id: tenant.tenantId,
+      card_id: tenant.cardId,
+      funding_id: fundingId,
+      amount_minor: 300_000,
+      returned_minor: 100_000,
+      unrecovered_minor: 200_000,
+      failure_reason: 'processor_refused',
+      created_at: expect.any(String),
+      completed_at: expect.any(String),
+    });
+    expect(alerts.json).toMatchObject({ count: expect.any(Number), unrecovered_minor: expect.any(Number) });
+    const types = await eventTypes(tenant.tenantId);
+    expect(types.filter((type) => type === 'card.funding_failed')).toHaveLength(1);
+    expect(types.filter((type) => type === 'card.funded')).toHaveLength(0);
+    // The purchase still settles from its hold: the books stay whole (checked after each test).
+    const [held] = await authorizations(tenant.apiKey, tenant.cardId);
+    await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${held!.id}/clear`, {
+      amount_minor: 200_000,
+    });
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 0);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 0 });
+    // A later load on the card, accepted again, works as ever.
+    await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'accept' });
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/unlock`);
+    await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/fund`, { amount_minor: 50_000 });
+    await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).available === 50_000);
+    expect(await wallet(tenant.apiKey)).toBe(250_000);
+  });
+
+  it('pages a card’s authorizations newest first, 20 by default and at most 100', async () => {
+    const tenant = await cardWith(0, 100_000);
+    for (let index = 0; index < 25; index += 1) {
+      await authorizationRequest(tenant.cardReference, `auth_page_${String(index).padStart(2, '0')}`, 1_000);
+    }
+    const page = async (query: string) =>
+      (await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations${query}`)).json().data as {
+        items: { id: string }[];
+        pagination: Record<string, unknown>;
+      };
+    const first = await page('');
+    expect(first.items).toHaveLength(20);
+    expect(first.pagination).toEqual({ page: 1, limit: 20, offset: 0, total: 25, pages: 2, has_more: true });
+    const second = await page('?page=2');
+    expect(second.pagination).toEqual({ page: 2, limit: 20, offset: 20, total: 25, pages: 2, has_more: false });
+    expect([...first.items, ...second.items].map((item) => item.id)).toEqual(
+      Array.from({ length: 25 }, (_, index) => `auth_page_${String(24 - index).padStart(2, '0')}`),
+    );
+    expect((await page('?offset=24&limit=5')).items.map((item) => item.id)).toEqual(['auth_page_00']);
+    expectFieldRefused(
+      await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations?limit=101`),
+      'limit',
+    );
+    expectFieldRefused(
+      await call('GET', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations?filters[status]=pending`),
+      'filters[status]',
+    );
   });
 });

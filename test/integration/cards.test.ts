@@ -51,7 +51,9 @@ const get = async (apiKey: string, url: string) =>
 
 async function settled(apiKey: string, cardId: string, count: number) {
   return eventually(async () => {
-    const items = (await get(apiKey, `/api/v1/cards/${cardId}/funding/history`)).items as { status: string }[];
+    const items = (await get(apiKey, `/api/v1/cards/${cardId}/funding/history?limit=100`)).items as {
+      status: string;
+    }[];
     return items.length >= count && items.every((item) => item.status !== 'pending') ? items : undefined;
   });
 }
@@ -458,5 +460,69 @@ describe('cards', () => {
       expect((await post(key, `/api/v1/cards/${id}/lock`)).statusCode).toBe(404);
       expect((await post(key, `/api/v1/cards/${id}/jit-fund`, { amount_minor: 100 })).statusCode).toBe(404);
     }
+  });
+  it('pages a card’s funding history newest first: 20 by default, at most 100, with totals', async () => {
+    const tenant = await createFundedTenant(db.orm, 4_500);
+    const card = await newCard(tenant.apiKey);
+    // 45 fundings of 100 kobo, sent one after another so that each is newer than the one before.
+    for (let index = 0; index < 45; index += 1) {
+      const funded = await post(tenant.apiKey, `/api/v1/cards/${card.id}/fund`, {
+        amount_minor: 100,
+        idempotency_key: `page-${String(index).padStart(2, '0')}`,
+      });
+      expect(funded.statusCode).toBe(202);
+    }
+    await settled(tenant.apiKey, card.id, 45);
+    const history = async (query: string) => {
+      const response = await app.inject({
+        method: 'GET',
+        url: `/api/v1/cards/${card.id}/funding/history${query}`,
+        headers: auth(tenant.apiKey),
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json().data as {
+        items: { idempotency_key: string; amount_minor: number; status: string }[];
+        pagination: Record<string, unknown>;
+      };
+    };
+    const pages = [await history(''), await history('?page=2'), await history('?page=3')];
+    expect(pages.map((page) => page.items.length)).toEqual([20, 20, 5]);
+    expect(pages.map((page) => page.pagination)).toEqual([
+      { page: 1, limit: 20, offset: 0, total: 45, pages: 3, has_more: true },
+      { page: 2, limit: 20, offset: 20, total: 45, pages: 3, has_more: true },
+      { page: 3, limit: 20, offset: 40, total: 45, pages: 3, has_more: false },
+    ]);
+    // Newest first across the pages, each funding once.
+    expect(pages.flatMap((page) => page.items.map((item) => item.idempotency_key))).toEqual(
+      Array.from({ length: 45 }, (_, index) => `page-${String(44 - index).padStart(2, '0')}`),
+    );
+    expect(pages.flatMap((page) => page.items).every((item) => item.status === 'succeeded')).toBe(true);
+    const all = await history('?limit=100');
+    expect(all.items).toHaveLength(45);
+    expect(all.pagination).toEqual({ page: 1, limit: 100, offset: 0, total: 45, pages: 1, has_more: false });
+    expect((await history('?offset=43&limit=10')).items.map((item) => item.idempotency_key)).toEqual([
+      'page-01',
+      'page-00',
+    ]);
+    expect((await history('?page=4')).items).toEqual([]);
+    for (const query of ['?limit=101', '?limit=0', '?page=0', '?offset=-1', '?limit=abc', '?filters[status]=failed']) {
+      const refused = await app.inject({
+        method: 'GET',
+        url: `/api/v1/cards/${card.id}/funding/history${query}`,
+        headers: auth(tenant.apiKey),
+      });
+      expect({ query, status: refused.statusCode }).toEqual({ query, status: 400 });
+      expect(refused.json().error.code).toBe('VALIDATION_ERROR');
+    }
+    expect(
+      fieldPaths(
+        await app.inject({
+          method: 'GET',
+          url: `/api/v1/cards/${card.id}/funding/history?limit=101`,
+          headers: auth(tenant.apiKey),
+        }),
+      ),
+    ).toEqual(['limit']);
+    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(4_500);
   });
 });

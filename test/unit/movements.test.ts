@@ -142,16 +142,23 @@ describe('card authorization movements', () => {
     });
   });
 
-  it('leaves out the card posting of a full clearing, and keys each step by the authorization', () => {
+  it('leaves out the card posting of a full clearing, and keys each step by the card and the authorization', () => {
     const full = cardAuthorizationClear({ ...authorization, clearedMinor: 250_000 });
     expect(byAccount(full)).toEqual({ 'card-hold:c-1': -250_000, card_settlement: 250_000 });
     const movements = [cardAuthorizationHold(authorization), full, cardAuthorizationRelease(authorization)];
     expect(movements.map((movement) => movement.idempotencyKey)).toEqual([
-      'card-authorization:auth-1:hold',
-      'card-authorization:auth-1:clear',
-      'card-authorization:auth-1:release',
+      'card:c-1:authorization:auth-1:hold',
+      'card:c-1:authorization:auth-1:clear',
+      'card:c-1:authorization:auth-1:release',
     ]);
     for (const movement of movements) expect(sum(movement)).toBe(0);
+    // Ids are the processor's per card: the same id on another card is another entry.
+    const elsewhere = { ...authorization, cardId: 'c-2' };
+    expect(
+      [cardAuthorizationHold(elsewhere), cardAuthorizationRelease(elsewhere)].map(
+        (movement) => movement.idempotencyKey,
+      ),
+    ).toEqual(['card:c-2:authorization:auth-1:hold', 'card:c-2:authorization:auth-1:release']);
   });
 });
 
@@ -223,7 +230,7 @@ describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it
     );
     expect(plan.entries.map((entry) => entry.idempotencyKey)).toEqual([
       'card-funding:f-1',
-      'card-authorization:auth-1:hold',
+      `card:${card}:authorization:auth-1:hold`,
     ]);
     expect(
       plan.postings.map(({ accountId, amountMinor, balanceAfterMinor }) => [accountId, amountMinor, balanceAfterMinor]),

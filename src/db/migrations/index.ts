@@ -20,6 +20,7 @@ import { Migration0017CardAuthorizations } from './0017-card-authorizations.ts';
 import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
 import { Migration0019VirtualAccountBvns } from './0019-virtual-account-bvns.ts';
 import { Migration0020Modes } from './0020-modes.ts';
+import { Migration0021CardAuthorizationsPerCard } from './0021-card-authorizations-per-card.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -42,4 +43,5 @@ export const migrations = [
   Migration0018BvnVerification,
   Migration0019VirtualAccountBvns,
   Migration0020Modes,
+  Migration0021CardAuthorizationsPerCard,
 ];
