@@ -9,7 +9,7 @@ import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks/destinations.ts';
-import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
+import { TEST_SANDBOX_CONTROL_TOKEN, type TestApp, type TestAppOptions, createTestApp } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './global-setup.ts';
 import { type CliResult, runAdmin } from './cli.ts';
@@ -97,7 +97,12 @@ export async function startGatewayStack(options: {
     { service: 'PostgreSQL', host: database.hostname, port: Number(database.port) },
   );
   const bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, ...options.bank });
-  const providers = () => createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS: providerTimeoutMs });
+  const providers = () =>
+    createProviders({
+      sandboxBankUrl,
+      PROVIDER_TIMEOUT_MS: providerTimeoutMs,
+      SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+    });
   let worker: TestWorker | undefined;
   const startWorker = async () => {
     worker = await startTestWorker({
