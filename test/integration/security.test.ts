@@ -111,7 +111,7 @@ function loopbackSpellings(port: number): string[] {
 }
 
 describe('webhook egress cannot reach the deployment', () => {
-  it("refuses the API's, the sandbox bank's, Temporal's and PostgreSQL's addresses in every spelling, dialling none", async () => {
+  it("refuses the API's, the sandbox bank's, Temporal's, PostgreSQL's and the metrics' addresses in every spelling, dialling none", async () => {
     const tenant = await createFundedTenant(db.orm);
     const canary = `/api/v1/ssrf-canary-${randomUUID()}`;
     const targets = [
@@ -119,6 +119,9 @@ describe('webhook egress cannot reach the deployment', () => {
       ...loopbackSpellings(ports.api).map((host) => `http://${host}${canary}`),
       ...loopbackSpellings(ports.temporal).map((host) => `http://${host}/`),
       ...loopbackSpellings(ports.postgres).map((host) => `http://${host}/`),
+      // The API's and the worker's metrics, where the default configuration serves them.
+      ...loopbackSpellings(9464).map((host) => `http://${host}/metrics`),
+      ...loopbackSpellings(9465).map((host) => `http://${host}/metrics`),
     ];
     for (const url of targets) {
       const { result: response, ms } = await timed(() =>
@@ -129,7 +132,7 @@ describe('webhook egress cannot reach the deployment', () => {
       expect(response.json().error.details.fields[0].path).toBe('url');
       expect(ms).toBeLessThan(1_000);
     }
-    expect(targets).toHaveLength(72);
+    expect(targets).toHaveLength(108);
     const n = await count('select count(*)::text as n from webhook_endpoints where tenant_id = ?', [tenant.tenantId]);
     // No endpoint exists, so no delivery can ever be made; and nothing reached the bank or the API.
     expect(n).toBe('0');
@@ -164,6 +167,30 @@ describe('webhook egress cannot reach the deployment', () => {
     );
     expect(delivery.endpoint_status).toBeNull();
     expect(await stack.bank.store.isDown('nip')).toBe(false);
+  });
+});
+
+describe('webhook egress cannot read the metrics', () => {
+  it.each([
+    [9464, 'API metrics'],
+    [9465, 'worker metrics'],
+  ])('refuses at delivery time a name since pointed at :%i (%s), sending nothing', async (port, service) => {
+    const tenant = await createFundedTenant(db.orm);
+    const host = `metrics-${port}.test`;
+    dns.set(host, ['93.184.216.34']);
+    const response = await registerForOwnCreation(tenant.apiKey, `http://${host}:${port}/metrics`);
+    expect(response.statusCode).toBe(201);
+    dns.set(host, ['127.0.0.1']);
+    const delivery = await eventually(async () => {
+      const list = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
+      const [found] = list.json().data.items;
+      return found?.attempts.length >= 1 ? found : undefined;
+    });
+    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: null });
+    expect(delivery.attempts[0].error).toBe(
+      `destination refused: resolves to 127.0.0.1 port ${port}, where this deployment's ${service} listens; ` +
+        'webhooks may not target the gateway itself',
+    );
   });
 });
 
