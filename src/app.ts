@@ -263,6 +263,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     orm: deps.orm,
     secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },
     dispatcher: deps.dispatcher,
+    refused: rateLimits.unauthenticated,
     authorize: (request, log) =>
       cards.authorize(
         {

@@ -14,7 +14,7 @@ function fieldPath(instancePath: string, context: string | undefined): string {
 }
 
 /** Maps a thrown value to an ApiError. Exported for unit tests. */
-export function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown, bodyLimit?: number): ApiError {
   if (error instanceof ApiError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const context = (error as { validationContext?: string }).validationContext;
@@ -47,7 +47,12 @@ export function toApiError(error: unknown): ApiError {
         'unsupported Content-Type: send application/json',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('payload_too_large', 'request body is larger than the limit (BODY_LIMIT_BYTES)');
+      return new ApiError(
+        'payload_too_large',
+        bodyLimit === undefined
+          ? 'request body is larger than the limit (BODY_LIMIT_BYTES)'
+          : `request body is larger than this route's limit of ${bodyLimit} bytes`,
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ApiError.validation([{ path: 'content-length', message: 'does not match the body' }]);
     default:
@@ -158,7 +163,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, request.routeOptions.bodyLimit);
     if (apiError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     } else {
