@@ -23,6 +23,7 @@ import { registerGracefulClose } from './http/shutdown.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
+import { maskUrl, maskedErrorSerializer } from './http/log-masking.ts';
 import { registerRequestTracing } from './http/tracing.ts';
 import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';
@@ -104,6 +105,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       level: deps.config.LOG_LEVEL,
       base: { service: 'api' },
       redact: ['req.headers.authorization'],
+      // An error's message and stack can quote a provider's answer: account numbers masked there too.
+      serializers: { err: maskedErrorSerializer },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: requestIdFor,
@@ -150,7 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!REQUEST_LINE_LEVELS.has(request.log.level)) return;
     request.log.info(
       {
-        req: { method: request.method, url: request.url, remoteAddress: request.ip },
+        // Query strings and paths can hold account numbers (`/banks/resolve?account_number=…`): masked.
+        req: { method: request.method, url: maskUrl(request.url), remoteAddress: request.ip },
         res: { statusCode: reply.statusCode },
         responseTime: reply.elapsedTime,
       },

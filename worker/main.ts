@@ -14,6 +14,7 @@ import { createActivities } from '../activities/index.ts';
 import { EventFanout } from '../src/webhooks/fanout.ts';
 import { CardOperationSweep } from '../src/cards/operation-sweep.ts';
 import { loadConfigOrExit } from '../src/config.ts';
+import { maskingLogger } from '../src/http/log-masking.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
@@ -33,6 +34,8 @@ const tracing = await startTracing(config, 'naira-gateway-worker', (message) =>
 );
 
 Runtime.install({
+  // The SDK's own lines (an activity's failure with its error) with account numbers masked.
+  logger: maskingLogger(new DefaultLogger('INFO')),
   telemetryOptions: {
     logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
     // The SDK's own metrics (workflow and activity task latencies, slots, sticky cache, polls).

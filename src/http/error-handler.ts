@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { RETRY_AFTER_SECONDS, isDependencyUnavailable, unavailable } from './deadlines.ts';
+import { maskAccountNumbers } from './log-masking.ts';
 import { ApiError, type EnvelopeStyle, type FieldIssue, envelopeStyleFor, renderError } from './errors.ts';
 
 function fieldPath(instancePath: string, context: string | undefined): string {
@@ -151,7 +152,11 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
     apiError = toApiError(error);
   }
   if (apiError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
-  else request.log.info({ code: apiError.kind, message: apiError.message }, 'request refused before routing');
+  else
+    request.log.info(
+      { code: apiError.kind, message: maskAccountNumbers(apiError.message) },
+      'request refused before routing',
+    );
   sendError(request, reply, apiError, 'resource');
 }
 
@@ -167,7 +172,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (apiError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     } else {
-      request.log.info({ code: apiError.kind, message: apiError.message }, 'request refused');
+      // The answer may quote the request (`no account 0123456789 at …`); the log shows the last 4 only.
+      request.log.info({ code: apiError.kind, message: maskAccountNumbers(apiError.message) }, 'request refused');
     }
     return sendError(request, reply, apiError);
   });

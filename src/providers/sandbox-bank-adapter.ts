@@ -114,7 +114,7 @@ async function call(
       timedOut ? 'timeout' : 'network_error',
       true,
       timedOut
-        ? `${provider} did not answer ${method} ${path} within ${options.timeoutMs} ms`
+        ? `${provider} did not answer ${method} ${route} within ${options.timeoutMs} ms`
         : `${provider} unreachable`,
       { cause },
     );

@@ -3,13 +3,14 @@
 // magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
 // a real bank does. Routes under /control let tests and operators steer it; with a control token
 // (SANDBOX_BANK_CONTROL_TOKEN, required whenever the bank is reachable beyond loopback) each of
-// them needs `Authorization: Bearer <token>`.
+// them needs `Authorization: Bearer <token>`. Logged URLs show account numbers masked.
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
 import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+import { maskLast4, maskUrl } from '../http/log-masking.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
@@ -179,7 +180,20 @@ function isProvider(name: string): name is VirtualAccountProviderName {
 
 export async function buildSandboxBank(options: SandboxBankOptions): Promise<FastifyInstance> {
   const { store } = options;
-  const server = Fastify({ logger: { level: options.logLevel ?? 'info', base: { service: 'sandbox-bank' } } });
+  const server = Fastify({
+    logger: {
+      level: options.logLevel ?? 'info',
+      base: { service: 'sandbox-bank' },
+      // Fastify's request lines, with account numbers in the URL masked to their last 4 digits.
+      serializers: {
+        req: (request: { method: string; url: string; ip?: string }) => ({
+          method: request.method,
+          url: maskUrl(request.url),
+          remoteAddress: request.ip,
+        }),
+      },
+    },
+  });
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
   const app = server.withTypeProvider<ZodTypeProvider>();
@@ -655,7 +669,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         [provider, accountNumber],
       );
       const account = rows[0];
-      if (!account) return reply.status(404).send({ message: `no ${provider} account ${accountNumber}` });
+      // The number shown by its last 4 only: the gateway may log this answer.
+      if (!account) return reply.status(404).send({ message: `no ${provider} account ${maskLast4(accountNumber)}` });
       // The bank's own transaction reference: derived from the sender's reference within this
       // account, so a repeat finds the same credit; random when the sender gave none.
       const transactionReference = body.reference
