@@ -20,7 +20,7 @@ import { registerRateLimits } from './http/rate-limits.ts';
 import { registerDependencyDeadline } from './http/deadlines.ts';
 import { registerHostileInputGuard } from './http/hostile-input.ts';
 import { registerGracefulClose } from './http/shutdown.ts';
-import { registerIdempotency } from './http/idempotency.ts';
+import { idempotencyFingerprintKey, registerIdempotency } from './http/idempotency.ts';
 import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { maskUrl, maskedErrorSerializer } from './http/log-masking.ts';
@@ -203,7 +203,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerLiveModeGuard(app, deps.providers);
   // A claim lives a little longer than any request may run.
-  registerIdempotency(app, { orm: deps.orm, leaseMs: deps.config.DEPENDENCY_TIMEOUT_MS + 5_000 });
+  registerIdempotency(app, {
+    orm: deps.orm,
+    leaseMs: deps.config.DEPENDENCY_TIMEOUT_MS + 5_000,
+    fingerprintKey: idempotencyFingerprintKey(deps.config.webhookEncryptionKey),
+  });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.send(app.swagger()),
