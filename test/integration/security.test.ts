@@ -17,6 +17,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { documentOperations } from '../support/openapi.ts';
 import { timed } from '../support/timing.ts';
 
 const TASK_QUEUE = `security-${process.pid}`;
@@ -417,6 +418,53 @@ describe('amounts, replays and lookups', () => {
     const after = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries/${delivery.id}`);
     expect(after.json().data).toMatchObject({ attempt_count: 1, replay_id: null, endpoint_state: 'deleted' });
     expect(receiver.on('/deleted')).toHaveLength(1);
+  });
+
+  it('refuses list offsets beyond 100,000 on every paginated list of the document, naming offset or page', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    // Every GET with a `limit` query parameter is a list, whatever it lists: one added later is covered.
+    const lists = (await documentOperations(app)).filter(
+      (operation) =>
+        operation.method === 'GET' &&
+        operation.spec.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === 'limit'),
+    );
+    expect(lists.map((operation) => operation.template)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/transfers',
+        '/api/v1/virtual-accounts',
+        '/api/v1/cards',
+        '/api/v1/cards/{card_id}/authorizations',
+        '/api/v1/webhook-endpoints',
+        '/api/v1/webhook-deliveries',
+        '/api/v1/events',
+      ]),
+    );
+    const fieldOf = (response: { json(): any }) => response.json().error.details.fields[0].path as string;
+    for (const operation of lists) {
+      const path = operation.template.replace(/\{[^}]+\}/g, randomUUID());
+      const get = (query: string) => getWithKey(tenant.apiKey, `${path}?${query}`);
+      const takesOffset = operation.spec.parameters!.some((parameter) => parameter.name === 'offset');
+      if (takesOffset) {
+        const deep = await get('offset=100001');
+        expect({ list: operation.template, status: deep.statusCode, field: fieldOf(deep) }).toEqual({
+          list: operation.template,
+          status: 400,
+          field: 'offset',
+        });
+        expect((await get('offset=100000')).statusCode, operation.template).not.toBe(400);
+      }
+      // (page - 1) × limit is the offset: page 1002 of 100 starts at 100,100; page 1001 at 100,000.
+      for (const query of ['page=1002&limit=100', 'page=100002&limit=1', 'page=5002']) {
+        const deep = await get(query);
+        expect({ list: operation.template, query, status: deep.statusCode, field: fieldOf(deep) }).toEqual({
+          list: operation.template,
+          query,
+          status: 400,
+          field: 'page',
+        });
+      }
+      expect((await get('page=1001&limit=100')).statusCode, operation.template).not.toBe(400);
+    }
   });
 
   it('answers 404 for a transfer id that is not a UUID, and 400 for odd dates and huge pages, never 500', async () => {
