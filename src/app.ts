@@ -20,9 +20,10 @@ import { registerRateLimits } from './http/rate-limits.ts';
 import { registerDependencyDeadline } from './http/deadlines.ts';
 import { registerHostileInputGuard } from './http/hostile-input.ts';
 import { registerGracefulClose } from './http/shutdown.ts';
-import { registerIdempotency } from './http/idempotency.ts';
+import { idempotencyFingerprintKey, registerIdempotency } from './http/idempotency.ts';
 import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
+import { maskUrl, maskedErrorSerializer } from './http/log-masking.ts';
 import { registerRequestTracing } from './http/tracing.ts';
 import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';
@@ -104,6 +105,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       level: deps.config.LOG_LEVEL,
       base: { service: 'api' },
       redact: ['req.headers.authorization'],
+      // An error's message and stack can quote a provider's answer: account numbers masked there too.
+      serializers: { err: maskedErrorSerializer },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: requestIdFor,
@@ -150,7 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!REQUEST_LINE_LEVELS.has(request.log.level)) return;
     request.log.info(
       {
-        req: { method: request.method, url: request.url, remoteAddress: request.ip },
+        // Query strings and paths can hold account numbers (`/banks/resolve?account_number=…`): masked.
+        req: { method: request.method, url: maskUrl(request.url), remoteAddress: request.ip },
         res: { statusCode: reply.statusCode },
         responseTime: reply.elapsedTime,
       },
@@ -199,7 +203,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerLiveModeGuard(app, deps.providers);
   // A claim lives a little longer than any request may run.
-  registerIdempotency(app, { orm: deps.orm, leaseMs: deps.config.DEPENDENCY_TIMEOUT_MS + 5_000 });
+  registerIdempotency(app, {
+    orm: deps.orm,
+    leaseMs: deps.config.DEPENDENCY_TIMEOUT_MS + 5_000,
+    fingerprintKey: idempotencyFingerprintKey(deps.config.webhookEncryptionKey),
+  });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.send(app.swagger()),
@@ -263,6 +271,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     orm: deps.orm,
     secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },
     dispatcher: deps.dispatcher,
+    refused: rateLimits.unauthenticated,
     authorize: (request, log) =>
       cards.authorize(
         {

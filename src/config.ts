@@ -1,12 +1,101 @@
 // Configuration, parsed once from the environment with zod. Every bad variable is reported in a
 // single error at start. Local runs need no variables at all: the embedded PostgreSQL and
 // Temporal dev server defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set.
-// In production mode those two and every secret are required; nothing secret has a fallback.
+// In production mode those two and every secret are required; nothing secret has a fallback, and
+// no secret may be one the repository publishes (PUBLISHED_SECRETS) or shorter than 32 bytes.
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65535);
+
+/** The shortest secret production accepts (and the sandbox bank's control token, anywhere). */
+export const MIN_SECRET_BYTES = 32;
+
+/** The secrets production checks against PUBLISHED_SECRETS, and how each value becomes key bytes. */
+export const SECRET_VARIABLES = {
+  PROVIDER_CALLBACK_SECRET: 'utf8',
+  WEBHOOK_ENCRYPTION_KEY: 'base64',
+  BVN_SECRET_KEY: 'base64',
+  SANDBOX_BANK_CONTROL_TOKEN: 'utf8',
+} as const;
+export type SecretVariable = keyof typeof SECRET_VARIABLES;
+
+/** Used only when NODE_ENV is not production, where PROVIDER_CALLBACK_SECRET is required. */
+export const DEVELOPMENT_CALLBACK_SECRET = 'sandbox-callback-secret-for-development-only';
+const DEVELOPMENT_WEBHOOK_KEY_TEXT = 'development-only-webhook-key-32b';
+const DEVELOPMENT_BVN_KEY_TEXT = 'development-only-bvn-secret-32by';
+
+/**
+ * Every secret value this repository publishes or has published — the development defaults above,
+ * the test suite's fixed secrets (test/support/app.ts) and the defaults docker-compose.yml once
+ * carried — kept in this one place. Production refuses each of them, in any spelling that gives
+ * the same key bytes (a base64 key with or without padding, or the text whose bytes it encodes).
+ * test/unit/config.test.ts scans docker-compose.yml, README.md and docs/ for example values given
+ * to the secret variables and fails on any that production would accept: a new example goes here.
+ */
+export const PUBLISHED_SECRETS: readonly string[] = [
+  DEVELOPMENT_CALLBACK_SECRET,
+  DEVELOPMENT_WEBHOOK_KEY_TEXT,
+  DEVELOPMENT_BVN_KEY_TEXT,
+  // docker-compose.yml's defaults until #27.
+  'change-me-sandbox-callback-secret',
+  'Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI=',
+  'Y2hhbmdlLW1lLWNoYW5nZS1tZS1idm4tc2VjcmV0MzI=',
+  // test/support/app.ts: TEST_CALLBACK_SECRET, TEST_WEBHOOK_KEY (32 × 0x07), TEST_BVN_SECRET (32 × 0x0b),
+  // TEST_SANDBOX_CONTROL_TOKEN.
+  'test-callback-secret-0123456789',
+  'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=',
+  'CwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCws=',
+  'test-sandbox-bank-control-token-0123456789',
+];
+
+const PUBLISHED_MESSAGE =
+  'is a value published in the repository (a development default or an example); ' +
+  'set a secret of your own (e.g. openssl rand -hex 32, or openssl rand -base64 32 for a key)';
+
+const isKey32 = (value: string) => Buffer.from(value, 'base64').length === 32;
+/** What each secret's own field accepts in every mode; production then also refuses published and short ones. */
+const SECRET_FORMATS: Record<SecretVariable, (value: string) => boolean> = {
+  PROVIDER_CALLBACK_SECRET: (value) => value.length >= 16,
+  WEBHOOK_ENCRYPTION_KEY: isKey32,
+  BVN_SECRET_KEY: isKey32,
+  SANDBOX_BANK_CONTROL_TOKEN: (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
+};
+
+/** The key bytes a secret variable's value stands for. */
+export function secretBytes(variable: SecretVariable, value: string): Buffer {
+  return Buffer.from(value, SECRET_VARIABLES[variable]);
+}
+
+/** Each published value as key bytes: its text, and what it decodes to when it reads as base64. */
+const PUBLISHED_BYTES = new Set(
+  PUBLISHED_SECRETS.flatMap((value) => {
+    const forms = [Buffer.from(value, 'utf8').toString('hex')];
+    if (/^[A-Za-z0-9+/]+={0,2}$/.test(value)) forms.push(Buffer.from(value, 'base64').toString('hex'));
+    return forms;
+  }),
+);
+
+/** Whether the value is one the repository publishes (as its text or as the key bytes it gives). */
+export function isPublishedSecret(variable: SecretVariable, value: string): boolean {
+  return (
+    PUBLISHED_BYTES.has(secretBytes(variable, value).toString('hex')) ||
+    PUBLISHED_BYTES.has(Buffer.from(value.trim(), 'utf8').toString('hex'))
+  );
+}
+
+/** `localhost`, or an address in 127.0.0.0/8 or ::1 (also IPv4-mapped); 0.0.0.0 and :: are every interface. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === 'loopback';
+}
 
 const EnvSchema = z
   .object({
@@ -50,20 +139,30 @@ const EnvSchema = z
       .optional(),
     SANDBOX_BANK_COMPLETION_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
     SANDBOX_BANK_HANG_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+    /**
+     * The credential of the sandbox bank's /control/* routes (sandbox credits, card purchases,
+     * statement edits…): `Authorization: Bearer <token>`. Required when the bank listens beyond
+     * loopback or is reached at a non-loopback address, and in production; unset on loopback, the
+     * control routes stay open to local callers (development).
+     */
+    SANDBOX_BANK_CONTROL_TOKEN: z
+      .string()
+      .refine(SECRET_FORMATS.SANDBOX_BANK_CONTROL_TOKEN, `must be at least ${MIN_SECRET_BYTES} bytes`)
+      .optional(),
     GATEWAY_CALLBACK_URL: z.url().optional(),
-    PROVIDER_CALLBACK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    PROVIDER_CALLBACK_SECRET: z
+      .string()
+      .refine(SECRET_FORMATS.PROVIDER_CALLBACK_SECRET, 'must be at least 16 characters')
+      .optional(),
     PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
     /** How long an account-name resolution (GET /api/v1/banks/resolve) is kept per bank and account. */
     NAME_ENQUIRY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
     WEBHOOK_ENCRYPTION_KEY: z
       .string()
-      .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+      .refine(SECRET_FORMATS.WEBHOOK_ENCRYPTION_KEY, 'must be 32 bytes, base64-encoded')
       .optional(),
     /** Server secret for BVNs (32 bytes, base64): their keyed hash and the copy a lookup reads. */
-    BVN_SECRET_KEY: z
-      .string()
-      .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
-      .optional(),
+    BVN_SECRET_KEY: z.string().refine(SECRET_FORMATS.BVN_SECRET_KEY, 'must be 32 bytes, base64-encoded').optional(),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
       .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
@@ -129,17 +228,53 @@ const EnvSchema = z
     if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: 'custom', path: ['HEADERS_TIMEOUT_MS'], message: 'must not exceed REQUEST_TIMEOUT_MS' });
     }
-    if (env.NODE_ENV !== 'production') return;
+    const production = env.NODE_ENV === 'production';
+    // The control routes can credit wallets through the provider path: never open beyond loopback.
+    if (!env.SANDBOX_BANK_CONTROL_TOKEN) {
+      const reason = production
+        ? 'NODE_ENV=production'
+        : !isLoopbackHost(env.SANDBOX_BANK_HOST)
+          ? `the sandbox bank listens on ${env.SANDBOX_BANK_HOST}, beyond loopback`
+          : env.SANDBOX_BANK_URL &&
+              URL.canParse(env.SANDBOX_BANK_URL) &&
+              !isLoopbackHost(new URL(env.SANDBOX_BANK_URL).hostname)
+            ? 'SANDBOX_BANK_URL is not a loopback address'
+            : undefined;
+      if (reason) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['SANDBOX_BANK_CONTROL_TOKEN'],
+          message: `is required when ${reason} (at least ${MIN_SECRET_BYTES} random bytes, e.g. openssl rand -hex 32)`,
+        });
+      }
+    }
+    if (!production) return;
+
     // Production never falls back to the embedded, single-machine defaults.
-    for (const key of [
-      'DATABASE_URL',
-      'TEMPORAL_ADDRESS',
-      'PROVIDER_CALLBACK_SECRET',
-      'WEBHOOK_ENCRYPTION_KEY',
-      'BVN_SECRET_KEY',
-    ] as const) {
+    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
       if (!env[key]) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+      }
+    }
+    // …nor runs on a secret that anyone who reads the repository knows, or one short enough to guess.
+    // (A value its own field already refused, e.g. a key that is not 32 bytes, is named once, there.)
+    for (const key of Object.keys(SECRET_VARIABLES) as SecretVariable[]) {
+      const value = env[key];
+      if (!value) {
+        // The control token's absence is named above, with the reason it is needed.
+        if (key !== 'SANDBOX_BANK_CONTROL_TOKEN') {
+          ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+        }
+      } else if (!SECRET_FORMATS[key](value)) {
+        continue;
+      } else if (isPublishedSecret(key, value)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: PUBLISHED_MESSAGE });
+      } else if (secretBytes(key, value).length < MIN_SECRET_BYTES) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `must be at least ${MIN_SECRET_BYTES} bytes when NODE_ENV=production (e.g. openssl rand -hex 32)`,
+        });
       }
     }
   });
@@ -173,9 +308,9 @@ export interface Config extends Env {
 }
 
 /** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
-const DEVELOPMENT_WEBHOOK_KEY = Buffer.from('development-only-webhook-key-32b', 'utf8');
+const DEVELOPMENT_WEBHOOK_KEY = Buffer.from(DEVELOPMENT_WEBHOOK_KEY_TEXT, 'utf8');
 /** Used only when NODE_ENV is not production, where BVN_SECRET_KEY is required. */
-const DEVELOPMENT_BVN_KEY = Buffer.from('development-only-bvn-secret-32by', 'utf8');
+const DEVELOPMENT_BVN_KEY = Buffer.from(DEVELOPMENT_BVN_KEY_TEXT, 'utf8');
 
 export function parseDurationsMs(list: string): number[] {
   const units = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
@@ -185,9 +320,6 @@ export function parseDurationsMs(list: string): number[] {
     return Number(match[1]) * units[match[2] as keyof typeof units];
   });
 }
-
-/** Used only when NODE_ENV is not production, where PROVIDER_CALLBACK_SECRET is required. */
-export const DEVELOPMENT_CALLBACK_SECRET = 'sandbox-callback-secret-for-development-only';
 
 export class ConfigError extends Error {
   readonly issues: string[];
@@ -249,4 +381,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
     webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
   };
+}
+
+/**
+ * loadConfig for a process entry point: a bad configuration stops it with exit code 2 and the
+ * error's lines on stderr (`invalid configuration:` then one line per variable, each naming it and
+ * never its value), not a stack trace.
+ */
+export function loadConfigOrExit(source: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(source);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
 }

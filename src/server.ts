@@ -2,7 +2,7 @@
 // cleanly on SIGINT/SIGTERM (in-flight requests finish, then connections close).
 import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
-import { loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { openOrm } from './db/orm.ts';
 import { boundedTemporalConnection } from './http/deadlines.ts';
 import { DRAIN_LIMIT_MS } from './http/shutdown.ts';
@@ -14,7 +14,7 @@ import { assertNodeVersion } from './stack/node-version.ts';
 import { startTracing } from './telemetry/tracing.ts';
 
 assertNodeVersion();
-const config = loadConfig();
+const config = loadConfigOrExit();
 // Before anything else is built: off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
 const tracing = await startTracing(config, 'naira-gateway-api', (message) =>
   console.error(JSON.stringify({ level: 40, time: Date.now(), service: 'api', msg: `tracing: ${message}` })),

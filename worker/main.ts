@@ -13,7 +13,8 @@ import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.ts';
 import { EventFanout } from '../src/webhooks/fanout.ts';
 import { CardOperationSweep } from '../src/cards/operation-sweep.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfigOrExit } from '../src/config.ts';
+import { maskingLogger } from '../src/http/log-masking.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
@@ -24,7 +25,7 @@ import { WORKFLOW_TRACING_MODULES, workerTracing, workflowClientTracing } from '
 import { startTracing } from '../src/telemetry/tracing.ts';
 
 assertNodeVersion();
-const config = loadConfig();
+const config = loadConfigOrExit();
 const require = createRequire(import.meta.url);
 // Off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the workflow bundle,
 // the worker and its client get Temporal's tracing interceptors (src/telemetry/temporal.ts).
@@ -33,6 +34,8 @@ const tracing = await startTracing(config, 'naira-gateway-worker', (message) =>
 );
 
 Runtime.install({
+  // The SDK's own lines (an activity's failure with its error) with account numbers masked.
+  logger: maskingLogger(new DefaultLogger('INFO')),
   telemetryOptions: {
     logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
     // The SDK's own metrics (workflow and activity task latencies, slots, sticky cache, polls).

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { RETRY_AFTER_SECONDS, isDependencyUnavailable, unavailable } from './deadlines.ts';
+import { maskAccountNumbers } from './log-masking.ts';
 import { ApiError, type EnvelopeStyle, type FieldIssue, envelopeStyleFor, renderError } from './errors.ts';
 
 function fieldPath(instancePath: string, context: string | undefined): string {
@@ -14,7 +15,7 @@ function fieldPath(instancePath: string, context: string | undefined): string {
 }
 
 /** Maps a thrown value to an ApiError. Exported for unit tests. */
-export function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown, bodyLimit?: number): ApiError {
   if (error instanceof ApiError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const context = (error as { validationContext?: string }).validationContext;
@@ -47,7 +48,12 @@ export function toApiError(error: unknown): ApiError {
         'unsupported Content-Type: send application/json',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('payload_too_large', 'request body is larger than the limit (BODY_LIMIT_BYTES)');
+      return new ApiError(
+        'payload_too_large',
+        bodyLimit === undefined
+          ? 'request body is larger than the limit (BODY_LIMIT_BYTES)'
+          : `request body is larger than this route's limit of ${bodyLimit} bytes`,
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ApiError.validation([{ path: 'content-length', message: 'does not match the body' }]);
     default:
@@ -146,7 +152,11 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
     apiError = toApiError(error);
   }
   if (apiError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
-  else request.log.info({ code: apiError.kind, message: apiError.message }, 'request refused before routing');
+  else
+    request.log.info(
+      { code: apiError.kind, message: maskAccountNumbers(apiError.message) },
+      'request refused before routing',
+    );
   sendError(request, reply, apiError, 'resource');
 }
 
@@ -158,11 +168,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, request.routeOptions.bodyLimit);
     if (apiError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     } else {
-      request.log.info({ code: apiError.kind, message: apiError.message }, 'request refused');
+      // The answer may quote the request (`no account 0123456789 at …`); the log shows the last 4 only.
+      request.log.info({ code: apiError.kind, message: maskAccountNumbers(apiError.message) }, 'request refused');
     }
     return sendError(request, reply, apiError);
   });

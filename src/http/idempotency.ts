@@ -16,7 +16,11 @@
 // goes to the handler, which answers from the resource as it is now (200, no workflow call), and
 // so does a different body (409 duplicate_reference); and only a success is kept (a refusal is
 // shared with the requests waiting on it, then the key is free for a retry).
-import { createHash, randomUUID } from 'node:crypto';
+// The stored request fingerprint is keyed: HMAC-SHA256 of `method path\nbody` under a server key
+// derived from WEBHOOK_ENCRYPTION_KEY (every API replica has the same one), never a plain digest,
+// so a dump of the table cannot be used to try guesses at a secret a body held (a webhook
+// endpoint's signing_secret; BVN routes hash a keyed fingerprint of the BVN inside that).
+import { createHash, createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type LateAnswer, beforeDeadline } from './deadlines.ts';
@@ -67,6 +71,18 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** The key stored request fingerprints are made under: HKDF-SHA256 of the server secret, its own label. */
+export function idempotencyFingerprintKey(serverSecret: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, Buffer.alloc(0), 'naira-gateway idempotency fingerprint v1', 32));
+}
+
+/** What an idempotency record keeps of a request: hex HMAC-SHA256 of `method path\ncanonical body`. */
+export function requestFingerprint(key: Buffer, method: string, path: string, hashed: unknown): string {
+  return createHmac('sha256', key)
+    .update(`${method} ${path}\n${canonicalJson(hashed)}`)
+    .digest('hex');
+}
+
 /** The request's Idempotency-Key header: undefined when absent; 400 when malformed. */
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
@@ -92,10 +108,12 @@ export interface IdempotencyOptions {
   orm: MikroORM;
   /** How long a claim holds without an answer (a request never runs longer than its deadline). */
   leaseMs: number;
+  /** idempotencyFingerprintKey(WEBHOOK_ENCRYPTION_KEY): the same on every replica. */
+  fingerprintKey: Buffer;
 }
 
 export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
-  const { orm, leaseMs } = options;
+  const { orm, leaseMs, fingerprintKey } = options;
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const config = (route.config ?? {}) as { public?: boolean; idempotent?: boolean };
@@ -117,7 +135,10 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     const key = header ?? `\n${path}\n${bodyKey}`;
     const fingerprint = request.routeOptions.config.fingerprint;
     const hashed = fingerprint ? fingerprint(request.body) : (request.body ?? null);
-    const requestHash = sha256(`${request.method} ${path}\n${canonicalJson(hashed)}`);
+    const requestHash = requestFingerprint(fingerprintKey, request.method, path, hashed);
+    // Records written before fingerprints were keyed hold the plain digest; for the 24 hours they
+    // live, the same request still matches them (compared here, never stored again).
+    const legacyHash = sha256(`${request.method} ${path}\n${canonicalJson(hashed)}`);
     const em = orm.em.fork();
     const deadline = (request.deadlineAt ?? Date.now() + 10_000) - 250;
 
@@ -143,9 +164,9 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
                claim_token = excluded.claim_token
            where idempotency_keys.expires_at <= now()
               or (idempotency_keys.state = 'processing' and idempotency_keys.locked_until <= now()
-                  and idempotency_keys.request_hash = excluded.request_hash)
+                  and idempotency_keys.request_hash in (excluded.request_hash, ?))
          returning key`,
-              [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs, token],
+              [tenantId, key, request.method, path, requestHash, IDEMPOTENCY_TTL_HOURS, leaseMs, token, legacyHash],
             ),
           );
       if (claimed) {
@@ -164,7 +185,7 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
         mayClaim = true; // released in between: claim again
         continue;
       }
-      if (stored.request_hash !== requestHash) {
+      if (stored.request_hash !== requestHash && stored.request_hash !== legacyHash) {
         if (!natural) {
           throw new ApiError(
             'idempotency_key_reused',

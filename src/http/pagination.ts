@@ -1,14 +1,31 @@
 // Pagination of the resource-style lists (virtual accounts, deliveries, events): `page` (default
 // 1) or `offset` (wins when both are given), `limit` (default 20, at most 100), answered as
 // `{page, limit, offset, total, pages, has_more}`. Wrapper payloads (`filters`, `params`) are
-// refused: parameters are sent directly in the query string.
+// refused: parameters are sent directly in the query string. No list is read past an offset of
+// 100,000 (decisions §16): a deeper `offset`, or a `page` whose window starts deeper, → 400 naming
+// it, so that nobody makes PostgreSQL step over millions of rows per request; filters narrow a list.
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from './errors.ts';
 
-/** Far beyond any real listing, and small enough that page × limit stays a safe SQL offset. */
+/** A bound on the page number itself; the window it opens is bounded by MAX_OFFSET below. */
 export const MAX_PAGE = 1_000_000;
-export const MAX_OFFSET = 100_000_000;
+/** The deepest a list is read: rows skipped before the window, whether given as offset or page. */
+export const MAX_OFFSET = 100_000;
+
+/** The offset of `page` (1-based) at `limit`; 400 naming `page` when it is past MAX_OFFSET. */
+export function pageOffset(page: number, limit: number): number {
+  const offset = (page - 1) * limit;
+  if (offset > MAX_OFFSET) {
+    throw ApiError.validation([
+      {
+        path: 'page',
+        message: `must open a window within the first ${MAX_OFFSET} rows: (page - 1) × limit is at most ${MAX_OFFSET}; narrow the list with its filters`,
+      },
+    ]);
+  }
+  return offset;
+}
 
 /** A whole number from the query string, within [min, max], each failure named in words. */
 export function queryWholeNumber(min: number, max: number) {
@@ -36,7 +53,7 @@ import type { Window } from '../db/pages.ts';
 export type { Window };
 
 export function windowOf(query: { page?: number | undefined; limit: number; offset?: number | undefined }): Window {
-  return { limit: query.limit, offset: query.offset ?? ((query.page ?? 1) - 1) * query.limit };
+  return { limit: query.limit, offset: query.offset ?? pageOffset(query.page ?? 1, query.limit) };
 }
 
 export function paginationView(window: Window, total: number) {

@@ -4,14 +4,24 @@
 // (src/provider-callbacks/dispatcher.ts): a repeat of a dispatched event only gets "duplicate",
 // and one whose dispatch failed or was cut off by a crash is dispatched when the provider sends it
 // again. The work itself happens in workflows; this route answers as soon as the fact is handed over.
+// Hostile callers (decisions §16): a provider name is looked up in a Map, so `constructor` or
+// `__proto__` are names like any other the deployment does not have (404); bodies are at most
+// 64 KiB (413, before anything is read further or stored); and each refused request (unknown
+// provider, bad signature) counts against its address on the unauthenticated budget, 429 with
+// Retry-After once used up. Correctly signed callbacks never touch that budget: a card processor
+// is not throttled by its own traffic.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
+import type { RateLimitCheck } from '../http/rate-limits.ts';
 import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
+
+/** The most a provider callback's body may hold; larger → 413 PAYLOAD_TOO_LARGE. */
+export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024;
 
 const CallbackBody = z.object({
   event_id: z.string().min(1).max(200),
@@ -46,6 +56,11 @@ export interface CallbackRouteDeps {
   secrets: Record<string, string>;
   dispatcher: CallbackDispatcher;
   /**
+   * Counts a refused request (unknown provider, bad signature) against its client address; throws
+   * 429 once the address has used its budget (the unauthenticated one of src/http/rate-limits.ts).
+   */
+  refused?: RateLimitCheck;
+  /**
    * Decides a card authorization while the processor waits (at most 2 s): not recorded as a
    * callback nor dispatched under a lease — the authorization's own row, keyed by its id, is the
    * record, and a repeat gets the stored decision.
@@ -57,6 +72,8 @@ export interface CallbackRouteDeps {
 }
 
 export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
+  // A Map: a name is a provider only if the deployment configured it, never by inheritance.
+  const secrets = new Map(Object.entries(deps.secrets));
   return app.register((scope, _options, done) => {
     // Keep the body as the provider sent it: the signature covers those exact bytes.
     scope.removeContentTypeParser('application/json');
@@ -66,6 +83,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
       '/provider-callbacks/:provider',
       {
         config: { public: true, signed: true },
+        bodyLimit: CALLBACK_BODY_LIMIT_BYTES,
         schema: {
           tags: ['providers'],
           summary: 'Signed callbacks from banks and providers (not for tenants)',
@@ -80,18 +98,26 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
             ),
             // Public (no API key), yet refused 401 when the signature or its timestamp is wrong.
             401: ResourceErrorSchema,
+            404: ResourceErrorSchema,
+            413: ResourceErrorSchema,
+            429: ResourceErrorSchema,
           },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { provider } = request.params as { provider: string };
-        const secret = deps.secrets[provider];
-        if (!secret) throw ApiError.notFound(`provider ${provider}`);
+        const secret = secrets.get(provider);
+        if (secret === undefined) {
+          await deps.refused?.(request, reply);
+          throw ApiError.notFound(`provider ${provider}`);
+        }
         const raw = typeof request.body === 'string' ? request.body : '';
         const header = request.headers[SIGNATURE_HEADER];
         const check = verifySignature(secret, raw, Array.isArray(header) ? header[0] : header);
         if (!check.ok) {
           request.log.warn({ provider, reason: check.reason }, 'provider callback refused');
+          // Throws 429 (with Retry-After) once this address has used its budget of refusals.
+          await deps.refused?.(request, reply);
           throw new ApiError('unauthorized', `callback signature refused: ${check.reason}`);
         }
         let parsed: z.infer<typeof CallbackBody>;

@@ -72,8 +72,14 @@ export class BankDirectory {
   }
 }
 
-export function createProviders(config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'>): Providers {
-  const http = { baseUrl: config.sandboxBankUrl, timeoutMs: config.PROVIDER_TIMEOUT_MS };
+export function createProviders(
+  config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> & Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN'>>,
+): Providers {
+  const http = {
+    baseUrl: config.sandboxBankUrl,
+    timeoutMs: config.PROVIDER_TIMEOUT_MS,
+    controlToken: config.SANDBOX_BANK_CONTROL_TOKEN,
+  };
   const bankSwitch = new SandboxBankSwitch(http);
   return {
     bankSwitch,

@@ -27,6 +27,8 @@ import {
 export interface SandboxHttpOptions {
   baseUrl: string;
   timeoutMs: number;
+  /** SANDBOX_BANK_CONTROL_TOKEN: sent as `Authorization: Bearer …` on the bank's /control/* routes. */
+  controlToken?: string | undefined;
 }
 
 /** The fields the sandbox bank's answers carry (each route uses some of them). */
@@ -95,7 +97,12 @@ async function call(
       () =>
         fetch(url, {
           method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(options.controlToken && route.startsWith('/control/')
+              ? { authorization: `Bearer ${options.controlToken}` }
+              : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(options.timeoutMs),
         }),
@@ -107,7 +114,7 @@ async function call(
       timedOut ? 'timeout' : 'network_error',
       true,
       timedOut
-        ? `${provider} did not answer ${method} ${path} within ${options.timeoutMs} ms`
+        ? `${provider} did not answer ${method} ${route} within ${options.timeoutMs} ms`
         : `${provider} unreachable`,
       { cause },
     );

@@ -1,13 +1,16 @@
 // The sandbox bank: a separate HTTP service that behaves like a Nigerian bank switch (NIBSS NIP:
 // name enquiry, transfers, transfer status query) and like virtual-account providers, with the
 // magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
-// a real bank does. Routes under /control let tests and operators steer it.
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+// a real bank does. Routes under /control let tests and operators steer it; with a control token
+// (SANDBOX_BANK_CONTROL_TOKEN, required whenever the bank is reachable beyond loopback) each of
+// them needs `Authorization: Bearer <token>`. Logged URLs show account numbers masked.
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
 import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+import { maskLast4, maskUrl } from '../http/log-masking.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
@@ -64,6 +67,19 @@ export interface SandboxBankOptions {
   callbackSecret?: string;
   /** How long the processor waits for a decision (2 s, as decided). */
   authorizationTimeoutMs?: number;
+  /**
+   * SANDBOX_BANK_CONTROL_TOKEN: every /control/* request must carry `Authorization: Bearer <it>`
+   * (else 401). Unset: the control routes are open, which config allows only on loopback.
+   */
+  controlToken?: string;
+}
+
+/** Whether the request's `Authorization: Bearer …` is the token, compared in constant time. */
+export function carriesControlToken(header: string | undefined, token: string): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? '';
+  // Digests of equal length: the comparison takes the same time whatever was sent, its length included.
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(presented), digest(token)) && presented.length > 0;
 }
 
 const digits10 = z.string().regex(/^\d{10}$/, 'must be 10 digits');
@@ -164,7 +180,20 @@ function isProvider(name: string): name is VirtualAccountProviderName {
 
 export async function buildSandboxBank(options: SandboxBankOptions): Promise<FastifyInstance> {
   const { store } = options;
-  const server = Fastify({ logger: { level: options.logLevel ?? 'info', base: { service: 'sandbox-bank' } } });
+  const server = Fastify({
+    logger: {
+      level: options.logLevel ?? 'info',
+      base: { service: 'sandbox-bank' },
+      // Fastify's request lines, with account numbers in the URL masked to their last 4 digits.
+      serializers: {
+        req: (request: { method: string; url: string; ip?: string }) => ({
+          method: request.method,
+          url: maskUrl(request.url),
+          remoteAddress: request.ip,
+        }),
+      },
+    },
+  });
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
   const app = server.withTypeProvider<ZodTypeProvider>();
@@ -175,6 +204,18 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       .status(status)
       .send({ response_code: status >= 500 ? NIP.systemMalfunction : 'XX', message: error.message });
   });
+
+  const { controlToken } = options;
+  if (controlToken) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (!request.routeOptions.url?.startsWith('/control/')) return;
+      if (carriesControlToken(request.headers.authorization, controlToken)) return;
+      return reply.status(401).header('www-authenticate', 'Bearer').send({
+        response_code: 'XX',
+        message: 'control routes need Authorization: Bearer <SANDBOX_BANK_CONTROL_TOKEN>',
+      });
+    });
+  }
 
   async function unavailable(provider: string, reply: FastifyReply): Promise<boolean> {
     if (!(await store.isDown(provider))) return false;
@@ -688,7 +729,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         [provider, accountNumber],
       );
       const account = rows[0];
-      if (!account) return reply.status(404).send({ message: `no ${provider} account ${accountNumber}` });
+      // The number shown by its last 4 only: the gateway may log this answer.
+      if (!account) return reply.status(404).send({ message: `no ${provider} account ${maskLast4(accountNumber)}` });
       // The bank's own transaction reference: derived from the sender's reference within this
       // account, so a repeat finds the same credit; random when the sender gave none.
       const transactionReference = body.reference

@@ -1,14 +1,14 @@
 // The sandbox bank process (started by `npm start` beside the API and worker). Its state lives in
 // the `sandbox_bank` schema of SANDBOX_BANK_DATABASE_URL (by default the gateway's database
 // server), apart from the gateway's own tables.
-import { loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { assertNodeVersion } from '../stack/node-version.ts';
 import { buildSandboxBank } from './app.ts';
 import { SandboxRunner } from './runner.ts';
 import { SandboxStore } from './store.ts';
 
 assertNodeVersion();
-const config = loadConfig();
+const config = loadConfigOrExit();
 const store = new SandboxStore(config.sandboxBankDatabaseUrl);
 await store.migrate();
 const app = await buildSandboxBank({
@@ -18,6 +18,7 @@ const app = await buildSandboxBank({
   logLevel: config.LOG_LEVEL,
   authorizationUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox-bank`,
   callbackSecret: config.providerCallbackSecret,
+  ...(config.SANDBOX_BANK_CONTROL_TOKEN ? { controlToken: config.SANDBOX_BANK_CONTROL_TOKEN } : {}),
 });
 const runner = new SandboxRunner({
   store,

@@ -1,13 +1,13 @@
 // `npm run setup`: prepares external infrastructure for a deploy — applies database migrations
 // and registers Temporal search attributes — then exits. `npm start` does the same by itself.
-import { loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from './node-version.ts';
 import { ensureDatabase } from './postgres.ts';
 import { ensureSearchAttributes } from './search-attributes.ts';
 
 assertNodeVersion();
-const config = loadConfig();
+const config = loadConfigOrExit();
 await ensureDatabase(config.databaseUrl);
 const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: 2 });
 try {

@@ -4,7 +4,7 @@
 // so the next start finds it again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { type Config, loadConfigOrExit } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from './node-version.ts';
 import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
@@ -31,16 +31,7 @@ function say(source: string, line: string): void {
   process.stdout.write(`${label} ${line}\n`);
 }
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  throw error;
-}
+const config: Config = loadConfigOrExit();
 
 const children: { name: string; child: ChildProcess }[] = [];
 let postgres: EmbeddedPostgresHandle | undefined;

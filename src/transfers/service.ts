@@ -12,6 +12,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { canonicalJson, sha256 } from '../http/idempotency.ts';
+import { pageOffset } from '../http/pagination.ts';
 import type { BankDirectory } from '../providers/registry.ts';
 import {
   CREATE_REFUSALS,
@@ -223,7 +224,7 @@ export class TransferService {
         createdBefore: query.to && dayOnly ? new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000) : undefined,
         createdUntil: query.to && !dayOnly ? new Date(query.to) : undefined,
       },
-      { limit: query.limit, offset: (query.page - 1) * query.limit },
+      { limit: query.limit, offset: pageOffset(query.page, query.limit) },
     );
     return {
       items: rows.map((row) => itemView(row, { withCompletedAt: false })),

@@ -3,7 +3,8 @@
 // resolution, so a name that later points inside our network is refused. Sandbox keys may also
 // use plain http and loopback, for local development (unless WEBHOOK_ALLOW_LOOPBACK is off), but
 // never the addresses and ports where this deployment's own services listen (API, sandbox bank,
-// Temporal, PostgreSQL): a tenant's webhook must not be able to drive the deployment. The WHATWG
+// Temporal, PostgreSQL, the API's and the worker's metrics): a tenant's webhook must not be able to
+// drive the deployment or read it. The WHATWG
 // URL parser has already turned numeric encodings (2130706433, 0x7f.1, 0177.0.0.1, 127.1) into
 // dotted form; IPv4-mapped IPv6 is unwrapped before any comparison, and the deprecated
 // IPv4-compatible form (`::a.b.c.d`, RFC 4291 §2.5.5.1) is refused for every key, since a host with
@@ -186,6 +187,9 @@ export function protectedTargetsFor(
     | 'TEMPORAL_DEV_HTTP_PORT'
     | 'databaseUrl'
     | 'sandboxBankDatabaseUrl'
+    | 'METRICS_HOST'
+    | 'METRICS_PORT'
+    | 'WORKER_METRICS_PORT'
   >,
 ): ProtectedTarget[] {
   const targets: ProtectedTarget[] = [
@@ -210,6 +214,12 @@ export function protectedTargetsFor(
   }
   add('PostgreSQL', hostAndPort(config.databaseUrl, 5432));
   add('PostgreSQL', hostAndPort(config.sandboxBankDatabaseUrl, 5432));
+  // The API's /metrics and the worker's Temporal SDK metrics (port 0: not served, nothing to fence).
+  if (config.METRICS_PORT > 0)
+    targets.push({ service: 'API metrics', host: config.METRICS_HOST, port: config.METRICS_PORT });
+  if (config.WORKER_METRICS_PORT > 0) {
+    targets.push({ service: 'worker metrics', host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT });
+  }
   return targets;
 }
 

@@ -2,7 +2,9 @@
 // nothing (no transaction, no row lock) is held while the dispatch runs, a failed or interrupted
 // dispatch is done again when the provider retries, and 20 concurrent deliveries of one credit
 // apply it once. Two setups: a bare app on its own database, where any open transaction would be
-// the route's, and the full stack (sandbox bank, worker) for real inbound credits.
+// the route's, and the full stack (sandbox bank, worker) for real inbound credits. And as an
+// attacker meets the route (decisions §16): provider names that are not the deployment's,
+// oversized bodies, and refused signatures on the unauthenticated budget.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
@@ -11,11 +13,15 @@ import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-defini
 import { auth } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
+import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { TEST_CALLBACK_SECRET } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `provider-callbacks-${process.pid}`;
+/** RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE of the full stack. */
+const UNSIGNED_BUDGET = 5;
 
 let bareDb: TestDatabase;
 let bare: TestApp;
@@ -45,7 +51,11 @@ beforeAll(async () => {
       return 'applied';
     });
   bare = await createTestApp(bareDb.orm, { dispatcher, taskQueue: TASK_QUEUE });
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE });
+  // A small budget for requests without a valid key, so that refused callbacks use it up quickly.
+  stack = await startGatewayStack({
+    taskQueue: TASK_QUEUE,
+    app: { rateLimitUnauthenticatedPerMinute: UNSIGNED_BUDGET },
+  });
 });
 afterAll(async () => {
   await bare?.close();
@@ -253,5 +263,129 @@ describe('inbound credits on the full stack', () => {
     await stack.client.workflow.getHandle(workflowId).result();
     expect(await totals()).toEqual([10_000, 1, 10_000]);
     expect((await stack.client.workflow.count(`WorkflowId = '${workflowId}'`)).count).toBe(1);
+  });
+});
+
+describe('as an attacker meets the callback route', () => {
+  /** A callback posted from `address`, signed with `secret` (the deployment's by default) unless `signature` is given. */
+  function post(address: string, provider: string, raw: string, options: { secret?: string; signature?: string } = {}) {
+    return stack.app.inject({
+      method: 'POST',
+      url: `/provider-callbacks/${provider}`,
+      remoteAddress: address,
+      headers: {
+        'content-type': 'application/json',
+        [SIGNATURE_HEADER]: options.signature ?? signPayload(options.secret ?? TEST_CALLBACK_SECRET, raw),
+      },
+      payload: raw,
+    });
+  }
+  const storedCallbacks = async (eventId: string) =>
+    (await stack.db.orm.em.fork().execute('select 1 from provider_callbacks where event_id = ?', [eventId])).length;
+
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'wema', 'sandbox-bank2'])(
+    'answers 404 NOT_FOUND for provider %s, signed or not, storing nothing',
+    async (provider) => {
+      const eventId = `probe-${randomUUID()}`;
+      const raw = JSON.stringify({ event_id: eventId, type: 'virtual_account.credit', data: {} });
+      // A distinct address per name: the refusals count on each address's own budget.
+      const address = `198.51.100.${10 + provider.length}`;
+      const answer = await post(address, provider, raw);
+      expect(answer.statusCode).toBe(404);
+      expect(answer.json()).toMatchObject({
+        error: { code: 'NOT_FOUND', message: expect.stringContaining(`provider ${provider}`) },
+        meta: { path: `/provider-callbacks/${provider}`, method: 'POST', requestId: expect.any(String) },
+      });
+      expect(await storedCallbacks(eventId)).toBe(0);
+    },
+  );
+
+  it('takes bodies up to 64 KiB and answers 413 PAYLOAD_TOO_LARGE above, storing nothing', async () => {
+    const body = (eventId: string, size: number) => {
+      const skeleton = JSON.stringify({ event_id: eventId, type: 'test.padding', data: { padding: '' } });
+      return JSON.stringify({
+        event_id: eventId,
+        type: 'test.padding',
+        data: { padding: 'x'.repeat(size - skeleton.length) },
+      });
+    };
+    const fits = `fits-${randomUUID()}`;
+    const atLimit = body(fits, 64 * 1024);
+    expect(Buffer.byteLength(atLimit)).toBe(65_536);
+    const accepted = await post('198.51.100.40', 'sandbox-bank', atLimit);
+    expect([accepted.statusCode, accepted.json().data.status]).toEqual([200, 'accepted']);
+    expect(await storedCallbacks(fits)).toBe(1);
+
+    const over = `over-${randomUUID()}`;
+    const tooLarge = body(over, 64 * 1024 + 1);
+    const refused = await post('198.51.100.40', 'sandbox-bank', tooLarge);
+    expect(refused.statusCode).toBe(413);
+    expect(refused.json()).toMatchObject({
+      error: { code: 'PAYLOAD_TOO_LARGE', message: "request body is larger than this route's limit of 65536 bytes" },
+      meta: { path: '/provider-callbacks/sandbox-bank', requestId: expect.any(String) },
+    });
+    expect(await storedCallbacks(over)).toBe(0);
+    // A megabyte, as the route took before: the same answer, nothing parsed or stored.
+    const huge = await post('198.51.100.40', 'sandbox-bank', body(`huge-${randomUUID()}`, 1_000_000));
+    expect(huge.statusCode).toBe(413);
+  });
+
+  it('counts refused signatures on the unauthenticated budget of the address, 429 with Retry-After once used up', async () => {
+    const attacker = '203.0.113.66';
+    const raw = JSON.stringify({ event_id: `forged-${randomUUID()}`, type: 'virtual_account.credit', data: {} });
+    const forgeries = [
+      { secret: 'change-me-sandbox-callback-secret' },
+      { signature: 'nonsense' },
+      { signature: `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+      { secret: 'guess-number-four-xxxxxxxxxxxxxxxxx' },
+      { secret: 'guess-number-five-xxxxxxxxxxxxxxxxx' },
+    ];
+    expect(forgeries).toHaveLength(UNSIGNED_BUDGET);
+    for (const forgery of forgeries) {
+      const answer = await post(attacker, 'sandbox-bank', raw, forgery);
+      expect(answer.statusCode).toBe(401);
+      expect(answer.json().error.code).toBe('UNAUTHORIZED');
+    }
+    const throttled = await post(attacker, 'sandbox-bank', raw, { secret: 'guess-number-six-xxxxxxxxxxxxxxxxxx' });
+    expect(throttled.statusCode).toBe(429);
+    expect(throttled.json()).toMatchObject({
+      error: { code: 'RATE_LIMITED', message: expect.stringContaining('without a valid API key from this address') },
+    });
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    // The same budget as requests without a valid key: that address's key guessing is throttled too.
+    const guess = await stack.app.inject({ method: 'GET', url: '/api/v1/wallet', remoteAddress: attacker });
+    expect(guess.statusCode).toBe(429);
+    expect(guess.headers['retry-after']).toBeDefined();
+    expect(await storedCallbacks(JSON.parse(raw).event_id)).toBe(0);
+  });
+
+  it('keeps correctly signed callbacks off that budget: a processor is never throttled by its own traffic', async () => {
+    const processor = '192.0.2.77';
+    for (let index = 0; index < UNSIGNED_BUDGET * 4; index += 1) {
+      const eventId = `valid-${index}-${randomUUID()}`;
+      const answer = await post(
+        processor,
+        'sandbox-bank',
+        JSON.stringify({ event_id: eventId, type: 'test.ok', data: {} }),
+      );
+      expect([index, answer.statusCode]).toEqual([index, 200]);
+    }
+    // Its budget for refusals is still whole: the first refusal is a 401, not a 429.
+    const raw = JSON.stringify({ event_id: `bad-${randomUUID()}`, type: 'test.ok', data: {} });
+    expect(
+      (await post(processor, 'sandbox-bank', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' })).statusCode,
+    ).toBe(401);
+    // And an address that has used up its refusals still gets its correctly signed callbacks through.
+    const shared = '192.0.2.78';
+    for (let index = 0; index <= UNSIGNED_BUDGET; index += 1) {
+      await post(shared, 'sandbox-bank', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' });
+    }
+    expect((await post(shared, 'sandbox-bank', raw, { signature: 'x' })).statusCode).toBe(429);
+    const signed = await post(
+      shared,
+      'sandbox-bank',
+      JSON.stringify({ event_id: `after-${randomUUID()}`, type: 'test.ok', data: {} }),
+    );
+    expect([signed.statusCode, signed.json().data.status]).toEqual([200, 'accepted']);
   });
 });

@@ -7,6 +7,7 @@ import { CallbackDispatcher, type ProviderCallback } from '../../src/provider-ca
 import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
 import { SandboxBankSwitch, SandboxVirtualAccountProvider } from '../../src/providers/sandbox-bank-adapter.ts';
 import { ProviderError } from '../../src/providers/types.ts';
+import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
 import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
 import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -319,5 +320,118 @@ describe('GET /api/v1/banks', () => {
     expect(body.data.items.length).toBeGreaterThanOrEqual(20);
     expect(body.meta.requestId).toBe(response.headers['x-request-id']);
     expect((await app.inject({ method: 'GET', url: '/api/v1/banks' })).statusCode).toBe(401);
+  });
+});
+
+describe('control routes need the control token (SANDBOX_BANK_CONTROL_TOKEN)', () => {
+  /** Every route of the bank, from its own route table (so a control route added later is covered). */
+  function routesOf(app: FastifyInstance): { method: string; path: string }[] {
+    const routes: { method: string; path: string }[] = [];
+    const stack: string[] = [];
+    for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+      const match = /^([│ ├└─]*)(\/\S*) \(([^)]+)\)$/.exec(line);
+      if (!match) continue;
+      const depth = match[1]!.length / 4;
+      stack.length = depth;
+      const path = `${stack.join('')}${match[2]}`;
+      stack.push(match[2]!);
+      for (const method of match[3]!.split(', ')) if (method !== 'HEAD') routes.push({ method, path });
+    }
+    return routes;
+  }
+  const filled = (path: string) => path.replace(/:(\w+)/g, (_whole, name: string) => `probe-${name}`);
+
+  it('refuses every /control route without it, or with a wrong one, 401, changing nothing', async () => {
+    const control = routesOf(bank.app).filter((route) => route.path.startsWith('/control/'));
+    expect(control.map((route) => route.path)).toEqual(
+      expect.arrayContaining([
+        '/control/providers/:provider/virtual-accounts/:accountNumber/credits',
+        '/control/cards/:cardReference/purchases',
+        '/control/card-authorizations/:authorizationId/clear',
+        '/control/providers/:provider/down',
+        '/control/transfers/:reference/fail',
+        '/control/statements/invent',
+      ]),
+    );
+    expect(control.length).toBeGreaterThanOrEqual(11);
+    const wrong = [
+      undefined,
+      'Bearer not-the-token-at-all-0000000000000000',
+      `Bearer ${bank.controlToken}x`,
+      `Bearer ${bank.controlToken.slice(0, -1)}`,
+      `Basic ${Buffer.from(`x:${bank.controlToken}`).toString('base64')}`,
+      bank.controlToken,
+      'Bearer ',
+    ];
+    for (const route of control) {
+      for (const authorization of wrong) {
+        const answer = await bank.app.inject({
+          method: route.method as 'POST',
+          url: filled(route.path).replace('probe-provider', 'nip'),
+          headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+          payload: { amount_minor: 1_000, reference: 'x', kind: 'transfer' },
+        });
+        expect({ route: route.path, authorization, status: answer.statusCode }).toEqual({
+          route: route.path,
+          authorization,
+          status: 401,
+        });
+        expect(answer.headers['www-authenticate']).toBe('Bearer');
+      }
+    }
+    // Nothing was done: nip is up, no statement was edited.
+    expect(await bank.store.isDown('nip')).toBe(false);
+    const { rows } = await bank.store.pool.query('select count(*)::int as n from sandbox_bank.statement_adjustments');
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('takes the token in any case of the Bearer scheme, and leaves the bank routes the gateway calls as they are', async () => {
+    const down = await bank.app.inject({
+      method: 'POST',
+      url: '/control/providers/bvn/down',
+      headers: { authorization: `bearer  ${bank.controlToken}` },
+    });
+    expect(down.statusCode).toBe(200);
+    expect(await bank.store.isDown('bvn')).toBe(true);
+    expect((await bank.control('/control/providers/bvn/up')).status).toBe(200);
+    expect((await bank.app.inject({ method: 'GET', url: '/banks' })).statusCode).toBe(200);
+    expect((await bank.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  });
+
+  it("is sent by the gateway's adapter on control routes only, and without it the adapter's credit fails", async () => {
+    const withToken = new SandboxVirtualAccountProvider('wema', {
+      baseUrl: bank.url,
+      timeoutMs: 2_000,
+      controlToken: bank.controlToken,
+    });
+    const account = await withToken.allocate({ reference: 'va-token', accountName: 'Ada Obi', customerId: 'c' });
+    await expect(withToken.simulateInboundCredit(account.accountNumber, { amountMinor: 5_000 })).resolves.toMatchObject(
+      {
+        transactionReference: expect.stringMatching(/^SBXCR/),
+      },
+    );
+    const withoutToken = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const refused = await providerError(
+      withoutToken.simulateInboundCredit(account.accountNumber, { amountMinor: 5_000 }),
+    );
+    expect(refused).toMatchObject({ httpStatus: 401, transient: false });
+    expect(refused.message).toContain('SANDBOX_BANK_CONTROL_TOKEN');
+    const { rows } = await bank.store.pool.query(
+      'select count(*)::int as n from sandbox_bank.inbound_credits where account_number = $1',
+      [account.accountNumber],
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('stays open on loopback when no token is configured (local development, as before)', async () => {
+    const open = await buildSandboxBank({ store: bank.store, completionDelayMs: 1, hangMs: 1, logLevel: 'silent' });
+    try {
+      const down = await open.inject({ method: 'POST', url: '/control/providers/cards/down' });
+      expect(down.statusCode).toBe(200);
+      expect(await bank.store.isDown('cards')).toBe(true);
+    } finally {
+      await bank.control('/control/providers/cards/up');
+      await open.close();
+    }
   });
 });

@@ -17,6 +17,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { documentOperations } from '../support/openapi.ts';
 import { timed } from '../support/timing.ts';
 
 const TASK_QUEUE = `security-${process.pid}`;
@@ -111,7 +112,7 @@ function loopbackSpellings(port: number): string[] {
 }
 
 describe('webhook egress cannot reach the deployment', () => {
-  it("refuses the API's, the sandbox bank's, Temporal's and PostgreSQL's addresses in every spelling, dialling none", async () => {
+  it("refuses the API's, the sandbox bank's, Temporal's, PostgreSQL's and the metrics' addresses in every spelling, dialling none", async () => {
     const tenant = await createFundedTenant(db.orm);
     const canary = `/api/v1/ssrf-canary-${randomUUID()}`;
     const targets = [
@@ -119,6 +120,9 @@ describe('webhook egress cannot reach the deployment', () => {
       ...loopbackSpellings(ports.api).map((host) => `http://${host}${canary}`),
       ...loopbackSpellings(ports.temporal).map((host) => `http://${host}/`),
       ...loopbackSpellings(ports.postgres).map((host) => `http://${host}/`),
+      // The API's and the worker's metrics, where the default configuration serves them.
+      ...loopbackSpellings(9464).map((host) => `http://${host}/metrics`),
+      ...loopbackSpellings(9465).map((host) => `http://${host}/metrics`),
     ];
     for (const url of targets) {
       const { result: response, ms } = await timed(() =>
@@ -129,7 +133,7 @@ describe('webhook egress cannot reach the deployment', () => {
       expect(response.json().error.details.fields[0].path).toBe('url');
       expect(ms).toBeLessThan(1_000);
     }
-    expect(targets).toHaveLength(72);
+    expect(targets).toHaveLength(108);
     const n = await count('select count(*)::text as n from webhook_endpoints where tenant_id = ?', [tenant.tenantId]);
     // No endpoint exists, so no delivery can ever be made; and nothing reached the bank or the API.
     expect(n).toBe('0');
@@ -164,6 +168,30 @@ describe('webhook egress cannot reach the deployment', () => {
     );
     expect(delivery.endpoint_status).toBeNull();
     expect(await stack.bank.store.isDown('nip')).toBe(false);
+  });
+});
+
+describe('webhook egress cannot read the metrics', () => {
+  it.each([
+    [9464, 'API metrics'],
+    [9465, 'worker metrics'],
+  ])('refuses at delivery time a name since pointed at :%i (%s), sending nothing', async (port, service) => {
+    const tenant = await createFundedTenant(db.orm);
+    const host = `metrics-${port}.test`;
+    dns.set(host, ['93.184.216.34']);
+    const response = await registerForOwnCreation(tenant.apiKey, `http://${host}:${port}/metrics`);
+    expect(response.statusCode).toBe(201);
+    dns.set(host, ['127.0.0.1']);
+    const delivery = await eventually(async () => {
+      const list = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
+      const [found] = list.json().data.items;
+      return found?.attempts.length >= 1 ? found : undefined;
+    });
+    expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: null });
+    expect(delivery.attempts[0].error).toBe(
+      `destination refused: resolves to 127.0.0.1 port ${port}, where this deployment's ${service} listens; ` +
+        'webhooks may not target the gateway itself',
+    );
   });
 });
 
@@ -401,6 +429,53 @@ describe('amounts, replays and lookups', () => {
     const after = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries/${delivery.id}`);
     expect(after.json().data).toMatchObject({ attempt_count: 1, replay_id: null, endpoint_state: 'deleted' });
     expect(receiver.on('/deleted')).toHaveLength(1);
+  });
+
+  it('refuses list offsets beyond 100,000 on every paginated list of the document, naming offset or page', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    // Every GET with a `limit` query parameter is a list, whatever it lists: one added later is covered.
+    const lists = (await documentOperations(app)).filter(
+      (operation) =>
+        operation.method === 'GET' &&
+        operation.spec.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === 'limit'),
+    );
+    expect(lists.map((operation) => operation.template)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/transfers',
+        '/api/v1/virtual-accounts',
+        '/api/v1/cards',
+        '/api/v1/cards/{card_id}/authorizations',
+        '/api/v1/webhook-endpoints',
+        '/api/v1/webhook-deliveries',
+        '/api/v1/events',
+      ]),
+    );
+    const fieldOf = (response: { json(): any }) => response.json().error.details.fields[0].path as string;
+    for (const operation of lists) {
+      const path = operation.template.replace(/\{[^}]+\}/g, randomUUID());
+      const get = (query: string) => getWithKey(tenant.apiKey, `${path}?${query}`);
+      const takesOffset = operation.spec.parameters!.some((parameter) => parameter.name === 'offset');
+      if (takesOffset) {
+        const deep = await get('offset=100001');
+        expect({ list: operation.template, status: deep.statusCode, field: fieldOf(deep) }).toEqual({
+          list: operation.template,
+          status: 400,
+          field: 'offset',
+        });
+        expect((await get('offset=100000')).statusCode, operation.template).not.toBe(400);
+      }
+      // (page - 1) × limit is the offset: page 1002 of 100 starts at 100,100; page 1001 at 100,000.
+      for (const query of ['page=1002&limit=100', 'page=100002&limit=1', 'page=5002']) {
+        const deep = await get(query);
+        expect({ list: operation.template, query, status: deep.statusCode, field: fieldOf(deep) }).toEqual({
+          list: operation.template,
+          query,
+          status: 400,
+          field: 'page',
+        });
+      }
+      expect((await get('page=1001&limit=100')).statusCode, operation.template).not.toBe(400);
+    }
   });
 
   it('answers 404 for a transfer id that is not a UUID, and 400 for odd dates and huge pages, never 500', async () => {

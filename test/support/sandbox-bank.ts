@@ -4,16 +4,18 @@ import type { FastifyInstance } from 'fastify';
 import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
 import { SandboxRunner } from '../../src/sandbox-bank/runner.ts';
 import { SandboxStore } from '../../src/sandbox-bank/store.ts';
-import { TEST_CALLBACK_SECRET } from './app.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_CONTROL_TOKEN } from './app.ts';
 
 export interface TestSandboxBank {
   url: string;
   app: FastifyInstance;
   store: SandboxStore;
-  /** POSTs to a control route and returns the JSON answer. */
+  /** POSTs to a control route, with the bank's control token, and returns the JSON answer. */
   control(path: string, body?: unknown): Promise<{ status: number; body: any }>;
   /** How many requests the bank has received so far (from anyone: the gateway, the tests). */
   requestCount(): Promise<number>;
+  /** The token its /control/* routes need (TEST_SANDBOX_CONTROL_TOKEN unless the test gave another). */
+  controlToken: string;
   close(): Promise<void>;
 }
 
@@ -25,7 +27,10 @@ export async function startSandboxBank(options: {
   hangMs?: number;
   /** Where the card processor asks for authorization decisions (the gateway's callback route by default). */
   authorizationUrl?: string;
+  /** SANDBOX_BANK_CONTROL_TOKEN of this bank; TEST_SANDBOX_CONTROL_TOKEN by default. */
+  controlToken?: string;
 }): Promise<TestSandboxBank> {
+  const controlToken = options.controlToken ?? TEST_SANDBOX_CONTROL_TOKEN;
   const store = new SandboxStore(options.databaseUrl);
   await store.migrate();
   const app = await buildSandboxBank({
@@ -35,6 +40,7 @@ export async function startSandboxBank(options: {
     logLevel: 'warn',
     authorizationUrl: options.authorizationUrl ?? `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
     callbackSecret: TEST_CALLBACK_SECRET,
+    controlToken,
   });
   let requests = 0;
   app.addHook('onRequest', async () => {
@@ -52,10 +58,11 @@ export async function startSandboxBank(options: {
     url,
     app,
     store,
+    controlToken,
     async control(path, body) {
       const response = await fetch(`${url}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${controlToken}` },
         body: JSON.stringify(body ?? {}),
       });
       return { status: response.status, body: await response.json() };

@@ -8,8 +8,14 @@ import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
 import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
-import type { EgressPolicy, ProtectedTarget, Resolver } from '../../src/webhooks/destinations.ts';
-import { type TestApp, type TestAppOptions, createTestApp } from './app.ts';
+import { loadConfig } from '../../src/config.ts';
+import {
+  type EgressPolicy,
+  type ProtectedTarget,
+  type Resolver,
+  protectedTargetsFor,
+} from '../../src/webhooks/destinations.ts';
+import { TEST_SANDBOX_CONTROL_TOKEN, type TestApp, type TestAppOptions, createTestApp } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './global-setup.ts';
 import { type CliResult, runAdmin } from './cli.ts';
@@ -95,9 +101,17 @@ export async function startGatewayStack(options: {
     { service: 'sandbox bank', host: '127.0.0.1', port: bankPort },
     { service: 'Temporal frontend', host: temporal.hostname, port: Number(temporal.port) },
     { service: 'PostgreSQL', host: database.hostname, port: Number(database.port) },
+    // The API's and the worker's metrics where a deployment's configuration puts them (9464 and
+    // 9465 on 127.0.0.1 by default), through the function the API and the worker use.
+    ...protectedTargetsFor(loadConfig({})).filter((target) => target.service.endsWith('metrics')),
   );
   const bank = await startSandboxBank({ databaseUrl: db.url, gatewayUrl, port: bankPort, ...options.bank });
-  const providers = () => createProviders({ sandboxBankUrl, PROVIDER_TIMEOUT_MS: providerTimeoutMs });
+  const providers = () =>
+    createProviders({
+      sandboxBankUrl,
+      PROVIDER_TIMEOUT_MS: providerTimeoutMs,
+      SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+    });
   let worker: TestWorker | undefined;
   const startWorker = async () => {
     worker = await startTestWorker({

@@ -52,6 +52,7 @@ export function useTimeSkippingStack(
     const providers = createProviders({
       sandboxBankUrl: bank?.url ?? 'http://127.0.0.1:9',
       PROVIDER_TIMEOUT_MS: options.providerTimeoutMs,
+      SANDBOX_BANK_CONTROL_TOKEN: bank?.controlToken,
     });
     stack.providers = providers;
     stack.worker = await startTestWorker({

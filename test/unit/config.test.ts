@@ -1,5 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, PUBLISHED_SECRETS, SECRET_VARIABLES, type SecretVariable, loadConfig } from '../../src/config.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { TEST_BVN_SECRET, TEST_CALLBACK_SECRET, TEST_SANDBOX_CONTROL_TOKEN, TEST_WEBHOOK_KEY } from '../support/app.ts';
+
+/** Secrets of this run's own, as a deployment would make them (openssl rand). */
+const OWN: Record<SecretVariable, string> = {
+  PROVIDER_CALLBACK_SECRET: randomBytes(32).toString('hex'),
+  WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  BVN_SECRET_KEY: randomBytes(32).toString('base64'),
+  SANDBOX_BANK_CONTROL_TOKEN: randomBytes(32).toString('hex'),
+};
+const SECRETS = Object.keys(SECRET_VARIABLES) as SecretVariable[];
+
+/** A complete production environment with the run's own secrets, and the overrides given. */
+function productionEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://db/gw',
+    TEMPORAL_ADDRESS: 't:7233',
+    ...OWN,
+    ...overrides,
+  };
+}
+
+/** The ConfigError's lines, or [] when the environment is accepted. */
+function issuesOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.issues;
+  }
+}
 
 describe('loadConfig', () => {
   it('runs on embedded defaults with no variables at all', () => {
@@ -99,17 +135,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
       /DATABASE_URL: is required when NODE_ENV=production[\s\S]*TEMPORAL_ADDRESS: is required[\s\S]*PROVIDER_CALLBACK_SECRET: is required[\s\S]*WEBHOOK_ENCRYPTION_KEY: is required[\s\S]*BVN_SECRET_KEY: is required/,
     );
-    const production = loadConfig({
-      NODE_ENV: 'production',
-      DATABASE_URL: 'postgres://db/gw',
-      TEMPORAL_ADDRESS: 't:7233',
-      PROVIDER_CALLBACK_SECRET: 'a-real-secret-from-the-vault',
-      WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
-      BVN_SECRET_KEY: Buffer.alloc(32, 2).toString('base64'),
-    });
-    expect(production.providerCallbackSecret).toBe('a-real-secret-from-the-vault');
-    expect(production.webhookEncryptionKey).toEqual(Buffer.alloc(32, 1));
-    expect(production.bvnSecretKey).toEqual(Buffer.alloc(32, 2));
+    const production = loadConfig(productionEnv());
+    expect(production.providerCallbackSecret).toBe(OWN.PROVIDER_CALLBACK_SECRET);
+    expect(production.webhookEncryptionKey).toEqual(Buffer.from(OWN.WEBHOOK_ENCRYPTION_KEY, 'base64'));
+    expect(production.bvnSecretKey).toEqual(Buffer.from(OWN.BVN_SECRET_KEY, 'base64'));
+    expect(production.SANDBOX_BANK_CONTROL_TOKEN).toBe(OWN.SANDBOX_BANK_CONTROL_TOKEN);
     expect(() => loadConfig({ BVN_SECRET_KEY: Buffer.alloc(31).toString('base64') })).toThrow(
       /BVN_SECRET_KEY: must be 32 bytes/,
     );
@@ -128,5 +158,147 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PORT: '' })).toMatchObject({ embeddedDatabase: true, PORT: 3000 });
+  });
+
+  it('requires SANDBOX_BANK_CONTROL_TOKEN beyond loopback and in production, at least 32 bytes, and not otherwise', () => {
+    expect(loadConfig({}).SANDBOX_BANK_CONTROL_TOKEN).toBeUndefined();
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '::ffff:127.0.0.1']) {
+      expect(issuesOf({ SANDBOX_BANK_HOST: host })).toEqual([]);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'sandbox-bank']) {
+      expect(issuesOf({ SANDBOX_BANK_HOST: host })).toEqual([
+        expect.stringMatching(new RegExp(`^SANDBOX_BANK_CONTROL_TOKEN: is required when the sandbox bank listens on`)),
+      ]);
+    }
+    expect(issuesOf({ SANDBOX_BANK_URL: 'http://sandbox-bank:4010' })).toEqual([
+      expect.stringMatching(/^SANDBOX_BANK_CONTROL_TOKEN: is required when SANDBOX_BANK_URL is not a loopback address/),
+    ]);
+    expect(issuesOf({ SANDBOX_BANK_URL: 'http://127.0.0.1:4010' })).toEqual([]);
+    const { SANDBOX_BANK_CONTROL_TOKEN: _omitted, ...withoutToken } = productionEnv();
+    expect(issuesOf(withoutToken)).toEqual([
+      expect.stringMatching(/^SANDBOX_BANK_CONTROL_TOKEN: is required when NODE_ENV=production/),
+    ]);
+    expect(issuesOf({ SANDBOX_BANK_HOST: '0.0.0.0', SANDBOX_BANK_CONTROL_TOKEN: 'x'.repeat(31) })).toEqual([
+      'SANDBOX_BANK_CONTROL_TOKEN: must be at least 32 bytes',
+    ]);
+    expect(
+      loadConfig({ SANDBOX_BANK_HOST: '0.0.0.0', SANDBOX_BANK_CONTROL_TOKEN: OWN.SANDBOX_BANK_CONTROL_TOKEN })
+        .SANDBOX_BANK_CONTROL_TOKEN,
+    ).toBe(OWN.SANDBOX_BANK_CONTROL_TOKEN);
+  });
+});
+
+describe('production refuses published and short secrets', () => {
+  it('accepts secrets of its own', () => {
+    expect(issuesOf(productionEnv())).toEqual([]);
+  });
+
+  it.each(SECRETS)(
+    'refuses %s set to any value the repository publishes, in one line naming it and not the value',
+    (name) => {
+      const published = [...PUBLISHED_SECRETS];
+      // The test suite's own secrets are published too (test/support/app.ts).
+      published.push(TEST_CALLBACK_SECRET, TEST_WEBHOOK_KEY.toString('base64'), TEST_BVN_SECRET.toString('base64'));
+      published.push(TEST_SANDBOX_CONTROL_TOKEN);
+      for (const value of published) {
+        const issues = issuesOf(productionEnv({ [name]: value }));
+        expect(issues, `${name}=${value}`).toHaveLength(1);
+        expect(issues[0]).toMatch(new RegExp(`^${name}: `));
+        expect(issues[0]).not.toContain(value);
+        expect(issues[0]).not.toContain('\n');
+      }
+    },
+  );
+
+  it('refuses a published key in another base64 spelling, and the text whose bytes it is', () => {
+    const compose = 'Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI=';
+    for (const spelling of [compose, compose.replace(/=+$/, ''), `${compose}\n`]) {
+      expect(issuesOf(productionEnv({ WEBHOOK_ENCRYPTION_KEY: spelling }))).toEqual([
+        expect.stringMatching(/^WEBHOOK_ENCRYPTION_KEY: is a value published in the repository/),
+      ]);
+    }
+    // The development key's text, base64-encoded: the very key the development default uses.
+    const development = Buffer.from('development-only-webhook-key-32b').toString('base64');
+    expect(issuesOf(productionEnv({ BVN_SECRET_KEY: development }))).toEqual([
+      expect.stringMatching(/^BVN_SECRET_KEY: is a value published/),
+    ]);
+  });
+
+  it('refuses a secret shorter than 32 bytes, and names each bad variable once', () => {
+    expect(issuesOf(productionEnv({ PROVIDER_CALLBACK_SECRET: 'a'.repeat(31) }))).toEqual([
+      'PROVIDER_CALLBACK_SECRET: must be at least 32 bytes when NODE_ENV=production (e.g. openssl rand -hex 32)',
+    ]);
+    expect(issuesOf(productionEnv({ PROVIDER_CALLBACK_SECRET: 'a'.repeat(32) }))).toEqual([]);
+    // Outside production the development rules stand (16 characters).
+    expect(issuesOf({ PROVIDER_CALLBACK_SECRET: 'a'.repeat(16) })).toEqual([]);
+    const issues = issuesOf(
+      productionEnv({
+        PROVIDER_CALLBACK_SECRET: 'change-me-sandbox-callback-secret',
+        WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString('base64'),
+        BVN_SECRET_KEY: 'Y2hhbmdlLW1lLWNoYW5nZS1tZS1idm4tc2VjcmV0MzI=',
+        SANDBOX_BANK_CONTROL_TOKEN: 'short',
+      }),
+    );
+    expect(issues.map((issue) => issue.split(':')[0]).sort()).toEqual([...SECRETS].sort());
+  });
+
+  /**
+   * Every value the repository's own deployment files and docs give one of the secret variables:
+   * compose defaults (`${VAR:-value}`), assignments (`VAR=value`, `VAR: value`, `"VAR": "value"`).
+   * References (`$VAR`, `${VAR:?…}`, `$(openssl …)`) are not values.
+   */
+  function exampleValues(text: string): { name: SecretVariable; value: string }[] {
+    const names = SECRETS.join('|');
+    const found: { name: SecretVariable; value: string }[] = [];
+    for (const match of text.matchAll(new RegExp(`\\$\\{(${names}):?-([^}]*)\\}`, 'g'))) {
+      found.push({ name: match[1] as SecretVariable, value: match[2]! });
+    }
+    const assignment = new RegExp(`\\b(${names})["'\`]?[ \\t]*(?:=|:(?![?-]))[ \\t]*(["'\`]?)([^\\s"'\`]+)`, 'g');
+    for (const match of text.matchAll(assignment)) {
+      const value = match[3]!;
+      if (value.startsWith('$')) continue;
+      found.push({ name: match[1] as SecretVariable, value });
+    }
+    return found;
+  }
+
+  it('finds example values in the forms compose files, shells and docs give them', () => {
+    const sample = [
+      'PROVIDER_CALLBACK_SECRET: ${PROVIDER_CALLBACK_SECRET:-compose-default}',
+      'export WEBHOOK_ENCRYPTION_KEY="c2hlbGwtZXhhbXBsZQ=="',
+      '    - BVN_SECRET_KEY=list-form',
+      '{"SANDBOX_BANK_CONTROL_TOKEN": "json-form"}',
+      'PROVIDER_CALLBACK_SECRET=$(openssl rand -hex 32) BVN_SECRET_KEY: ${BVN_SECRET_KEY:?required}',
+    ].join('\n');
+    expect(exampleValues(sample)).toEqual([
+      { name: 'PROVIDER_CALLBACK_SECRET', value: 'compose-default' },
+      { name: 'WEBHOOK_ENCRYPTION_KEY', value: 'c2hlbGwtZXhhbXBsZQ==' },
+      { name: 'BVN_SECRET_KEY', value: 'list-form' },
+      { name: 'SANDBOX_BANK_CONTROL_TOKEN', value: 'json-form' },
+    ]);
+  });
+
+  it("refuses every example value of the repository's docker-compose.yml, README.md and docs/", () => {
+    const files = ['docker-compose.yml', 'README.md'];
+    const walk = (dir: string): string[] =>
+      readdirSync(join(PROJECT_ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)],
+      );
+    if (existsSync(join(PROJECT_ROOT, 'docs'))) files.push(...walk('docs'));
+    let examples = 0;
+    for (const file of files) {
+      for (const { name, value } of exampleValues(readFileSync(join(PROJECT_ROOT, file), 'utf8'))) {
+        examples += 1;
+        expect(
+          issuesOf(productionEnv({ [name]: value })).filter((issue) => issue.startsWith(`${name}:`)),
+          `${file}: ${name}=${value} must be refused by production (add it to PUBLISHED_SECRETS)`,
+        ).toHaveLength(1);
+      }
+    }
+    // The compose file requires every secret (`${VAR:?…}`), with no default; its comments show
+    // placeholders (`VAR=…`), which the scan finds and production refuses.
+    const compose = readFileSync(join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8');
+    for (const name of SECRETS) expect(compose).toContain(`\${${name}:?`);
+    expect(examples).toBeGreaterThan(0);
   });
 });

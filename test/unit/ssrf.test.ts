@@ -4,7 +4,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Resolver, checkDestination } from '../../src/webhooks/destinations.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Resolver, checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
 import { postPinned } from '../../src/webhooks/pinned-post.ts';
 
 const PUBLIC = '93.184.216.34';
@@ -207,5 +208,49 @@ describe('DNS rebinding against the request itself', () => {
     await expect(checkDestination('https://rebind.invalid/hook', 'live', { resolve: rebinding })).rejects.toThrow(
       'resolves to 127.0.0.1 (loopback), which is not a public address',
     );
+  });
+});
+
+describe('the metrics ports are in the fence (decisions §12), as the API and the worker build it', () => {
+  const localhost: Resolver = async (host) => {
+    if (host === 'localhost' || host === 'localhost.') return ['127.0.0.1', '::1'];
+    throw new Error(`ENOTFOUND ${host}`);
+  };
+  const spellings = (port: number) => [
+    `http://127.0.0.1:${port}/metrics`,
+    `http://localhost.:${port}/metrics`,
+    `http://0x7f.0.0.1:${port}/metrics`,
+    `http://2130706433:${port}/metrics`,
+    `http://127.1:${port}/metrics`,
+    `http://[::ffff:127.0.0.1]:${port}/metrics`,
+    `http://[::1]:${port}/metrics`,
+  ];
+
+  it.each([
+    [9464, 'API metrics'],
+    [9465, 'worker metrics'],
+  ])('refuses :%i (%s) in every spelling with the default configuration', async (port, service) => {
+    const policy = { ...egressPolicyFor(loadConfig({})), resolve: localhost };
+    for (const url of spellings(port)) {
+      await expect(checkDestination(url, 'test', policy), url).rejects.toThrow(
+        new RegExp(`port ${port}, where this deployment's ${service} listens`),
+      );
+    }
+  });
+
+  it('follows METRICS_HOST, METRICS_PORT and WORKER_METRICS_PORT, and fences nothing where metrics are off', async () => {
+    const moved = {
+      ...egressPolicyFor(loadConfig({ METRICS_PORT: '9564', WORKER_METRICS_PORT: '9565' })),
+      resolve: localhost,
+    };
+    await expect(checkDestination('http://127.0.0.1:9564/', 'test', moved)).rejects.toThrow(/API metrics/);
+    await expect(checkDestination('http://127.0.0.1:9565/', 'test', moved)).rejects.toThrow(/worker metrics/);
+    await expect(checkDestination('http://127.0.0.1:9464/', 'test', moved)).resolves.toBeDefined();
+    // Served on every interface (as in docker-compose.yml): every loopback spelling is refused too.
+    const everywhere = { ...egressPolicyFor(loadConfig({ METRICS_HOST: '0.0.0.0' })), resolve: localhost };
+    await expect(checkDestination('http://127.0.0.2:9465/', 'test', everywhere)).rejects.toThrow(/worker metrics/);
+    const off = { ...egressPolicyFor(loadConfig({ METRICS_PORT: '0', WORKER_METRICS_PORT: '0' })), resolve: localhost };
+    await expect(checkDestination('http://127.0.0.1:9464/', 'test', off)).resolves.toBeDefined();
+    await expect(checkDestination('http://127.0.0.1:9465/', 'test', off)).resolves.toBeDefined();
   });
 });
