@@ -32,7 +32,7 @@ import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
-import type { Providers } from './providers/registry.ts';
+import { type Providers, callbackModesOf } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
@@ -266,13 +266,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     providers: deps.providers,
     cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),
   });
-  registerCardCallbacks(deps.dispatcher, { orm: deps.orm });
+  registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
     secrets: { 'sandbox-bank': deps.config.providerCallbackSecret },
     dispatcher: deps.dispatcher,
     refused: rateLimits.unauthenticated,
-    authorize: (request, log) =>
+    authorize: (request, log, provider) =>
       cards.authorize(
         {
           authorizationId: request.authorization_id,
@@ -282,6 +282,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           merchantName: request.merchant_name,
           merchantCategory: request.merchant_category,
           channel: request.channel,
+          modes: callbackModesOf(deps.providers, provider),
         },
         (error, fundingId) =>
           log.error({ err: error, fundingId }, 'auto-reload not handed to the card workflow; the sweep will retry'),

@@ -57,6 +57,11 @@ export interface AuthorizationRequest {
   merchantName: string;
   merchantCategory: string;
   channel: 'pos' | 'web' | 'atm';
+  /**
+   * The key modes whose cards the asking processor may act on (decisions §16): a card of another
+   * mode is no card of this processor's, and is declined `card_not_found`.
+   */
+  modes: readonly ('test' | 'live')[];
 }
 
 /** The gateway's answer to the processor. `card_not_found`: the processor's card is no card of ours. */
@@ -120,7 +125,13 @@ export const authorizationKey = (cardId: string, authorizationId: string) =>
  * processor named cards) is applied when the id is on one card only. Operators and the sandbox name
  * the card by its id (`cardId`).
  */
-export type SettlementTarget = { authorizationId: string; cardReference?: string; cardId?: string };
+export type SettlementTarget = {
+  authorizationId: string;
+  cardReference?: string;
+  cardId?: string;
+  /** The processor's: only cards of these key modes are its (an operator's release names none). */
+  modes?: readonly string[];
+};
 
 /**
  * The processor's clearing (capture, possibly partial) or reversal of an authorization, applied
@@ -199,25 +210,24 @@ async function settlementCard(
   tx: EntityManager,
   target: SettlementTarget,
 ): Promise<{ id: string; processor_reference: string } | string> {
-  type CardKey = { id: string; processor_reference: string };
+  type CardKey = { id: string; processor_reference: string; mode: string };
+  // A processor's message about a card of a mode it does not serve names no card of its own.
+  const its = (card: CardKey | undefined) =>
+    card && (target.modes === undefined || target.modes.includes(card.mode)) ? card : undefined;
+  const withMode = 'select c.id, c.processor_reference, t.mode from cards c join tenants t on t.id = c.tenant_id';
   if (target.cardReference !== undefined) {
-    const [card] = await tx.execute<CardKey[]>(
-      'select id, processor_reference from cards where processor_reference = ?',
-      [target.cardReference],
-    );
-    return card ?? `refused: no card ${target.cardReference}`;
+    const [card] = await tx.execute<CardKey[]>(`${withMode} where c.processor_reference = ?`, [target.cardReference]);
+    return its(card) ?? `refused: no card ${target.cardReference}`;
   }
   if (target.cardId !== undefined) {
-    const [card] = await tx.execute<CardKey[]>('select id, processor_reference from cards where id = ?', [
-      target.cardId,
-    ]);
-    return card ?? `refused: no card ${target.cardId}`;
+    const [card] = await tx.execute<CardKey[]>(`${withMode} where c.id = ?`, [target.cardId]);
+    return its(card) ?? `refused: no card ${target.cardId}`;
   }
-  const cards = await tx.execute<CardKey[]>(
-    `select c.id, c.processor_reference from card_authorizations a join cards c on c.id = a.card_id
-      where a.id = ? limit 2`,
-    [target.authorizationId],
-  );
+  const cards = (
+    await tx.execute<CardKey[]>(`${withMode} join card_authorizations a on a.card_id = c.id where a.id = ? limit 2`, [
+      target.authorizationId,
+    ])
+  ).filter((card) => its(card));
   if (cards.length === 0) return `refused: no authorization ${target.authorizationId}`;
   if (cards.length > 1) {
     const [count] = await tx.execute<{ n: number }[]>(

@@ -5,19 +5,26 @@
 // cards) applies only when the id is on one card.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
+import type { Providers } from '../providers/registry.ts';
 import { type SettlementTarget, settleAuthorization } from './authorizations.ts';
+import { callbackModesOf } from '../providers/registry.ts';
 
-export function registerCardCallbacks(dispatcher: CallbackDispatcher, deps: { orm: MikroORM }) {
+export function registerCardCallbacks(
+  dispatcher: CallbackDispatcher,
+  deps: { orm: MikroORM; providers: Pick<Providers, 'callbackModes'> },
+) {
   const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined);
-  const targetOf = (data: Record<string, unknown>): SettlementTarget | undefined => {
+  const targetOf = (provider: string, data: Record<string, unknown>): SettlementTarget | undefined => {
     const authorizationId = text(data.authorization_id);
     if (!authorizationId) return undefined;
     const cardReference = text(data.card_reference);
-    return cardReference !== undefined ? { authorizationId, cardReference } : { authorizationId };
+    // Only the cards of the modes this sender serves are its (the sandbox bank's: test cards).
+    const modes = callbackModesOf(deps.providers, provider);
+    return cardReference !== undefined ? { authorizationId, cardReference, modes } : { authorizationId, modes };
   };
 
   dispatcher.on('card.authorization.cleared', async (callback) => {
-    const target = targetOf(callback.data);
+    const target = targetOf(callback.provider, callback.data);
     const amountMinor = Number(callback.data.amount_minor);
     if (!target) return 'ignored: clearing without authorization_id';
     const result = await settleAuthorization(deps.orm.em.fork(), { ...target, kind: 'clear', amountMinor });
@@ -26,7 +33,7 @@ export function registerCardCallbacks(dispatcher: CallbackDispatcher, deps: { or
   });
 
   dispatcher.on('card.authorization.reversed', async (callback) => {
-    const target = targetOf(callback.data);
+    const target = targetOf(callback.provider, callback.data);
     if (!target) return 'ignored: reversal without authorization_id';
     const result = await settleAuthorization(deps.orm.em.fork(), { ...target, kind: 'reverse' });
     if (result.startsWith('refused')) callback.log.warn({ ...target, result }, 'card reversal refused');

@@ -105,6 +105,8 @@ function cardStatementText(em: EntityManager): string {
         floor(extract(epoch from now()) * 1000)::text as "now_ms"
       from cards c left join card_authorizations a on a.card_id = c.id and a.id = $1
      where c.processor_reference = $2
+       -- only a card of a mode the asking processor serves is its card (decisions §16)
+       and exists (select 1 from tenants t where t.id = c.tenant_id and t.mode = any($3::text[]))
        for update of c`;
   }
   return cardStatement;
@@ -205,7 +207,11 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
     `select ${authorizationIdLock('$2::text', '$1::text')}, set_config('gateway.quiet_events', 'on', true)`,
     [id, request.cardReference],
   );
-  const found = await prepared(client, 'card-decision-card', cardStatementText(em), [id, request.cardReference]);
+  const found = await prepared(client, 'card-decision-card', cardStatementText(em), [
+    id,
+    request.cardReference,
+    request.modes,
+  ]);
   const row = found.rows[0];
   if (!row) return { decision: { authorization_id: id, decision: 'declined', reason: 'card_not_found' } } as const;
   const { decided_decision: decided, decided_reason: decidedReason, voided, now_ms: nowMs, ...columns } = row;

@@ -68,6 +68,8 @@ export interface CallbackRouteDeps {
   authorize?: (
     request: AuthorizationRequestData,
     log: FastifyBaseLogger,
+    /** The processor asking (the callback route's provider name). */
+    provider: string,
   ) => Promise<z.infer<typeof AuthorizationAnswer>>;
 }
 
@@ -141,7 +143,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
               data.error.issues.map((issue) => ({ path: ['data', ...issue.path].join('.'), message: issue.message })),
             );
           }
-          const authorization = await deps.authorize(data.data, request.log);
+          const authorization = await deps.authorize(data.data, request.log, provider);
           request.log.info(
             { provider, authorizationId: authorization.authorization_id, decision: authorization.decision },
             'card authorization',

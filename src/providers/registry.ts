@@ -44,9 +44,17 @@ export interface Providers extends ProviderSet {
   callbackModes: Record<string, readonly ('test' | 'live')[]>;
 }
 
+/** The key modes whose objects callbacks from `provider` may act on: none for a sender not listed. */
+export function callbackModesOf(
+  providers: Pick<Providers, 'callbackModes'>,
+  provider: string,
+): readonly ('test' | 'live')[] {
+  return Object.hasOwn(providers.callbackModes, provider) ? providers.callbackModes[provider]! : [];
+}
+
 /** Whether callbacks from `provider` may act on objects of `mode`: never for a sender not listed. */
 export function callbacksServe(providers: Pick<Providers, 'callbackModes'>, provider: string, mode: string): boolean {
-  return Object.hasOwn(providers.callbackModes, provider) && providers.callbackModes[provider]!.some((m) => m === mode);
+  return callbackModesOf(providers, provider).some((served) => served === mode);
 }
 
 /** The bank list, fetched from the switch and kept for a few minutes. */

@@ -172,6 +172,7 @@ const request = (cardReference: string, authorizationId: string, amountMinor: nu
   merchantName: 'Shoprite Lekki',
   merchantCategory: '5411',
   channel: 'pos' as const,
+  modes: ['test'] as const,
 });
 
 beforeAll(async () => {

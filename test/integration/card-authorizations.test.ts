@@ -319,6 +319,7 @@ describe('card authorizations', () => {
         merchantName: 'Shoprite Lekki',
         merchantCategory: '5411',
         channel: 'pos',
+        modes: ['test'],
       });
       await eventually(async () => {
         const [waiting] = await db.orm.em.fork().execute<{ n: string }[]>(
@@ -432,6 +433,7 @@ describe('card authorizations', () => {
       merchantName: 'Shoprite Lekki',
       merchantCategory: '5411',
       channel: 'pos',
+      modes: ['test'],
     });
     expect(outcome.decision.decision).toBe('approved');
     const fundingId = outcome.autoReload!.funding.id;

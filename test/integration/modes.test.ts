@@ -12,8 +12,9 @@ import { describe, expect, inject, it } from 'vitest';
 import { migrate, openOrm } from '../../src/db/orm.ts';
 import { resolveApiKey } from '../../src/tenants/tenants.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../src/tenants/api-keys.ts';
-import { walletBalance } from '../../src/ledger/ledger.ts';
+import { openCardAccount, walletBalance } from '../../src/ledger/ledger.ts';
 import { insertAccount } from '../../src/virtual-accounts/store.ts';
+import { insertCard } from '../../src/cards/store.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
@@ -282,6 +283,75 @@ describe('a tenant with a sandbox key and a live key', () => {
       .fork()
       .execute('select 1 from transfer_discrepancies where transfer_id = ?', [transferId]);
     expect(discrepancies).toEqual([]);
+  });
+
+  it('never lets the sandbox card processor spend or settle for a live card', async () => {
+    const { tenantId, liveTenantId } = await tenantWithBothKeys('live card');
+    await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', '500000', '--live');
+    // A live card with JIT funding from the live wallet (no route issues one without a live
+    // processor; it stands for a card a live processor issued).
+    const cardId = randomUUID();
+    const cardReference = `live-card-${cardId}`;
+    await db.orm.em.fork().transactional(async (tx) => {
+      await insertCard(tx, {
+        id: cardId,
+        tenant_id: liveTenantId,
+        customer_id: 'live-cust',
+        status: 'active',
+        last4: '4242',
+        currency: 'NGN',
+        metadata: null,
+        processor_reference: cardReference,
+      });
+      await openCardAccount(tx, liveTenantId, cardId);
+      await tx.execute('update cards set jit_funding = true where id = ?', [cardId]);
+    });
+    // The sandbox processor asks about a purchase on it, as it would about one of its own cards.
+    const asked = await postSignedCallback(app, {
+      event_id: `evt-auth-${cardId}`,
+      type: 'card.authorization.request',
+      data: {
+        authorization_id: 'auth-live-1',
+        card_reference: cardReference,
+        amount_minor: 100_000,
+        currency: 'NGN',
+        merchant_name: 'Anywhere',
+        merchant_category: '5411',
+        channel: 'pos',
+      },
+    });
+    expect(asked.statusCode).toBe(200);
+    expect(asked.json().data.authorization).toEqual({
+      authorization_id: 'auth-live-1',
+      decision: 'declined',
+      reason: 'card_not_found',
+    });
+    // …and reverses or clears on it: refused, as for a card it never issued.
+    for (const [type, extra] of [
+      ['card.authorization.reversed', {}],
+      ['card.authorization.cleared', { amount_minor: 100_000 }],
+    ] as const) {
+      const eventId = `evt-${type}-${cardId}`;
+      await postSignedCallback(app, {
+        event_id: eventId,
+        type,
+        data: { authorization_id: 'auth-live-1', card_reference: cardReference, ...extra },
+      });
+      const [recorded] = await db.orm.em
+        .fork()
+        .execute<{ dispatch_result: string }[]>('select dispatch_result from provider_callbacks where event_id = ?', [
+          eventId,
+        ]);
+      expect(recorded?.dispatch_result).toBe(`refused: no card ${cardReference}`);
+    }
+    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(500_000);
+    const rows = await db.orm.em
+      .fork()
+      .execute(
+        'select 1 from card_authorizations where card_id = ? union all select 1 from card_authorization_voids where card_id = ?',
+        [cardId, cardId],
+      );
+    expect(rows).toEqual([]);
   });
 
   it('refuses to fund a live wallet that does not exist yet, naming the way to make it', async () => {
