@@ -23,8 +23,10 @@ import {
   type EndpointRow,
   changeEndpointStatus,
   deliveryPage,
+  MAX_ENDPOINTS_PER_TENANT,
   insertEndpoint,
   listEndpoints,
+  lockAndCountEndpoints,
   setReplayId,
 } from './store.ts';
 
@@ -69,6 +71,16 @@ export class WebhookService {
     }
     const id = randomUUID();
     return this.deps.orm.em.fork().transactional(async (tx) => {
+      // Counted under the tenant's lock, so concurrent registrations cannot both take the last place.
+      const endpoints = await lockAndCountEndpoints(tx, tenant.tenantId);
+      if (endpoints >= MAX_ENDPOINTS_PER_TENANT) {
+        throw new ApiError(
+          'failed_precondition',
+          `a tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints and this one has ${endpoints} ` +
+            '(disabled ones count, deleted ones do not): delete one before registering another',
+          { limit: MAX_ENDPOINTS_PER_TENANT, endpoints },
+        );
+      }
       const row = await insertEndpoint(tx, {
         id,
         tenant_id: tenant.tenantId,

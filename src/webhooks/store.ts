@@ -58,6 +58,19 @@ export async function insertEndpoint(
   return em.findOneOrFail(WebhookEndpoint, { id: endpoint.id }, { refresh: true });
 }
 
+/** At most this many endpoints per tenant (decisions §16); deleted ones do not count, disabled ones do. */
+export const MAX_ENDPOINTS_PER_TENANT = 20;
+
+/**
+ * Takes the tenant's endpoint-registration lock for the rest of the transaction (registrations of
+ * one tenant then count and insert one at a time; other tenants are not held up) and answers how
+ * many endpoints the tenant has that count towards the limit: every one not deleted.
+ */
+export async function lockAndCountEndpoints(em: EntityManager, tenantId: string): Promise<number> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended('webhook-endpoints:' || ?, 0))`, [tenantId]);
+  return em.count(WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } });
+}
+
 export async function findEndpoint(em: EntityManager, id: string): Promise<EndpointRow | null> {
   return em.findOne(WebhookEndpoint, { id }, { refresh: true });
 }

@@ -199,6 +199,65 @@ describe('registration', () => {
         .statusCode,
     ).toBe(400);
   });
+
+  it('holds a tenant to 20 endpoints, even when 40 registrations race; disabled endpoints count, deleted ones do not', async () => {
+    const tenant = await createFundedTenant(db.orm, 0, 'endpoint cap');
+    // The receiver answers 410 to the endpoint's own webhook.endpoint.created: the gateway disables it.
+    receiver.plan('/cap-gone', { status: 410 });
+    const disabled = (await listen(tenant.apiKey, '/cap-gone', ['webhook.endpoint.created'])).json().data.id as string;
+    await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ status: string }[]>('select status from webhook_endpoints where id = ?', [disabled]);
+      return row?.status === 'disabled' ? true : undefined;
+    });
+    // 40 at once, with 19 places left.
+    const raced = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => listen(tenant.apiKey, `/cap-${i}`, ['transfer.settled'])),
+    );
+    const statuses = raced.map((response) => response.statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(19);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(21);
+    const refusal = raced.find((response) => response.statusCode === 422)!.json();
+    expect(refusal).toMatchObject({
+      error: { code: 'FAILED_PRECONDITION', details: { limit: 20, endpoints: 20 } },
+      meta: { path: '/api/v1/webhook-endpoints', method: 'POST', requestId: expect.any(String) },
+    });
+    expect(refusal.error.message).toMatch(/at most 20 webhook endpoints/);
+    const counted = async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ n: string }[]>(
+          `select count(*) as n from webhook_endpoints where tenant_id = ? and status <> 'deleted'`,
+          [tenant.tenantId],
+        );
+      return Number(row!.n);
+    };
+    expect(await counted()).toBe(20);
+    // Not one more, not even through the unversioned route; another tenant is not held to this one's count.
+    expect((await listen(tenant.apiKey, '/cap-more')).statusCode).toBe(422);
+    expect(
+      (
+        await register(
+          tenant.apiKey,
+          { url: `${receiver.url}/cap-legacy`, events: ['*'], signing_secret: newSigningSecret() },
+          '/webhook-endpoints',
+        )
+      ).statusCode,
+    ).toBe(422);
+    const other = await createFundedTenant(db.orm, 0, 'endpoint cap, other tenant');
+    expect((await listen(other.apiKey, '/cap-other')).statusCode).toBe(201);
+    // The disabled endpoint counts until it is deleted; then its place is free again, once.
+    const deleted = await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhook-endpoints/${disabled}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(deleted.statusCode).toBe(200);
+    expect((await listen(tenant.apiKey, '/cap-after-delete')).statusCode).toBe(201);
+    expect((await listen(tenant.apiKey, '/cap-after-delete-2')).statusCode).toBe(422);
+    expect(await counted()).toBe(20);
+  });
 });
 
 describe('delivery', () => {
