@@ -79,6 +79,9 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     '/api/v1/webhook-deliveries',
     {
       schema: doc('List deliveries with their attempts', {
+        description:
+          'Each delivery carries at most its latest 20 attempts, oldest of them first; `attempt_count` is the true ' +
+          'total, and GET /api/v1/webhook-deliveries/{id} has them all.',
         querystring: ListDeliveriesQuery,
         response: { 200: envelopeSchema(DeliveryList) },
       }),

@@ -23,6 +23,7 @@ import {
   type EndpointRow,
   changeEndpointStatus,
   deliveryPage,
+  LISTED_ATTEMPTS,
   MAX_ENDPOINTS_PER_TENANT,
   insertEndpoint,
   listEndpoints,
@@ -128,8 +129,9 @@ export class WebhookService {
   private async deliveryRows(
     filter: DeliveryFilter,
     window: Window,
+    options: { latestAttempts?: number } = {},
   ): Promise<{ items: DeliveryView[]; total: number }> {
-    const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window);
+    const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window, options);
     const items = rows.map((row) => ({
       id: row.id,
       event_id: row.event_id,
@@ -169,6 +171,8 @@ export class WebhookService {
     const { items, total } = await this.deliveryRows(
       { tenantId, eventId: filters.event_id, endpointId: filters.endpoint_id, status: filters.status || undefined },
       window,
+      // A listed delivery carries its latest attempts only; GET …/{id} has them all.
+      { latestAttempts: LISTED_ATTEMPTS },
     );
     return { items, pagination: paginationView(window, total) };
   }

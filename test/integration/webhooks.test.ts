@@ -485,6 +485,42 @@ describe('replay and durability', () => {
     recordHistory('webhook-replay-after-success', deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
   });
 
+  it('lists a delivery with its latest 20 attempts and its true attempt_count; GET by id has every attempt', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    await listen(tenant.apiKey, '/many');
+    await settledTransfer(tenant.apiKey);
+    const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
+    // 24 replays, one after another: 25 attempts in all.
+    for (let replayed = 1; replayed <= 24; replayed++) {
+      const replay = await app.inject({
+        method: 'POST',
+        url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
+        headers: auth(tenant.apiKey),
+      });
+      expect(replay.statusCode).toBe(202);
+      await eventually(() => (receiver.on('/many').length === replayed + 1 ? true : undefined));
+    }
+    const one = await eventually(async () => {
+      const found = (
+        await app.inject({
+          method: 'GET',
+          url: `/api/v1/webhook-deliveries/${delivery.id}`,
+          headers: auth(tenant.apiKey),
+        })
+      ).json().data;
+      return found.attempt_count === 25 ? found : undefined;
+    });
+    expect(one.attempts.map((attempt: { number: number }) => attempt.number)).toEqual(
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
+    const [listed] = (await deliveries(tenant.apiKey, `?event_id=${delivery.event_id}`)).items;
+    expect(listed).toMatchObject({ id: delivery.id, attempt_count: 25, endpoint_status: 200 });
+    expect(listed.attempts.map((attempt: { number: number }) => attempt.number)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 6),
+    );
+    expect(listed.attempts).toEqual(one.attempts.slice(5));
+  });
+
   it('still delivers when the worker dies during the retry wait', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     // Retry-After: 4 s, long enough to stop the worker while the delivery waits on its timer.
