@@ -51,7 +51,7 @@ beforeAll(async () => {
   fanout = new EventFanout({
     orm: db.orm,
     client: stack.client,
-    taskQueue: TASK_QUEUE,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: [0, 60_000],
     jitter: 0,
     intervalMs: 100,

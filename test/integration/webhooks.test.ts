@@ -43,7 +43,7 @@ beforeAll(async () => {
   fanout = new EventFanout({
     orm: db.orm,
     client: stack.client,
-    taskQueue: TASK_QUEUE,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: SCHEDULE_MS,
     jitter: 0,
     intervalMs: 100,

@@ -19,6 +19,7 @@ import { Migration0016CardPolicies } from './0016-card-policies.ts';
 import { Migration0017CardAuthorizations } from './0017-card-authorizations.ts';
 import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
 import { Migration0019VirtualAccountBvns } from './0019-virtual-account-bvns.ts';
+import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -40,4 +41,5 @@ export const migrations = [
   Migration0017CardAuthorizations,
   Migration0018BvnVerification,
   Migration0019VirtualAccountBvns,
+  Migration0022WebhookAttemptSlots,
 ];
