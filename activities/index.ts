@@ -10,14 +10,15 @@ import { createIdentityActivities } from './identity.ts';
 import { createReconciliationActivities } from './reconciliation.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
-import { createWebhookActivities } from './webhooks.ts';
+import { createWebhookActivities, slotLeaseMs } from './webhooks.ts';
 
 export interface ActivityDeps {
   orm: MikroORM;
   providers: Providers;
   /** For activities that start workflows of their own (a temporary account's expiry timer). */
   client: Client;
-  webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy };
+  /** `tenantConcurrency`: WEBHOOK_TENANT_CONCURRENCY, a tenant's attempts in flight at once. */
+  webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy; tenantConcurrency: number };
   /** The keys BVNs are sealed under while their lookup runs (src/identity/bvn.ts). */
   bvnKeys: BvnKeys;
 }
@@ -25,11 +26,22 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createTransferActivities(deps),
-    ...createWebhookActivities({ orm: deps.orm, ...deps.webhooks }),
+    ...createWebhookActivities(webhookActivityDeps(deps)),
     ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),
     ...createReconciliationActivities(deps),
     ...createIdentityActivities(deps),
+  };
+}
+
+/** What the webhook activities need, from the worker's dependencies. */
+export function webhookActivityDeps(deps: Pick<ActivityDeps, 'orm' | 'client' | 'webhooks'>) {
+  const { tenantConcurrency, ...webhooks } = deps.webhooks;
+  return {
+    orm: deps.orm,
+    client: deps.client,
+    ...webhooks,
+    slots: { perTenant: tenantConcurrency, leaseMs: slotLeaseMs(webhooks.timeoutMs) },
   };
 }
 

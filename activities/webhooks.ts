@@ -1,7 +1,11 @@
 // Webhook delivery attempts: sign the event, POST it (15 s timeout, redirects not followed), and
 // record the attempt, the delivery's new state and the event.delivery.* event in one transaction.
 // With tracing on, the POST is a client span `POST webhook` under the attempt's activity span.
+// An attempt asked to (`slot`) first takes one of its tenant's attempt slots, or answers `wait`
+// having queued for one; afterwards it hands the slot on and signals the workflow it went to.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { log } from '@temporalio/activity';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { findEvent, recordEvent } from '../src/events/events.ts';
 import {
   changeEndpointStatus,
@@ -17,7 +21,8 @@ import { decryptSecret } from '../src/webhooks/secrets.ts';
 import { postPinned } from '../src/webhooks/pinned-post.ts';
 import { withHttpClientSpan } from '../src/telemetry/http-client-span.ts';
 import { webhookHeaders } from '../src/webhooks/signing.ts';
-import type { AttemptResult } from '../workflows/webhook-delivery-definitions.ts';
+import { type SlotBounds, type SlotHolder, releaseSlot, takeSlot } from '../src/webhooks/attempt-slots.ts';
+import { type AttemptResult, deliveryWorkflowId, slotSignal } from '../workflows/webhook-delivery-definitions.ts';
 
 export interface WebhookActivityDeps {
   orm: MikroORM;
@@ -25,6 +30,15 @@ export interface WebhookActivityDeps {
   timeoutMs: number;
   /** The SSRF policy, checked again at every attempt on the addresses actually dialled. */
   egress: EgressPolicy;
+  /** Tells a waiting delivery's workflow that a slot is its own. */
+  client: Client;
+  /** The per-tenant bound on attempts in flight (WEBHOOK_TENANT_CONCURRENCY). */
+  slots: SlotBounds;
+}
+
+/** A granted slot's lease: longer than any attempt (its HTTP call is bounded by the timeout) may run. */
+export function slotLeaseMs(timeoutMs: number): number {
+  return timeoutMs + 60_000;
 }
 
 const RESPONSE_BODY_LIMIT = 1_024;
@@ -96,105 +110,155 @@ async function recordDeliveryEvent(
 }
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
+  /**
+   * Gives the delivery's slot (or its place in the queue) back and tells the workflows the freed
+   * slots went to. A workflow that is gone (terminated) cannot take its slot: it is passed on too.
+   */
+  async function handOn(holder: Pick<SlotHolder, 'tenantId' | 'deliveryId'>): Promise<void> {
+    let next = [holder];
+    // Bounded: each round passes on only the slots of workflows found gone.
+    for (let round = 0; next.length > 0 && round < 10; round++) {
+      const gone: SlotHolder[] = [];
+      for (const from of next) {
+        for (const granted of await releaseSlot(deps.orm.em.fork(), from, deps.slots)) {
+          try {
+            await deps.client.workflow.getHandle(granted.workflowId).signal(slotSignal);
+          } catch (error) {
+            // Any other failure: the grant lapses after its lease, and the waiting workflow asks again.
+            if (error instanceof WorkflowNotFoundError) gone.push(granted);
+          }
+        }
+      }
+      next = gone;
+    }
+  }
+
   return {
     async attemptDelivery(input: {
       deliveryId: string;
       attemptNumber: number;
       replayId?: string;
+      /** Take a slot of the tenant first (runs from before the bound had none: not asked). */
+      slot?: boolean;
     }): Promise<AttemptResult> {
       const em = deps.orm.em.fork();
       const context = await deliveryContext(em, input.deliveryId);
       if (!context) throw new Error(`no webhook delivery ${input.deliveryId}`);
+      const holder = { tenantId: context.tenant_id, deliveryId: context.delivery_id };
       if (context.endpoint_status !== 'listening') {
         await setDeliveryStatus(em, input.deliveryId, 'failed', { evenIfSucceeded: true });
+        // Nothing is sent: a slot or a place in the queue it had goes to the next.
+        if (input.slot) await handOn(holder);
         return { outcome: 'endpoint_disabled', statusCode: null, retryAfterMs: null };
       }
-
-      const body = JSON.stringify({
-        id: context.event_id,
-        type: context.event_type,
-        created_at: new Date(context.event_created_at).toISOString(),
-        data: context.event_payload,
-      });
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers = webhookHeaders(
-        decryptSecret(deps.encryptionKey, context.secret_ciphertext),
-        context.event_id,
-        timestamp,
-        body,
-      );
-      const started = Date.now();
-      let statusCode: number | null = null;
-      let error: string | null = null;
-      let responseBody: string | null = null;
-      let retryAfter: number | null = null;
-      try {
-        // Checked again at every attempt, after DNS resolution: the name may point elsewhere now.
-        const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.egress);
-        const response = await withHttpClientSpan(
-          'POST webhook',
-          {
-            method: 'POST',
-            url,
-            attributes: { 'gateway.delivery_id': input.deliveryId, 'gateway.attempt': input.attemptNumber },
-          },
-          () => postPinned(url, addresses, headers, body, deps.timeoutMs, deps.egress.proxy),
-        );
-        statusCode = response.status;
-        responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);
-        const header = response.headers['retry-after'];
-        if (response.status === 429 || response.status === 503) {
-          retryAfter = retryAfterMs(typeof header === 'string' ? header : null);
+      if (input.slot) {
+        const workflowId = deliveryWorkflowId(context.event_id, context.endpoint_id);
+        if (!(await takeSlot(deps.orm.em.fork(), { ...holder, workflowId }, deps.slots))) {
+          return { outcome: 'wait', statusCode: null, retryAfterMs: null };
         }
-      } catch (cause) {
-        error =
-          cause instanceof DestinationRefused
-            ? `destination refused: ${cause.message}`
-            : cause instanceof Error && (cause.name === 'AbortError' || cause.name === 'TimeoutError')
-              ? `no answer within ${deps.timeoutMs} ms`
-              : `request failed: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`;
-      }
-      const durationMs = Date.now() - started;
-      const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
-      const gone = statusCode === 410;
-      const status = succeeded ? 'succeeded' : gone ? 'failed' : 'retrying';
-
-      await em.transactional(async (tx) => {
-        await recordAttempt(
-          tx,
-          {
-            delivery_id: input.deliveryId,
-            number: input.attemptNumber,
-            attempted_at: new Date(started),
-            status_code: statusCode,
-            error,
-            duration_ms: durationMs,
-            response_body: responseBody,
-            replay_id: input.replayId ?? null,
-          },
-          { status, signature: headers['webhook-signature'] ?? null },
-        );
-        if (gone) {
-          await changeEndpointStatus(tx, context.endpoint_id, {
-            from: ['listening'],
-            to: 'disabled',
-            reason: 'the receiver answered 410 Gone',
+        try {
+          return await send(em, context, input);
+        } finally {
+          // Never the attempt's outcome: a slot not handed on now lapses after its lease.
+          await handOn(holder).catch((error: unknown) => {
+            log.warn('webhook attempt slot not handed on', { deliveryId: input.deliveryId, error: String(error) });
           });
         }
-        await recordDeliveryEvent(tx, context, succeeded ? 'event.delivery.succeeded' : 'event.delivery.failed', {
-          attempt: input.attemptNumber,
-          status_code: statusCode,
-          error,
-          ...(input.replayId ? { replay_id: input.replayId } : {}),
-        });
-      });
-      return { outcome: succeeded ? 'succeeded' : gone ? 'gone' : 'failed', statusCode, retryAfterMs: retryAfter };
+      }
+      return send(em, context, input);
     },
 
     async finishDelivery(input: { deliveryId: string; status: 'failed' }): Promise<void> {
       await setDeliveryStatus(deps.orm.em.fork(), input.deliveryId, input.status, { evenIfSucceeded: false });
     },
   };
+
+  /** One attempt: signs, POSTs and records it. */
+  async function send(
+    em: EntityManager,
+    context: DeliveryContext,
+    input: { deliveryId: string; attemptNumber: number; replayId?: string },
+  ): Promise<AttemptResult> {
+    const body = JSON.stringify({
+      id: context.event_id,
+      type: context.event_type,
+      created_at: new Date(context.event_created_at).toISOString(),
+      data: context.event_payload,
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders(
+      decryptSecret(deps.encryptionKey, context.secret_ciphertext),
+      context.event_id,
+      timestamp,
+      body,
+    );
+    const started = Date.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let responseBody: string | null = null;
+    let retryAfter: number | null = null;
+    try {
+      // Checked again at every attempt, after DNS resolution: the name may point elsewhere now.
+      const { url, addresses } = await checkDestination(context.endpoint_url, context.endpoint_mode, deps.egress);
+      const response = await withHttpClientSpan(
+        'POST webhook',
+        {
+          method: 'POST',
+          url,
+          attributes: { 'gateway.delivery_id': input.deliveryId, 'gateway.attempt': input.attemptNumber },
+        },
+        () => postPinned(url, addresses, headers, body, deps.timeoutMs, deps.egress.proxy),
+      );
+      statusCode = response.status;
+      responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);
+      const header = response.headers['retry-after'];
+      if (response.status === 429 || response.status === 503) {
+        retryAfter = retryAfterMs(typeof header === 'string' ? header : null);
+      }
+    } catch (cause) {
+      error =
+        cause instanceof DestinationRefused
+          ? `destination refused: ${cause.message}`
+          : cause instanceof Error && (cause.name === 'AbortError' || cause.name === 'TimeoutError')
+            ? `no answer within ${deps.timeoutMs} ms`
+            : `request failed: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`;
+    }
+    const durationMs = Date.now() - started;
+    const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const gone = statusCode === 410;
+    const status = succeeded ? 'succeeded' : gone ? 'failed' : 'retrying';
+
+    await em.transactional(async (tx) => {
+      await recordAttempt(
+        tx,
+        {
+          delivery_id: input.deliveryId,
+          number: input.attemptNumber,
+          attempted_at: new Date(started),
+          status_code: statusCode,
+          error,
+          duration_ms: durationMs,
+          response_body: responseBody,
+          replay_id: input.replayId ?? null,
+        },
+        { status, signature: headers['webhook-signature'] ?? null },
+      );
+      if (gone) {
+        await changeEndpointStatus(tx, context.endpoint_id, {
+          from: ['listening'],
+          to: 'disabled',
+          reason: 'the receiver answered 410 Gone',
+        });
+      }
+      await recordDeliveryEvent(tx, context, succeeded ? 'event.delivery.succeeded' : 'event.delivery.failed', {
+        attempt: input.attemptNumber,
+        status_code: statusCode,
+        error,
+        ...(input.replayId ? { replay_id: input.replayId } : {}),
+      });
+    });
+    return { outcome: succeeded ? 'succeeded' : gone ? 'gone' : 'failed', statusCode, retryAfterMs: retryAfter };
+  }
 }
 
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -60,6 +60,7 @@ export interface AppDeps {
     | 'TRUST_PROXY'
     | 'TEMPORAL_NAMESPACE'
     | 'TEMPORAL_TASK_QUEUE'
+    | 'webhookTaskQueue'
     | 'providerCallbackSecret'
     | 'webhookEncryptionKey'
     | 'bvnSecretKey'
@@ -230,7 +231,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const webhooks = new WebhookService({
     orm: deps.orm,
     client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    // A replay that starts a new run starts it where deliveries run now (a running one is signalled where it is).
+    taskQueue: deps.config.webhookTaskQueue,
     encryptionKey: deps.config.webhookEncryptionKey,
     scheduleMs: deps.config.webhookRetryScheduleMs,
     egress: deps.egress,

@@ -121,6 +121,11 @@ const EnvSchema = z
       .optional(),
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('gateway'),
+    /**
+     * Where webhook deliveries run (their workflows and attempts), apart from transfers and cards:
+     * served by the webhook worker (`npm run webhook-worker`). Default `<TEMPORAL_TASK_QUEUE>-webhooks`.
+     */
+    TEMPORAL_WEBHOOK_TASK_QUEUE: z.string().min(1).optional(),
     TEMPORAL_DEV_PORT: port.default(7233),
     TEMPORAL_UI_PORT: port.default(8233),
     TEMPORAL_UI_URL: z.url().optional(),
@@ -168,6 +173,10 @@ const EnvSchema = z
       .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
       .default('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h'),
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+    /** At most this many attempts of one tenant's deliveries in flight at once, over every webhook worker. */
+    WEBHOOK_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(10),
+    /** Attempts one webhook worker makes at once (its activity slots), whoever's they are. */
+    WEBHOOK_WORKER_SLOTS: z.coerce.number().int().min(1).max(1_000).default(50),
     /** Sandbox keys may send webhooks to loopback; default on, off when NODE_ENV=production. */
     WEBHOOK_ALLOW_LOOPBACK: z.stringbool({ error: 'must be true or false' }).optional(),
     /**
@@ -207,6 +216,8 @@ const EnvSchema = z
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
     /** Where the worker serves the Temporal SDK's own Prometheus metrics; port 0 turns it off. */
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
+    /** …and the webhook worker; port 0 turns it off. */
+    WEBHOOK_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9466),
     /** How long an API key that resolved is remembered (0: looked up on every request). */
     API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1_000).default(1_000),
     /** When the daily reconciliation Schedule runs (HH:MM, UTC), reconciling the day before; `off` removes it. */
@@ -248,8 +259,16 @@ const EnvSchema = z
         });
       }
     }
-    if (!production) return;
 
+    if (env.TEMPORAL_WEBHOOK_TASK_QUEUE === env.TEMPORAL_TASK_QUEUE) {
+      // One queue would put every tenant's webhook attempts back in front of the transfers (issue #27).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TEMPORAL_WEBHOOK_TASK_QUEUE'],
+        message: 'must differ from TEMPORAL_TASK_QUEUE: webhook deliveries run apart from transfers and cards',
+      });
+    }
+    if (!production) return;
     // Production never falls back to the embedded, single-machine defaults.
     for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
       if (!env[key]) {
@@ -304,6 +323,8 @@ export interface Config extends Env {
   bvnSecretKey: Buffer;
   /** Delay before each webhook attempt, in ms (the first is normally 0). */
   webhookRetryScheduleMs: number[];
+  /** TEMPORAL_WEBHOOK_TASK_QUEUE, or `<TEMPORAL_TASK_QUEUE>-webhooks`. */
+  webhookTaskQueue: string;
   webhookAllowLoopback: boolean;
 }
 
@@ -311,6 +332,11 @@ export interface Config extends Env {
 const DEVELOPMENT_WEBHOOK_KEY = Buffer.from(DEVELOPMENT_WEBHOOK_KEY_TEXT, 'utf8');
 /** Used only when NODE_ENV is not production, where BVN_SECRET_KEY is required. */
 const DEVELOPMENT_BVN_KEY = Buffer.from(DEVELOPMENT_BVN_KEY_TEXT, 'utf8');
+
+/** The webhook deliveries' task queue beside a gateway task queue, unless TEMPORAL_WEBHOOK_TASK_QUEUE names another. */
+export function defaultWebhookTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-webhooks`;
+}
 
 export function parseDurationsMs(list: string): number[] {
   const units = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
@@ -379,6 +405,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       : DEVELOPMENT_WEBHOOK_KEY,
     bvnSecretKey: env.BVN_SECRET_KEY ? Buffer.from(env.BVN_SECRET_KEY, 'base64') : DEVELOPMENT_BVN_KEY,
     webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE ?? defaultWebhookTaskQueue(env.TEMPORAL_TASK_QUEUE),
     webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
   };
 }

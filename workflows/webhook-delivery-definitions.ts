@@ -19,6 +19,22 @@ export interface DeliveryInput {
   jitter: number;
   /** Attempts made by earlier runs of this delivery (a replay after it ended starts a new run). */
   previousAttempts?: number;
+  /** Where a run that continued as new left off (absent in a delivery's first run). */
+  resume?: DeliveryResume;
+}
+
+/** What a delivery's run hands the next when it continues as new: its place in the schedule. */
+export interface DeliveryResume {
+  status: DeliveryStatus;
+  /** Schedule steps done (the next wait is scheduleMs[step]). */
+  step: number;
+  /** A Retry-After the next wait must honour instead of the schedule's. */
+  overrideMs?: number;
+  /** Replays asked for and not yet made, oldest first. */
+  replays: string[];
+  lastReplayId?: string;
+  /** An attempt whose time had come but was still waiting for its tenant's slot. */
+  due?: { replayId?: string; interrupted: boolean };
 }
 
 export type DeliveryStatus = 'queued' | 'retrying' | 'succeeded' | 'failed';
@@ -31,11 +47,14 @@ export interface DeliveryState {
 }
 
 export interface AttemptResult {
-  outcome: 'succeeded' | 'failed' | 'gone' | 'endpoint_disabled';
+  /** `wait`: nothing was sent; the tenant has its limit of attempts in flight and the delivery is queued for a slot. */
+  outcome: 'succeeded' | 'failed' | 'gone' | 'endpoint_disabled' | 'wait';
   statusCode: number | null;
   /** From a Retry-After header on 429/503. */
   retryAfterMs: number | null;
 }
 
 export const replaySignal = defineSignal<[{ replayId: string }]>('replay');
+/** One of its tenant's attempt slots has been granted to the delivery (src/webhooks/attempt-slots.ts). */
+export const slotSignal = defineSignal('slot');
 export const deliveryStatusQuery = defineQuery<DeliveryState>('status');

@@ -2,22 +2,30 @@
 // workflow owns the schedule, as durable timers (±jitter), so a worker that dies during a wait
 // resumes the schedule where it was. Retry-After is honoured; 410 ends the delivery and disables
 // the endpoint. A `replay` signal delivers again at once, without moving the schedule on.
+// Bounded (patch `bounded-attempts`): each attempt first takes one of its tenant's attempt slots,
+// waiting for a `slot` signal when the tenant has its limit in flight (src/webhooks/attempt-slots.ts),
+// and a run continues as new every 50 attempts (or 1,000 history events, or when Temporal suggests
+// it), carrying its place in the schedule, so a delivery replayed without end keeps a short history.
 import {
   allHandlersFinished,
   condition,
+  continueAsNew,
   log,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.ts';
 import {
   type AttemptResult,
   type DeliveryInput,
+  type DeliveryResume,
   type DeliveryState,
   deliveryStatusQuery,
   replaySignal,
+  slotSignal,
 } from './webhook-delivery-definitions.ts';
 
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -28,6 +36,18 @@ const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
  * Runs recorded before keep their attempts as activities.
  */
 export const ATTEMPTS_LOCAL = 'attempts-local';
+
+/**
+ * Attempts take a slot of their tenant's (WEBHOOK_TENANT_CONCURRENCY) and runs continue as new.
+ * Runs recorded before neither wait for slots nor continue as new.
+ */
+export const BOUNDED_ATTEMPTS = 'bounded-attempts';
+/** A run continues as new after this many attempts… */
+export const ATTEMPTS_PER_RUN = 50;
+/** …or once its history holds this many events (a long wait for a slot), or when Temporal suggests it. */
+export const HISTORY_EVENTS_PER_RUN = 1_000;
+/** A delivery waiting for a slot asks again this often, in case the signal that granted it was lost. */
+const SLOT_RECHECK_MS = 5 * 60 * 1000;
 
 const ATTEMPT = {
   // The HTTP call itself times out at 15 s; the rest is bookkeeping.
@@ -48,43 +68,95 @@ function jittered(delayMs: number, jitter: number): number {
 }
 
 export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<DeliveryState> {
-  const state: DeliveryState = { status: 'queued', attempts: 0, nextAttemptInMs: undefined, lastReplayId: undefined };
-  const replays: string[] = [];
+  const resume = input.resume;
+  const state: DeliveryState = {
+    status: resume?.status ?? 'queued',
+    attempts: 0,
+    nextAttemptInMs: undefined,
+    lastReplayId: resume?.lastReplayId,
+  };
+  const replays: string[] = [...(resume?.replays ?? [])];
+  let slotGranted = false;
   setHandler(replaySignal, ({ replayId }) => {
     replays.push(replayId);
+  });
+  setHandler(slotSignal, () => {
+    slotGranted = true;
   });
   setHandler(deliveryStatusQuery, () => state);
 
   const attempts = patched(ATTEMPTS_LOCAL) ? attemptsLocal : attemptActivities;
-  let step = 0;
-  let overrideMs: number | undefined;
+  const bounded = patched(BOUNDED_ATTEMPTS);
+  let step = resume?.step ?? 0;
+  let overrideMs = resume?.overrideMs;
+  let due = resume?.due;
+
+  const historyLong = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= HISTORY_EVENTS_PER_RUN;
+  /** Hands this run's place in the schedule to a new run (after every handler has finished). */
+  const continueFrom = async (dueNow?: DeliveryResume['due']): Promise<never> => {
+    await condition(allHandlersFinished);
+    const next: DeliveryResume = {
+      status: state.status,
+      step,
+      ...(overrideMs !== undefined ? { overrideMs } : {}),
+      // Read last, after the wait above: a replay signalled meanwhile is carried too.
+      replays: [...replays],
+      ...(state.lastReplayId ? { lastReplayId: state.lastReplayId } : {}),
+      ...(dueNow ? { due: dueNow } : {}),
+    };
+    return continueAsNew<typeof webhookDeliveryWorkflow>({
+      ...input,
+      previousAttempts: (input.previousAttempts ?? 0) + state.attempts,
+      resume: next,
+    });
+  };
+
   for (;;) {
-    // A replay asked for goes now. At the first step it is the first scheduled attempt; later it
-    // cuts the wait short, and the scheduled attempt still comes at its time.
-    const replayWaiting = replays.length > 0;
-    const delay = replayWaiting
-      ? 0
-      : (overrideMs ?? (step === 0 ? (input.scheduleMs[0] ?? 0) : jittered(input.scheduleMs[step] ?? 0, input.jitter)));
-    overrideMs = undefined;
-    state.nextAttemptInMs = delay;
-    const interrupted =
-      (replayWaiting && step > 0) || (delay > 0 ? await condition(() => replays.length > 0, delay) : false);
-    state.nextAttemptInMs = undefined;
-    const replayId = replays.shift();
+    if (bounded && state.attempts > 0 && (state.attempts >= ATTEMPTS_PER_RUN || historyLong())) await continueFrom();
+    let interrupted: boolean;
+    let replayId: string | undefined;
+    if (due) {
+      // The previous run's attempt was due and waiting for a slot: it goes now, as it would have.
+      ({ interrupted, replayId } = due);
+      due = undefined;
+    } else {
+      // A replay asked for goes now. At the first step it is the first scheduled attempt; later it
+      // cuts the wait short, and the scheduled attempt still comes at its time.
+      const replayWaiting = replays.length > 0;
+      const delay = replayWaiting
+        ? 0
+        : (overrideMs ??
+          (step === 0 ? (input.scheduleMs[0] ?? 0) : jittered(input.scheduleMs[step] ?? 0, input.jitter)));
+      overrideMs = undefined;
+      state.nextAttemptInMs = delay;
+      interrupted =
+        (replayWaiting && step > 0) || (delay > 0 ? await condition(() => replays.length > 0, delay) : false);
+      state.nextAttemptInMs = undefined;
+      replayId = replays.shift();
+    }
     if (replayId) state.lastReplayId = replayId;
 
     let result: AttemptResult;
-    try {
-      result = await attempts.attemptDelivery({
-        deliveryId: input.deliveryId,
-        attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
-        ...(replayId ? { replayId } : {}),
-      });
-    } catch (error) {
-      // The attempt could not even be made or recorded (database, worker restart): it counts as a
-      // failed attempt, and the schedule goes on.
-      log.warn('webhook attempt failed before completing', { deliveryId: input.deliveryId, error: String(error) });
-      result = { outcome: 'failed', statusCode: null, retryAfterMs: null };
+    for (;;) {
+      slotGranted = false;
+      try {
+        result = await attempts.attemptDelivery({
+          deliveryId: input.deliveryId,
+          attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
+          ...(replayId ? { replayId } : {}),
+          ...(bounded ? { slot: true } : {}),
+        });
+      } catch (error) {
+        // The attempt could not even be made or recorded (database, worker restart): it counts as a
+        // failed attempt, and the schedule goes on.
+        log.warn('webhook attempt failed before completing', { deliveryId: input.deliveryId, error: String(error) });
+        result = { outcome: 'failed', statusCode: null, retryAfterMs: null };
+      }
+      if (result.outcome !== 'wait') break;
+      // The tenant has its limit of attempts in flight: wait for a slot, holding no worker slot.
+      if (historyLong()) await continueFrom({ interrupted, ...(replayId ? { replayId } : {}) });
+      await condition(() => slotGranted, SLOT_RECHECK_MS);
     }
     state.attempts += 1;
     if (!interrupted) step += 1;

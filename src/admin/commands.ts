@@ -524,7 +524,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         for (const row of rows) {
           done.push(
             await replayDelivery(
-              { client, taskQueue: config.TEMPORAL_TASK_QUEUE, scheduleMs: config.webhookRetryScheduleMs },
+              { client, taskQueue: config.webhookTaskQueue, scheduleMs: config.webhookRetryScheduleMs },
               em,
               row,
             ),

@@ -79,6 +79,7 @@ export function stackProcesses(files: StackFiles): { leftovers: StackProcess[]; 
   const scripts: Record<string, string> = {
     [join(files.projectRoot, 'src/server.ts')]: 'API',
     [join(files.projectRoot, 'worker/main.ts')]: 'worker',
+    [join(files.projectRoot, 'worker/webhooks.ts')]: 'webhook worker',
     [join(files.projectRoot, 'src/sandbox-bank/server.ts')]: 'sandbox bank',
   };
   const leftovers: StackProcess[] = [];

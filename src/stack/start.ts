@@ -21,6 +21,7 @@ const COLOURS: Record<string, string> = {
   temporal: '35',
   'sandbox-bank': '31',
   worker: '33',
+  'webhook-worker': '93',
   api: '32',
   stack: '36',
 };
@@ -172,6 +173,15 @@ async function prepare(): Promise<Placement | undefined> {
     ...(config.WORKER_METRICS_PORT > 0
       ? [{ variable: 'WORKER_METRICS_PORT', port: config.WORKER_METRICS_PORT, host: config.METRICS_HOST }]
       : []),
+    ...(config.WEBHOOK_WORKER_METRICS_PORT > 0
+      ? [
+          {
+            variable: 'WEBHOOK_WORKER_METRICS_PORT',
+            port: config.WEBHOOK_WORKER_METRICS_PORT,
+            host: config.METRICS_HOST,
+          },
+        ]
+      : []),
     ...(config.embeddedDatabase ? [{ variable: 'EMBEDDED_PG_PORT', port: config.EMBEDDED_PG_PORT }] : []),
     ...(config.embeddedTemporal
       ? [
@@ -244,6 +254,8 @@ try {
   const env = { ...process.env, DATABASE_URL: config.databaseUrl, TEMPORAL_ADDRESS: config.temporalAddress };
   run('sandbox-bank', 'src/sandbox-bank/server.ts', env);
   run('worker', 'worker/main.ts', env);
+  // Webhook deliveries in their own process, on their own task queue (worker/webhooks.ts).
+  run('webhook-worker', 'worker/webhooks.ts', env);
   run('api', 'src/server.ts', env);
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
@@ -263,7 +275,14 @@ try {
         config.WORKER_METRICS_PORT > 0
           ? `   (worker, Temporal SDK: http://${config.METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics)`
           : '';
-      say('stack', `  Metrics        http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics${worker}`);
+      const webhookWorker =
+        config.WEBHOOK_WORKER_METRICS_PORT > 0
+          ? `   (webhook worker: http://${config.METRICS_HOST}:${config.WEBHOOK_WORKER_METRICS_PORT}/metrics)`
+          : '';
+      say(
+        'stack',
+        `  Metrics        http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics${worker}${webhookWorker}`,
+      );
     }
     if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
       say('stack', `  Traces         OTLP to ${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);

@@ -190,6 +190,7 @@ export function protectedTargetsFor(
     | 'METRICS_HOST'
     | 'METRICS_PORT'
     | 'WORKER_METRICS_PORT'
+    | 'WEBHOOK_WORKER_METRICS_PORT'
   >,
 ): ProtectedTarget[] {
   const targets: ProtectedTarget[] = [
@@ -214,11 +215,13 @@ export function protectedTargetsFor(
   }
   add('PostgreSQL', hostAndPort(config.databaseUrl, 5432));
   add('PostgreSQL', hostAndPort(config.sandboxBankDatabaseUrl, 5432));
-  // The API's /metrics and the worker's Temporal SDK metrics (port 0: not served, nothing to fence).
-  if (config.METRICS_PORT > 0)
-    targets.push({ service: 'API metrics', host: config.METRICS_HOST, port: config.METRICS_PORT });
-  if (config.WORKER_METRICS_PORT > 0) {
-    targets.push({ service: 'worker metrics', host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT });
+  // The API's /metrics and the workers' Temporal SDK metrics (port 0: not served, nothing to fence).
+  for (const [service, port] of [
+    ['API metrics', config.METRICS_PORT],
+    ['worker metrics', config.WORKER_METRICS_PORT],
+    ['webhook worker metrics', config.WEBHOOK_WORKER_METRICS_PORT],
+  ] as const) {
+    if (port > 0) targets.push({ service, host: config.METRICS_HOST, port });
   }
   return targets;
 }

@@ -35,9 +35,15 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         schema: doc('Register a webhook endpoint', {
           description:
             'Deliveries are signed per Standard Webhooks with `signing_secret` (a `whsec_…` secret or any string). ' +
-            'Live keys need an https URL on a public address; sandbox keys may also use http and loopback.',
+            'Live keys need an https URL on a public address; sandbox keys may also use http and loopback. ' +
+            'A tenant has at most 20 endpoints (disabled ones count, deleted ones do not): the 21st is 422 `FAILED_PRECONDITION`.',
           body: RegisterEndpointBody,
-          response: { 201: envelopeSchema(RegisteredEndpoint), 400: ResourceErrorSchema, 401: ResourceErrorSchema },
+          response: {
+            201: envelopeSchema(RegisteredEndpoint),
+            400: ResourceErrorSchema,
+            401: ResourceErrorSchema,
+            422: ResourceErrorSchema,
+          },
         }),
       },
       async (request, reply) => {
@@ -73,6 +79,9 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     '/api/v1/webhook-deliveries',
     {
       schema: doc('List deliveries with their attempts', {
+        description:
+          'Each delivery carries at most its latest 20 attempts, oldest of them first; `attempt_count` is the true ' +
+          'total, and GET /api/v1/webhook-deliveries/{id} has them all.',
         querystring: ListDeliveriesQuery,
         response: { 200: envelopeSchema(DeliveryList) },
       }),

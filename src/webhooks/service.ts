@@ -23,8 +23,11 @@ import {
   type EndpointRow,
   changeEndpointStatus,
   deliveryPage,
+  LISTED_ATTEMPTS,
+  MAX_ENDPOINTS_PER_TENANT,
   insertEndpoint,
   listEndpoints,
+  lockAndCountEndpoints,
   setReplayId,
 } from './store.ts';
 
@@ -69,6 +72,16 @@ export class WebhookService {
     }
     const id = randomUUID();
     return this.deps.orm.em.fork().transactional(async (tx) => {
+      // Counted under the tenant's lock, so concurrent registrations cannot both take the last place.
+      const endpoints = await lockAndCountEndpoints(tx, tenant.tenantId);
+      if (endpoints >= MAX_ENDPOINTS_PER_TENANT) {
+        throw new ApiError(
+          'failed_precondition',
+          `a tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints and this one has ${endpoints} ` +
+            '(disabled ones count, deleted ones do not): delete one before registering another',
+          { limit: MAX_ENDPOINTS_PER_TENANT, endpoints },
+        );
+      }
       const row = await insertEndpoint(tx, {
         id,
         tenant_id: tenant.tenantId,
@@ -116,8 +129,9 @@ export class WebhookService {
   private async deliveryRows(
     filter: DeliveryFilter,
     window: Window,
+    options: { latestAttempts?: number } = {},
   ): Promise<{ items: DeliveryView[]; total: number }> {
-    const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window);
+    const { rows, total } = await deliveryPage(this.deps.orm.em.fork(), filter, window, options);
     const items = rows.map((row) => ({
       id: row.id,
       event_id: row.event_id,
@@ -157,6 +171,8 @@ export class WebhookService {
     const { items, total } = await this.deliveryRows(
       { tenantId, eventId: filters.event_id, endpointId: filters.endpoint_id, status: filters.status || undefined },
       window,
+      // A listed delivery carries its latest attempts only; GET …/{id} has them all.
+      { latestAttempts: LISTED_ATTEMPTS },
     );
     return { items, pagination: paginationView(window, total) };
   }

@@ -58,6 +58,19 @@ export async function insertEndpoint(
   return em.findOneOrFail(WebhookEndpoint, { id: endpoint.id }, { refresh: true });
 }
 
+/** At most this many endpoints per tenant (decisions §16); deleted ones do not count, disabled ones do. */
+export const MAX_ENDPOINTS_PER_TENANT = 20;
+
+/**
+ * Takes the tenant's endpoint-registration lock for the rest of the transaction (registrations of
+ * one tenant then count and insert one at a time; other tenants are not held up) and answers how
+ * many endpoints the tenant has that count towards the limit: every one not deleted.
+ */
+export async function lockAndCountEndpoints(em: EntityManager, tenantId: string): Promise<number> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended('webhook-endpoints:' || ?, 0))`, [tenantId]);
+  return em.count(WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } });
+}
+
 export async function findEndpoint(em: EntityManager, id: string): Promise<EndpointRow | null> {
   return em.findOne(WebhookEndpoint, { id }, { refresh: true });
 }
@@ -105,11 +118,39 @@ export interface DeliveryFilter {
   status?: string | undefined;
 }
 
-/** A page of deliveries, newest first, each with its endpoint's status and its attempts in order. */
+/** A delivery in a list carries at most this many of its attempts, the latest (decisions §16). */
+export const LISTED_ATTEMPTS = 20;
+
+/**
+ * The attempts of these deliveries in order, at most the latest `latest` of each when given: read
+ * backwards along (delivery_id, number) and stopped there, however many a delivery has.
+ */
+async function attemptsOf(em: EntityManager, deliveryIds: string[], latest: number | undefined): Promise<AttemptRow[]> {
+  if (latest === undefined) {
+    return em.find(WebhookAttempt, { delivery_id: { $in: deliveryIds } }, { orderBy: { number: 'asc' } });
+  }
+  const rows = await em.execute<(Omit<AttemptRow, 'attempted_at'> & { attempted_at: Date | string })[]>(
+    `select a.id, a.delivery_id, a.number, a.attempted_at, a.status_code, a.error, a.duration_ms, a.response_body,
+            a.replay_id
+       from (values ${deliveryIds.map(() => '(?::uuid)').join(', ')}) as d (id)
+       cross join lateral (
+         select * from webhook_attempts w where w.delivery_id = d.id order by w.number desc limit ?
+       ) a
+      order by a.delivery_id, a.number`,
+    [...deliveryIds, latest],
+  );
+  return rows.map((row) => ({ ...row, attempted_at: new Date(row.attempted_at) }));
+}
+
+/**
+ * A page of deliveries, newest first, each with its endpoint's status and its attempts in order:
+ * all of them, or only the latest `latestAttempts` of each (lists).
+ */
 export async function deliveryPage(
   em: EntityManager,
   filter: DeliveryFilter,
   window: Window,
+  options: { latestAttempts?: number } = {},
 ): Promise<Page<DeliveryRow & { endpoint_state: EndpointRow['status']; attempts: AttemptRow[] }>> {
   const where: FilterQuery<DeliveryRow> = { tenant_id: filter.tenantId };
   if (filter.id !== undefined) where.id = filter.id;
@@ -125,10 +166,10 @@ export async function deliveryPage(
       const endpoints = await tx.find(WebhookEndpoint, {
         id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] },
       });
-      const attempts = await tx.find(
-        WebhookAttempt,
-        { delivery_id: { $in: rows.map((row) => row.id) } },
-        { orderBy: { number: 'asc' } },
+      const attempts = await attemptsOf(
+        tx,
+        rows.map((row) => row.id),
+        options.latestAttempts,
       );
       return {
         rows: rows.map((row) => ({

@@ -80,6 +80,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     bank: await freePort(),
     metrics: await freePort(),
     workerMetrics: await freePort(),
+    webhookWorkerMetrics: await freePort(),
   };
   // A fresh state each run; mode 755, so that PostgreSQL (user postgres when run as root) enters it.
   const dataDir = join(PROJECT_ROOT, '.data', `${options.name ?? 'bench'}-${Date.now()}`);
@@ -97,6 +98,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     SANDBOX_BANK_PORT: String(ports.bank),
     METRICS_PORT: String(ports.metrics),
     WORKER_METRICS_PORT: String(ports.workerMetrics),
+    WEBHOOK_WORKER_METRICS_PORT: String(ports.webhookWorkerMetrics),
     SANDBOX_BANK_COMPLETION_DELAY_MS: '0',
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '100000000',
@@ -158,6 +160,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     pids: {
       api: pidOf('src/server.ts'),
       worker: pidOf('worker/main.ts'),
+      'webhook-worker': pidOf('worker/webhooks.ts'),
       // Temporal's dev server is one process; PostgreSQL's work is in per-connection backends,
       // which the postmaster's figures would not show, so it is not sampled.
       ...Object.fromEntries(

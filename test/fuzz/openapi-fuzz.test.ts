@@ -72,7 +72,7 @@ async function fuzzContext(): Promise<FuzzContext> {
   const live = await issueKey(em, tenant.tenant_id, 'live');
   const revoked = await issueKey(em, tenant.tenant_id, 'test');
   await revokeKey(em, revoked.key_prefix);
-  const resources = await createTenantResources(stack, TASK_QUEUE, key.api_key, 'fuzz');
+  const resources = await createTenantResources(stack, key.api_key, 'fuzz');
   // Deliveries to the receiver are not needed once the resources exist; fuzzed endpoints get none.
   await resources.close();
   const banks = await stack.app.inject({ method: 'GET', url: '/api/v1/banks', headers: auth(key.api_key) });

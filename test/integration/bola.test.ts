@@ -141,7 +141,7 @@ describe('object-level authorisation, from the route table', () => {
     const aKey = a.key.api_key;
     const bKey = b.key.api_key;
     // A's resources, one of each kind the routes name.
-    const resources = await createTenantResources(stack, TASK_QUEUE, aKey, 'bola');
+    const resources = await createTenantResources(stack, aKey, 'bola');
     try {
       const ids: Record<ResourceKind, string> = resources.ids;
       // Quiet: every event fanned out, so that nothing moves A's rows but B's requests.

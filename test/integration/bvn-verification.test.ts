@@ -334,7 +334,7 @@ describe('POST /api/v1/identity/customers/{id}/bvn-verification', () => {
     const fanout = new EventFanout({
       orm: stack.db.orm,
       client: stack.client,
-      taskQueue: TASK_QUEUE,
+      taskQueue: stack.webhookTaskQueue,
       scheduleMs: [0],
       jitter: 0,
       intervalMs: 100,

@@ -38,7 +38,7 @@ beforeAll(async () => {
   fanout = new EventFanout({
     orm: stack.db.orm,
     client: stack.client,
-    taskQueue: TASK_QUEUE,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: [0, 60_000],
     jitter: 0,
     intervalMs: 100,

@@ -52,7 +52,7 @@ beforeAll(async () => {
   fanout = new EventFanout({
     orm: db.orm,
     client: stack.client,
-    taskQueue: TASK_QUEUE,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: [0, 60_000],
     jitter: 0,
     intervalMs: 100,
@@ -120,9 +120,10 @@ describe('webhook egress cannot reach the deployment', () => {
       ...loopbackSpellings(ports.api).map((host) => `http://${host}${canary}`),
       ...loopbackSpellings(ports.temporal).map((host) => `http://${host}/`),
       ...loopbackSpellings(ports.postgres).map((host) => `http://${host}/`),
-      // The API's and the worker's metrics, where the default configuration serves them.
+      // The API's and the workers' metrics, where the default configuration serves them.
       ...loopbackSpellings(9464).map((host) => `http://${host}/metrics`),
       ...loopbackSpellings(9465).map((host) => `http://${host}/metrics`),
+      ...loopbackSpellings(9466).map((host) => `http://${host}/metrics`),
     ];
     for (const url of targets) {
       const { result: response, ms } = await timed(() =>
@@ -175,6 +176,7 @@ describe('webhook egress cannot read the metrics', () => {
   it.each([
     [9464, 'API metrics'],
     [9465, 'worker metrics'],
+    [9466, 'webhook worker metrics'],
   ])('refuses at delivery time a name since pointed at :%i (%s), sending nothing', async (port, service) => {
     const tenant = await createFundedTenant(db.orm);
     const host = `metrics-${port}.test`;

@@ -5,17 +5,26 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { SEARCH_ATTRIBUTES } from '../../src/stack/temporal-dev.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { runAdmin } from '../support/cli.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePorts } from '../support/global-setup.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-stack-'));
 chmodSync(dataDir, 0o755);
+let hooks: Receiver;
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+beforeAll(async () => {
+  hooks = await startReceiver();
+});
+afterAll(async () => {
+  await hooks?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 interface Stack {
   child: ChildProcess;
@@ -49,12 +58,12 @@ async function waitFor(stack: Stack, text: string, timeoutMs = 120_000): Promise
 describe('npm start', () => {
   it('brings the stack up, stops it cleanly on SIGINT, and keeps its data across restarts', async () => {
     // Every port the start binds is a free one: the suite must pass beside a running `npm start`.
-    const [port, pgPort, temporalPort, uiPort, httpPort, bankPort, metricsPort, workerMetricsPort] = (await freePorts(
-      8,
-    )) as [number, number, number, number, number, number, number, number];
+    const [port, pgPort, temporalPort, uiPort, httpPort, bankPort, metricsPort, workerMetricsPort, webhookMetricsPort] =
+      (await freePorts(9)) as [number, number, number, number, number, number, number, number, number];
     const env = {
       METRICS_PORT: String(metricsPort),
       WORKER_METRICS_PORT: String(workerMetricsPort),
+      WEBHOOK_WORKER_METRICS_PORT: String(webhookMetricsPort),
       PORT: String(port),
       SANDBOX_BANK_PORT: String(bankPort),
       EMBEDDED_PG_PORT: String(pgPort),
@@ -87,7 +96,7 @@ describe('npm start', () => {
     expect(created.api_key).toMatch(/^sk_test_/);
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
-    for (const name of ['api', 'worker', 'sandbox-bank', 'temporal', 'postgres']) {
+    for (const name of ['api', 'worker', 'webhook-worker', 'sandbox-bank', 'temporal', 'postgres']) {
       expect(first.output()).toContain(`[${name}] stopped`);
     }
 
@@ -108,8 +117,19 @@ describe('npm start', () => {
       const items = ((await banks.json()) as { data: { items: { code: string }[] } }).data.items;
       expect(items.map((bank) => bank.code)).toContain('058');
 
-      // A transfer goes all the way through the running topology: API, worker, sandbox bank, callback.
+      // A transfer goes all the way through the running topology: API, worker, sandbox bank, callback,
+      // and its settlement's webhook through the webhook worker.
       const headers = { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' };
+      const registered = await fetch(`http://127.0.0.1:${port}/api/v1/webhook-endpoints`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          url: `${hooks.url}/stack`,
+          events: ['transfer.settled'],
+          signing_secret: 'stack-test-secret',
+        }),
+      });
+      expect(registered.status).toBe(201);
       const posted = await fetch(`http://127.0.0.1:${port}/api/v1/transfers`, {
         method: 'POST',
         headers,
@@ -130,6 +150,8 @@ describe('npm start', () => {
         status = ((await got.json()) as { data: { status: string } }).data.status;
       }
       expect(status).toBe('successful');
+      const hook = await eventually(() => hooks.on('/stack')[0], 30_000);
+      expect(JSON.parse(hook.body)).toMatchObject({ type: 'transfer.settled', data: { id: transfer.id } });
       const after = await fetch(`http://127.0.0.1:${port}/api/v1/wallet`, { headers });
       expect(((await after.json()) as { data: { available_minor: number } }).data.available_minor).toBe(
         123_456 - 51_000,
@@ -148,9 +170,11 @@ describe('npm start', () => {
       expect(value('gateway_ledger_system_balance_minor{account="fee_revenue",currency="NGN"}')).toBe(1_000);
       expect(value('gateway_transfer_create_duration_seconds_count{outcome="created"}')).toBe(1);
       expect(value('gateway_http_requests_total{route="/api/v1/transfers",method="POST",status="201"}')).toBe(1);
-      // The worker's Temporal SDK metrics, on their own port.
+      // The workers' Temporal SDK metrics, each on its own port; the webhook worker's on its own task queue.
       const sdk = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
       expect(sdk).toMatch(/^temporal_workflow_task_/m);
+      const webhookSdk = await (await fetch(`http://127.0.0.1:${webhookMetricsPort}/metrics`)).text();
+      expect(webhookSdk).toMatch(/^temporal_workflow_task_.*task_queue="gateway-webhooks"/m);
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);

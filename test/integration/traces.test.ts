@@ -1,5 +1,5 @@
 // Traces as a deployment makes them: the real API and worker processes (src/server.ts,
-// worker/main.ts), started with OTEL_EXPORTER_OTLP_ENDPOINT aimed at an OTLP receiver in this
+// worker/main.ts, and worker/webhooks.ts for the webhook deliveries), started with OTEL_EXPORTER_OTLP_ENDPOINT aimed at an OTLP receiver in this
 // test, on the run's PostgreSQL and Temporal, with the sandbox bank and a tenant's webhook
 // receiver. One transfer makes one trace, from its HTTP request through the workflow, its
 // activities (local ones too) and the bank calls, to the webhook attempt its settlement causes.
@@ -33,6 +33,7 @@ import { WORKFLOWS_PATH, installRuntime } from '../support/worker.ts';
 const TRACER_HEADER = '_tracer-data';
 const API = 'naira-gateway-api';
 const WORKER = 'naira-gateway-worker';
+const WEBHOOK_WORKER = 'naira-gateway-webhook-worker';
 
 /** Every span of the transfer's trace: its service, and the span it is a child of (null: the root). */
 const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> = {
@@ -55,12 +56,13 @@ const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> =
   'RunActivity:markProcessing': [WORKER, 'StartActivity:markProcessing'],
   'StartActivity:settleTransfer': [WORKER, 'RunWorkflow:transferWorkflow'],
   'RunActivity:settleTransfer': [WORKER, 'StartActivity:settleTransfer'],
-  // transfer.settled was recorded in that activity's span; the fan-out starts its delivery there.
-  'StartWorkflow:webhookDeliveryWorkflow': [WORKER, 'RunActivity:settleTransfer'],
-  'RunWorkflow:webhookDeliveryWorkflow': [WORKER, 'StartWorkflow:webhookDeliveryWorkflow'],
-  'StartActivity:attemptDelivery': [WORKER, 'RunWorkflow:webhookDeliveryWorkflow'],
-  'RunActivity:attemptDelivery': [WORKER, 'StartActivity:attemptDelivery'],
-  'POST webhook': [WORKER, 'RunActivity:attemptDelivery'],
+  // transfer.settled was recorded in that activity's span; the fan-out (in the webhook worker)
+  // starts its delivery there, on the webhook queue.
+  'StartWorkflow:webhookDeliveryWorkflow': [WEBHOOK_WORKER, 'RunActivity:settleTransfer'],
+  'RunWorkflow:webhookDeliveryWorkflow': [WEBHOOK_WORKER, 'StartWorkflow:webhookDeliveryWorkflow'],
+  'StartActivity:attemptDelivery': [WEBHOOK_WORKER, 'RunWorkflow:webhookDeliveryWorkflow'],
+  'RunActivity:attemptDelivery': [WEBHOOK_WORKER, 'StartActivity:attemptDelivery'],
+  'POST webhook': [WEBHOOK_WORKER, 'RunActivity:attemptDelivery'],
 };
 
 interface Gateway {
@@ -68,8 +70,8 @@ interface Gateway {
   /** The API's JSON log lines. */
   apiLogs(): Record<string, unknown>[];
   workerOutput(): string;
-  /** SIGTERM to both, as an orchestrator stops them; resolves with their exit codes (spans flushed). */
-  stop(): Promise<[number | null, number | null]>;
+  /** SIGTERM to all three, as an orchestrator stops them; resolves with their exit codes (spans flushed). */
+  stop(): Promise<[number | null, number | null, number | null]>;
 }
 
 let db: TestDatabase;
@@ -122,7 +124,7 @@ function launch(script: string, env: Record<string, string>) {
   return { child, stdout: () => stdout, output: () => output, exited };
 }
 
-/** The API and the worker as `npm run api` and `npm run worker` start them, on this file's database and bank. */
+/** The API and the workers as `npm run api`, `npm run worker` and `npm run webhook-worker` start them, on this file's database and bank. */
 async function startGateway(taskQueue: string, extraEnv: Record<string, string>): Promise<Gateway> {
   // Whatever OTEL_* this run inherited, only what the test gives counts.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
@@ -140,18 +142,26 @@ async function startGateway(taskQueue: string, extraEnv: Record<string, string>)
     WEBHOOK_RETRY_SCHEDULE: '0s,1s',
     METRICS_PORT: '0',
     WORKER_METRICS_PORT: '0',
+    WEBHOOK_WORKER_METRICS_PORT: '0',
     ...extraEnv,
   };
   const worker = launch('worker/main.ts', env);
+  const webhookWorker = launch('worker/webhooks.ts', env);
   const api = launch('src/server.ts', env);
   const url = `http://127.0.0.1:${apiPort}`;
   await eventually(
     async () => {
-      if (api.child.exitCode !== null || worker.child.exitCode !== null) {
-        throw new Error(`a process exited:\n${api.output().slice(-2000)}\n${worker.output().slice(-2000)}`);
+      if (api.child.exitCode !== null || worker.child.exitCode !== null || webhookWorker.child.exitCode !== null) {
+        throw new Error(
+          `a process exited:\n${api.output().slice(-2000)}\n${worker.output().slice(-2000)}\n${webhookWorker.output().slice(-2000)}`,
+        );
       }
       const ready = await fetch(`${url}/health/ready`).catch(() => undefined);
-      return ready?.status === 200 && worker.output().includes('"msg":"worker running"');
+      return (
+        ready?.status === 200 &&
+        worker.output().includes('"msg":"worker running"') &&
+        webhookWorker.output().includes('"msg":"webhook worker running"')
+      );
     },
     90_000,
     250,
@@ -164,11 +174,12 @@ async function startGateway(taskQueue: string, extraEnv: Record<string, string>)
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>),
-    workerOutput: worker.output,
+    workerOutput: () => worker.output() + webhookWorker.output(),
     async stop() {
       api.child.kill('SIGTERM');
       worker.child.kill('SIGTERM');
-      return Promise.all([api.exited, worker.exited]);
+      webhookWorker.child.kill('SIGTERM');
+      return Promise.all([api.exited, worker.exited, webhookWorker.exited]);
     },
   };
 }
@@ -269,7 +280,7 @@ it('follows a transfer in one trace from its request through the workflow, activ
     'traces-transfer-1',
     '/traced',
   );
-  expect(await gateway.stop()).toEqual([0, 0]);
+  expect(await gateway.stop()).toEqual([0, 0, 0]);
 
   const root = otlp.spans.find(
     (span) => span.name === 'POST /api/v1/transfers' && span.attributes['gateway.request_id'] === 'traces-transfer-1',
@@ -350,7 +361,7 @@ it('traces nothing without OTEL_EXPORTER_OTLP_ENDPOINT: no span, no trace header
     'traces-transfer-2',
     '/untraced',
   );
-  expect(await gateway.stop()).toEqual([0, 0]);
+  expect(await gateway.stop()).toEqual([0, 0, 0]);
 
   expect(otlp.requests).toBe(exportsBefore);
   expect(gateway.workerOutput()).toContain('"tracing":"off"');

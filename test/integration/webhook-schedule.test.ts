@@ -3,7 +3,7 @@
 // always fails: the delivery ends `failed` with every attempt recorded.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDurationsMs } from '../../src/config.ts';
+import { defaultWebhookTaskQueue, parseDurationsMs } from '../../src/config.ts';
 import { EventFanout, deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
@@ -36,7 +36,7 @@ describe('the full retry schedule', () => {
     const webhooks = new WebhookService({
       orm: db.orm,
       client: env.client,
-      taskQueue: TASK_QUEUE,
+      taskQueue: defaultWebhookTaskQueue(TASK_QUEUE),
       encryptionKey: TEST_WEBHOOK_KEY,
       scheduleMs: SCHEDULE_MS,
       egress: {},
@@ -46,7 +46,12 @@ describe('the full retry schedule', () => {
       events: ['webhook.endpoint.created'],
       signing_secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0',
     });
-    const fanout = new EventFanout({ orm: db.orm, client: env.client, taskQueue: TASK_QUEUE, scheduleMs: SCHEDULE_MS });
+    const fanout = new EventFanout({
+      orm: db.orm,
+      client: env.client,
+      taskQueue: defaultWebhookTaskQueue(TASK_QUEUE),
+      scheduleMs: SCHEDULE_MS,
+    });
     expect(await fanout.tick()).toBe(1);
 
     const handle = env.client.workflow.getHandle(deliveryWorkflowId(endpoint.event_id, endpoint.id));

@@ -43,7 +43,7 @@ beforeAll(async () => {
   fanout = new EventFanout({
     orm: db.orm,
     client: stack.client,
-    taskQueue: TASK_QUEUE,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: SCHEDULE_MS,
     jitter: 0,
     intervalMs: 100,
@@ -198,6 +198,65 @@ describe('registration', () => {
       (await register(sandbox.apiKey, { url: 'http://10.0.0.8/x', events: ['*'], signing_secret: newSigningSecret() }))
         .statusCode,
     ).toBe(400);
+  });
+
+  it('holds a tenant to 20 endpoints, even when 40 registrations race; disabled endpoints count, deleted ones do not', async () => {
+    const tenant = await createFundedTenant(db.orm, 0, 'endpoint cap');
+    // The receiver answers 410 to the endpoint's own webhook.endpoint.created: the gateway disables it.
+    receiver.plan('/cap-gone', { status: 410 });
+    const disabled = (await listen(tenant.apiKey, '/cap-gone', ['webhook.endpoint.created'])).json().data.id as string;
+    await eventually(async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ status: string }[]>('select status from webhook_endpoints where id = ?', [disabled]);
+      return row?.status === 'disabled' ? true : undefined;
+    });
+    // 40 at once, with 19 places left.
+    const raced = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => listen(tenant.apiKey, `/cap-${i}`, ['transfer.settled'])),
+    );
+    const statuses = raced.map((response) => response.statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(19);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(21);
+    const refusal = raced.find((response) => response.statusCode === 422)!.json();
+    expect(refusal).toMatchObject({
+      error: { code: 'FAILED_PRECONDITION', details: { limit: 20, endpoints: 20 } },
+      meta: { path: '/api/v1/webhook-endpoints', method: 'POST', requestId: expect.any(String) },
+    });
+    expect(refusal.error.message).toMatch(/at most 20 webhook endpoints/);
+    const counted = async () => {
+      const [row] = await db.orm.em
+        .fork()
+        .execute<{ n: string }[]>(
+          `select count(*) as n from webhook_endpoints where tenant_id = ? and status <> 'deleted'`,
+          [tenant.tenantId],
+        );
+      return Number(row!.n);
+    };
+    expect(await counted()).toBe(20);
+    // Not one more, not even through the unversioned route; another tenant is not held to this one's count.
+    expect((await listen(tenant.apiKey, '/cap-more')).statusCode).toBe(422);
+    expect(
+      (
+        await register(
+          tenant.apiKey,
+          { url: `${receiver.url}/cap-legacy`, events: ['*'], signing_secret: newSigningSecret() },
+          '/webhook-endpoints',
+        )
+      ).statusCode,
+    ).toBe(422);
+    const other = await createFundedTenant(db.orm, 0, 'endpoint cap, other tenant');
+    expect((await listen(other.apiKey, '/cap-other')).statusCode).toBe(201);
+    // The disabled endpoint counts until it is deleted; then its place is free again, once.
+    const deleted = await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhook-endpoints/${disabled}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(deleted.statusCode).toBe(200);
+    expect((await listen(tenant.apiKey, '/cap-after-delete')).statusCode).toBe(201);
+    expect((await listen(tenant.apiKey, '/cap-after-delete-2')).statusCode).toBe(422);
+    expect(await counted()).toBe(20);
   });
 });
 
@@ -424,6 +483,42 @@ describe('replay and durability', () => {
     expect(after).toMatchObject({ status: 'succeeded', replay_id: replay.json().data.replay_id });
     expect(after.attempts[1]).toMatchObject({ number: 2, status_code: 200, replay_id: replay.json().data.replay_id });
     recordHistory('webhook-replay-after-success', deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
+  });
+
+  it('lists a delivery with its latest 20 attempts and its true attempt_count; GET by id has every attempt', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    await listen(tenant.apiKey, '/many');
+    await settledTransfer(tenant.apiKey);
+    const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
+    // 24 replays, one after another: 25 attempts in all.
+    for (let replayed = 1; replayed <= 24; replayed++) {
+      const replay = await app.inject({
+        method: 'POST',
+        url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
+        headers: auth(tenant.apiKey),
+      });
+      expect(replay.statusCode).toBe(202);
+      await eventually(() => (receiver.on('/many').length === replayed + 1 ? true : undefined));
+    }
+    const one = await eventually(async () => {
+      const found = (
+        await app.inject({
+          method: 'GET',
+          url: `/api/v1/webhook-deliveries/${delivery.id}`,
+          headers: auth(tenant.apiKey),
+        })
+      ).json().data;
+      return found.attempt_count === 25 ? found : undefined;
+    });
+    expect(one.attempts.map((attempt: { number: number }) => attempt.number)).toEqual(
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
+    const [listed] = (await deliveries(tenant.apiKey, `?event_id=${delivery.event_id}`)).items;
+    expect(listed).toMatchObject({ id: delivery.id, attempt_count: 25, endpoint_status: 200 });
+    expect(listed.attempts.map((attempt: { number: number }) => attempt.number)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 6),
+    );
+    expect(listed.attempts).toEqual(one.attempts.slice(5));
   });
 
   it('still delivers when the worker dies during the retry wait', async () => {

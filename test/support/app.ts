@@ -4,6 +4,7 @@ import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
+import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
@@ -72,6 +73,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     TRUST_PROXY: options.trustProxy ?? [],
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: options.taskQueue ?? 'gateway-test',
+    webhookTaskQueue: defaultWebhookTaskQueue(options.taskQueue ?? 'gateway-test'),
     providerCallbackSecret: TEST_CALLBACK_SECRET,
     webhookEncryptionKey: TEST_WEBHOOK_KEY,
     bvnSecretKey: TEST_BVN_SECRET,

@@ -110,7 +110,6 @@ export interface TenantResources {
  */
 export async function createTenantResources(
   stack: GatewayStack,
-  taskQueue: string,
   apiKey: string,
   name: string,
 ): Promise<TenantResources> {
@@ -119,7 +118,7 @@ export async function createTenantResources(
   const fanout = new EventFanout({
     orm: stack.db.orm,
     client: stack.client,
-    taskQueue,
+    taskQueue: stack.webhookTaskQueue,
     scheduleMs: [0],
     jitter: 0,
     intervalMs: 100,

@@ -1,10 +1,12 @@
 // The gateway as integration tests need it: a fresh database, the real app listening on a port,
-// the sandbox bank calling it back, a worker for the file's own task queue, and a Temporal client.
+// the sandbox bank calling it back, a worker for the file's own task queue and a webhook worker for
+// its webhook queue (as worker/main.ts and worker/webhooks.ts run), and a Temporal client.
 // The wiring order matters (the app must know the bank's address, the bank the app's), so it
 // lives here once.
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
+import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
@@ -28,11 +30,13 @@ export interface GatewayStack {
   app: FastifyInstance;
   bank: TestSandboxBank;
   client: Client;
+  /** Where webhook deliveries run: `<taskQueue>-webhooks`, served by the stack's webhook worker. */
+  webhookTaskQueue: string;
   /** Providers as the worker sees them (the sandbox bank over HTTP). */
   providers(): Providers;
   /** The operator CLI against this stack (its database, Temporal and task queue), as operator `ops-test`. */
   admin(...args: string[]): Promise<CliResult>;
-  /** Stops the worker, as a crash would leave its workflows: waiting for another. */
+  /** Stops both workers, as a crash would leave their workflows: waiting for another. */
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
   close(): Promise<void>;
@@ -72,6 +76,11 @@ export async function startGatewayStack(options: {
   /** Another Temporal server than the run's (a test that pauses its own). */
   temporalAddress?: string;
   app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'egress'>;
+  /** WEBHOOK_TENANT_CONCURRENCY and WEBHOOK_WORKER_SLOTS of the webhook worker (production's defaults). */
+  webhookTenantConcurrency?: number;
+  webhookWorkerSlots?: number;
+  /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
+  webhookTimeoutMs?: number;
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
   const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
@@ -112,19 +121,31 @@ export async function startGatewayStack(options: {
       PROVIDER_TIMEOUT_MS: providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
     });
-  let worker: TestWorker | undefined;
+  // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
+  const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);
+  let workers: TestWorker[] = [];
   const startWorker = async () => {
-    worker = await startTestWorker({
+    const common = {
       orm: db.orm,
       providers: providers(),
-      taskQueue: options.taskQueue,
       egress,
       temporalAddress,
-    });
+      ...(options.webhookTimeoutMs ? { webhookTimeoutMs: options.webhookTimeoutMs } : {}),
+    };
+    workers = await Promise.all([
+      startTestWorker({ ...common, taskQueue: options.taskQueue }),
+      startTestWorker({
+        ...common,
+        role: 'webhooks',
+        taskQueue: webhookTaskQueue,
+        ...(options.webhookTenantConcurrency ? { webhookTenantConcurrency: options.webhookTenantConcurrency } : {}),
+        ...(options.webhookWorkerSlots ? { webhookWorkerSlots: options.webhookWorkerSlots } : {}),
+      }),
+    ]);
   };
   const stopWorker = async () => {
-    await worker?.stop();
-    worker = undefined;
+    await Promise.all(workers.map((worker) => worker.stop()));
+    workers = [];
   };
   await startWorker();
   const connection = await Connection.connect({ address: temporalAddress });
@@ -134,6 +155,7 @@ export async function startGatewayStack(options: {
     app: gateway.app,
     bank,
     client: new Client({ connection }),
+    webhookTaskQueue,
     providers,
     admin: (...args) =>
       runAdmin(

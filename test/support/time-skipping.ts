@@ -1,8 +1,10 @@
 // Temporal's time-skipping test server from the pinned binary in .tools/ (nothing downloaded), and
 // the stack the time-skipping files share: that server, a fresh database, the sandbox bank (with
-// no gateway to call back: workflows learn outcomes by asking it) and a worker on the file's queue.
+// no gateway to call back: workflows learn outcomes by asking it), a worker on the file's queue and
+// a webhook worker on its webhook queue.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
+import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';
@@ -24,6 +26,8 @@ export interface TimeSkippingStack {
   bank: TestSandboxBank | undefined;
   providers: Providers;
   worker: TestWorker;
+  /** The webhook worker, on `<taskQueue>-webhooks`. */
+  webhookWorker: TestWorker;
 }
 
 /** Starts the stack before the file's tests and hands it over; tears it down after them. */
@@ -55,17 +59,18 @@ export function useTimeSkippingStack(
       SANDBOX_BANK_CONTROL_TOKEN: bank?.controlToken,
     });
     stack.providers = providers;
-    stack.worker = await startTestWorker({
-      orm: db.orm,
-      providers,
-      taskQueue: options.taskQueue,
-      connection: env.nativeConnection,
-      client: env.client,
+    const common = { orm: db.orm, providers, connection: env.nativeConnection, client: env.client };
+    stack.worker = await startTestWorker({ ...common, taskQueue: options.taskQueue });
+    stack.webhookWorker = await startTestWorker({
+      ...common,
+      role: 'webhooks',
+      taskQueue: defaultWebhookTaskQueue(options.taskQueue),
     });
     onStart(stack as TimeSkippingStack);
   });
   afterAll(async () => {
     await stack.worker?.stop();
+    await stack.webhookWorker?.stop();
     await stack.bank?.close();
     await stack.db?.drop();
     await stack.env?.teardown();

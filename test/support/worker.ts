@@ -1,5 +1,6 @@
 // A real Temporal worker for a test file: the project's workflow bundle (built once per file) and
-// its activities, against that file's database and sandbox bank, on the file's own task queue.
+// its activities, against that file's database and sandbox bank, on the file's own task queue; or
+// the webhook worker beside it, on the file's webhook queue, with production's slot settings.
 import { createRequire } from 'node:module';
 import {
   NativeConnection,
@@ -11,7 +12,10 @@ import {
 } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
-import { createActivities } from '../../activities/index.ts';
+import { createActivities, webhookActivityDeps } from '../../activities/index.ts';
+import { createWebhookActivities } from '../../activities/webhooks.ts';
+import { loadConfig } from '../../src/config.ts';
+import { webhookWorkerSlots } from '../../worker/options.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
@@ -20,6 +24,9 @@ import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 
 const require = createRequire(import.meta.url);
 export const WORKFLOWS_PATH = require.resolve('../../workflows/index.ts');
+
+/** Production's defaults for what a test does not set (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_WORKER_SLOTS). */
+const PRODUCTION = loadConfig({});
 
 let runtimeInstalled = false;
 let bundle: WorkflowBundleWithSourceMap | undefined;
@@ -45,6 +52,12 @@ export async function startTestWorker(options: {
   orm: MikroORM;
   providers: Providers;
   taskQueue: string;
+  /**
+   * `gateway` (default): every activity, on the gateway's queue, as worker/main.ts runs it.
+   * `webhooks`: the webhook activities only, with the webhook worker's slots, as worker/webhooks.ts
+   * runs them (on the webhook queue the caller names).
+   */
+  role?: 'gateway' | 'webhooks';
   connection?: NativeConnection;
   namespace?: string;
   webhookTimeoutMs?: number;
@@ -52,6 +65,9 @@ export async function startTestWorker(options: {
   temporalAddress?: string;
   /** The client activities start workflows with (required with `connection`: the same server). */
   client?: Client;
+  /** WEBHOOK_TENANT_CONCURRENCY and WEBHOOK_WORKER_SLOTS (production's defaults unless given). */
+  webhookTenantConcurrency?: number;
+  webhookWorkerSlots?: number;
 }): Promise<TestWorker> {
   installRuntime();
   const address = options.temporalAddress ?? inject('temporalAddress');
@@ -59,22 +75,29 @@ export async function startTestWorker(options: {
   if (options.connection && !options.client) throw new Error('startTestWorker: pass the client of that connection');
   const clientConnection = options.client ? undefined : await Connection.connect({ address });
   const client = options.client ?? new Client({ connection: clientConnection! });
+  const deps = {
+    orm: options.orm,
+    client,
+    providers: options.providers,
+    webhooks: {
+      encryptionKey: TEST_WEBHOOK_KEY,
+      timeoutMs: options.webhookTimeoutMs ?? 2_000,
+      egress: options.egress ?? {},
+      tenantConcurrency: options.webhookTenantConcurrency ?? PRODUCTION.WEBHOOK_TENANT_CONCURRENCY,
+    },
+    bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
+  };
   const worker = await Worker.create({
     connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({
-      orm: options.orm,
-      client,
-      providers: options.providers,
-      webhooks: {
-        encryptionKey: TEST_WEBHOOK_KEY,
-        timeoutMs: options.webhookTimeoutMs ?? 2_000,
-        egress: options.egress ?? {},
-      },
-      bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
-    }),
+    ...(options.role === 'webhooks'
+      ? {
+          activities: createWebhookActivities(webhookActivityDeps(deps)),
+          ...webhookWorkerSlots(options.webhookWorkerSlots ?? PRODUCTION.WEBHOOK_WORKER_SLOTS),
+        }
+      : { activities: createActivities(deps) }),
   });
   const running = worker.run();
   return {

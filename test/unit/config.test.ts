@@ -148,6 +148,21 @@ describe('loadConfig', () => {
     );
   });
 
+  it('puts webhook deliveries on their own task queue, beside the gateway’s unless named, and never on it', () => {
+    expect(loadConfig({})).toMatchObject({
+      webhookTaskQueue: 'gateway-webhooks',
+      WEBHOOK_TENANT_CONCURRENCY: 10,
+      WEBHOOK_WORKER_SLOTS: 50,
+      WEBHOOK_WORKER_METRICS_PORT: 9466,
+    });
+    expect(loadConfig({ TEMPORAL_TASK_QUEUE: 'pay' }).webhookTaskQueue).toBe('pay-webhooks');
+    expect(loadConfig({ TEMPORAL_WEBHOOK_TASK_QUEUE: 'hooks' }).webhookTaskQueue).toBe('hooks');
+    expect(() => loadConfig({ TEMPORAL_TASK_QUEUE: 'pay', TEMPORAL_WEBHOOK_TASK_QUEUE: 'pay' })).toThrow(
+      /TEMPORAL_WEBHOOK_TASK_QUEUE: must differ from TEMPORAL_TASK_QUEUE/,
+    );
+    expect(() => loadConfig({ WEBHOOK_TENANT_CONCURRENCY: '0' })).toThrow(/WEBHOOK_TENANT_CONCURRENCY/);
+  });
+
   it('reads the webhook retry schedule', () => {
     expect(loadConfig({}).webhookRetryScheduleMs).toEqual([
       0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,

@@ -229,6 +229,7 @@ describe('the metrics ports are in the fence (decisions §12), as the API and th
   it.each([
     [9464, 'API metrics'],
     [9465, 'worker metrics'],
+    [9466, 'webhook worker metrics'],
   ])('refuses :%i (%s) in every spelling with the default configuration', async (port, service) => {
     const policy = { ...egressPolicyFor(loadConfig({})), resolve: localhost };
     for (const url of spellings(port)) {

@@ -21,6 +21,7 @@ import { Migration0018BvnVerification } from './0018-bvn-verification.ts';
 import { Migration0019VirtualAccountBvns } from './0019-virtual-account-bvns.ts';
 import { Migration0020Modes } from './0020-modes.ts';
 import { Migration0021CardAuthorizationsPerCard } from './0021-card-authorizations-per-card.ts';
+import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -44,4 +45,5 @@ export const migrations = [
   Migration0019VirtualAccountBvns,
   Migration0020Modes,
   Migration0021CardAuthorizationsPerCard,
+  Migration0022WebhookAttemptSlots,
 ];

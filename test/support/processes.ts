@@ -1,0 +1,98 @@
+// The gateway as a deployment runs it: the API, the worker and the webhook worker as three
+// processes (`npm run api`, `npm run worker`, `npm run webhook-worker`), with production's settings
+// except where a test sets a variable, on a test's database, Temporal server and sandbox bank.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { TEST_CALLBACK_SECRET } from './app.ts';
+import { eventually } from './eventually.ts';
+
+export interface GatewayProcesses {
+  url: string;
+  /** Everything a process wrote, by process. */
+  output(name: 'api' | 'worker' | 'webhook-worker'): string;
+  /** SIGTERM to each, as an orchestrator stops them; their exit codes. */
+  stop(): Promise<(number | null)[]>;
+}
+
+const SCRIPTS = { api: 'src/server.ts', worker: 'worker/main.ts', 'webhook-worker': 'worker/webhooks.ts' } as const;
+const READY = {
+  worker: '"msg":"worker running"',
+  'webhook-worker': '"msg":"webhook worker running"',
+} as const;
+
+export async function startGatewayProcesses(options: {
+  databaseUrl: string;
+  temporalAddress: string;
+  taskQueue: string;
+  bankUrl: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<GatewayProcesses> {
+  // Whatever OTEL_* or worker settings this run inherited, only what the test gives counts.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_') && !name.startsWith('WEBHOOK_')),
+  );
+  const env = {
+    ...inherited,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: String(options.port),
+    DATABASE_URL: options.databaseUrl,
+    TEMPORAL_ADDRESS: options.temporalAddress,
+    TEMPORAL_TASK_QUEUE: options.taskQueue,
+    SANDBOX_BANK_URL: options.bankUrl,
+    PROVIDER_CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    METRICS_PORT: '0',
+    WORKER_METRICS_PORT: '0',
+    WEBHOOK_WORKER_METRICS_PORT: '0',
+    ...options.env,
+  };
+  const children = new Map<
+    keyof typeof SCRIPTS,
+    { child: ChildProcess; output: string; exited: Promise<number | null> }
+  >();
+  for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, SCRIPTS[name])], {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const entry = {
+      child,
+      output: '',
+      exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on('data', (chunk: Buffer) => (entry.output += chunk.toString()));
+    }
+    children.set(name, entry);
+  }
+  const url = `http://127.0.0.1:${options.port}`;
+  const stop = async () => {
+    for (const { child } of children.values()) if (child.exitCode === null) child.kill('SIGTERM');
+    return Promise.all([...children.values()].map(({ exited }) => exited));
+  };
+  try {
+    await eventually(
+      async () => {
+        for (const [name, { child, output }] of children) {
+          if (child.exitCode !== null) throw new Error(`${name} exited:\n${output.slice(-3000)}`);
+        }
+        const ready = await fetch(`${url}/health/ready`).catch(() => undefined);
+        return (
+          ready?.status === 200 &&
+          children.get('worker')!.output.includes(READY.worker) &&
+          children.get('webhook-worker')!.output.includes(READY['webhook-worker'])
+        );
+      },
+      90_000,
+      250,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, output: (name) => children.get(name)!.output, stop };
+}

@@ -1,0 +1,88 @@
+// What both worker processes (worker/main.ts, worker/webhooks.ts) start with: the configuration,
+// tracing (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set), the SDK runtime with its Prometheus
+// metrics on the process's own port, PostgreSQL, the workflow bundle, and a Temporal client for
+// the activities and loops that start or signal workflows. Closes them in order afterwards.
+import { createRequire } from 'node:module';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type WorkflowBundleWithSourceMap,
+  bundleWorkflowCode,
+  makeTelemetryFilterString,
+} from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { type Config, loadConfigOrExit } from '../src/config.ts';
+import { maskingLogger } from '../src/http/log-masking.ts';
+import { type MikroORM, openOrm } from '../src/db/orm.ts';
+import { assertNodeVersion } from '../src/stack/node-version.ts';
+import { WORKFLOW_TRACING_MODULES, workflowClientTracing } from '../src/telemetry/temporal.ts';
+import { type Tracing, startTracing } from '../src/telemetry/tracing.ts';
+
+export interface WorkerProcess {
+  config: Config;
+  tracing: Tracing | undefined;
+  orm: MikroORM;
+  connection: NativeConnection;
+  client: Client;
+  bundle: WorkflowBundleWithSourceMap;
+  /** One JSON log line on stderr, as the SDK's own lines go. */
+  log: (level: 30 | 40 | 50, msg: string, fields?: Record<string, unknown>) => void;
+  close: () => Promise<void>;
+}
+
+export async function startWorkerProcess(options: {
+  /** `worker` or `webhook-worker`: the log lines' service, and the traces' naira-gateway-<service>. */
+  service: string;
+  metricsPort: (config: Config) => number;
+}): Promise<WorkerProcess> {
+  assertNodeVersion();
+  const config = loadConfigOrExit();
+  const require = createRequire(import.meta.url);
+  const log: WorkerProcess['log'] = (level, msg, fields = {}) =>
+    console.error(JSON.stringify({ level, time: Date.now(), service: options.service, msg, ...fields }));
+  // Off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the workflow bundle,
+  // the worker and its client get Temporal's tracing interceptors (src/telemetry/temporal.ts).
+  const tracing = await startTracing(config, `naira-gateway-${options.service}`, (message) =>
+    log(40, `tracing: ${message}`),
+  );
+  const metricsPort = options.metricsPort(config);
+  Runtime.install({
+    // The SDK's own lines (an activity's failure with its error) with account numbers masked.
+    logger: maskingLogger(new DefaultLogger('INFO')),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      // The SDK's own metrics (workflow and activity task latencies, slots, sticky cache, polls).
+      ...(metricsPort > 0 ? { metrics: { prometheus: { bindAddress: `${config.METRICS_HOST}:${metricsPort}` } } } : {}),
+    },
+  });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl, poolMax: config.DATABASE_POOL_MAX });
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows/index.ts'),
+    logger: new DefaultLogger('WARN'),
+    ...(tracing ? { workflowInterceptorModules: WORKFLOW_TRACING_MODULES } : {}),
+  });
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...(tracing ? { interceptors: workflowClientTracing() } : {}),
+  });
+  return {
+    config,
+    tracing,
+    orm,
+    connection,
+    client,
+    bundle,
+    log,
+    close: async () => {
+      await clientConnection.close();
+      await connection.close();
+      await orm.close();
+      // Spans still buffered (the last activities, workflows that just ended) leave before the process does.
+      await tracing?.shutdown();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// The webhook worker process (`npm run webhook-worker`): webhook deliveries apart from transfers
+// and cards (issue #27). It fans events out to deliveries (src/webhooks/fanout.ts) and runs their
+// workflows and attempts on the webhook task queue (TEMPORAL_WEBHOOK_TASK_QUEUE), with its own slots
+// (WEBHOOK_WORKER_SLOTS) of which one tenant holds at most WEBHOOK_TENANT_CONCURRENCY. Its own
+// process, not a second Worker beside the gateway's: a flood of attempts and fan-out then cannot
+// hold up the event loop that runs the transfers' activities (README, "Webhooks", "Delivery queue").
+// Shuts down gracefully on SIGINT/SIGTERM.
+import { Worker } from '@temporalio/worker';
+import { createWebhookActivities } from '../activities/webhooks.ts';
+import { webhookActivityDeps } from '../activities/index.ts';
+import { EventFanout } from '../src/webhooks/fanout.ts';
+import { egressPolicyFor } from '../src/webhooks/destinations.ts';
+import { workerTracing } from '../src/telemetry/temporal.ts';
+import { startWorkerProcess } from './bootstrap.ts';
+import { webhookWorkerSlots } from './options.ts';
+
+const { config, tracing, orm, connection, client, bundle, log, close } = await startWorkerProcess({
+  service: 'webhook-worker',
+  metricsPort: (loaded) => loaded.WEBHOOK_WORKER_METRICS_PORT,
+});
+const worker = await Worker.create({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.webhookTaskQueue,
+  workflowBundle: bundle,
+  activities: createWebhookActivities(
+    webhookActivityDeps({
+      orm,
+      client,
+      webhooks: {
+        encryptionKey: config.webhookEncryptionKey,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        egress: egressPolicyFor(config),
+        tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+      },
+    }),
+  ),
+  ...webhookWorkerSlots(config.WEBHOOK_WORKER_SLOTS),
+  ...(tracing ? workerTracing(tracing) : {}),
+});
+log(30, 'webhook worker running', {
+  taskQueue: config.webhookTaskQueue,
+  slots: config.WEBHOOK_WORKER_SLOTS,
+  tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+  tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
+});
+// Events to deliveries (see src/webhooks/fanout.ts): their workflows start on the webhook queue.
+const fanout = new EventFanout({
+  orm,
+  client,
+  taskQueue: config.webhookTaskQueue,
+  scheduleMs: config.webhookRetryScheduleMs,
+  listen: { connectionString: config.databaseUrl },
+  log: (message, fields) => log(40, message, fields),
+});
+fanout.start();
+try {
+  await worker.run();
+} finally {
+  await fanout.stop();
+  await close();
+}
