@@ -134,7 +134,7 @@ describe('webhook egress cannot reach the deployment', () => {
       expect(response.json().error.details.fields[0].path).toBe('url');
       expect(ms).toBeLessThan(1_000);
     }
-    expect(targets).toHaveLength(108);
+    expect(targets).toHaveLength(126);
     const n = await count('select count(*)::text as n from webhook_endpoints where tenant_id = ?', [tenant.tenantId]);
     // No endpoint exists, so no delivery can ever be made; and nothing reached the bank or the API.
     expect(n).toBe('0');
