@@ -5,28 +5,18 @@
 // authorization, and `ledger verify` recognises the old keys beside the new ones.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settleAuthorization } from '../../src/cards/authorizations.ts';
 import { decideAuthorization } from '../../src/cards/decision.ts';
-import { type MikroORM, migrate, openOrm } from '../../src/db/orm.ts';
+import { type MikroORM, migrate } from '../../src/db/orm.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 
 /** The last migration before 0021 that this test's rows are written for. */
 const BEFORE = '0019-virtual-account-bvns';
 
+let db: TestDatabase;
 let orm: MikroORM;
-let url: string;
-let name: string;
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 const tenant = randomUUID();
 const cards = { one: randomUUID(), two: randomUUID() };
@@ -176,14 +166,9 @@ const request = (cardReference: string, authorizationId: string, amountMinor: nu
 });
 
 beforeAll(async () => {
-  name = `gw_test_${randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`create database ${name}`));
-  const address = new URL(inject('adminDatabaseUrl'));
-  address.pathname = `/${name}`;
-  url = address.toString();
-  orm = await openOrm({ databaseUrl: url, poolMax: 5 });
-  await orm.migrator.up({ to: BEFORE });
-  const client = new pg.Client({ connectionString: url });
+  db = await createTestDatabase(5, { migrateTo: BEFORE });
+  orm = db.orm;
+  const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
     await writeLegacyRows(client);
@@ -193,8 +178,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await orm?.close();
-  await admin((client) => client.query(`drop database if exists ${name} with (force)`));
+  await db?.drop();
 });
 
 describe('migration 0021: card authorization ids per card', () => {

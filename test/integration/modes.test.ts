@@ -7,9 +7,8 @@
 // the separation get a live mode of their own, with an empty wallet, by migration 0020.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
-import { describe, expect, inject, it } from 'vitest';
-import { migrate, openOrm } from '../../src/db/orm.ts';
+import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/orm.ts';
 import { resolveApiKey } from '../../src/tenants/tenants.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../src/tenants/api-keys.ts';
 import { openCardAccount, walletBalance } from '../../src/ledger/ledger.ts';
@@ -18,7 +17,7 @@ import { insertCard } from '../../src/cards/store.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
-import type { TestDatabase } from '../support/database.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
@@ -369,15 +368,9 @@ describe('a tenant with a sandbox key and a live key', () => {
 
 describe('migration 0020 on a database made before it', () => {
   it('keeps existing rows in test mode and moves existing live keys to a new live mode with an empty wallet', async () => {
-    const name = `gw_modes_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const adminClient = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-    await adminClient.connect();
-    await adminClient.query(`create database ${name}`);
-    const url = new URL(inject('adminDatabaseUrl'));
-    url.pathname = `/${name}`;
-    const orm = await openOrm({ databaseUrl: url.toString(), poolMax: 2 });
+    const legacy = await createTestDatabase(2, { migrateTo: '0019-virtual-account-bvns' });
+    const orm = legacy.orm;
     try {
-      await orm.migrator.up({ to: '0019-virtual-account-bvns' });
       const em = orm.em.fork();
       const tenantId = randomUUID();
       await em.execute(`insert into tenants (id, name) values (?, 'before')`, [tenantId]);
@@ -412,9 +405,7 @@ describe('migration 0020 on a database made before it', () => {
           ),
       ).rejects.toThrow(/api_keys_tenant_mode/);
     } finally {
-      await orm.close();
-      await adminClient.query(`drop database if exists ${name} with (force)`);
-      await adminClient.end();
+      await legacy.drop();
     }
   });
 });
