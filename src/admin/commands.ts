@@ -197,16 +197,23 @@ function tenantId(values: Values): string {
   return id;
 }
 
-/** The tenant's mode that --live picks (its test mode without it); the live one only if it exists. */
+/**
+ * The tenant's mode that --live picks (its test mode without it); the live one only if it exists.
+ * A live mode's own id (as `cards holds` and `transfers show` print it) needs --live: without it the
+ * command would quietly act on the tenant's test mode instead.
+ */
 async function modeOfTenant(em: EntityManager, values: Values) {
   const id = tenantId(values);
   const mode = values.live ? 'live' : 'test';
+  const given = await em.findOne(Tenant, { id });
+  if (!given) throw new TenantError(`no tenant ${id}`);
+  if (given.mode === 'live' && mode === 'test') {
+    throw new AdminUsageError(`${id} is the live mode of tenant ${given.ownerId}: add --live`);
+  }
   const row = await tenantMode(em, id, mode);
   if (row) return row;
   throw new TenantError(
-    (await em.findOne(Tenant, { id }))
-      ? `tenant ${id} has no live mode yet: issue it a live key first (key create --tenant ${id} --live)`
-      : `no tenant ${id}`,
+    `tenant ${id} has no live mode yet: issue it a live key first (key create --tenant ${id} --live)`,
   );
 }
 

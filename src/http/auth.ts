@@ -67,7 +67,7 @@ export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLi
       const resolution = await keys.resolve(token, () => resolveApiKey(orm.em.fork(), token));
       if (resolution.ok) {
         request.auth = resolution.key;
-        request.log = request.log.child({ tenantId: resolution.key.tenantId });
+        request.log = request.log.child({ tenantId: resolution.key.tenantId, mode: resolution.key.mode });
         await limits.perKey(request, reply);
         return;
       }

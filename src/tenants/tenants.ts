@@ -119,7 +119,9 @@ export async function tenantMode(
   const existing = await em.findOne(Tenant, { ownerId: owner, mode }, { refresh: true });
   if (existing || mode === 'test' || !options.create) return existing;
   return em.transactional(async (tx) => {
-    // Two operators issuing the first live key at once make one live mode.
+    // Under the tenant's row lock, as updateTenant takes it: the live mode copies settings that no
+    // update is changing meanwhile. Two operators issuing the first live key at once make one.
+    await lockTenant(tx, owner);
     await tx.execute(
       `insert into tenants (id, owner_id, mode, name, features, daily_transfer_limit_minor, allowed_account_types)
        select ?, id, 'live', name, features, daily_transfer_limit_minor, allowed_account_types from tenants where id = ?
@@ -304,10 +306,11 @@ export async function revokeKey(
 export interface ResolvedKey {
   keyId: string;
   mode: KeyMode;
-  /** The id of the key's mode of its tenant: what every record the key makes or reads is scoped by. */
+  /**
+   * The id of the key's mode of its tenant (the tenant's own id for a test key, its live id for a
+   * live key): what every record the key makes or reads is scoped by.
+   */
   tenantId: string;
-  /** The tenant itself (the same as tenantId for a test key): what the API shows as `tenant_id`. */
-  ownerTenantId: string;
   tenantName: string;
   features: string[];
   dailyTransferLimitMinor: number;
@@ -327,7 +330,6 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       revoked_at: Date | null;
       expired: boolean;
       tenant_id: string;
-      owner_id: string;
       name: string;
       features: string[];
       daily_transfer_limit_minor: string;
@@ -335,7 +337,7 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
     }[]
   >(
     `select k.id, k.mode, k.revoked_at, coalesce(k.expires_at <= now(), false) as expired, t.id as tenant_id,
-            t.owner_id, t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types
+            t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types
        from api_keys k join tenants t on t.id = k.tenant_id and t.mode = k.mode where k.key_hash = ?`,
     [hashApiKey(apiKey)],
   );
@@ -348,7 +350,6 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       keyId: row.id,
       mode: row.mode,
       tenantId: row.tenant_id,
-      ownerTenantId: row.owner_id,
       tenantName: row.name,
       features: row.features,
       dailyTransferLimitMinor: Number(row.daily_transfer_limit_minor),

@@ -211,6 +211,14 @@ describe('a tenant with a sandbox key and a live key', () => {
     const audit = await stack.admin('audit', 'list', '--limit', '5');
     expect(audit.json.items[0]).toMatchObject({ command: 'wallet fund', operator: 'ops-test' });
     expect(audit.json.items[0].arguments).toMatchObject({ tenant: tenantId, live: true, 'amount-minor': '250000' });
+    // The live mode's own id (as operators' listings print it) without --live is refused, never
+    // quietly taken for the tenant's test mode; with --live it is that mode.
+    const ambiguous = await stack.admin('wallet', 'fund', '--tenant', liveTenantId, '--amount-minor', '1');
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain(`${liveTenantId} is the live mode of tenant ${tenantId}: add --live`);
+    const byLiveId = await stack.admin('wallet', 'fund', '--tenant', liveTenantId, '--amount-minor', '1', '--live');
+    expect(byLiveId.json).toMatchObject({ mode_tenant_id: liveTenantId, wallet: { available_minor: 250_001 } });
+    expect((await walletBalance(db.orm.em.fork(), tenantId)).availableMinor).toBe(0);
 
     // A live account under a sandbox provider's name (no route makes one: it stands for an account
     // number the sandbox bank might name). The sandbox bank's credit for it is refused, counted nowhere.
@@ -244,7 +252,7 @@ describe('a tenant with a sandbox key and a live key', () => {
       return row;
     });
     expect(refused).toEqual({ status: 'refused', refusal_reason: 'provider wema does not serve live-mode accounts' });
-    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(250_000);
+    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(250_001);
     const [totals] = await db.orm.em
       .fork()
       .execute<{ total: string; count: number }[]>(
@@ -386,15 +394,38 @@ describe('migration 0020 on a database made before it', () => {
           [tenantId, mode, keyPrefix(apiKey), hashApiKey(apiKey)],
         );
       }
+      // Endpoints record the mode of the key that registered them: one of each.
+      const endpoints = { test: randomUUID(), live: randomUUID() };
+      for (const [mode, id] of Object.entries(endpoints)) {
+        await em.execute(
+          `insert into webhook_endpoints (id, tenant_id, url, mode, events, secret_ciphertext, status)
+           values (?, ?, ?, ?, '{*}', 'x', 'listening')`,
+          [id, tenantId, `https://hooks.example.test/${mode}`, mode],
+        );
+      }
       expect(await migrate(orm)).toContain('0020-modes');
 
       const test = await resolveApiKey(orm.em.fork(), keys.test);
       const live = await resolveApiKey(orm.em.fork(), keys.live);
       if (!test.ok || !live.ok) throw new Error('a key no longer resolves');
-      expect(test.key).toMatchObject({ tenantId, ownerTenantId: tenantId, mode: 'test' });
-      expect(live.key).toMatchObject({ ownerTenantId: tenantId, mode: 'live', tenantName: 'before' });
+      expect(test.key).toMatchObject({ tenantId, mode: 'test' });
+      expect(live.key).toMatchObject({ mode: 'live', tenantName: 'before' });
       expect(live.key.tenantId).not.toBe(tenantId);
+      const [liveRow] = await orm.em
+        .fork()
+        .execute<{ mode: string; owner_id: string }[]>('select mode, owner_id from tenants where id = ?', [
+          live.key.tenantId,
+        ]);
+      expect(liveRow).toEqual({ mode: 'live', owner_id: tenantId });
       expect((await walletBalance(orm.em.fork(), live.key.tenantId)).availableMinor).toBe(0);
+      // The live key's endpoint went with it: the tenant's production receiver gets no sandbox events.
+      const moved = await orm.em
+        .fork()
+        .execute<{ id: string; tenant_id: string }[]>('select id, tenant_id from webhook_endpoints order by mode desc');
+      expect(moved).toEqual([
+        { id: endpoints.test, tenant_id: tenantId },
+        { id: endpoints.live, tenant_id: live.key.tenantId },
+      ]);
       // The database refuses a key whose mode is not its tenant row's.
       await expect(
         orm.em

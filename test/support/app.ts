@@ -138,7 +138,6 @@ export function resolvedTestKey(tenantId: string, allowedAccountTypes: string[])
     keyId: 'k',
     mode: 'test',
     tenantId,
-    ownerTenantId: tenantId,
     tenantName: 't',
     features: [],
     dailyTransferLimitMinor: 0,

@@ -11,7 +11,6 @@ const resolved = (keyId: string): KeyResolution => ({
     keyId,
     mode: 'test',
     tenantId: `tenant-of-${keyId}`,
-    ownerTenantId: `tenant-of-${keyId}`,
     tenantName: 'Acme',
     features: [],
     dailyTransferLimitMinor: 0,

@@ -6,7 +6,7 @@
 // scoped by tenant_id is scoped by mode too. Keys point at their mode's row, and the database
 // refuses a key whose mode is not its row's. Existing rows stay test (they are the tenants' own
 // rows); a tenant that already had live keys gets its live row, with an empty wallet, and its live
-// keys move there.
+// keys and the webhook endpoints they registered (endpoints record their key's mode) move there.
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0020Modes = sqlMigration('0020-modes', [
@@ -29,6 +29,10 @@ export const Migration0020Modes = sqlMigration('0020-modes', [
      on conflict on constraint ledger_accounts_owner_code do nothing`,
   `update api_keys k set tenant_id = t.id from tenants t
     where k.mode = 'live' and t.owner_id = k.tenant_id and t.mode = 'live'`,
+  // Webhook endpoints record the mode of the key that registered them: a live key's go to the live
+  // mode, so that a tenant's production receiver is never sent sandbox events.
+  `update webhook_endpoints e set tenant_id = t.id, updated_at = now() from tenants t
+    where e.mode = 'live' and t.owner_id = e.tenant_id and t.mode = 'live'`,
   // A key works only in its own mode's world.
   `alter table api_keys add constraint api_keys_tenant_mode foreign key (tenant_id, mode) references tenants (id, mode)`,
 ]);
