@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { type BvnKeys, openBvn } from '../src/identity/bvn.ts';
-import type { Providers } from '../src/providers/registry.ts';
+import { type Providers, callbacksServe } from '../src/providers/registry.ts';
 import { modeOf } from '../src/tenants/tenants.ts';
 import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../src/providers/types.ts';
 import { providerFailure } from './provider-failure.ts';
@@ -202,17 +202,22 @@ export function createVirtualAccountActivities({
       return orm.em.fork().transactional(async (tx) => {
         if (await creditSeen(tx, credit.provider, credit.transactionReference)) return { status: 'duplicate' };
         const account = await lockAccountByNumber(tx, credit.provider, credit.accountNumber);
-        // A provider credits only the accounts of the key modes it serves: a sandbox provider's
-        // credit never reaches a live wallet, whatever account number it names (decisions §16).
+        // A provider credits only the accounts of the key modes it serves, and a notice counts only
+        // from a sender that serves them too: a sandbox provider's credit never reaches a live
+        // wallet, whatever account number or provider name it gives (decisions §16).
         const mode = account ? await modeOf(tx, account.tenant_id) : undefined;
-        const serves = providers.virtualAccounts.find((entry) => entry.provider.name === credit.provider)?.modes;
+        const serves = (name: string) =>
+          mode !== undefined &&
+          providers.virtualAccounts.some((entry) => entry.provider.name === name && entry.modes.includes(mode));
         const refusal = !account
           ? 'no such virtual account'
-          : !mode || !serves?.includes(mode)
+          : !serves(credit.provider)
             ? `provider ${credit.provider} does not serve ${mode ?? 'unknown'}-mode accounts`
-            : account.status === 'closed' || account.status === 'expired'
-              ? `the account is ${account.status}`
-              : undefined;
+            : credit.sender !== undefined && !callbacksServe(providers, credit.sender, mode!)
+              ? `${credit.sender} does not serve ${mode}-mode accounts`
+              : account.status === 'closed' || account.status === 'expired'
+                ? `the account is ${account.status}`
+                : undefined;
         const recorded = await recordCredit(tx, {
           provider: credit.provider,
           transaction_reference: credit.transactionReference,

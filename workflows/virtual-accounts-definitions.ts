@@ -14,7 +14,13 @@ export function inboundCreditWorkflowId(provider: string, transactionReference: 
 }
 
 export interface InboundCredit {
+  /** The virtual-account provider the credit is for (the sandbox bank names the one it plays). */
   provider: string;
+  /**
+   * Who sent the notice (the callback route's provider name): it may act only on accounts of the
+   * modes it serves. Absent in runs started before it was recorded.
+   */
+  sender?: string;
   accountNumber: string;
   amountMinor: number;
   transactionReference: string;

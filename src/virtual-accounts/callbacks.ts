@@ -16,6 +16,7 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     const credit: InboundCredit = {
       // The sandbox bank speaks for every provider it plays; any other provider only for itself.
       provider: callback.provider === 'sandbox-bank' ? text(data.provider) : callback.provider,
+      sender: callback.provider,
       accountNumber: text(data.account_number),
       amountMinor: Number(data.amount_minor),
       transactionReference: text(data.transaction_reference),

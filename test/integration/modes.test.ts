@@ -17,6 +17,9 @@ import { insertCard } from '../../src/cards/store.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
+import { TEST_BVN_SECRET } from '../support/app.ts';
+import { createVirtualAccountActivities } from '../../activities/virtual-accounts.ts';
+import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
@@ -260,6 +263,48 @@ describe('a tenant with a sandbox key and a live key', () => {
         [accountId],
       );
     expect(totals).toEqual({ total: '0', count: 0 });
+  });
+
+  it('applies a credit notice only from a sender that serves the account’s mode, whatever provider it names', async () => {
+    const { liveTenantId } = await tenantWithBothKeys('live provider name');
+    // A deployment whose live virtual-account provider shares a name with a sandbox one.
+    const sandbox = stack.providers();
+    const live = { ...sandbox.virtualAccounts[0]!, modes: ['live'] as const };
+    const activities = createVirtualAccountActivities({
+      orm: db.orm,
+      providers: { ...sandbox, virtualAccounts: [live, ...sandbox.virtualAccounts] },
+      client: stack.client,
+      bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
+    });
+    const accountId = randomUUID();
+    await insertAccount(db.orm.em.fork(), {
+      id: accountId,
+      tenant_id: liveTenantId,
+      customer_id: 'live-cust',
+      account_number: '8199999998',
+      account_name: 'Live Account',
+      bank_code: '035',
+      bank_name: 'Wema Bank',
+      provider: live.provider.name,
+      provider_reference: `live-${accountId}`,
+      status: 'active',
+      account_type: 'standard',
+      metadata: null,
+      request_id: null,
+      expires_at: null,
+    });
+    const credit = {
+      provider: live.provider.name,
+      accountNumber: '8199999998',
+      amountMinor: 5_000_000,
+      senderName: 'X',
+      sessionId: 's',
+    };
+    // The sandbox bank names the live provider: refused, counted nowhere.
+    expect(
+      await activities.applyInboundCredit({ ...credit, sender: 'sandbox-bank', transactionReference: 'mode-sender-1' }),
+    ).toEqual({ status: 'refused', reason: 'sandbox-bank does not serve live-mode accounts' });
+    expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(0);
   });
 
   it("never lets the sandbox bank's word about a transfer touch a live one", async () => {
