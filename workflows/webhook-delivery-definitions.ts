@@ -58,3 +58,17 @@ export const replaySignal = defineSignal<[{ replayId: string }]>('replay');
 /** One of its tenant's attempt slots has been granted to the delivery (src/webhooks/attempt-slots.ts). */
 export const slotSignal = defineSignal('slot');
 export const deliveryStatusQuery = defineQuery<DeliveryState>('status');
+
+/**
+ * Replays a delivery keeps pending at most. Each is one more attempt "now"; beyond this many a new
+ * one takes the place of the newest pending (the latest replay id is still the one attempted, as
+ * the delivery's `replay_id` says), so that neither the run's state nor the input it continues as
+ * new with can grow without bound (Temporal refuses payloads over 2 MB).
+ */
+export const MAX_PENDING_REPLAYS = 1_000;
+
+/** Queues a replay id, within `max` pending. */
+export function queueReplay(pending: string[], replayId: string, max = MAX_PENDING_REPLAYS): void {
+  if (pending.length < max) pending.push(replayId);
+  else pending[max - 1] = replayId;
+}

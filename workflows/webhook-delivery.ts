@@ -24,6 +24,7 @@ import {
   type DeliveryResume,
   type DeliveryState,
   deliveryStatusQuery,
+  queueReplay,
   replaySignal,
   slotSignal,
 } from './webhook-delivery-definitions.ts';
@@ -77,9 +78,7 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   };
   const replays: string[] = [...(resume?.replays ?? [])];
   let slotGranted = false;
-  setHandler(replaySignal, ({ replayId }) => {
-    replays.push(replayId);
-  });
+  setHandler(replaySignal, ({ replayId }) => queueReplay(replays, replayId));
   setHandler(slotSignal, () => {
     slotGranted = true;
   });

@@ -15,6 +15,7 @@ import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfer.ts';
+import { MAX_PENDING_REPLAYS, queueReplay } from '../../workflows/webhook-delivery-definitions.ts';
 import { FEE_TIERS } from '../support/fee-tiers.ts';
 
 describe('withinDailyLimit', () => {
@@ -231,4 +232,27 @@ describe('helpers', () => {
       expect(submissionRefusal(status, code)).toMatchObject({ outcome, transient });
     },
   );
+});
+
+describe('queueReplay (a delivery workflow’s pending replays)', () => {
+  it('keeps every replay in order up to the bound', () => {
+    const pending: string[] = [];
+    for (const id of ['r1', 'r2', 'r3']) queueReplay(pending, id, 3);
+    expect(pending).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('past the bound, the latest replay takes the newest pending place: the count stays at the bound', () => {
+    const pending: string[] = [];
+    for (let i = 1; i <= 10; i++) queueReplay(pending, `r${i}`, 3);
+    expect(pending).toEqual(['r1', 'r2', 'r10']);
+  });
+
+  it('bounds a delivery’s pending replays at 1,000 by default (36 KB of ids at most)', () => {
+    const pending: string[] = [];
+    for (let i = 0; i < 5_000; i++) queueReplay(pending, `rpl_${String(i).padStart(32, '0')}`);
+    expect(pending).toHaveLength(MAX_PENDING_REPLAYS);
+    expect(MAX_PENDING_REPLAYS).toBe(1_000);
+    expect(pending.at(-1)).toBe(`rpl_${String(4_999).padStart(32, '0')}`);
+    expect(JSON.stringify(pending).length).toBeLessThan(40_000);
+  });
 });
