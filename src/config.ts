@@ -2,7 +2,8 @@
 // single error at start. Local runs need no variables at all: the embedded PostgreSQL and
 // Temporal dev server defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set.
 // In production mode those two and every secret are required; nothing secret has a fallback, and
-// no secret may be one the repository publishes (PUBLISHED_SECRETS) or shorter than 32 bytes.
+// no secret may be one the repository publishes (PUBLISHED_SECRETS) or shorter than 32 bytes. The
+// secret rules hold too whenever the API listens beyond loopback (HOST), whatever NODE_ENV says.
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -268,11 +269,16 @@ const EnvSchema = z
         message: 'must differ from TEMPORAL_TASK_QUEUE: webhook deliveries run apart from transfers and cards',
       });
     }
-    if (!production) return;
+    // The API reachable beyond loopback takes provider callbacks from the network: whatever NODE_ENV
+    // says, it must not run on secrets anyone who reads the repository knows.
+    const exposed = production ? 'NODE_ENV=production' : isLoopbackHost(env.HOST) ? undefined : `HOST is ${env.HOST}`;
+    if (!exposed) return;
     // Production never falls back to the embedded, single-machine defaults.
-    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
-      if (!env[key]) {
-        ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+    if (production) {
+      for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const) {
+        if (!env[key]) {
+          ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+        }
       }
     }
     // …nor runs on a secret that anyone who reads the repository knows, or one short enough to guess.
@@ -282,7 +288,7 @@ const EnvSchema = z
       if (!value) {
         // The control token's absence is named above, with the reason it is needed.
         if (key !== 'SANDBOX_BANK_CONTROL_TOKEN') {
-          ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+          ctx.addIssue({ code: 'custom', path: [key], message: `is required when ${exposed}` });
         }
       } else if (!SECRET_FORMATS[key](value)) {
         continue;
@@ -292,7 +298,7 @@ const EnvSchema = z
         ctx.addIssue({
           code: 'custom',
           path: [key],
-          message: `must be at least ${MIN_SECRET_BYTES} bytes when NODE_ENV=production (e.g. openssl rand -hex 32)`,
+          message: `must be at least ${MIN_SECRET_BYTES} bytes when ${exposed} (e.g. openssl rand -hex 32)`,
         });
       }
     }

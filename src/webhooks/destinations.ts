@@ -13,7 +13,7 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import type { Config } from '../config.ts';
+import { type Config, isLoopbackHost } from '../config.ts';
 import type { KeyMode } from '../tenants/api-keys.ts';
 
 export class DestinationRefused extends Error {
@@ -69,15 +69,6 @@ export type Resolver = (host: string) => Promise<string[]>;
 const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-function isLocalHost(host: string): boolean {
-  const bare = host
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  return ipaddr.isValid(bare) && parseAddress(bare).range() === 'loopback';
-}
-
 function isEveryInterface(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');
   return ipaddr.isValid(bare) && parseAddress(bare).range() === 'unspecified';
@@ -95,7 +86,7 @@ async function reaches(target: ProtectedTarget, address: ipaddr.IPv4 | ipaddr.IP
   const range = address.range();
   if (range === 'unspecified') return true;
   // A service on loopback answers on every loopback address (127.0.0.0/8, ::1), however spelt.
-  if (range === 'loopback' && (isLocalHost(target.host) || isEveryInterface(target.host))) return true;
+  if (range === 'loopback' && (isLoopbackHost(target.host) || isEveryInterface(target.host))) return true;
   let targetAddresses: string[];
   if (isEveryInterface(target.host)) targetAddresses = interfaceAddresses();
   else if (ipaddr.isValid(target.host.replace(/^\[|\]$/g, ''))) targetAddresses = [target.host.replace(/^\[|\]$/g, '')];

@@ -257,6 +257,28 @@ describe('production refuses published and short secrets', () => {
     expect(issues.map((issue) => issue.split(':')[0]).sort()).toEqual([...SECRETS].sort());
   });
 
+  it('holds the API to the same secret rules whenever it listens beyond loopback, whatever NODE_ENV', () => {
+    // On loopback (npm start's default) the development defaults stand.
+    for (const host of ['127.0.0.1', 'localhost', '::1']) expect(issuesOf({ HOST: host })).toEqual([]);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.internal']) {
+      expect(issuesOf({ HOST: host })).toEqual([
+        `PROVIDER_CALLBACK_SECRET: is required when HOST is ${host}`,
+        `WEBHOOK_ENCRYPTION_KEY: is required when HOST is ${host}`,
+        `BVN_SECRET_KEY: is required when HOST is ${host}`,
+      ]);
+    }
+    expect(
+      issuesOf({
+        HOST: '0.0.0.0',
+        PROVIDER_CALLBACK_SECRET: 'change-me-sandbox-callback-secret',
+        WEBHOOK_ENCRYPTION_KEY: OWN.WEBHOOK_ENCRYPTION_KEY,
+        BVN_SECRET_KEY: OWN.BVN_SECRET_KEY,
+      }),
+    ).toEqual([expect.stringMatching(/^PROVIDER_CALLBACK_SECRET: is a value published in the repository/)]);
+    const { NODE_ENV: _production, DATABASE_URL: _db, TEMPORAL_ADDRESS: _temporal, ...secrets } = productionEnv();
+    expect(issuesOf({ HOST: '0.0.0.0', ...secrets })).toEqual([]);
+  });
+
   /**
    * Every value the repository's own deployment files and docs give one of the secret variables:
    * compose defaults (`${VAR:-value}`), assignments (`VAR=value`, `VAR: value`, `"VAR": "value"`).
