@@ -303,6 +303,13 @@ export interface RefusedLoadAlert {
   /** What purchases had already spent of it, held or cleared: not back in the wallet. */
   unrecovered_minor: number;
   failure_reason: string | null;
+  /**
+   * The card's balance and holds now. The alert records the refused load for good; if the purchases
+   * that spent its money are later reversed, that money is back on the card (here), not lost: an
+   * operator making the tenant whole looks at these first.
+   */
+  card_available_minor: number;
+  card_held_minor: number;
   created_at: string;
   completed_at: string | null;
 }
@@ -320,13 +327,18 @@ export async function refusedLoadAlerts(
       amount_minor: string;
       unrecovered_minor: string;
       failure_reason: string | null;
+      available_minor: string;
+      held_minor: string;
       created_at: Date;
       completed_at: Date | null;
     }[]
   >(
     `select c.tenant_id, f.card_id, f.id as funding_id, f.amount_minor::text, f.unrecovered_minor::text,
-            f.failure_reason, f.created_at, f.completed_at
+            f.failure_reason, f.created_at, f.completed_at,
+            coalesce(a.balance_minor, 0)::text as available_minor, coalesce(h.balance_minor, 0)::text as held_minor
        from card_fundings f join cards c on c.id = f.card_id
+       left join ledger_accounts a on a.tenant_id = c.tenant_id and a.code = 'card:' || c.id
+       left join ledger_accounts h on h.tenant_id = c.tenant_id and h.code = 'card-hold:' || c.id
       where f.unrecovered_minor > 0
       order by f.created_at desc, f.id desc limit ?`,
     [limit],
@@ -347,6 +359,8 @@ export async function refusedLoadAlerts(
       returned_minor: Number(row.amount_minor) - Number(row.unrecovered_minor),
       unrecovered_minor: Number(row.unrecovered_minor),
       failure_reason: row.failure_reason,
+      card_available_minor: Number(row.available_minor),
+      card_held_minor: Number(row.held_minor),
       created_at: new Date(row.created_at).toISOString(),
       completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
     })),

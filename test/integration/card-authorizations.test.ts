@@ -1041,6 +1041,9 @@ describe('card authorizations', () => {
       returned_minor: 100_000,
       unrecovered_minor: 200_000,
       failure_reason: 'processor_refused',
+      // Where that money is now: held by the purchase.
+      card_available_minor: 0,
+      card_held_minor: 200_000,
       created_at: expect.any(String),
       completed_at: expect.any(String),
     });
@@ -1055,6 +1058,11 @@ describe('card authorizations', () => {
     });
     await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 0);
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 0 });
+    // The alert stays, and says where the money is now: cleared to the processor, neither held nor on the card.
+    const after = (await stack.admin('cards', 'alerts')).json.items.find(
+      (item: { funding_id: string }) => item.funding_id === fundingId,
+    );
+    expect(after).toMatchObject({ unrecovered_minor: 200_000, card_available_minor: 0, card_held_minor: 0 });
     // A later load on the card, accepted again, works as ever.
     await stack.bank.control(`/control/cards/${tenant.cardReference}/loads`, { answer: 'accept' });
     await call('POST', tenant.apiKey, `/api/v1/cards/${tenant.cardId}/unlock`);
