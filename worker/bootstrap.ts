@@ -13,7 +13,7 @@ import {
 } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { type Config, loadConfigOrExit } from '../src/config.ts';
-import { maskingLogger } from '../src/http/log-masking.ts';
+import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/http/log-masking.ts';
 import { type MikroORM, openOrm } from '../src/db/orm.ts';
 import { assertNodeVersion } from '../src/stack/node-version.ts';
 import { WORKFLOW_TRACING_MODULES, workflowClientTracing } from '../src/telemetry/temporal.ts';
@@ -39,8 +39,17 @@ export async function startWorkerProcess(options: {
   assertNodeVersion();
   const config = loadConfigOrExit();
   const require = createRequire(import.meta.url);
+  // Masked like every other line (src/http/log-masking.ts): a loop's error may quote an account number.
   const log: WorkerProcess['log'] = (level, msg, fields = {}) =>
-    console.error(JSON.stringify({ level, time: Date.now(), service: options.service, msg, ...fields }));
+    console.error(
+      JSON.stringify({
+        level,
+        time: Date.now(),
+        service: options.service,
+        msg: maskAccountNumbers(msg),
+        ...(maskDeep(fields) as Record<string, unknown>),
+      }),
+    );
   // Off (and not even loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then the workflow bundle,
   // the worker and its client get Temporal's tracing interceptors (src/telemetry/temporal.ts).
   const tracing = await startTracing(config, `naira-gateway-${options.service}`, (message) =>

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
 import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
-import { maskLast4, maskUrl } from '../http/log-masking.ts';
+import { maskLast4, maskUrl, maskedErrorSerializer } from '../http/log-masking.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
@@ -191,6 +191,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           url: maskUrl(request.url),
           remoteAddress: request.ip,
         }),
+        // A 500's error may quote an account number, as the gateway's may.
+        err: maskedErrorSerializer,
       },
     },
   });

@@ -1,9 +1,11 @@
 // A client span around one outbound HTTP call (a bank or provider, a tenant's webhook endpoint),
 // child of whatever span is active (the activity running it). Made only when tracing is started;
 // otherwise the call runs as it is. The URL is recorded without its query or credentials, which
-// may carry a tenant's secrets; no trace header is sent to these third parties.
+// may carry a tenant's secrets, and with account numbers masked; no trace header is sent to these
+// third parties.
 import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TRACER_NAME, tracingStarted } from './tracing.ts';
+import { maskAccountNumbers } from '../http/log-masking.ts';
 
 export async function withHttpClientSpan<T extends { status: number }>(
   name: string,
@@ -16,7 +18,8 @@ export async function withHttpClientSpan<T extends { status: number }>(
     kind: SpanKind.CLIENT,
     attributes: {
       'http.request.method': request.method,
-      'url.full': `${url.origin}${url.pathname}`,
+      // Account numbers in a provider's paths (a sandbox credit's) masked, as in the logs.
+      'url.full': `${url.origin}${maskAccountNumbers(url.pathname)}`,
       'server.address': url.hostname,
       'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
       ...request.attributes,
