@@ -12,6 +12,7 @@
 // as free, and a waiting workflow asks again now and then, so no delivery waits for ever on a lost
 // signal.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { lockFor } from '../db/locks.ts';
 
 export interface SlotBounds {
   /** Attempts of one tenant in flight at once. */
@@ -26,8 +27,8 @@ export interface SlotHolder {
   workflowId: string;
 }
 
-async function lockTenant(em: EntityManager, tenantId: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('webhook-attempt-slots:' || ?, 0))`, [tenantId]);
+function lockTenant(em: EntityManager, tenantId: string): Promise<void> {
+  return lockFor(em, 'webhook-attempt-slots', tenantId);
 }
 
 async function grantedCount(em: EntityManager, tenantId: string): Promise<number> {

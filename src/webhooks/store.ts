@@ -6,6 +6,8 @@ import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mik
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { entityColumns } from '../db/prepared.ts';
+import { lockFor } from '../db/locks.ts';
 
 export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints', {
   ...tenantOwned(),
@@ -67,7 +69,7 @@ export const MAX_ENDPOINTS_PER_TENANT = 20;
  * many endpoints the tenant has that count towards the limit: every one not deleted.
  */
 export async function lockAndCountEndpoints(em: EntityManager, tenantId: string): Promise<number> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('webhook-endpoints:' || ?, 0))`, [tenantId]);
+  await lockFor(em, 'webhook-endpoints', tenantId);
   return em.count(WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } });
 }
 
@@ -129,9 +131,8 @@ async function attemptsOf(em: EntityManager, deliveryIds: string[], latest: numb
   if (latest === undefined) {
     return em.find(WebhookAttempt, { delivery_id: { $in: deliveryIds } }, { orderBy: { number: 'asc' } });
   }
-  const rows = await em.execute<(Omit<AttemptRow, 'attempted_at'> & { attempted_at: Date | string })[]>(
-    `select a.id, a.delivery_id, a.number, a.attempted_at, a.status_code, a.error, a.duration_ms, a.response_body,
-            a.replay_id
+  const rows = await em.execute<Record<string, unknown>[]>(
+    `select ${entityColumns(em, WebhookAttempt, 'a').join(', ')}
        from (values ${deliveryIds.map(() => '(?::uuid)').join(', ')}) as d (id)
        cross join lateral (
          select * from webhook_attempts w where w.delivery_id = d.id order by w.number desc limit ?
@@ -139,7 +140,7 @@ async function attemptsOf(em: EntityManager, deliveryIds: string[], latest: numb
       order by a.delivery_id, a.number`,
     [...deliveryIds, latest],
   );
-  return rows.map((row) => ({ ...row, attempted_at: new Date(row.attempted_at) }));
+  return rows.map((row) => em.map(WebhookAttempt, row));
 }
 
 /**
