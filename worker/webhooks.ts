@@ -2,8 +2,9 @@
 // and cards (issue #27). It fans events out to deliveries (src/webhooks/fanout.ts) and runs their
 // workflows and attempts on the webhook task queue (TEMPORAL_WEBHOOK_TASK_QUEUE), with its own slots
 // (WEBHOOK_WORKER_SLOTS) of which one tenant holds at most WEBHOOK_TENANT_CONCURRENCY. Its own
-// process, not a second Worker beside the gateway's: a flood of attempts and fan-out then cannot
-// hold up the event loop that runs the transfers' activities (README, "Webhooks", "Delivery queue").
+// process, not a second Worker beside the gateway's: one that dies, leaks or stalls takes no
+// transfer with it, and it scales and reports its metrics on its own (README, "Webhooks",
+// "Delivery queue").
 // Shuts down gracefully on SIGINT/SIGTERM.
 import { Worker } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.ts';
