@@ -41,6 +41,7 @@ export type DeliveryStatus = 'queued' | 'retrying' | 'succeeded' | 'failed';
 
 export interface DeliveryState {
   status: DeliveryStatus;
+  /** Attempts made (the `status` query counts every run's; a run's own state, its own). */
   attempts: number;
   nextAttemptInMs: number | undefined;
   lastReplayId: string | undefined;

@@ -82,7 +82,8 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   setHandler(slotSignal, () => {
     slotGranted = true;
   });
-  setHandler(deliveryStatusQuery, () => state);
+  // Attempts of the whole delivery, earlier runs (continued as new, or ended and replayed) included.
+  setHandler(deliveryStatusQuery, () => ({ ...state, attempts: (input.previousAttempts ?? 0) + state.attempts }));
 
   const attempts = patched(ATTEMPTS_LOCAL) ? attemptsLocal : attemptActivities;
   const bounded = patched(BOUNDED_ATTEMPTS);

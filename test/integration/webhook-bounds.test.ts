@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventFanout } from '../../src/webhooks/fanout.ts';
-import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { deliveryStatusQuery, deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { ATTEMPTS_PER_RUN, HISTORY_EVENTS_PER_RUN } from '../../workflows/webhook-delivery.ts';
 import { auth, issueCard, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
@@ -342,6 +342,11 @@ describe('a delivery replayed 150 times', () => {
       expect(events.length).toBeLessThan(HISTORY_EVENTS_PER_RUN);
     }
     expect(attemptsInRuns).toBe(151);
+    // The running run's `status` query counts the whole delivery's attempts, earlier runs' included.
+    expect(await stack.client.workflow.getHandle(workflowId).query(deliveryStatusQuery)).toMatchObject({
+      status: 'retrying',
+      attempts: 151,
+    });
     recordHistory('webhook-replays-continue-as-new', workflowId, runs[0]!.runId);
     recordHistory('webhook-replays-continued', workflowId, runs[1]!.runId);
   }, 120_000);
