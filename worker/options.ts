@@ -4,7 +4,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 
 /**
  * The webhook worker's slots: at most `slots` attempts at once, whoever's they are (attempts are
- * local activities; runs recorded before they were take activity slots). A tenant holds at most
+ * activities; runs recorded while they were local activities take local-activity slots). A tenant holds at most
  * WEBHOOK_TENANT_CONCURRENCY of them (src/webhooks/attempt-slots.ts). Workflow tasks keep the SDK's
  * default slots: a delivery's workflow task is short, and one waiting for a tenant slot has none.
  */

@@ -39,6 +39,16 @@ const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 export const ATTEMPTS_LOCAL = 'attempts-local';
 
 /**
+ * Attempts are activities again, not local activities: an attempt holds its tenant's slot and may
+ * wait 15 s on a receiver, and a local activity that long keeps its workflow task open while
+ * signals (replays, granted slots) arrive for the same run — which the SDK's core mishandled now
+ * and then ("Trying to send a new WFT for a run which already has one!"), delaying the run by a
+ * workflow task timeout or more (a replay seen 20 s late in CI). An activity's run is free to take
+ * its signals meanwhile. Runs recorded before keep their attempts as local activities.
+ */
+export const ATTEMPTS_AS_ACTIVITIES = 'attempts-as-activities';
+
+/**
  * Attempts take a slot of their tenant's (WEBHOOK_TENANT_CONCURRENCY) and runs continue as new.
  * Runs recorded before neither wait for slots nor continue as new.
  */
@@ -85,7 +95,12 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   // Attempts of the whole delivery, earlier runs (continued as new, or ended and replayed) included.
   setHandler(deliveryStatusQuery, () => ({ ...state, attempts: (input.previousAttempts ?? 0) + state.attempts }));
 
-  const attempts = patched(ATTEMPTS_LOCAL) ? attemptsLocal : attemptActivities;
+  // Asked first: a run recorded with local attempts has no marker of it, and goes on as it was.
+  const attempts = patched(ATTEMPTS_AS_ACTIVITIES)
+    ? attemptActivities
+    : patched(ATTEMPTS_LOCAL)
+      ? attemptsLocal
+      : attemptActivities;
   const bounded = patched(BOUNDED_ATTEMPTS);
   let step = resume?.step ?? 0;
   let overrideMs = resume?.overrideMs;

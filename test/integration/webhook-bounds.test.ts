@@ -334,11 +334,12 @@ describe('a delivery replayed 150 times', () => {
     let attemptsInRuns = 0;
     for (const run of runs) {
       const events = (await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
-      const attemptMarkers = events.filter(
-        (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+      // Attempts are activities (patch attempts-as-activities): one scheduled per attempt.
+      const attemptTasks = events.filter(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptDelivery',
       ).length;
-      attemptsInRuns += attemptMarkers;
-      expect(attemptMarkers).toBeLessThanOrEqual(ATTEMPTS_PER_RUN);
+      attemptsInRuns += attemptTasks;
+      expect(attemptTasks).toBeLessThanOrEqual(ATTEMPTS_PER_RUN);
       expect(events.length).toBeLessThan(HISTORY_EVENTS_PER_RUN);
     }
     expect(attemptsInRuns).toBe(151);

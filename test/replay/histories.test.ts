@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), inbound credits, account expiry, cards, reconciliation and BVN verification', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation and BVN verification', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -39,6 +39,11 @@ describe('recorded workflow histories', () => {
         'webhook-waited-for-slot.json',
         'webhook-replays-continue-as-new.json',
         'webhook-replays-continued.json',
+        'webhook-retry-then-success-local-attempts.json',
+        'webhook-replay-after-success-local-attempts.json',
+        'webhook-waited-for-slot-local-attempts.json',
+        'webhook-replays-continue-as-new-local-attempts.json',
+        'webhook-replays-continued-local-attempts.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
         'virtual-account-create-failover.json',
