@@ -161,6 +161,15 @@ function kobo(values: Values, flag: string, { min }: { min: number }): number | 
   return value;
 }
 
+/** A listing's `--limit`: 1 to 1000, `fallback` when not given. */
+function listLimit(values: Values, fallback: number): number {
+  const raw = text(values, 'limit') ?? String(fallback);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+    throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
+  }
+  return Number(raw);
+}
+
 function instant(values: Values, flag: string, required: true): Date;
 function instant(values: Values, flag: string, required?: false): Date | undefined;
 function instant(values: Values, flag: string, required = false): Date | undefined {
@@ -552,13 +561,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
   'audit list': {
     options: { limit: { type: 'string' } },
     async run(em, values) {
-      const raw = text(values, 'limit') ?? '50';
-      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
-        throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
-      }
+      const limit = listLimit(values, 50);
       const rows = await em.execute<Record<string, unknown>[]>(
         'select id, operator, command, arguments, outcome, error, at from admin_audit order by at desc, id limit ?',
-        [Number(raw)],
+        [limit],
       );
       return { items: rows.map((row) => ({ ...row, at: new Date(row.at as Date).toISOString() })) };
     },
@@ -675,11 +681,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   'cards alerts': {
     options: { limit: { type: 'string' } },
     async run(em, values) {
-      const raw = text(values, 'limit') ?? '100';
-      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
-        throw new AdminUsageError(`--limit must be between 1 and 1000, got '${raw}'`);
-      }
-      const { items, count, unrecoveredMinor } = await refusedLoadAlerts(em, Number(raw));
+      const limit = listLimit(values, 100);
+      const { items, count, unrecoveredMinor } = await refusedLoadAlerts(em, limit);
       return { count, unrecovered_minor: unrecoveredMinor, items };
     },
   },
