@@ -4,21 +4,10 @@
 // worker processes to sample, and every process under the launcher.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { processes } from '../../src/stack/leftovers.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports.ts';
 
 export interface BenchStack {
   apiUrl: string;

@@ -16,7 +16,7 @@ import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/
 import { auth, issueCard, transferBody } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
+import { freePort } from '../support/ports.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 import { timed } from '../support/timing.ts';
 import { type TcpProxy, startTcpProxy } from '../support/tcp-proxy.ts';

@@ -12,7 +12,7 @@ import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
 import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
+import { freePort } from '../support/ports.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 
 let db: TestDatabase;

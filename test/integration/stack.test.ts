@@ -11,7 +11,7 @@ import { SEARCH_ATTRIBUTES } from '../../src/stack/temporal-dev.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { runAdmin } from '../support/cli.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePorts } from '../support/global-setup.ts';
+import { freePorts } from '../support/ports.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-stack-'));

@@ -24,7 +24,7 @@ import { auth, newSigningSecret, transferBody } from '../support/api.ts';
 import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/global-setup.ts';
+import { freePort } from '../support/ports.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';

@@ -19,7 +19,7 @@ import { newSigningSecret, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePorts } from '../support/global-setup.ts';
+import { freePorts } from '../support/ports.ts';
 import { type GatewayProcesses, startGatewayProcesses } from '../support/processes.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
 

@@ -2,13 +2,13 @@
 // PostgreSQL (or TEST_DATABASE_URL's server) and a Temporal dev server, both on free ports and
 // throwaway storage. Test files reach them through vitest's inject().
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { embeddedDatabaseUrl } from '../../src/config.ts';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/stack/postgres.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
+import { freePorts } from './ports.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,29 +16,6 @@ declare module 'vitest' {
     adminDatabaseUrl: string;
     temporalAddress: string;
   }
-}
-
-/** Ports free right now, distinct from each other (all are held open until every one is known). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
-
-export async function freePort(): Promise<number> {
-  const [port] = (await freePorts(1)) as [number];
-  return port;
 }
 
 let postgres: EmbeddedPostgresHandle | undefined;

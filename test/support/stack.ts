@@ -19,7 +19,7 @@ import {
 } from '../../src/webhooks/destinations.ts';
 import { TEST_SANDBOX_CONTROL_TOKEN, type TestApp, type TestAppOptions, createTestApp } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
-import { freePort } from './global-setup.ts';
+import { freePort } from './ports.ts';
 import { type CliResult, runAdmin } from './cli.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from './worker.ts';
