@@ -69,13 +69,19 @@ export class ProviderError extends Error {
   readonly transient: boolean;
   readonly rawCode: string | undefined;
   readonly httpStatus: number | undefined;
+  /**
+   * A submission's definitive refusal that says the provider did not take the transfer (the
+   * generic contract's 422): the transfer may go to the next connector. Never set on an answer
+   * that leaves any doubt.
+   */
+  readonly notTaken: boolean;
 
   constructor(
     provider: string,
     outcome: ProviderOutcome,
     transient: boolean,
     message: string,
-    extra: { rawCode?: string; httpStatus?: number; cause?: unknown } = {},
+    extra: { rawCode?: string | undefined; httpStatus?: number; cause?: unknown; notTaken?: boolean } = {},
   ) {
     super(message, { cause: extra.cause });
     this.name = 'ProviderError';
@@ -84,6 +90,7 @@ export class ProviderError extends Error {
     this.transient = transient;
     this.rawCode = extra.rawCode;
     this.httpStatus = extra.httpStatus;
+    this.notTaken = extra.notTaken === true && !transient;
   }
 }
 

@@ -1,0 +1,93 @@
+// A connector is the gateway's adapter to one provider (decisions §13): it declares the
+// capabilities it serves and the key modes it serves them for, and gives the gateway one object
+// per capability (the interfaces of src/providers/types.ts) plus a receiver for the provider's
+// signed callbacks. Everything above this layer — routes, workflows, reconciliation — talks to
+// capabilities, never to a provider's HTTP API.
+//
+// Adding a connector: a folder under src/connectors/ whose index exports a ConnectorDefinition,
+// and one line in src/connectors/index.ts. Its settings are read by its own schema, called from
+// src/config.ts when LIVE_CONNECTORS names it.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { z } from 'zod';
+import type {
+  BankSwitch,
+  CardProcessor,
+  IdentityVerifier,
+  SettlementReport,
+  VirtualAccountProvider,
+} from '../providers/types.ts';
+
+/** What a provider does for the gateway (decisions §13). */
+export type Capability = 'transfers' | 'virtual_accounts' | 'identity' | 'cards';
+export const CAPABILITIES: readonly Capability[] = ['transfers', 'virtual_accounts', 'identity', 'cards'];
+
+export type KeyMode = 'test' | 'live';
+
+/** A virtual-account provider and what routing needs to know of it. */
+export interface VirtualAccountRoute {
+  provider: VirtualAccountProvider;
+  countries: readonly string[];
+  currencies: readonly string[];
+  /** Whether the provider honours a `preferred_bank` hint. */
+  supportsPreferredBank: boolean;
+}
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * One provider callback in the gateway's own vocabulary, handed to the dispatcher
+ * (src/provider-callbacks/dispatcher.ts). `type` is one of:
+ * - `transfer.successful` / `transfer.failed`: data `{reference (our transfer id), session_id?,
+ *   response_code?, message?}`;
+ * - `virtual_account.credit`: data `{account_number, amount_minor, transaction_reference,
+ *   sender_name?, session_id?, provider? (which of the connector's virtual-account providers)}`;
+ * - `card.authorization.request` (answered synchronously with the decision),
+ *   `card.authorization.cleared`, `card.authorization.reversed`: data as src/cards/callbacks.ts reads;
+ * - anything else is recorded for operators and not applied.
+ */
+export interface NormalizedCallback {
+  /** The provider's id for this event: each is applied once. */
+  eventId: string;
+  type: string;
+  occurredAt?: string | undefined;
+  data: Record<string, unknown>;
+}
+
+export type NormalizeResult =
+  { ok: true; callback: NormalizedCallback } | { ok: false; issues: { path: string; message: string }[] };
+
+/** The provider's signed callbacks at `POST /provider-callbacks/<connector name>`. */
+export interface CallbackReceiver {
+  /** Checks the signature (and its timestamp, where the scheme has one) over the raw body. */
+  verify(rawBody: string, headers: IncomingHttpHeaders, nowSeconds?: number): SignatureCheck;
+  /** The verified body in our vocabulary; never throws on a hostile body. */
+  normalize(rawBody: string): NormalizeResult;
+}
+
+export interface Connector {
+  /** The name in LIVE_CONNECTORS, in callback paths, on transfers, in reconciliation. */
+  readonly name: string;
+  readonly modes: readonly KeyMode[];
+  readonly capabilities: readonly Capability[];
+  readonly transfers?: BankSwitch;
+  readonly virtualAccounts?: readonly VirtualAccountRoute[];
+  readonly cards?: CardProcessor;
+  readonly identity?: IdentityVerifier;
+  readonly callbacks?: CallbackReceiver;
+  /** The provider's record of one UTC day (YYYY-MM-DD), for the daily reconciliation. */
+  settlementReport?(date: string): Promise<SettlementReport>;
+}
+
+/** What every connector gets besides its own settings. */
+export interface ConnectorContext {
+  /** Per-call timeout (PROVIDER_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/** A connector kind: how to read its settings from the environment and build it. */
+export interface ConnectorDefinition<Settings = unknown> {
+  readonly name: string;
+  /** Its environment variables, by name: each failure names the variable. */
+  readonly settings: z.ZodType<Settings>;
+  create(settings: Settings, context: ConnectorContext): Connector;
+}
