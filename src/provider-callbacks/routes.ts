@@ -17,18 +17,11 @@ import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import type { RateLimitCheck } from '../http/rate-limits.ts';
-import { SIGNATURE_HEADER, verifySignature } from '../providers/signing.ts';
+import type { CallbackReceiver, NormalizedCallback } from '../connectors/types.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
 
 /** The most a provider callback's body may hold; larger → 413 PAYLOAD_TOO_LARGE. */
 export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024;
-
-const CallbackBody = z.object({
-  event_id: z.string().min(1).max(200),
-  type: z.string().min(1).max(100),
-  occurred_at: z.string().optional(),
-  data: z.record(z.string(), z.unknown()),
-});
 
 /** A card processor's authorization request (decisions §11), answered with the decision itself. */
 export const AUTHORIZATION_REQUEST = 'card.authorization.request';
@@ -52,8 +45,11 @@ const AuthorizationAnswer = z.object({
 
 export interface CallbackRouteDeps {
   orm: MikroORM;
-  /** Signing secret per provider name; a provider not listed here has no callback route. */
-  secrets: Record<string, string>;
+  /**
+   * Each connector's receiver (signature check and body in our vocabulary), by the name in its
+   * path; a name not listed here has no callback route.
+   */
+  receivers: ReadonlyMap<string, CallbackReceiver>;
   dispatcher: CallbackDispatcher;
   /**
    * Counts a refused request (unknown provider, bad signature) against its client address; throws
@@ -75,7 +71,7 @@ export interface CallbackRouteDeps {
 
 export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
   // A Map: a name is a provider only if the deployment configured it, never by inheritance.
-  const secrets = new Map(Object.entries(deps.secrets));
+  const receivers = deps.receivers;
   return app.register((scope, _options, done) => {
     // Keep the body as the provider sent it: the signature covers those exact bytes.
     scope.removeContentTypeParser('application/json');
@@ -108,33 +104,22 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
       },
       async (request, reply) => {
         const { provider } = request.params as { provider: string };
-        const secret = secrets.get(provider);
-        if (secret === undefined) {
+        const receiver = receivers.get(provider);
+        if (receiver === undefined) {
           await deps.refused?.(request, reply);
           throw ApiError.notFound(`provider ${provider}`);
         }
         const raw = typeof request.body === 'string' ? request.body : '';
-        const header = request.headers[SIGNATURE_HEADER];
-        const check = verifySignature(secret, raw, Array.isArray(header) ? header[0] : header);
+        const check = receiver.verify(raw, request.headers);
         if (!check.ok) {
           request.log.warn({ provider, reason: check.reason }, 'provider callback refused');
           // Throws 429 (with Retry-After) once this address has used its budget of refusals.
           await deps.refused?.(request, reply);
           throw new ApiError('unauthorized', `callback signature refused: ${check.reason}`);
         }
-        let parsed: z.infer<typeof CallbackBody>;
-        try {
-          const result = CallbackBody.safeParse(JSON.parse(raw));
-          if (!result.success) {
-            throw ApiError.validation(
-              result.error.issues.map((issue) => ({ path: issue.path.join('.') || 'body', message: issue.message })),
-            );
-          }
-          parsed = result.data;
-        } catch (error) {
-          if (error instanceof ApiError) throw error;
-          throw ApiError.validation([{ path: 'body', message: 'is not valid JSON' }], 'malformed JSON body');
-        }
+        const normalized = receiver.normalize(raw);
+        if (!normalized.ok) throw ApiError.validation(normalized.issues);
+        const parsed: NormalizedCallback = normalized.callback;
 
         if (parsed.type === AUTHORIZATION_REQUEST && deps.authorize) {
           const data = AuthorizationRequestData.safeParse(parsed.data);
@@ -148,7 +133,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
             { provider, authorizationId: authorization.authorization_id, decision: authorization.decision },
             'card authorization',
           );
-          return ok(request, { event_id: parsed.event_id, status: 'accepted' as const, authorization });
+          return ok(request, { event_id: parsed.eventId, status: 'accepted' as const, authorization });
         }
 
         // The record commits first; the dispatch holds no transaction or row lock while it calls Temporal.
@@ -159,9 +144,9 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
             deps.dispatcher,
             {
               provider,
-              eventId: parsed.event_id,
+              eventId: parsed.eventId,
               type: parsed.type,
-              occurredAt: parsed.occurred_at,
+              occurredAt: parsed.occurredAt,
               data: parsed.data,
               log: request.log,
             },
@@ -175,7 +160,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
             });
           }
           request.log.error(
-            { err: error.cause, provider, eventId: parsed.event_id },
+            { err: error.cause, provider, eventId: parsed.eventId },
             'provider callback dispatch failed',
           );
           throw new ApiError('unavailable', 'callback recorded but not yet applied; retry later', null, {
@@ -183,8 +168,8 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
             cause: error.cause,
           });
         }
-        request.log.info({ provider, eventId: parsed.event_id, type: parsed.type, outcome }, 'provider callback');
-        return ok(request, { event_id: parsed.event_id, status: outcome });
+        request.log.info({ provider, eventId: parsed.eventId, type: parsed.type, outcome }, 'provider callback');
+        return ok(request, { event_id: parsed.eventId, status: outcome });
       },
     );
     done();

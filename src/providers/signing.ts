@@ -3,6 +3,8 @@
 // time and refuses timestamps outside the tolerance, so a captured callback cannot be replayed
 // later.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { CallbackReceiver, SignatureCheck } from '../connectors/types.ts';
 
 export const SIGNATURE_HEADER = 'x-sandbox-bank-signature';
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -11,8 +13,6 @@ export function signPayload(secret: string, rawBody: string, timestamp = Math.fl
   const digest = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
   return `t=${timestamp},v1=${digest}`;
 }
-
-export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
 export function verifySignature(
   secret: string,
@@ -39,4 +39,41 @@ export function verifySignature(
   return given.length === expected.length && timingSafeEqual(given, expected)
     ? { ok: true }
     : { ok: false, reason: 'signature does not match' };
+}
+
+const SandboxCallbackBody = z.object({
+  event_id: z.string().min(1).max(200),
+  type: z.string().min(1).max(100),
+  occurred_at: z.string().optional(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** The sandbox bank's callbacks: this header's signature, and `{event_id, type, occurred_at?, data}`. */
+export function sandboxBankReceiver(secret: string): CallbackReceiver {
+  return {
+    verify(rawBody, headers, now) {
+      const header = headers[SIGNATURE_HEADER];
+      return verifySignature(secret, rawBody, Array.isArray(header) ? header[0] : header, now);
+    },
+    normalize(rawBody) {
+      let json: unknown;
+      try {
+        json = JSON.parse(rawBody);
+      } catch {
+        return { ok: false, issues: [{ path: 'body', message: 'is not valid JSON' }] };
+      }
+      const parsed = SandboxCallbackBody.safeParse(json);
+      if (!parsed.success) {
+        return {
+          ok: false,
+          issues: parsed.error.issues.map((issue) => ({
+            path: issue.path.join('.') || 'body',
+            message: issue.message,
+          })),
+        };
+      }
+      const { event_id, type, occurred_at, data } = parsed.data;
+      return { ok: true, callback: { eventId: event_id, type, occurredAt: occurred_at, data } };
+    },
+  };
 }
