@@ -26,8 +26,9 @@ import {
 import type { CardIssueInput } from '../workflows/card-definitions.ts';
 import type { Currency } from '../src/ledger/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
-import type { Providers } from '../src/providers/registry.ts';
+import { type Providers, cardsFor } from '../src/providers/registry.ts';
 import { ProviderError } from '../src/providers/types.ts';
+import { modeOf } from '../src/tenants/tenants.ts';
 import { providerFailure } from './provider-failure.ts';
 
 /** Posts a card movement; a card without its account is a fault no retry mends. */
@@ -101,9 +102,13 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
     async issueCardAtProcessor(input: {
       cardId: string;
       customerId: string;
+      /** The card's tenant (its mode picks the processor); absent in runs recorded before connectors: test. */
+      tenantId?: string;
     }): Promise<{ cardReference: string; last4: string }> {
+      const mode = input.tenantId ? await modeOf(orm.em.fork(), input.tenantId) : undefined;
+      const processor = cardsFor(providers, mode ?? 'test');
       try {
-        return await providers.cards.issue({ reference: input.cardId, customerId: input.customerId });
+        return await processor.issue({ reference: input.cardId, customerId: input.customerId });
       } catch (error) {
         return providerFailure(error, 'card_refused');
       }
@@ -137,8 +142,9 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
     async setCardLock(input: { cardId: string; operationId: string; locked: boolean }): Promise<{ changed: boolean }> {
       const card = await findCard(orm.em.fork(), input.cardId);
       if (!card) throw ApplicationFailure.nonRetryable(`no card ${input.cardId}`, 'unknown_card');
+      const processor = cardsFor(providers, (await modeOf(orm.em.fork(), card.tenant_id)) ?? 'test');
       try {
-        await providers.cards.setLocked(card.processor_reference, input.locked);
+        await processor.setLocked(card.processor_reference, input.locked);
       } catch (error) {
         return providerFailure(error, 'processor_refused');
       }
@@ -208,8 +214,9 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
       const { funding, card } = await fundingWithCard(orm.em.fork(), input.fundingId);
       if (funding.status !== 'pending') return;
       let refused = false;
+      const processor = cardsFor(providers, (await modeOf(orm.em.fork(), card.tenant_id)) ?? 'test');
       try {
-        await providers.cards.fund({
+        await processor.fund({
           cardReference: card.processor_reference,
           reference: funding.id,
           amountMinor: funding.amount_minor,

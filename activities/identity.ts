@@ -8,7 +8,8 @@ import { recordEvent } from '../src/events/events.ts';
 import { type BvnKeys, bvnOutcome, openBvn } from '../src/identity/bvn.ts';
 import { completeVerification, customerById, findVerification } from '../src/identity/store.ts';
 import { customerView } from '../src/identity/views.ts';
-import type { Providers } from '../src/providers/registry.ts';
+import { type Providers, identityFor } from '../src/providers/registry.ts';
+import { modeOf } from '../src/tenants/tenants.ts';
 import type { BvnLookupOutcome } from '../workflows/bvn-verification-definitions.ts';
 import { providerFailure } from './provider-failure.ts';
 
@@ -38,7 +39,7 @@ export function createIdentityActivities({
       const bvn = openBvn(bvnKeys, verification.id, verification.bvn_ciphertext);
       let holder;
       try {
-        holder = await providers.identity.lookUpBvn({
+        holder = await identityFor(providers, (await modeOf(em, verification.tenant_id)) ?? 'test').lookUpBvn({
           bvn,
           firstName: customer.first_name,
           lastName: customer.last_name,

@@ -10,13 +10,15 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
 import { InsufficientFundsError, postMovement } from '../src/ledger/ledger.ts';
 import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../src/ledger/movements.ts';
-import type { Providers } from '../src/providers/registry.ts';
-import { ProviderError } from '../src/providers/types.ts';
+import { type Providers, serving, transfersConnector } from '../src/providers/registry.ts';
+import { type BankSwitch, ProviderError } from '../src/providers/types.ts';
+import type { KeyMode } from '../src/connectors/types.ts';
 import { providerFailure } from './provider-failure.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
 import { withinDailyLimit } from '../src/transfers/fees.ts';
 import {
   type TransferRow,
+  assignConnector,
   findTransfer,
   finishRow,
   flagStuck,
@@ -41,6 +43,23 @@ export interface TransferActivityDeps {
   providers: Providers;
 }
 
+/**
+ * The bank switch of the connector that took a transfer (the sandbox's for runs recorded before
+ * connectors). A connector the deployment no longer has is a fault to retry, never a reason to
+ * ask or pay elsewhere: its transfers wait until it is configured again or an operator resolves them.
+ */
+function transfersOf(providers: Providers, connector: string | undefined): BankSwitch {
+  if (connector === undefined) return providers.bankSwitch;
+  const found = transfersConnector(providers, connector);
+  if (!found) {
+    throw new Error(
+      `connector ${connector} took this transfer but is not configured in this deployment: ` +
+        'configure it again (LIVE_CONNECTORS) so the transfer can be resolved',
+    );
+  }
+  return found.bankSwitch;
+}
+
 /** What the workflow learns of a row: its id and status, never a response shape. */
 function recordOf(row: TransferRow): TransferRecord {
   return { id: row.id, status: row.status, recipientName: row.recipient_name };
@@ -57,23 +76,57 @@ async function emitTransferEvent(em: EntityManager, row: TransferRow, type: stri
 
 export function createTransferActivities({ orm, providers }: TransferActivityDeps) {
   return {
+    /**
+     * The recipient's name from the first connector of the transfer's mode whose name enquiry
+     * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
+     * next; an account the bank does not know refuses it. `exclude` names connectors already tried
+     * (after a definitive "not taken"). Runs recorded before connectors give neither mode nor
+     * exclude, and get the sandbox.
+     */
     async nameEnquiry(input: {
       bankCode: string;
       accountNumber: string;
-    }): Promise<{ accountName: string; sessionId: string }> {
-      try {
-        const result = await providers.bankSwitch.nameEnquiry(input.bankCode, input.accountNumber);
-        return { accountName: result.accountName, sessionId: result.sessionId };
-      } catch (error) {
-        if (error instanceof ProviderError && error.outcome === 'invalid_account') {
-          throw ApplicationFailure.create({
-            type: 'invalid_account',
-            message: `recipient account ${input.accountNumber} was not found at bank ${input.bankCode}`,
-            nonRetryable: true,
-          });
-        }
-        return providerFailure(error, 'name_enquiry_failed');
+      mode?: KeyMode;
+      exclude?: string[];
+    }): Promise<{ accountName: string; sessionId: string; connector: string }> {
+      const candidates = serving(providers, input.mode ?? 'test', 'transfers').filter(
+        (connector) => !input.exclude?.includes(connector.name),
+      );
+      if (candidates.length === 0) {
+        throw ApplicationFailure.create({
+          type: 'no_connector',
+          message: input.exclude?.length
+            ? `no other ${input.mode ?? 'test'} connector can take this transfer (tried ${input.exclude.join(', ')})`
+            : `no ${input.mode ?? 'test'} connector serves transfers`,
+          nonRetryable: true,
+        });
       }
+      let lastFault: unknown;
+      for (const connector of candidates) {
+        try {
+          const result = await connector.transfers!.nameEnquiry(input.bankCode, input.accountNumber);
+          return { accountName: result.accountName, sessionId: result.sessionId, connector: connector.name };
+        } catch (error) {
+          if (error instanceof ProviderError && error.outcome === 'invalid_account') {
+            throw ApplicationFailure.create({
+              type: 'invalid_account',
+              message: `recipient account ${input.accountNumber} was not found at bank ${input.bankCode}`,
+              nonRetryable: true,
+            });
+          }
+          // Down for the name enquiry: nothing was sent, so the next connector may take it.
+          if (error instanceof ProviderError && error.transient) {
+            log.warn('connector down for the name enquiry; trying the next', {
+              connector: connector.name,
+              error: error.message,
+            });
+            lastFault = error;
+            continue;
+          }
+          return providerFailure(error, 'name_enquiry_failed');
+        }
+      }
+      throw lastFault;
     },
 
     /**
@@ -85,6 +138,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       request: TransferRequest;
       recipientName: string;
       nameEnquirySessionId: string;
+      /** The connector whose name enquiry answered (absent in runs recorded before connectors). */
+      connector?: string;
     }): Promise<TransferRecord> {
       const { request } = input;
       const total = request.amountMinor + request.feeMinor;
@@ -119,6 +174,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
             status: 'pending',
             nameEnquirySessionId: input.nameEnquirySessionId,
+            connector: input.connector ?? 'sandbox',
           });
         } catch (error) {
           // Another transfer holds the reference: a conflict, never worth retrying.
@@ -160,25 +216,42 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       });
     },
 
-    /** Sends the transfer to the bank under our transfer id; the bank treats a repeat as the same transfer. */
+    /**
+     * Sends the transfer to its connector under our transfer id; the bank treats a repeat as the
+     * same transfer. A definitive refusal that says the bank did not take it is `bank_not_taken`
+     * (the workflow may pass it to the next connector); any other is `bank_rejected`.
+     */
     async submitToBank(input: {
       transferId: string;
       request: TransferRequest;
       recipientName: string;
+      connector?: string;
+      /** The name enquiry's session at that connector (the generic contract sends it). */
+      sessionId?: string;
     }): Promise<{ status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }> {
+      const bankSwitch = transfersOf(providers, input.connector);
       try {
-        const result = await providers.bankSwitch.submitTransfer({
+        const result = await bankSwitch.submitTransfer({
           reference: input.transferId,
           amountMinor: input.request.amountMinor,
           bankCode: input.request.recipientBankCode,
           accountNumber: input.request.recipientAccount,
           accountName: input.recipientName,
           narration: input.request.narration,
+          ...(input.sessionId ? { sessionId: input.sessionId } : {}),
         });
         return { status: result.status, sessionId: result.sessionId, providerCode: result.rawCode };
       } catch (error) {
-        return providerFailure(error, 'bank_rejected');
+        return providerFailure(
+          error,
+          error instanceof ProviderError && error.notTaken ? 'bank_not_taken' : 'bank_rejected',
+        );
       }
+    },
+
+    /** The transfer passes to the connector whose name enquiry answered after a "not taken". */
+    async assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<void> {
+      await assignConnector(orm.em.fork(), input.transferId, input.connector, input.sessionId);
     },
 
     async markProcessing(input: { transferId: string; sessionId: string }): Promise<void> {
@@ -186,9 +259,13 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     },
 
     /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
-    async queryBankStatus(input: { transferId: string }): Promise<BankOutcome | { status: 'pending' | 'unknown' }> {
+    async queryBankStatus(input: {
+      transferId: string;
+      connector?: string;
+    }): Promise<BankOutcome | { status: 'pending' | 'unknown' }> {
+      const bankSwitch = transfersOf(providers, input.connector);
       try {
-        const result = await providers.bankSwitch.transferStatus(input.transferId);
+        const result = await bankSwitch.transferStatus(input.transferId);
         if (result.status === 'pending') return { status: 'pending' };
         return {
           status: result.status,

@@ -33,7 +33,7 @@ import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
 import { sandboxBankReceiver } from './providers/signing.ts';
-import { type Providers, callbackModesOf } from './providers/registry.ts';
+import { type Providers, callbackModesOf, firstTransfers } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
@@ -225,7 +225,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     orm: deps.orm,
     client,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    banks: deps.providers.banks,
+    banks: (mode) => firstTransfers(deps.providers, mode).banks,
   });
   transferRoutes(app, { orm: deps.orm, transfers });
   registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });

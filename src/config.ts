@@ -7,6 +7,7 @@
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { connectorKind } from './connectors/index.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 
@@ -160,6 +161,34 @@ const EnvSchema = z
       .string()
       .refine(SECRET_FORMATS.PROVIDER_CALLBACK_SECRET, 'must be at least 16 characters')
       .optional(),
+    /**
+     * The connectors live keys route to, in priority order (decisions §13): `generic`, `paystack`.
+     * Each one's own settings are then required (src/connectors/<name>/).
+     */
+    LIVE_CONNECTORS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((name) => name.trim())
+          .filter((name) => name !== ''),
+      )
+      .superRefine((names, ctx) => {
+        const seen = new Set<string>();
+        for (const name of names) {
+          const problem =
+            name === 'sandbox'
+              ? 'sandbox serves test keys only and cannot be a live connector'
+              : !connectorKind(name)
+                ? `unknown connector '${name.slice(0, 40)}'`
+                : seen.has(name)
+                  ? `'${name}' is named twice`
+                  : undefined;
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          seen.add(name);
+        }
+      }),
     PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
     /** How long an account-name resolution (GET /api/v1/banks/resolve) is kept per bank and account. */
     NAME_ENQUIRY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
@@ -332,6 +361,8 @@ export interface Config extends Env {
   /** TEMPORAL_WEBHOOK_TASK_QUEUE, or `<TEMPORAL_TASK_QUEUE>-webhooks`. */
   webhookTaskQueue: string;
   webhookAllowLoopback: boolean;
+  /** LIVE_CONNECTORS in priority order, each with its settings as its own schema read them. */
+  liveConnectors: { name: string; settings: unknown }[];
 }
 
 /** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
@@ -391,6 +422,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const env = parsed.data;
+  const liveConnectors: Config['liveConnectors'] = [];
+  const connectorIssues: string[] = [];
+  for (const name of env.LIVE_CONNECTORS) {
+    const read = connectorKind(name)!.parse(cleaned);
+    if (read.ok) liveConnectors.push({ name, settings: read.settings });
+    else connectorIssues.push(...read.issues.map((issue) => `${issue} (LIVE_CONNECTORS names ${name})`));
+  }
+  if (connectorIssues.length > 0) throw new ConfigError(connectorIssues);
   const embeddedTemporal = env.TEMPORAL_ADDRESS === undefined;
   const databaseUrl = env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT);
   const localHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host);
@@ -413,6 +452,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: parseDurationsMs(env.WEBHOOK_RETRY_SCHEDULE),
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE ?? defaultWebhookTaskQueue(env.TEMPORAL_TASK_QUEUE),
     webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
+    liveConnectors,
   };
 }
 

@@ -135,7 +135,11 @@ const recording = proxyActivities<CardActivities>(UNTIL_RECORDED);
 export async function cardIssueWorkflow(input: CardIssueInput): Promise<{ cardId: string }> {
   const state: CardIssueState = { cardId: input.cardId, status: 'issuing' };
   setHandler(cardIssueStatusQuery, () => state);
-  const issued = await issuing.issueCardAtProcessor({ cardId: input.cardId, customerId: input.customerId });
+  const issued = await issuing.issueCardAtProcessor({
+    cardId: input.cardId,
+    customerId: input.customerId,
+    tenantId: input.tenantId,
+  });
   state.status = 'recording';
   await recording.recordIssuedCard({ ...input, ...issued });
   state.status = 'issued';

@@ -6,3 +6,5 @@ export const TenantIdKey = defineSearchAttributeKey('TenantId', 'KEYWORD');
 export const TransferReferenceKey = defineSearchAttributeKey('TransferReference', 'KEYWORD');
 export const TransferStatusKey = defineSearchAttributeKey('TransferStatus', 'KEYWORD');
 export const AmountMinorKey = defineSearchAttributeKey('AmountMinor', 'INT');
+/** The connector that took a transfer (decisions §13): `sandbox`, `generic`, `paystack`. */
+export const TransferConnectorKey = defineSearchAttributeKey('TransferConnector', 'KEYWORD');

@@ -24,6 +24,8 @@ export interface TransferRequest {
   recipientBankName: string;
   narration: string;
   metadata: Record<string, unknown>;
+  /** The key's mode, which picks the connectors (absent in runs recorded before connectors: test). */
+  mode?: 'test' | 'live';
 }
 
 export type TransferStatus = 'pending' | 'processing' | 'completed' | 'failed';
@@ -77,6 +79,8 @@ export interface TransferState {
   bankOutcome: BankOutcome | undefined;
   resolution: OperatorResolution | undefined;
   statusChecks: number;
+  /** The connector that took the transfer (absent in runs recorded before connectors: the sandbox). */
+  connector?: string | undefined;
 }
 
 /** Carried across continue-as-new while a transfer waits for its bank. */
@@ -87,6 +91,7 @@ export interface TransferResume {
   waitedMs: number;
   stuck: boolean;
   statusChecks: number;
+  connector?: string | undefined;
 }
 
 /** A resume written by runs recorded before TransferResume: the create view stood for the id and name. */

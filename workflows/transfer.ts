@@ -39,7 +39,13 @@ import {
   resolveSignal,
   statusQuery,
 } from './transfer-definitions.ts';
-import { AmountMinorKey, TenantIdKey, TransferReferenceKey, TransferStatusKey } from './search-attributes.ts';
+import {
+  AmountMinorKey,
+  TenantIdKey,
+  TransferConnectorKey,
+  TransferReferenceKey,
+  TransferStatusKey,
+} from './search-attributes.ts';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -68,6 +74,12 @@ export const RECORD_LATE_DISCREPANCY = 'record-late-discrepancy';
  * before it moves money; so do the bank calls, which operators see pending in the Web UI.
  */
 export const CREATE_PATH_LOCAL = 'create-path-local';
+/**
+ * Connectors (decisions §13): the transfer's connector is a search attribute, and a definitive
+ * "not taken" passes the transfer to the next connector whose name enquiry answers, instead of
+ * failing it. Runs recorded before had one bank and a not-taken refusal never came.
+ */
+export const CONNECTOR_FAILOVER = 'connector-failover';
 export const STUCK_AFTER_MS = 24 * HOUR;
 
 // The create path runs while the API request waits: few, quick retries.
@@ -141,6 +153,9 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     { key: TransferStatusKey, value: state.status },
     { key: AmountMinorKey, value: input.request.amountMinor },
   ]);
+  if (state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+    upsertSearchAttributes([{ key: TransferConnectorKey, value: state.connector }]);
+  }
   if (!input.resume) await submit(input.request, transfer, state);
   await awaitOutcome(input, transfer, state);
   await finish(transfer.transferId, state);
@@ -151,6 +166,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 interface Accepted {
   transferId: string;
   recipientName: string;
+  /** The name enquiry's session at the transfer's connector (absent in runs recorded before connectors). */
+  nameEnquirySessionId?: string;
 }
 
 function resumed(resume: TransferResume | RecordedTransferResume): Accepted {
@@ -169,6 +186,7 @@ function startingState(input: TransferWorkflowInput): TransferState {
     bankOutcome: undefined,
     resolution: undefined,
     statusChecks: resume?.statusChecks ?? 0,
+    connector: resume?.connector,
   };
 }
 
@@ -224,15 +242,19 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
     const enquiry = await createPath.nameEnquiry({
       bankCode: request.recipientBankCode,
       accountNumber: request.recipientAccount,
+      ...(request.mode ? { mode: request.mode } : {}),
     });
     recipientName = enquiry.accountName;
+    // Runs recorded before connectors have no connector in the enquiry's result.
+    state.connector = (enquiry as { connector?: string }).connector;
     await createPath.reserveFunds({
       transferId,
       request,
       recipientName: enquiry.accountName,
       nameEnquirySessionId: enquiry.sessionId,
+      ...(state.connector !== undefined ? { connector: state.connector } : {}),
     });
-    return { transferId, recipientName };
+    return { transferId, recipientName, nameEnquirySessionId: enquiry.sessionId };
   } catch (error) {
     const refusal = refusalFrom(error);
     if (recipientName !== undefined || patched(SETTLE_AFTER_ANY_FAILED_STEP)) {
@@ -252,38 +274,96 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
   }
 }
 
-/** Phase 2, submit: the bank gets the transfer; whatever it says at once is kept as its outcome. */
+/**
+ * Phase 2, submit: the bank gets the transfer; whatever it says at once is kept as its outcome. A
+ * definitive "not taken" passes the transfer to the next connector whose name enquiry answers
+ * (decisions §13); any answer that leaves doubt keeps it with this connector, asked by status
+ * queries, never submitted elsewhere.
+ */
 async function submit(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
   const { transferId } = transfer;
-  try {
-    const submitted = await bank.submitToBank({ transferId, request, recipientName: transfer.recipientName });
-    state.sessionId = submitted.sessionId;
-    if (submitted.status !== 'pending') {
-      state.bankOutcome ??= {
-        status: submitted.status,
-        sessionId: submitted.sessionId,
-        providerCode: submitted.providerCode,
-        source: 'submission',
-      };
+  const tried: string[] = [];
+  let recipientName = transfer.recipientName;
+  let enquirySession = transfer.nameEnquirySessionId;
+  for (;;) {
+    try {
+      const submitted = await bank.submitToBank({
+        transferId,
+        request,
+        recipientName,
+        ...(state.connector !== undefined ? { connector: state.connector } : {}),
+        ...(enquirySession !== undefined ? { sessionId: enquirySession } : {}),
+      });
+      state.sessionId = submitted.sessionId;
+      if (submitted.status !== 'pending') {
+        state.bankOutcome ??= {
+          status: submitted.status,
+          sessionId: submitted.sessionId,
+          providerCode: submitted.providerCode,
+          source: 'submission',
+        };
+      }
+    } catch (error) {
+      const cause = error instanceof ActivityFailure ? error.cause : undefined;
+      const refused = cause instanceof ApplicationFailure ? cause.type : undefined;
+      if (refused === 'bank_not_taken' && state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+        tried.push(state.connector);
+        const next = await nextConnector(request, tried);
+        if (next) {
+          log.warn('connector did not take the transfer; passing it to the next', {
+            transferId,
+            from: state.connector,
+            to: next.connector,
+            reason: (cause as ApplicationFailure).message,
+          });
+          await ledger.assignConnector({ transferId, connector: next.connector, sessionId: next.sessionId });
+          state.connector = next.connector;
+          recipientName = next.accountName;
+          enquirySession = next.sessionId;
+          upsertSearchAttributes([{ key: TransferConnectorKey, value: next.connector }]);
+          continue;
+        }
+      }
+      if (refused === 'bank_rejected' || refused === 'bank_not_taken') {
+        // A definitive refusal: the bank will never pay this out.
+        const details = ((cause as ApplicationFailure).details?.[0] ?? {}) as { providerCode?: string | null };
+        state.bankOutcome ??= {
+          status: 'failed',
+          message: (cause as ApplicationFailure).message,
+          source: 'submission',
+          ...(details.providerCode ? { providerCode: details.providerCode } : {}),
+        };
+      } else {
+        await askAfterFailedSubmission(transferId, state);
+      }
     }
-  } catch (error) {
-    const cause = error instanceof ActivityFailure ? error.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === 'bank_rejected') {
-      // A definitive refusal: the bank will never pay this out.
-      const details = (cause.details?.[0] ?? {}) as { providerCode?: string | null };
-      state.bankOutcome ??= {
-        status: 'failed',
-        message: cause.message,
-        source: 'submission',
-        ...(details.providerCode ? { providerCode: details.providerCode } : {}),
-      };
-    } else {
-      await askAfterFailedSubmission(transferId, state);
-    }
+    break;
   }
   await createPathSteps().books.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
   state.status = 'processing';
   upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+}
+
+/**
+ * The next connector of the transfer's mode whose name enquiry answers, none of `tried`; undefined
+ * when there is none (or the account is unknown there), and the transfer then fails: nothing was
+ * taken anywhere.
+ */
+async function nextConnector(
+  request: TransferRequest,
+  tried: string[],
+): Promise<{ connector: string; accountName: string; sessionId: string } | undefined> {
+  try {
+    return await statusCheck.nameEnquiry({
+      bankCode: request.recipientBankCode,
+      accountNumber: request.recipientAccount,
+      ...(request.mode ? { mode: request.mode } : {}),
+      exclude: [...tried],
+    });
+  } catch (error) {
+    log.warn('no other connector can take the transfer', { tried, error: String(error) });
+    return undefined;
+  }
 }
 
 /**
@@ -293,7 +373,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
  */
 async function askAfterFailedSubmission(transferId: string, state: TransferState): Promise<void> {
   try {
-    const known = await statusCheck.queryBankStatus({ transferId });
+    const known = await statusCheck.queryBankStatus({ transferId, ...connectorOf(state) });
     if (known.status === 'unknown') {
       // "No such transfer" right after our last attempt is no proof: that attempt may still
       // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
@@ -309,6 +389,11 @@ async function askAfterFailedSubmission(transferId: string, state: TransferState
   }
 }
 
+/** The connector a bank call goes to: the transfer's own (none in runs recorded before connectors). */
+function connectorOf(state: TransferState): { connector?: string } {
+  return state.connector !== undefined ? { connector: state.connector } : {};
+}
+
 /**
  * Phase 3, await: until the bank answers (signal or status query) or an operator resolves it.
  * Flags the transfer stuck after 24 h; continues as new when the history grows long.
@@ -322,7 +407,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
     waitedMs += interval;
     state.statusChecks += 1;
     try {
-      const known = await statusCheck.queryBankStatus({ transferId });
+      const known = await statusCheck.queryBankStatus({ transferId, ...connectorOf(state) });
       if (known.status === 'successful' || known.status === 'failed') state.bankOutcome ??= known;
     } catch (error) {
       log.warn('bank status query failed; will ask again', { transferId, error: String(error) });
@@ -342,6 +427,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
           waitedMs,
           stuck: state.stuck,
           statusChecks: state.statusChecks,
+          ...connectorOf(state),
         },
       });
     }

@@ -48,7 +48,12 @@ const isDeliveryStatus = (value: string): value is DeliveryStatus =>
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
-import { AmountMinorKey, TenantIdKey, TransferReferenceKey } from '../../workflows/search-attributes.ts';
+import {
+  AmountMinorKey,
+  TenantIdKey,
+  TransferConnectorKey,
+  TransferReferenceKey,
+} from '../../workflows/search-attributes.ts';
 
 async function withTemporal<T>(config: Config, work: (client: Client) => Promise<T>): Promise<T> {
   const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: 5_000 });
@@ -120,7 +125,7 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   key revoke    --key-prefix P
   key roll      --tenant ID [--expire-old-in 24h] [--live]   (a new key; the old ones work until then)
   wallet fund   --tenant ID --amount-minor N [--reference R] [--live]   (the test wallet, or with --live the live one)
-  transfers stuck   [--older-than 15m]
+  transfers stuck   [--older-than 15m] [--connector NAME]
   virtual-account freeze   --id ID
   virtual-account unfreeze --id ID
   transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT
@@ -361,14 +366,22 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'transfers stuck': {
-    options: { 'older-than': { type: 'string' } },
+    options: { 'older-than': { type: 'string' }, connector: { type: 'string' } },
     async run(em, values, config) {
       const olderThan = text(values, 'older-than') ?? '15m';
       const before = new Date(Date.now() - durationMs(olderThan, 'older-than'));
+      const connector = text(values, 'connector');
+      // Goes into the visibility query as a literal: a name, nothing that could end the quote.
+      if (connector !== undefined && !/^[a-z][a-z0-9_-]{0,39}$/.test(connector)) {
+        throw new AdminUsageError(
+          `--connector must be a connector name (e.g. generic), got '${connector.slice(0, 40)}'`,
+        );
+      }
       return withTemporal(config, async (client) => {
         const query =
           `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
-          `AND TransferStatus = 'processing' AND StartTime < '${before.toISOString()}'`;
+          `AND TransferStatus = 'processing' AND StartTime < '${before.toISOString()}'` +
+          (connector ? ` AND TransferConnector = '${connector}'` : '');
         const transfers = [];
         for await (const execution of client.workflow.list({ query })) {
           const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
@@ -381,6 +394,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
             reference: reference ?? null,
             amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
             session_id: row?.session_id ?? null,
+            connector: row?.connector ?? execution.typedSearchAttributes.get(TransferConnectorKey) ?? null,
             started_at: execution.startTime.toISOString(),
             stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
           });

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
-import type { Providers } from '../providers/registry.ts';
+import { type Providers, firstTransfers } from '../providers/registry.ts';
 import { ProviderError } from '../providers/types.ts';
 
 export const ResolveAccountQuery = z.object({
@@ -82,7 +82,7 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
       const { bank_code: bankCode, account_number: accountNumber } = request.query as z.infer<
         typeof ResolveAccountQuery
       >;
-      const providers = request.auth!.mode === 'live' ? deps.providers.live! : deps.providers;
+      const providers = firstTransfers(deps.providers, request.auth!.mode);
       let bank;
       try {
         bank = await providers.banks.find(bankCode);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { tenantOf } from '../http/auth.ts';
-import type { Providers } from '../providers/registry.ts';
+import { type Providers, firstTransfers } from '../providers/registry.ts';
 
 const BankList = z.object({ items: z.array(z.object({ code: z.string(), name: z.string(), slug: z.string() })) });
 
@@ -28,8 +28,8 @@ export function bankRoutes(app: FastifyInstance, deps: { providers: Providers })
     async (request) => {
       let items;
       try {
-        // A live key's banks are its production provider's (the live-mode guard has made sure it has one).
-        const providers = tenantOf(request).mode === 'live' ? deps.providers.live! : deps.providers;
+        // The first transfers connector of the key's mode (the live-mode guard has made sure it has one).
+        const providers = firstTransfers(deps.providers, tenantOf(request).mode);
         items = await providers.banks.list();
       } catch (cause) {
         throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });

@@ -91,3 +91,27 @@ export interface ConnectorDefinition<Settings = unknown> {
   readonly settings: z.ZodType<Settings>;
   create(settings: Settings, context: ConnectorContext): Connector;
 }
+
+/** A definition with its settings type erased, as the registry holds them: settings always come from its own schema. */
+export interface RegisteredConnector {
+  readonly name: string;
+  /** Reads and checks its settings from the environment; each issue names the variable. */
+  parse(env: Record<string, string | undefined>): { ok: true; settings: unknown } | { ok: false; issues: string[] };
+  create(settings: unknown, context: ConnectorContext): Connector;
+}
+
+export function registerConnector<Settings>(definition: ConnectorDefinition<Settings>): RegisteredConnector {
+  return {
+    name: definition.name,
+    parse(env) {
+      const parsed = definition.settings.safeParse(env);
+      if (parsed.success) return { ok: true, settings: parsed.data };
+      return {
+        ok: false,
+        issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || definition.name}: ${issue.message}`),
+      };
+    },
+    // Only ever given what `parse` returned for this definition.
+    create: (settings, context) => definition.create(settings as Settings, context),
+  };
+}

@@ -1,14 +1,14 @@
-// Live keys never reach the sandbox bank (decisions §12, §16). A route that can reach a provider —
-// moving money, or only reading from it (the bank list, a name enquiry, a card's lock) — names the
-// capability it needs in its config (`reachesProvider: 'cards'`); with no production provider
-// configured for the deployment, a live key gets 403 there before anything is validated, reserved,
-// read or sent. Every /api/v1/sandbox/… route answers 403 to live keys.
+// Live keys never reach the sandbox bank (decisions §12, §13, §16). A route that can reach a
+// provider — moving money, or only reading from it (the bank list, a name enquiry, a card's lock) —
+// names the capability it needs in its config (`reachesProvider: 'cards'`); when no live connector
+// of the deployment serves that capability, a live key gets 403 there naming it, before anything
+// is validated, reserved, read or sent. Every /api/v1/sandbox/… route answers 403 to live keys.
 import type { FastifyInstance } from 'fastify';
-import type { Providers } from '../providers/registry.ts';
+import type { Capability } from '../connectors/types.ts';
+import { type Providers, serving } from '../providers/registry.ts';
 import { ApiError } from './errors.ts';
 
-/** What a provider does for the gateway (decisions §13). */
-export type Capability = 'transfers' | 'virtual_accounts' | 'identity' | 'cards';
+export type { Capability };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,20 +19,20 @@ declare module 'fastify' {
 
 export const SANDBOX_PREFIX = '/api/v1/sandbox/';
 
-export function registerLiveModeGuard(app: FastifyInstance, providers: Pick<Providers, 'live'>): void {
+export function registerLiveModeGuard(app: FastifyInstance, providers: Pick<Providers, 'connectors'>): void {
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.auth?.mode !== 'live') return done();
     if (request.routeOptions.url?.startsWith(SANDBOX_PREFIX)) {
       return done(new ApiError('forbidden', 'sandbox routes need a sandbox (sk_test_) key'));
     }
     const capability = request.routeOptions.config.reachesProvider;
-    if (capability && !providers.live) {
+    if (capability && serving(providers, 'live', capability).length === 0) {
       return done(
         new ApiError(
           'forbidden',
-          `live mode has no provider configured for ${capability.replace('_', ' ')} in this deployment: ` +
-            'nothing was reserved, read or sent. Use a sandbox (sk_test_) key, or configure a production ' +
-            'provider (README, "Providers")',
+          `live mode has no connector for ${capability.replace('_', ' ')} in this deployment: nothing was ` +
+            'reserved, read or sent. Use a sandbox (sk_test_) key, or configure a live connector ' +
+            '(LIVE_CONNECTORS; docs/going-live.md)',
         ),
       );
     }

@@ -1,6 +1,7 @@
-// The providers this deployment talks to, built from configuration. Sandbox keys and tests use
-// the bundled sandbox bank: its NIP switch for transfers, and two virtual-account providers so
-// that routing between providers is real.
+// The providers this deployment talks to, built from configuration: the sandbox connector for
+// sk_test_ keys (the bundled sandbox bank: transfers, two virtual-account providers so that routing
+// between providers is real, cards, identity), and the connectors LIVE_CONNECTORS names for
+// sk_live_ keys, each serving the capabilities it declares (decisions §13).
 import type { Config } from '../config.ts';
 import {
   SandboxBankSwitch,
@@ -8,19 +9,18 @@ import {
   SandboxIdentityVerifier,
   SandboxVirtualAccountProvider,
 } from './sandbox-bank-adapter.ts';
-import type { Bank, BankSwitch, CardProcessor, IdentityVerifier, VirtualAccountProvider } from './types.ts';
+import type { Bank, BankSwitch, CardProcessor, IdentityVerifier } from './types.ts';
+import { connectorKind } from '../connectors/index.ts';
+import type { Capability, Connector, KeyMode, VirtualAccountRoute } from '../connectors/types.ts';
 
-export interface VirtualAccountProviderEntry {
-  provider: VirtualAccountProvider;
-  countries: readonly string[];
-  currencies: readonly string[];
-  /** Whether the provider honours a `preferred_bank` hint. */
-  supportsPreferredBank: boolean;
-  /** Key modes allowed to route here. */
-  modes: readonly ('test' | 'live')[];
+export interface VirtualAccountProviderEntry extends VirtualAccountRoute {
+  /** Key modes allowed to route here: its connector's. */
+  modes: readonly KeyMode[];
+  /** The connector the provider belongs to. */
+  connector: string;
 }
 
-/** The providers one key mode routes to. */
+/** The test mode's providers: the sandbox connector's, which every sk_test_ key uses. */
 export interface ProviderSet {
   bankSwitch: BankSwitch;
   cards: CardProcessor;
@@ -30,18 +30,80 @@ export interface ProviderSet {
 }
 
 /**
- * The sandbox set (the bundled sandbox bank, for sk_test_ keys) at the top level, and the
- * production set for sk_live_ keys under `live` — absent unless the deployment configures one. The
+ * Every connector this deployment has (decisions §13): the sandbox, for sk_test_ keys, whose
+ * providers also sit at the top level, then the live connectors in LIVE_CONNECTORS order. The
  * sandbox bank is never a live provider.
  */
 export interface Providers extends ProviderSet {
   virtualAccounts: VirtualAccountProviderEntry[];
-  live?: ProviderSet;
+  connectors: readonly Connector[];
+  /** Each transfers connector's bank list, kept for a few minutes. */
+  directories: ReadonlyMap<string, BankDirectory>;
   /**
    * The key modes whose objects each callback sender (`/provider-callbacks/<name>`) may act on: the
    * sandbox bank's callbacks never touch a live transfer, card or account (decisions §16).
    */
-  callbackModes: Record<string, readonly ('test' | 'live')[]>;
+  callbackModes: Record<string, readonly KeyMode[]>;
+}
+
+/** The connectors that serve `capability` for keys of `mode`, in priority order. */
+export function serving(providers: Pick<Providers, 'connectors'>, mode: KeyMode, capability: Capability): Connector[] {
+  return providers.connectors.filter(
+    (connector) => connector.modes.includes(mode) && connector.capabilities.includes(capability),
+  );
+}
+
+/** A transfers connector by name, with its bank list: undefined when the deployment has none of that name. */
+export function transfersConnector(
+  providers: Pick<Providers, 'connectors' | 'directories'>,
+  name: string,
+): { connector: Connector; bankSwitch: BankSwitch; banks: BankDirectory } | undefined {
+  const connector = providers.connectors.find((candidate) => candidate.name === name);
+  const banks = providers.directories.get(name);
+  if (!connector?.transfers || !banks) return undefined;
+  return { connector, bankSwitch: connector.transfers, banks };
+}
+
+/**
+ * The first transfers connector of `mode` with its bank list: what `GET /banks` and name
+ * resolution use (decisions §13). The live-mode guard has made sure a live key has one.
+ */
+export function firstTransfers(
+  providers: Pick<Providers, 'connectors' | 'directories'>,
+  mode: KeyMode,
+): { connector: Connector; bankSwitch: BankSwitch; banks: BankDirectory } {
+  const first = serving(providers, mode, 'transfers')[0];
+  const found = first && transfersConnector(providers, first.name);
+  if (!found) throw new Error(`no ${mode} transfers connector`);
+  return found;
+}
+
+/**
+ * The card processor of a key mode: the first connector serving cards for it. A card stays with
+ * the processor that issued it, so a deployment names one live cards connector (docs/going-live.md).
+ */
+export function cardsFor(providers: Pick<Providers, 'connectors' | 'cards'>, mode: KeyMode): CardProcessor {
+  if (mode === 'test') return providers.cards;
+  const processor = serving(providers, mode, 'cards')[0]?.cards;
+  if (!processor) throw new Error(`no ${mode} connector serves cards`);
+  return processor;
+}
+
+/** The BVN lookups of a key mode: the first connector serving identity for it. */
+export function identityFor(providers: Pick<Providers, 'connectors' | 'identity'>, mode: KeyMode): IdentityVerifier {
+  if (mode === 'test') return providers.identity;
+  const verifier = serving(providers, mode, 'identity')[0]?.identity;
+  if (!verifier) throw new Error(`no ${mode} connector serves identity`);
+  return verifier;
+}
+
+/** The first connector serving `capability` for `mode`, as the API's reads and single calls use it. */
+export function primary(
+  providers: Pick<Providers, 'connectors' | 'directories'>,
+  mode: KeyMode,
+  capability: Capability,
+): Connector | undefined {
+  return serving(providers, mode, capability)[0];
 }
 
 /** The key modes whose objects callbacks from `provider` may act on: none for a sender not listed. */
@@ -80,9 +142,13 @@ export class BankDirectory {
   }
 }
 
-export function createProviders(
+/**
+ * The sandbox bank as a connector, through today's sandbox adapters. Its callbacks keep their own
+ * route (`/provider-callbacks/sandbox-bank`, src/app.ts).
+ */
+function sandboxConnector(
   config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> & Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN'>>,
-): Providers {
+): Connector {
   const http = {
     baseUrl: config.sandboxBankUrl,
     timeoutMs: config.PROVIDER_TIMEOUT_MS,
@@ -90,26 +156,68 @@ export function createProviders(
   };
   const bankSwitch = new SandboxBankSwitch(http);
   return {
-    bankSwitch,
-    banks: new BankDirectory(bankSwitch),
+    name: 'sandbox',
+    modes: ['test'],
+    capabilities: ['transfers', 'virtual_accounts', 'identity', 'cards'],
+    transfers: bankSwitch,
     cards: new SandboxCardProcessor(http),
     identity: new SandboxIdentityVerifier(http),
-    callbackModes: { 'sandbox-bank': ['test'] },
     virtualAccounts: [
       {
         provider: new SandboxVirtualAccountProvider('wema', http),
         countries: ['NG'],
         currencies: ['NGN'],
         supportsPreferredBank: false,
-        modes: ['test'],
       },
       {
         provider: new SandboxVirtualAccountProvider('providus', http),
         countries: ['NG'],
         currencies: ['NGN'],
         supportsPreferredBank: true,
-        modes: ['test'],
       },
     ],
+    settlementReport: (date) => bankSwitch.settlementReport(date),
   };
+}
+
+/** The providers of a sandbox connector and the live connectors given, in that order. */
+export function providersOf(sandbox: Connector, live: readonly Connector[]): Providers {
+  const connectors = [sandbox, ...live];
+  const directories = new Map<string, BankDirectory>();
+  for (const connector of connectors) {
+    if (connector.transfers) directories.set(connector.name, new BankDirectory(connector.transfers));
+  }
+  const callbackModes: Record<string, readonly KeyMode[]> = {};
+  for (const connector of live) if (connector.callbacks) callbackModes[connector.name] = connector.modes;
+  if (!sandbox.transfers || !sandbox.cards || !sandbox.identity) {
+    throw new Error('the sandbox connector must serve transfers, cards and identity');
+  }
+  return {
+    bankSwitch: sandbox.transfers,
+    banks: directories.get(sandbox.name)!,
+    cards: sandbox.cards,
+    identity: sandbox.identity,
+    connectors,
+    directories,
+    callbackModes: { 'sandbox-bank': sandbox.modes, ...callbackModes },
+    virtualAccounts: connectors.flatMap((connector) =>
+      (connector.virtualAccounts ?? []).map((route) => ({
+        ...route,
+        modes: connector.modes,
+        connector: connector.name,
+      })),
+    ),
+  };
+}
+
+export function createProviders(
+  config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> &
+    Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN' | 'liveConnectors'>>,
+): Providers {
+  const live = (config.liveConnectors ?? []).map(({ name, settings }) => {
+    const kind = connectorKind(name);
+    if (!kind) throw new Error(`no connector kind ${name}`);
+    return kind.create(settings, { timeoutMs: config.PROVIDER_TIMEOUT_MS });
+  });
+  return providersOf(sandboxConnector(config), live);
 }

@@ -17,6 +17,8 @@ export interface SubmitTransferInput {
   accountNumber: string;
   accountName: string;
   narration: string;
+  /** The name enquiry's session id at the same provider, where its API takes one. */
+  sessionId?: string;
 }
 
 export type BankTransferStatus = 'pending' | 'successful' | 'failed';

@@ -12,6 +12,7 @@ export const SEARCH_ATTRIBUTES = {
   TenantId: 'Keyword',
   TransferReference: 'Keyword',
   TransferStatus: 'Keyword',
+  TransferConnector: 'Keyword',
   AmountMinor: 'Int',
   CardId: 'Keyword',
 } as const;

@@ -47,7 +47,8 @@ export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; tran
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
       try {
-        const result = await deps.transfers.create(tenantOf(request).tenantId, request.body, idempotencyKeyOf(request));
+        const { tenantId, mode } = tenantOf(request);
+        const result = await deps.transfers.create(tenantId, request.body, idempotencyKeyOf(request), mode);
         app.metrics.observeCreate(result.status === 201 ? 'created' : 'repeated', seconds());
         return await reply.status(result.status).send(result.body);
       } catch (error) {

@@ -14,6 +14,7 @@ import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import { pageOffset } from '../http/pagination.ts';
 import type { BankDirectory } from '../providers/registry.ts';
+import type { KeyMode } from '../connectors/types.ts';
 import {
   CREATE_REFUSALS,
   type CreateRefusal,
@@ -35,7 +36,8 @@ export interface TransferServiceDeps {
   orm: MikroORM;
   client: Client;
   taskQueue: string;
-  banks: BankDirectory;
+  /** The bank list of the first transfers connector of a key mode (decisions §13). */
+  banks: (mode: KeyMode) => BankDirectory;
 }
 
 function isCreateRefusal(type: string | null | undefined): type is CreateRefusal {
@@ -69,10 +71,11 @@ export class TransferService {
     tenantId: string,
     body: CreateTransferBody,
     idempotencyKey?: string,
+    mode: KeyMode = 'test',
   ): Promise<{ status: 200 | 201; body: CreatedTransferResponse }> {
     let bank;
     try {
-      bank = await this.deps.banks.find(body.recipient_bank_code);
+      bank = await this.deps.banks(mode).find(body.recipient_bank_code);
     } catch (cause) {
       throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
     }
@@ -114,6 +117,7 @@ export class TransferService {
       recipientBankName: bank.name,
       narration: body.narration,
       metadata,
+      mode,
     };
     const workflowId = transferWorkflowId(tenantId, reference);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {

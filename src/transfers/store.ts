@@ -30,6 +30,8 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   provider_code: p.string().nullable(),
   failure_reason: p.string().nullable(),
   stuck_since: p.datetime().nullable(),
+  /** The connector that took the transfer (decisions §13); null while none has. */
+  connector: p.string().nullable(),
   ...timestamps(),
   completed_at: p.datetime().nullable(),
 });
@@ -163,7 +165,9 @@ export async function insertTransfer(
   transferId: string,
   request: TransferRequest,
   recipientName: string,
-  state: { status: 'pending'; nameEnquirySessionId: string } | { status: 'failed'; failureReason: string },
+  state:
+    | { status: 'pending'; nameEnquirySessionId: string; connector: string | null }
+    | { status: 'failed'; failureReason: string },
 ): Promise<TransferRow> {
   await em.insert(Transfer, {
     id: transferId,
@@ -181,6 +185,7 @@ export async function insertTransfer(
     metadata: request.metadata,
     status: state.status,
     name_enquiry_session_id: state.status === 'pending' ? state.nameEnquirySessionId : null,
+    connector: state.status === 'pending' ? state.connector : null,
     failure_reason: state.status === 'failed' ? state.failureReason : null,
     completed_at: state.status === 'failed' ? raw('now()') : null,
   });
@@ -193,6 +198,23 @@ export async function markProcessing(em: EntityManager, id: string, sessionId: s
     Transfer,
     { id, status: 'pending' },
     { status: 'processing', session_id: sessionId, updated_at: raw('now()') },
+  );
+}
+
+/**
+ * The transfer passes to another connector: the one before it answered the submission with a
+ * definitive "not taken" (decisions §13). Only while it is pending, the only time it can move.
+ */
+export async function assignConnector(
+  em: EntityManager,
+  id: string,
+  connector: string,
+  nameEnquirySessionId: string,
+): Promise<void> {
+  await em.nativeUpdate(
+    Transfer,
+    { id, status: 'pending' },
+    { connector, name_enquiry_session_id: nameEnquirySessionId, updated_at: raw('now()') },
   );
 }
 

@@ -30,7 +30,7 @@ useTimeSkippingStack(
       orm: db.orm,
       client: env.client,
       taskQueue: TASK_QUEUE,
-      banks: stack.providers.banks,
+      banks: () => stack.providers.banks,
     });
   },
 );

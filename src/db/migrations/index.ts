@@ -22,6 +22,7 @@ import { Migration0019VirtualAccountBvns } from './0019-virtual-account-bvns.ts'
 import { Migration0020Modes } from './0020-modes.ts';
 import { Migration0021CardAuthorizationsPerCard } from './0021-card-authorizations-per-card.ts';
 import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.ts';
+import { Migration0023TransferConnectors } from './0023-transfer-connectors.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -46,4 +47,5 @@ export const migrations = [
   Migration0020Modes,
   Migration0021CardAuthorizationsPerCard,
   Migration0022WebhookAttemptSlots,
+  Migration0023TransferConnectors,
 ];
