@@ -59,8 +59,9 @@ export class PaystackSettlement {
         status,
         provider: null,
         accountNumber: recipient?.details?.account_number ?? '',
+        // A success counts when the money left; a failure (a reversal too) when Paystack ended it.
         valueTime:
-          transfer.transferred_at ??
+          (status === 'successful' ? transfer.transferred_at : undefined) ??
           transfer.updated_at ??
           transfer.updatedAt ??
           transfer.created_at ??
