@@ -26,6 +26,7 @@ import {
   findRecorded,
   insertAccount,
   lockAccountByNumber,
+  providerReferenceOf,
   recordCredit,
   sealedBvnBinding,
   sealedBvnOf,
@@ -149,7 +150,8 @@ export function createVirtualAccountActivities({
     /** Closes the account at its provider (a provider closes a closed account again harmlessly). */
     async closeAtProvider(input: { provider: string; accountNumber: string; reason: string | null }): Promise<void> {
       try {
-        await providerNamed(input.provider).close(input.accountNumber, input.reason ?? undefined);
+        const providerReference = await providerReferenceOf(orm.em.fork(), input.provider, input.accountNumber);
+        await providerNamed(input.provider).close(input.accountNumber, input.reason ?? undefined, providerReference);
       } catch (error) {
         providerFailure(error, 'provider_refused');
       }

@@ -272,7 +272,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
-    receivers: new Map([['sandbox-bank', sandboxBankReceiver(deps.config.providerCallbackSecret)]]),
+    receivers: new Map([
+      ['sandbox-bank', sandboxBankReceiver(deps.config.providerCallbackSecret)],
+      ...deps.providers.connectors.flatMap((connector) =>
+        connector.callbacks ? [[connector.name, connector.callbacks] as const] : [],
+      ),
+    ]),
     dispatcher: deps.dispatcher,
     refused: rateLimits.unauthenticated,
     authorize: (request, log, provider) =>

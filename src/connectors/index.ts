@@ -1,9 +1,10 @@
 // The connector kinds a deployment can name in LIVE_CONNECTORS, one line each. The sandbox
 // connector is not among them: it serves test keys only and is always there
 // (src/providers/registry.ts).
-import type { RegisteredConnector } from './types.ts';
+import { paystackConnector } from './paystack/index.ts';
+import { type RegisteredConnector, registerConnector } from './types.ts';
 
-export const CONNECTORS: readonly RegisteredConnector[] = [];
+export const CONNECTORS: readonly RegisteredConnector[] = [registerConnector(paystackConnector)];
 
 export function connectorKind(name: string): RegisteredConnector | undefined {
   return CONNECTORS.find((kind) => kind.name === name);

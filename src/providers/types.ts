@@ -131,7 +131,8 @@ export interface BankSwitch {
 export interface VirtualAccountProvider {
   readonly name: string;
   allocate(input: AllocateVirtualAccountInput): Promise<AllocatedVirtualAccount>;
-  close(accountNumber: string, reason?: string): Promise<void>;
+  /** `providerReference`: the provider's own id of the account, as allocate gave it, when we have it. */
+  close(accountNumber: string, reason?: string, providerReference?: string): Promise<void>;
   /** Sandbox providers only: have the bank send an inbound credit for an account. */
   simulateInboundCredit?(
     accountNumber: string,

@@ -72,6 +72,16 @@ export function registerTransferCallbacks(
       );
       return `ignored: ${callback.provider} does not serve ${mode}-mode transfers`;
     }
+    // Only the connector that took the transfer answers for it: another provider's word about the
+    // same reference (a mistake, or a hostile sender) is never applied (decisions §13).
+    const sender = callback.provider === 'sandbox-bank' ? 'sandbox' : callback.provider;
+    if (row.connector !== null && row.connector !== sender) {
+      callback.log.warn(
+        { transferId, provider: callback.provider, connector: row.connector },
+        'callback about a transfer another connector took: ignored',
+      );
+      return `ignored: ${transferId} is with ${row.connector}, not ${sender}`;
+    }
     const workflowId = transferWorkflowId(row.tenant_id, row.reference);
     const bank: BankOutcome = {
       status: callback.type === 'transfer.successful' ? 'successful' : 'failed',

@@ -194,6 +194,20 @@ export async function lockAccountByNumber(em: EntityManager, provider: string, a
   );
 }
 
+/** The provider's own id of an account it allocated (Paystack closes by it), if we recorded one. */
+export async function providerReferenceOf(
+  em: EntityManager,
+  provider: string,
+  accountNumber: string,
+): Promise<string | undefined> {
+  const row = await em.findOne(
+    VirtualAccount,
+    { provider, account_number: accountNumber },
+    { fields: ['provider_reference'] },
+  );
+  return row?.provider_reference || undefined;
+}
+
 /** The credit, applied or refused, once per provider transaction reference: false if already recorded. */
 export async function recordCredit(
   em: EntityManager,
