@@ -38,6 +38,8 @@ export interface TestAppOptions {
   /** Where the sandbox bank listens; by default an address where nothing does. */
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
+  /** LIVE_CONNECTORS as config parses it: the live connectors, in priority order, with their settings. */
+  liveConnectors?: { name: string; settings: unknown }[];
   taskQueue?: string;
   webhookScheduleMs?: number[];
   egress?: EgressPolicy;
@@ -87,6 +89,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
     PROVIDER_TIMEOUT_MS: options.providerTimeoutMs ?? 2_000,
     SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+    liveConnectors: options.liveConnectors ?? [],
   });
   const dispatcher = options.dispatcher ?? new CallbackDispatcher();
   const app = await buildApp({

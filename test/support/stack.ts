@@ -28,6 +28,8 @@ export interface GatewayStack {
   db: TestDatabase;
   gateway: TestApp;
   app: FastifyInstance;
+  /** Where the API listens (providers' callbacks go to `<gatewayUrl>/provider-callbacks/<name>`). */
+  gatewayUrl: string;
   bank: TestSandboxBank;
   client: Client;
   /** Where webhook deliveries run: `<taskQueue>-webhooks`, served by the stack's webhook worker. */
@@ -81,6 +83,8 @@ export async function startGatewayStack(options: {
   webhookWorkerSlots?: number;
   /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
   webhookTimeoutMs?: number;
+  /** The live connectors of the API and the workers, as config parses LIVE_CONNECTORS; none by default. */
+  liveConnectors?: { name: string; settings: unknown }[];
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
   const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
@@ -96,6 +100,7 @@ export async function startGatewayStack(options: {
   };
   const gateway = await createTestApp(db.orm, {
     ...options.app,
+    ...(options.liveConnectors ? { liveConnectors: options.liveConnectors } : {}),
     sandboxBankUrl,
     taskQueue: options.taskQueue,
     providerTimeoutMs,
@@ -120,6 +125,7 @@ export async function startGatewayStack(options: {
       sandboxBankUrl,
       PROVIDER_TIMEOUT_MS: providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+      liveConnectors: options.liveConnectors ?? [],
     });
   // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);
@@ -153,6 +159,7 @@ export async function startGatewayStack(options: {
     db,
     gateway,
     app: gateway.app,
+    gatewayUrl,
     bank,
     client: new Client({ connection }),
     webhookTaskQueue,

@@ -1,0 +1,139 @@
+// Live keys move money through the live connectors, by the code the sandbox runs (decisions §13):
+// a deployment with LIVE_CONNECTORS=paystack (the Paystack simulator of test/simulators/ behind
+// it) sends a live key's transfer to Paystack, records the connector on it, settles or refunds it
+// on Paystack's signed webhook, and answers 403 naming the capability for what no live connector
+// serves. The sandbox key's transfers still go to the sandbox bank.
+import { createHmac } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walletBalance } from '../../src/ledger/ledger.ts';
+import { findTransfer } from '../../src/transfers/store.ts';
+import { auth, transferBody } from '../support/api.ts';
+import { eventually } from '../support/eventually.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
+
+const TASK_QUEUE = `live-connectors-${process.pid}`;
+
+let paystack: PaystackSimulator;
+beforeAll(async () => {
+  paystack = await startPaystackSimulator();
+});
+afterAll(async () => {
+  await paystack?.close();
+});
+
+let stack: GatewayStack;
+let app: FastifyInstance;
+useGatewayStack(
+  {
+    taskQueue: TASK_QUEUE,
+    bank: { completionDelayMs: 100 },
+    // The simulator is up before the stack (beforeAll order); its URL is read when the stack starts.
+    get liveConnectors() {
+      return [{ name: 'paystack', settings: { secretKey: paystack.secretKey, baseUrl: paystack.url } }];
+    },
+  },
+  (started) => {
+    stack = started;
+    app = started.app;
+    paystack.webhookUrl = `${started.gatewayUrl}/provider-callbacks/paystack`;
+  },
+);
+
+async function liveTenant(name: string, fundMinor: number) {
+  const created = await stack.admin('tenant', 'create', '--name', name);
+  const tenantId = created.json.tenant_id as string;
+  const live = await stack.admin('key', 'create', '--tenant', tenantId, '--live');
+  await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', String(fundMinor), '--live');
+  return {
+    tenantId,
+    liveTenantId: live.json.mode_tenant_id as string,
+    testKey: created.json.api_key as string,
+    liveKey: live.json.api_key as string,
+  };
+}
+
+const post = (key: string, url: string, payload: object, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url, headers: auth(key, headers), payload });
+
+describe('a live key on a deployment with LIVE_CONNECTORS=paystack', () => {
+  it('sends its transfer to Paystack, records the connector, and settles it on the signed webhook', async () => {
+    const { liveTenantId, liveKey } = await liveTenant('live paystack', 1_000_000);
+    const banks = await app.inject({ method: 'GET', url: '/api/v1/banks', headers: auth(liveKey) });
+    expect(banks.statusCode).toBe(200);
+    // Paystack's list, not the sandbox bank's.
+    expect(banks.json().data.items).toContainEqual({
+      code: '058',
+      name: 'Guaranty Trust Bank',
+      slug: 'guaranty-trust-bank',
+    });
+
+    const created = await post(liveKey, '/api/v1/transfers', transferBody('live payout', { reference: 'live-1' }));
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    const row = await findTransfer(stack.db.orm.em.fork(), id);
+    expect(row).toMatchObject({ connector: 'paystack', amount_minor: 100_000, fee_minor: 1_000 });
+    // Reserved: 1,000,000 − 100,000 − 1,000.
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(899_000);
+
+    const atPaystack = await eventually(() => paystack.transfers.get(id));
+    expect(atPaystack).toMatchObject({ amount: 100_000, currency: 'NGN', status: 'pending' });
+    await paystack.finishTransfer(id, 'success');
+    await eventually(async () => (await findTransfer(stack.db.orm.em.fork(), id))?.status === 'completed');
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(899_000);
+    const shown = await stack.admin('transfers', 'show', '--id', id);
+    expect(shown.json.transfer).toMatchObject({ connector: 'paystack', status: 'completed' });
+  });
+
+  it('refunds amount and fee when Paystack fails the transfer', async () => {
+    const { liveTenantId, liveKey } = await liveTenant('live paystack failed', 500_000);
+    const created = await post(liveKey, '/api/v1/transfers', transferBody('will fail', { reference: 'live-2' }));
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    await eventually(() => paystack.transfers.get(id));
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
+    await paystack.finishTransfer(id, 'failed');
+    await eventually(async () => (await findTransfer(stack.db.orm.em.fork(), id))?.status === 'failed');
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(500_000);
+  });
+
+  it('refuses a Paystack callback with a bad signature (401), applying nothing', async () => {
+    const { liveKey } = await liveTenant('live paystack callbacks', 500_000);
+    const created = await post(liveKey, '/api/v1/transfers', transferBody('callbacks', { reference: 'live-3' }));
+    const id = created.json().data.id as string;
+    await eventually(() => paystack.transfers.get(id));
+    const body = JSON.stringify({
+      event: 'transfer.success',
+      data: { reference: id, status: 'success', amount: 100_000 },
+    });
+    const forged = await app.inject({
+      method: 'POST',
+      url: '/provider-callbacks/paystack',
+      headers: {
+        'content-type': 'application/json',
+        'x-paystack-signature': createHmac('sha512', 'sk_test_not_the_key').update(body).digest('hex'),
+      },
+      payload: body,
+    });
+    expect(forged.statusCode).toBe(401);
+    expect((await findTransfer(stack.db.orm.em.fork(), id))?.status).not.toBe('completed');
+  });
+
+  it('answers 403 naming the capability no live connector serves, and nothing is made', async () => {
+    const { liveKey } = await liveTenant('live no cards', 0);
+    const card = await post(liveKey, '/api/v1/cards', { customer_id: 'c-1' });
+    expect(card.statusCode).toBe(403);
+    expect(JSON.stringify(card.json())).toContain('live mode has no connector for cards');
+  });
+
+  it("keeps the sandbox key's transfers on the sandbox bank", async () => {
+    const { tenantId, testKey } = await liveTenant('test beside live', 0);
+    await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', '300000');
+    const created = await post(testKey, '/api/v1/transfers', transferBody('sandbox', { reference: 'test-1' }));
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    expect((await findTransfer(stack.db.orm.em.fork(), id))?.connector).toBe('sandbox');
+    expect(paystack.transfers.has(id)).toBe(false);
+  });
+});
