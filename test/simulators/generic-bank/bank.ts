@@ -179,7 +179,7 @@ export class Bank {
   /** Sets the timers of transfers that settle on their own, those taken before a restart included. */
   start(): void {
     for (const transfer of this.transfers.values()) {
-      if (transfer.status === 'pending' && transfer.dueAtMs !== null) this.schedule(transfer);
+      if (transfer.status === 'pending' && transfer.dueAtMs !== null) this.schedule(transfer, transfer.dueAtMs);
     }
   }
 
@@ -308,11 +308,11 @@ export class Bank {
     };
     this.record({ kind: 'transfer.accepted', transfer });
     const taken = this.transfers.get(request.reference)!;
-    this.schedule(taken);
+    if (taken.dueAtMs !== null) this.schedule(taken, taken.dueAtMs);
     return { taken: true, transfer: taken };
   }
 
-  private schedule(transfer: Transfer): void {
+  private schedule(transfer: Transfer, dueAtMs: number): void {
     const timer = setTimeout(
       () => {
         this.timers.delete(timer);
@@ -324,7 +324,7 @@ export class Bank {
           failed ? CODES.notPermitted : CODES.successful,
         );
       },
-      Math.max(0, (transfer.dueAtMs ?? 0) - Date.now()),
+      Math.max(0, dueAtMs - Date.now()),
     );
     this.timers.add(timer);
   }
