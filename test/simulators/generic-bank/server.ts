@@ -305,12 +305,8 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
 
   function handle(request: IncomingMessage, response: ServerResponse, raw: string, tooLarge: boolean): void {
     const method = request.method ?? 'GET';
-    let path: string;
-    try {
-      path = new URL(request.url ?? '/', 'http://bank').pathname;
-    } catch {
-      return respond(response, 400, { code: 'validation_error', message: 'bad request URL' });
-    }
+    // The path as sent, query cut off (a URL parser would read `//host/x` as another host's `/x`).
+    const path = (request.url ?? '/').split('?')[0]!;
     const control = path.startsWith('/control/');
     if (!control) {
       switch (faults.atEdge(method, path)) {
