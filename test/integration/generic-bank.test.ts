@@ -936,6 +936,28 @@ describe('as its own process', () => {
     }
   });
 
+  it('kill() in the same process cuts connections at once, and a bank started on the directory knows what it took', async () => {
+    const dir = dataDir();
+    const settings = { apiKey: API_KEY, webhookSecret: SECRET, dataDir: dir };
+    const first = await startGenericTestBank(settings);
+    const held = transfer(MAGIC_ACCOUNTS.neverCompletes);
+    expect((await client(() => first.url)('POST', '/transfers', held)).status).toBe(202);
+    await client(() => first.url)('POST', '/control/faults', { fault: 'hang' });
+    const hanging = fetch(`${first.url}/banks`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    // The call has reached the bank (its fault taken) and waits there when the bank dies.
+    await eventually(async () => (await client(() => first.url)('GET', '/control/faults')).body.faults.length === 0);
+    await first.kill();
+    await expect(hanging).rejects.toThrow('fetch failed');
+    const second = await startGenericTestBank({ ...settings, port: first.port });
+    try {
+      const known = await client(() => second.url)('GET', `/transfers/${held.reference}`);
+      expect(known.status).toBe(200);
+      expect(known.body).toMatchObject({ reference: held.reference, status: 'pending' });
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('refuses to start without an API key, in one line', async () => {
     const { GENERIC_BANK_API_KEY: _key, GENERIC_BANK_WEBHOOK_SECRET: _secret, ...env } = process.env;
     const child = spawn(
