@@ -246,7 +246,7 @@ describe('POST /api/v1/identity/customers/{id}/bvn-verification', () => {
     const live = await createTenant(em, { name: 'live identity', features: ['identity_customers'], mode: 'live' });
     const refused = await verify(randomUUID(), { bvn: '22222222222' }, { key: live.key.api_key });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json().error.message).toMatch(/live mode has no provider configured/);
+    expect(refused.json().error.message).toMatch(/live mode has no connector for identity/);
   });
 
   it('retries through the bank’s outage; meanwhile the same BVN answers the pending verification and another 409; a verified customer is not verified again', async () => {

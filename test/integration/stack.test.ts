@@ -195,6 +195,7 @@ describe('search attributes', () => {
         'TenantId',
         'TransferReference',
         'TransferStatus',
+        'TransferConnector',
         'AmountMinor',
         'CardId',
       ]);
