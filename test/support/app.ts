@@ -4,7 +4,7 @@ import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
-import { defaultWebhookTaskQueue } from '../../src/config.ts';
+import { type Config, defaultWebhookTaskQueue } from '../../src/config.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
@@ -51,6 +51,8 @@ export interface TestAppOptions {
   requestTimeoutMs?: number;
   /** NAME_ENQUIRY_CACHE_MS (60 s by default, as in production). */
   nameEnquiryCacheMs?: number;
+  /** The live connectors, as src/config.ts reads LIVE_CONNECTORS and their settings (none by default). */
+  liveConnectors?: Config['liveConnectors'];
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
@@ -87,6 +89,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',
     PROVIDER_TIMEOUT_MS: options.providerTimeoutMs ?? 2_000,
     SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+    liveConnectors: options.liveConnectors ?? [],
   });
   const dispatcher = options.dispatcher ?? new CallbackDispatcher();
   const app = await buildApp({

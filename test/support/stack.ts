@@ -28,6 +28,8 @@ export interface GatewayStack {
   db: TestDatabase;
   gateway: TestApp;
   app: FastifyInstance;
+  /** Where the app listens: providers' callbacks go to `<gatewayUrl>/provider-callbacks/<name>`. */
+  gatewayUrl: string;
   bank: TestSandboxBank;
   client: Client;
   /** Where webhook deliveries run: `<taskQueue>-webhooks`, served by the stack's webhook worker. */
@@ -81,9 +83,15 @@ export async function startGatewayStack(options: {
   webhookWorkerSlots?: number;
   /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
   webhookTimeoutMs?: number;
+  /**
+   * LIVE_CONNECTORS and their settings, read as src/config.ts reads them, for the app and the
+   * workers; a function, so that a simulator started before the stack can give its address.
+   */
+  liveConnectorEnv?: () => Record<string, string>;
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
   const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
+  const liveConnectors = options.liveConnectorEnv ? loadConfig(options.liveConnectorEnv()).liveConnectors : [];
   const db = await createTestDatabase();
   const bankPort = await freePort();
   const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
@@ -101,6 +109,7 @@ export async function startGatewayStack(options: {
     providerTimeoutMs,
     egress,
     temporalAddress,
+    liveConnectors,
   });
   const gatewayUrl = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const temporal = new URL(`grpc://${temporalAddress}`);
@@ -120,6 +129,7 @@ export async function startGatewayStack(options: {
       sandboxBankUrl,
       PROVIDER_TIMEOUT_MS: providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+      liveConnectors,
     });
   // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);
@@ -153,6 +163,7 @@ export async function startGatewayStack(options: {
     db,
     gateway,
     app: gateway.app,
+    gatewayUrl,
     bank,
     client: new Client({ connection }),
     webhookTaskQueue,
