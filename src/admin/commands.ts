@@ -655,12 +655,13 @@ export const COMMANDS: Record<string, AdminCommand> = {
       if (runId !== undefined && !isUuid(runId)) {
         throw new AdminUsageError(`--run must be a run id (a UUID), got '${runId}'`);
       }
-      const given = runId ? await findRun(em, runId) : undefined;
-      const runs = given
-        ? [given].filter((run) => run.date === date && (connector === undefined || run.connector === connector))
-        : given === null
-          ? []
-          : await latestRuns(em, date, connector);
+      let runs: RunSummary[];
+      if (runId) {
+        const run = await findRun(em, runId);
+        runs = run && run.date === date && (connector === undefined || run.connector === connector) ? [run] : [];
+      } else {
+        runs = await latestRuns(em, date, connector);
+      }
       if (!runs.length) {
         const whose = connector ? ` of connector ${connector}` : '';
         throw new TenantError(
