@@ -35,10 +35,11 @@ import { changeStatus, findAccount } from '../virtual-accounts/store.ts';
 import { listDiscrepancies, settleDiscrepancy } from '../transfers/discrepancies.ts';
 import { findByReference, findTransfer } from '../transfers/store.ts';
 import { replayDelivery } from '../webhooks/service.ts';
-import { findRun, latestRun, runItems } from '../reconciliation/store.ts';
+import { type RunSummary, findRun, latestRuns, runItems, runsOfWorkflow } from '../reconciliation/store.ts';
 import {
   RECONCILIATION_WORKFLOW_TYPE,
   type ReconciliationInput,
+  type ReconciliationResult,
   reconciliationWorkflowId,
 } from '../../workflows/reconciliation-definitions.ts';
 import { DELIVERY_STATUSES, type DeliveryStatus, deliveriesCreatedBetween, findEndpoint } from '../webhooks/store.ts';
@@ -137,8 +138,8 @@ export const USAGE = `usage: npm run --silent admin -- <command> [flags]
   webhooks replay   --endpoint ID --since T [--until T] [--status failed]
   audit list        [--limit 50]
   ledger verify     (every invariant of the books; exits 1 on any breach)
-  reconcile run     --date YYYY-MM-DD [--wait 60s]   (the bank's statement of that UTC day against our books)
-  reconcile report  --date YYYY-MM-DD [--run ID] [--all]   (the day's latest run; --all lists matched items too)
+  reconcile run     --date YYYY-MM-DD [--connector NAME] [--wait 60s]   (each connector's record of that UTC day against our books)
+  reconcile report  --date YYYY-MM-DD [--connector NAME] [--run ID] [--all]   (each connector's latest run of the day; --all lists matched items too)
   cards holds       [--older-than 7d]   (card authorizations still holding money, oldest first)
   cards release-hold --authorization ID [--card CARD_ID] --note TEXT [--operator NAME]   (as the processor's reversal would)
   cards alerts      [--limit 100]   (refused card loads whose money purchases had already spent, newest first)
@@ -185,6 +186,15 @@ function instant(values: Values, flag: string, required = false): Date | undefin
     throw new AdminUsageError(`--${flag} must be an ISO 8601 time such as 2026-11-23T08:00:00Z, got '${raw}'`);
   }
   return at;
+}
+
+/** `--connector`: a connector's name (as LIVE_CONNECTORS spells them, or `sandbox`), when given. */
+function connectorName(values: Values): string | undefined {
+  const connector = text(values, 'connector');
+  if (connector !== undefined && !/^[a-z][a-z0-9_-]{0,39}$/.test(connector)) {
+    throw new AdminUsageError(`--connector must be a connector name (e.g. generic), got '${connector.slice(0, 40)}'`);
+  }
+  return connector;
 }
 
 /** A UTC day, today or before. */
@@ -370,13 +380,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
     async run(em, values, config) {
       const olderThan = text(values, 'older-than') ?? '15m';
       const before = new Date(Date.now() - durationMs(olderThan, 'older-than'));
-      const connector = text(values, 'connector');
       // Goes into the visibility query as a literal: a name, nothing that could end the quote.
-      if (connector !== undefined && !/^[a-z][a-z0-9_-]{0,39}$/.test(connector)) {
-        throw new AdminUsageError(
-          `--connector must be a connector name (e.g. generic), got '${connector.slice(0, 40)}'`,
-        );
-      }
+      const connector = connectorName(values);
       return withTemporal(config, async (client) => {
         const query =
           `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
@@ -583,15 +588,18 @@ export const COMMANDS: Record<string, AdminCommand> = {
       return { items: rows.map((row) => ({ ...row, at: new Date(row.at as Date).toISOString() })) };
     },
   },
-  // Reconciliation against the bank's daily statement (src/reconciliation): it records, never moves money.
+  // Reconciliation of each connector's record of a day (src/reconciliation): it records, never moves money.
   'reconcile run': {
     mutates: true,
-    options: { date: { type: 'string' }, wait: { type: 'string' } },
+    options: { date: { type: 'string' }, connector: { type: 'string' }, wait: { type: 'string' } },
     async run(em, values, config) {
       const date = day(values);
+      const connector = connectorName(values);
       const waitMs = durationMs(text(values, 'wait') ?? '60s', 'wait');
       const workflowId = reconciliationWorkflowId(date, randomUUID());
-      const args: [ReconciliationInput] = [{ date, trigger: 'operator' }];
+      const args: [ReconciliationInput] = [
+        { date, trigger: 'operator', ...(connector ? { connectors: [connector] } : {}) },
+      ];
       const finished = await withTemporal(config, async (client) => {
         const handle = await client.workflow.start(RECONCILIATION_WORKFLOW_TYPE, {
           workflowId,
@@ -601,39 +609,72 @@ export const COMMANDS: Record<string, AdminCommand> = {
         // Bounded: the wait is cancelled (not left open) when the run takes longer.
         const signal = AbortSignal.timeout(waitMs);
         try {
-          return await client.withAbortSignal(signal, () => handle.result() as Promise<{ run_id: string }>);
+          return await client.withAbortSignal(signal, () => handle.result() as Promise<ReconciliationResult>);
         } catch (error) {
           if (signal.aborted) return undefined;
           throw error;
         }
       });
+      const withMismatches = (runs: RunSummary[]) =>
+        Promise.all(runs.map(async (run) => ({ ...run, mismatches: await runItems(em, run.run_id, { all: false }) })));
       if (!finished) {
+        // The connectors whose record was had are done and recorded; the others go on retrying.
         return {
           status: 'running',
           date,
           workflow_id: workflowId,
-          message: `not finished within ${waitMs / 1000} s (is the bank's statement unavailable?); read it later with reconcile report --date ${date}`,
+          runs: await withMismatches(await runsOfWorkflow(em, workflowId)),
+          message: `not finished within ${waitMs / 1000} s (is a connector's statement unavailable?); the runs recorded so far are listed, read the others later with reconcile report --date ${date}`,
         };
       }
-      const run = await findRun(em, finished.run_id);
-      return { status: 'completed', ...run, mismatches: await runItems(em, finished.run_id, { all: false }) };
+      return {
+        status: 'completed',
+        date,
+        workflow_id: workflowId,
+        runs: await withMismatches(finished.runs),
+        unavailable: finished.unavailable,
+      };
+    },
+    // A connector whose record could not be had (or that the worker does not have) is a run not done.
+    exitCodeOf(result) {
+      const unavailable = (result as { unavailable?: unknown[] }).unavailable;
+      return unavailable && unavailable.length > 0 ? 1 : 0;
     },
   },
   'reconcile report': {
-    options: { date: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' } },
+    options: {
+      date: { type: 'string' },
+      connector: { type: 'string' },
+      run: { type: 'string' },
+      all: { type: 'boolean' },
+    },
     async run(em, values) {
       const date = day(values);
+      const connector = connectorName(values);
       const runId = text(values, 'run');
       if (runId !== undefined && !isUuid(runId)) {
         throw new AdminUsageError(`--run must be a run id (a UUID), got '${runId}'`);
       }
-      const run = runId ? await findRun(em, runId) : await latestRun(em, date);
-      if (!run || run.date !== date) {
+      let runs: RunSummary[];
+      if (runId) {
+        const run = await findRun(em, runId);
+        runs = run && run.date === date && (connector === undefined || run.connector === connector) ? [run] : [];
+      } else {
+        runs = await latestRuns(em, date, connector);
+      }
+      if (!runs.length) {
+        const whose = connector ? ` of connector ${connector}` : '';
         throw new TenantError(
-          runId ? `no reconciliation run ${runId} for ${date}` : `no reconciliation has run for ${date}`,
+          runId
+            ? `no reconciliation run ${runId}${whose} for ${date}`
+            : `no reconciliation${whose} has run for ${date}`,
         );
       }
-      return { ...run, items: await runItems(em, run.run_id, { all: values.all === true }) };
+      const all = values.all === true;
+      return {
+        date,
+        runs: await Promise.all(runs.map(async (run) => ({ ...run, items: await runItems(em, run.run_id, { all }) }))),
+      };
     },
   },
   // Holds the processor never cleared nor reversed: found, then released as its reversal would.

@@ -1,10 +1,10 @@
-// One day's reconciliation: the bank's settlement statement against our books, by reference and
-// session id. It reads and records; it never moves money. Differences are for operators (and the
-// tenants they concern) to act on, through the audited commands that exist for that.
+// One connector's day: its settlement record against our books of that connector (the transfers
+// it took, the credits of its virtual-account providers), by reference and session id. It reads
+// and records; it never moves money. Differences are for operators (and the tenants they concern)
+// to act on, through the audited commands that exist for that.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../http/ids.ts';
 import { discrepancyCounts } from '../transfers/discrepancies.ts';
-import type { BankSwitch } from '../providers/types.ts';
 import { type TransferRow, transfersByIdOrSession, transfersEndedBetween } from '../transfers/store.ts';
 import {
   type CreditWithTenant,
@@ -12,6 +12,7 @@ import {
   creditsReceivedBetween,
   tenantsOfAccounts,
 } from '../virtual-accounts/store.ts';
+import type { ReconciledConnector } from './connectors.ts';
 import { type OurTransaction, dayAfter, dayBounds, keysOf, matchDay } from './match.ts';
 import { type RunInput, type RunSummary, findRun, recordRun } from './store.ts';
 
@@ -44,35 +45,37 @@ function fromCredit(row: CreditWithTenant, onDay: boolean): OurTransaction {
 }
 
 export async function reconcileDay(
-  deps: { em: EntityManager; bankSwitch: BankSwitch },
-  run: Omit<RunInput, 'bankItems' | 'ourItems' | 'discrepancies'>,
+  deps: { em: EntityManager; connector: ReconciledConnector },
+  run: Omit<RunInput, 'connector' | 'bankItems' | 'ourItems' | 'discrepancies'>,
 ): Promise<RunSummary> {
-  const { em, bankSwitch } = deps;
+  const { em, connector } = deps;
   const done = await findRun(em, run.runId);
   if (done) return done;
 
-  const statement = (await bankSwitch.settlementReport(run.date)).items;
+  const statement = (await connector.settlementReport(run.date)).items;
   // Ours that ended just before or after midnight may be on the neighbouring day's statement.
-  const neighbours = await Promise.all([-1, 1].map((days) => bankSwitch.settlementReport(dayAfter(run.date, days))));
+  const neighbours = await Promise.all([-1, 1].map((days) => connector.settlementReport(dayAfter(run.date, days))));
   const elsewhere = keysOf(neighbours.flatMap((report) => report.items));
 
   const { from, to } = dayBounds(run.date);
   const lines = (kind: 'transfer' | 'inbound_credit') => statement.filter((line) => line.kind === kind);
   const sessions = (kind: 'transfer' | 'inbound_credit') => lines(kind).flatMap((line) => line.sessionId || []);
   const [endedOnDay, listedTransfers, creditsOnDay, listedCredits, discrepancies] = await Promise.all([
-    transfersEndedBetween(em.fork(), from, to),
+    transfersEndedBetween(em.fork(), connector.transfers, from, to),
     transfersByIdOrSession(
       em.fork(),
+      connector.transfers,
       lines('transfer').flatMap((line) => (isUuid(line.reference) ? line.reference : [])),
       sessions('transfer'),
     ),
-    creditsReceivedBetween(em.fork(), from, to),
+    creditsReceivedBetween(em.fork(), connector.creditProviders, from, to),
     creditsByReferenceOrSession(
       em.fork(),
+      connector.creditProviders,
       lines('inbound_credit').map((line) => line.reference),
       sessions('inbound_credit'),
     ),
-    discrepancyCounts(em.fork(), from, to),
+    discrepancyCounts(em.fork(), connector.transfers, from, to),
   ]);
 
   const ours = new Map<string, OurTransaction>();
@@ -82,8 +85,15 @@ export async function reconcileDay(
   for (const row of listedCredits) if (!ours.has(`c:${row.id}`)) ours.set(`c:${row.id}`, fromCredit(row, false));
 
   const items = matchDay(statement, [...ours.values()], elsewhere);
-  // A credit only the bank lists still names an account: its tenant is told, as for any other item of theirs.
-  const unowned = items.filter((item) => item.kind === 'inbound_credit' && !item.tenantId && item.provider);
+  // A credit only the bank lists still names an account: its tenant is told, as for any other item of
+  // theirs; only on this connector's own providers, so that no connector's line speaks for another's account.
+  const unowned = items.filter(
+    (item) =>
+      item.kind === 'inbound_credit' &&
+      !item.tenantId &&
+      item.provider !== null &&
+      connector.creditProviders.includes(item.provider),
+  );
   const owners = await tenantsOfAccounts(
     em.fork(),
     unowned.map((item) => ({ provider: item.provider!, accountNumber: item.accountNumber ?? '' })),
@@ -91,7 +101,13 @@ export async function reconcileDay(
   for (const item of unowned) item.tenantId = owners.get(`${item.provider}:${item.accountNumber}`) ?? null;
   return recordRun(
     em.fork(),
-    { ...run, bankItems: statement.length, ourItems: endedOnDay.length + creditsOnDay.length, discrepancies },
+    {
+      ...run,
+      connector: connector.name,
+      bankItems: statement.length,
+      ourItems: endedOnDay.length + creditsOnDay.length,
+      discrepancies,
+    },
     items,
   );
 }

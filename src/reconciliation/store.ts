@@ -1,6 +1,7 @@
 // The only code that touches the reconciliation tables: `reconciliation_runs` (one per run of a
-// day) and `reconciliation_items` (every line it looked at, matched or not). A run is written whole,
-// with its events, in one transaction: a retried activity finds it written and writes nothing twice.
+// connector's day) and `reconciliation_items` (every line it looked at, matched or not). A run is
+// written whole, with its events, in one transaction: a retried activity finds it written and
+// writes nothing twice. Runs, items and events name the connector whose record was reconciled.
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -12,6 +13,8 @@ import { OUTCOMES, type Outcome, type ReconciledItem } from './match.ts';
 
 export const ReconciliationRun = tableEntity('ReconciliationRun', 'reconciliation_runs', {
   id: p.uuid().primary(),
+  /** The connector whose record of the day this run reconciled (runs before migration 0024: `sandbox`). */
+  connector: p.string(),
   value_date: p.date(),
   trigger: p.enum(['schedule', 'operator'] as const),
   workflow_id: p.string(),
@@ -30,6 +33,7 @@ export type ReconciliationRunRow = InferEntity<typeof ReconciliationRun>;
 export const ReconciliationItem = tableEntity('ReconciliationItem', 'reconciliation_items', {
   id: p.uuid().primary(),
   run_id: p.uuid(),
+  connector: p.string(),
   outcome: p.enum(OUTCOMES),
   kind: p.enum(['transfer', 'inbound_credit'] as const),
   reference: p.string(),
@@ -50,6 +54,7 @@ export const reconciliationEntities = [ReconciliationRun, ReconciliationItem];
 
 export interface RunInput {
   runId: string;
+  connector: string;
   date: string;
   trigger: 'schedule' | 'operator';
   workflowId: string;
@@ -63,6 +68,7 @@ export interface RunInput {
 /** What a run found, as the CLI prints it and the workflow returns it. */
 export interface RunSummary {
   run_id: string;
+  connector: string;
   date: string;
   trigger: 'schedule' | 'operator';
   workflow_id: string;
@@ -85,6 +91,7 @@ function countsOf(items: readonly ReconciledItem[]): Record<Outcome, number> {
 function summaryOf(row: ReconciliationRunRow): RunSummary {
   return {
     run_id: row.id,
+    connector: row.connector,
     date: dateText(row.value_date),
     trigger: row.trigger,
     workflow_id: row.workflow_id,
@@ -108,10 +115,22 @@ export async function findRun(em: EntityManager, runId: string): Promise<RunSumm
   return row ? summaryOf(row) : null;
 }
 
-/** The day's latest run, if any. */
-export async function latestRun(em: EntityManager, date: string): Promise<RunSummary | null> {
-  const row = await em.findOne(ReconciliationRun, { value_date: date }, { orderBy: { completed_at: 'desc' } });
-  return row ? summaryOf(row) : null;
+/** The day's latest run of each connector (of `connector` only, when given), by connector name. */
+export async function latestRuns(em: EntityManager, date: string, connector?: string): Promise<RunSummary[]> {
+  const rows = await em.find(
+    ReconciliationRun,
+    { value_date: date, ...(connector === undefined ? {} : { connector }) },
+    { orderBy: { connector: 'asc', completed_at: 'desc', id: 'asc' } },
+  );
+  const latest = new Map<string, ReconciliationRunRow>();
+  for (const row of rows) if (!latest.has(row.connector)) latest.set(row.connector, row);
+  return [...latest.values()].map(summaryOf);
+}
+
+/** The runs one workflow has recorded so far (one per connector it reconciled), by connector name. */
+export async function runsOfWorkflow(em: EntityManager, workflowId: string): Promise<RunSummary[]> {
+  const rows = await em.find(ReconciliationRun, { workflow_id: workflowId }, { orderBy: { connector: 'asc' } });
+  return rows.map(summaryOf);
 }
 
 /** The run's items: the mismatches, or with `all` every item; mismatches first. */
@@ -126,6 +145,7 @@ export async function runItems(em: EntityManager, runId: string, options: { all:
 
 function itemView(row: ReconciliationItemRow) {
   return {
+    connector: row.connector,
     outcome: row.outcome,
     kind: row.kind,
     reference: row.reference,
@@ -146,6 +166,7 @@ function itemView(row: ReconciliationItemRow) {
 function tenantView(run: RunInput, item: ReconciledItem) {
   return {
     run_id: run.runId,
+    connector: run.connector,
     date: run.date,
     outcome: item.outcome,
     kind: item.kind,
@@ -163,9 +184,9 @@ function tenantView(run: RunInput, item: ReconciledItem) {
 }
 
 /**
- * Writes the run, its items, and the events: per tenant with items that day one
+ * Writes the run, its items, and the events: per tenant with items in the connector's day one
  * `reconciliation.completed`, and one `reconciliation.mismatch` per item of its that is not
- * matched. Items no tenant owns (a line the bank invented) are for operators only. Returns the
+ * matched, each naming the connector. Items no tenant owns (a line the bank invented) are for operators only. Returns the
  * run as written, or as an earlier attempt of the same run wrote it.
  */
 export async function recordRun(
@@ -180,6 +201,7 @@ export async function recordRun(
     const mismatched = items.length - counts.matched;
     await tx.insert(ReconciliationRun, {
       id: run.runId,
+      connector: run.connector,
       value_date: run.date,
       trigger: run.trigger,
       workflow_id: run.workflowId,
@@ -198,6 +220,7 @@ export async function recordRun(
         items.map((item) => ({
           id: randomUUID(),
           run_id: run.runId,
+          connector: run.connector,
           outcome: item.outcome,
           kind: item.kind,
           reference: item.reference,
@@ -235,6 +258,7 @@ export async function recordRun(
         sourceKey: `reconciliation:${run.runId}:${tenantId}:completed`,
         payload: {
           run_id: run.runId,
+          connector: run.connector,
           date: run.date,
           items: own.length,
           matched: ownCounts.matched,

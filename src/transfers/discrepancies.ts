@@ -158,17 +158,24 @@ export async function listDiscrepancies(em: EntityManager, options: { all: boole
   return rows.map((row) => view(row, row));
 }
 
-/** Late bank answers still open, and those received in [from, to): the reconciliation report counts them. */
+/**
+ * Late bank answers still open, and those received in [from, to), about one connector's transfers
+ * (with `orUnattributed`, also those no connector is recorded on: the sandbox's, made before
+ * connectors were): each connector's reconciliation report counts its own.
+ */
 export async function discrepancyCounts(
   em: EntityManager,
+  scope: { connector: string; orUnattributed: boolean },
   from: Date,
   to: Date,
 ): Promise<{ open: number; received_on_day: number }> {
   const [row] = await em.execute<{ open: string; received: string }[]>(
-    `select count(*) filter (where settled_at is null) as open,
-            count(*) filter (where received_at >= ? and received_at < ?) as received
-       from transfer_discrepancies`,
-    [from, to],
+    `select count(*) filter (where d.settled_at is null) as open,
+            count(*) filter (where d.received_at >= ? and d.received_at < ?) as received
+       from transfer_discrepancies d
+       join transfers t on t.id = d.transfer_id
+      where t.connector = ? or (? and t.connector is null)`,
+    [from, to, scope.connector, scope.orUnattributed],
   );
   return { open: Number(row?.open ?? 0), received_on_day: Number(row?.received ?? 0) };
 }

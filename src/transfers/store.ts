@@ -56,25 +56,53 @@ export const AbandonedReservation = tableEntity('AbandonedReservation', 'abandon
 export const transferEntities = [Transfer, TransferResolution, AbandonedReservation];
 
 /**
- * The transfers the bank has seen (they carry its session id) that ended in [from, to), for
- * reconciliation against the bank's statement of that day.
+ * Whose transfers a reconciliation reads: those one connector took and, for the sandbox connector,
+ * those no connector is recorded on (made before connectors were, migration 0023).
  */
-export async function transfersEndedBetween(em: EntityManager, from: Date, to: Date): Promise<TransferRow[]> {
+export interface ConnectorScope {
+  connector: string;
+  orUnattributed: boolean;
+}
+
+function ofConnector(scope: ConnectorScope) {
+  return scope.orUnattributed
+    ? { $or: [{ connector: scope.connector }, { connector: null }] }
+    : { connector: scope.connector };
+}
+
+/**
+ * The transfers of one connector that the bank has seen (they carry its session id) and that ended
+ * in [from, to), for reconciliation against that connector's record of the day.
+ */
+export async function transfersEndedBetween(
+  em: EntityManager,
+  scope: ConnectorScope,
+  from: Date,
+  to: Date,
+): Promise<TransferRow[]> {
   return em.find(
     Transfer,
-    { status: { $in: ['completed', 'failed'] }, session_id: { $ne: null }, completed_at: { $gte: from, $lt: to } },
+    {
+      $and: [
+        { status: { $in: ['completed', 'failed'] }, session_id: { $ne: null }, completed_at: { $gte: from, $lt: to } },
+        ofConnector(scope),
+      ],
+    },
     { orderBy: { completed_at: 'asc', id: 'asc' } },
   );
 }
 
-/** Transfers by id, or by the bank's session id, whatever their status or day. */
+/** One connector's transfers by id, or by the bank's session id, whatever their status or day. */
 export async function transfersByIdOrSession(
   em: EntityManager,
+  scope: ConnectorScope,
   ids: readonly string[],
   sessionIds: readonly string[],
 ): Promise<TransferRow[]> {
   if (!ids.length && !sessionIds.length) return [];
-  return em.find(Transfer, { $or: [{ id: { $in: [...ids] } }, { session_id: { $in: [...sessionIds] } }] });
+  return em.find(Transfer, {
+    $and: [{ $or: [{ id: { $in: [...ids] } }, { session_id: { $in: [...sessionIds] } }] }, ofConnector(scope)],
+  });
 }
 
 /** `lock`: a row lock for the caller's transaction (settling, reversing, correcting). */

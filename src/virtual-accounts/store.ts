@@ -240,28 +240,39 @@ async function withTenants(
   }));
 }
 
-/** Credits recorded in [from, to), applied or refused, for reconciliation against the bank's statement. */
-export async function creditsReceivedBetween(em: EntityManager, from: Date, to: Date): Promise<CreditWithTenant[]> {
+/**
+ * Credits through `providers` (one connector's virtual-account providers) recorded in [from, to),
+ * applied or refused, for reconciliation against that connector's record of the day.
+ */
+export async function creditsReceivedBetween(
+  em: EntityManager,
+  providers: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<CreditWithTenant[]> {
+  if (!providers.length) return [];
   return withTenants(
     em,
     await em.find(
       InboundCreditRecord,
-      { created_at: { $gte: from, $lt: to } },
+      { provider: { $in: [...providers] }, created_at: { $gte: from, $lt: to } },
       { orderBy: { created_at: 'asc', id: 'asc' } },
     ),
   );
 }
 
-/** Credits by the bank's transaction reference or session id, whatever their day. */
+/** Credits through `providers` by the bank's transaction reference or session id, whatever their day. */
 export async function creditsByReferenceOrSession(
   em: EntityManager,
+  providers: readonly string[],
   references: readonly string[],
   sessionIds: readonly string[],
 ): Promise<CreditWithTenant[]> {
-  if (!references.length && !sessionIds.length) return [];
+  if (!providers.length || (!references.length && !sessionIds.length)) return [];
   return withTenants(
     em,
     await em.find(InboundCreditRecord, {
+      provider: { $in: [...providers] },
       $or: [{ transaction_reference: { $in: [...references] } }, { session_id: { $in: [...sessionIds] } }],
     }),
   );

@@ -195,9 +195,13 @@ describe('a late bank answer that contradicts the books', () => {
     // The day's reconciliation counts it, and finds the bank's word against ours on the same transfer.
     const reconciled = await admin('reconcile', 'run', '--date', new Date().toISOString().slice(0, 10));
     expect(reconciled.code, reconciled.stderr).toBe(0);
-    expect(reconciled.json.discrepancies).toEqual({ open: 1, received_on_day: 1 });
-    expect(reconciled.json.mismatches).toEqual([
+    // The sandbox bank's run (the only connector here) counts it: the transfer is the sandbox's.
+    expect(reconciled.json.runs.map((run: { connector: string }) => run.connector)).toEqual(['sandbox']);
+    const [run] = reconciled.json.runs;
+    expect(run.discrepancies).toEqual({ open: 1, received_on_day: 1 });
+    expect(run.mismatches).toEqual([
       expect.objectContaining({
+        connector: 'sandbox',
         outcome: 'status_differs',
         reference: id,
         transfer_id: id,

@@ -30,9 +30,11 @@ useGatewayStack(
     taskQueue: TASK_QUEUE,
     bank: { completionDelayMs: 100 },
     // The simulator is up before the stack (beforeAll order); its URL is read when the stack starts.
-    get liveConnectors() {
-      return [{ name: 'paystack', settings: { secretKey: paystack.secretKey, baseUrl: paystack.url } }];
-    },
+    liveConnectorEnv: () => ({
+      LIVE_CONNECTORS: 'paystack',
+      PAYSTACK_SECRET_KEY: paystack.secretKey,
+      PAYSTACK_BASE_URL: paystack.url,
+    }),
   },
   (started) => {
     stack = started;

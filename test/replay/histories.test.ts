@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation and BVN verification', () => {
+  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation (per connector, and as recorded when it reconciled the sandbox bank alone) and BVN verification', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -58,6 +58,9 @@ describe('recorded workflow histories', () => {
         'reconciliation-operator.json',
         'reconciliation-statement-unavailable.json',
         'reconciliation-scheduled.json',
+        'reconciliation-operator-before-connectors.json',
+        'reconciliation-statement-unavailable-before-connectors.json',
+        'reconciliation-scheduled-before-connectors.json',
         'bvn-verification-verified.json',
         'bvn-verification-name-mismatch.json',
         'bvn-verification-after-outage.json',

@@ -4,7 +4,7 @@ import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
-import { defaultWebhookTaskQueue } from '../../src/config.ts';
+import { type Config, defaultWebhookTaskQueue } from '../../src/config.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
@@ -38,8 +38,6 @@ export interface TestAppOptions {
   /** Where the sandbox bank listens; by default an address where nothing does. */
   sandboxBankUrl?: string;
   providerTimeoutMs?: number;
-  /** LIVE_CONNECTORS as config parses it: the live connectors, in priority order, with their settings. */
-  liveConnectors?: { name: string; settings: unknown }[];
   taskQueue?: string;
   webhookScheduleMs?: number[];
   egress?: EgressPolicy;
@@ -53,6 +51,8 @@ export interface TestAppOptions {
   requestTimeoutMs?: number;
   /** NAME_ENQUIRY_CACHE_MS (60 s by default, as in production). */
   nameEnquiryCacheMs?: number;
+  /** The live connectors, as src/config.ts reads LIVE_CONNECTORS and their settings (none by default). */
+  liveConnectors?: Config['liveConnectors'];
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {

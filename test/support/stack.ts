@@ -28,7 +28,7 @@ export interface GatewayStack {
   db: TestDatabase;
   gateway: TestApp;
   app: FastifyInstance;
-  /** Where the API listens (providers' callbacks go to `<gatewayUrl>/provider-callbacks/<name>`). */
+  /** Where the app listens: providers' callbacks go to `<gatewayUrl>/provider-callbacks/<name>`. */
   gatewayUrl: string;
   bank: TestSandboxBank;
   client: Client;
@@ -83,11 +83,15 @@ export async function startGatewayStack(options: {
   webhookWorkerSlots?: number;
   /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
   webhookTimeoutMs?: number;
-  /** The live connectors of the API and the workers, as config parses LIVE_CONNECTORS; none by default. */
-  liveConnectors?: { name: string; settings: unknown }[];
+  /**
+   * LIVE_CONNECTORS and their settings, read as src/config.ts reads them, for the app and the
+   * workers; a function, so that a simulator started before the stack can give its address.
+   */
+  liveConnectorEnv?: () => Record<string, string>;
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
   const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
+  const liveConnectors = options.liveConnectorEnv ? loadConfig(options.liveConnectorEnv()).liveConnectors : [];
   const db = await createTestDatabase();
   const bankPort = await freePort();
   const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
@@ -100,12 +104,12 @@ export async function startGatewayStack(options: {
   };
   const gateway = await createTestApp(db.orm, {
     ...options.app,
-    ...(options.liveConnectors ? { liveConnectors: options.liveConnectors } : {}),
     sandboxBankUrl,
     taskQueue: options.taskQueue,
     providerTimeoutMs,
     egress,
     temporalAddress,
+    liveConnectors,
   });
   const gatewayUrl = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const temporal = new URL(`grpc://${temporalAddress}`);
@@ -125,7 +129,7 @@ export async function startGatewayStack(options: {
       sandboxBankUrl,
       PROVIDER_TIMEOUT_MS: providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
-      liveConnectors: options.liveConnectors ?? [],
+      liveConnectors,
     });
   // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);

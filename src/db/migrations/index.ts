@@ -23,6 +23,7 @@ import { Migration0020Modes } from './0020-modes.ts';
 import { Migration0021CardAuthorizationsPerCard } from './0021-card-authorizations-per-card.ts';
 import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.ts';
 import { Migration0023TransferConnectors } from './0023-transfer-connectors.ts';
+import { Migration0024ReconciliationConnectors } from './0024-reconciliation-connectors.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -48,4 +49,5 @@ export const migrations = [
   Migration0021CardAuthorizationsPerCard,
   Migration0022WebhookAttemptSlots,
   Migration0023TransferConnectors,
+  Migration0024ReconciliationConnectors,
 ];
