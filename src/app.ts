@@ -1,6 +1,7 @@
 // Builds the Fastify application: platform concerns (request ids, logging, envelopes, auth,
 // rate limits, OpenAPI) and every feature's routes. The process entry is src/server.ts; tests
 // build the same app against their own database and Temporal server.
+import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -100,6 +101,13 @@ declare module 'fastify' {
 
 /** The levels at which the per-request line is written. */
 const REQUEST_LINE_LEVELS = new Set(['trace', 'debug', 'info']);
+
+let contractText: Promise<string> | undefined;
+/** docs/generic-bank-contract-v1.yaml, read once. */
+function genericBankContract(): Promise<string> {
+  contractText ??= readFile(new URL('../docs/generic-bank-contract-v1.yaml', import.meta.url), 'utf8');
+  return contractText;
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -213,6 +221,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.send(app.swagger()),
+  );
+  // The generic HTTP bank contract (decisions §13), for banks and shims implementing it.
+  app.get(
+    '/contracts/generic-bank-v1.yaml',
+    { config: { public: true }, schema: { hide: true } },
+    async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(await genericBankContract()),
   );
   healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
   walletRoutes(app, { orm: deps.orm });
