@@ -32,7 +32,7 @@ import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
-import { sandboxBankReceiver } from './providers/signing.ts';
+import { sandboxCallbackReceiver } from './connectors/sandbox/index.ts';
 import { type Providers, callbackModesOf } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
@@ -272,7 +272,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
-    receivers: new Map([['sandbox-bank', sandboxBankReceiver(deps.config.providerCallbackSecret)]]),
+    receivers: new Map([['sandbox', sandboxCallbackReceiver(deps.config.providerCallbackSecret)]]),
     dispatcher: deps.dispatcher,
     refused: rateLimits.unauthenticated,
     authorize: (request, log, provider) =>

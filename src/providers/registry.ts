@@ -1,13 +1,7 @@
 // The providers this deployment talks to, built from configuration. Sandbox keys and tests use
-// the bundled sandbox bank: its NIP switch for transfers, and two virtual-account providers so
-// that routing between providers is real.
-import type { Config } from '../config.ts';
-import {
-  SandboxBankSwitch,
-  SandboxCardProcessor,
-  SandboxIdentityVerifier,
-  SandboxVirtualAccountProvider,
-} from './sandbox-bank-adapter.ts';
+// the bundled sandbox bank through the sandbox connector (the generic contract): its transfers,
+// cards and BVN service, and two virtual-account providers so that routing between providers is real.
+import { type SandboxConnectorConfig, createSandboxConnector } from '../connectors/sandbox/index.ts';
 import type { Bank, BankSwitch, CardProcessor, IdentityVerifier, VirtualAccountProvider } from './types.ts';
 
 export interface VirtualAccountProviderEntry {
@@ -80,36 +74,15 @@ export class BankDirectory {
   }
 }
 
-export function createProviders(
-  config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> & Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN'>>,
-): Providers {
-  const http = {
-    baseUrl: config.sandboxBankUrl,
-    timeoutMs: config.PROVIDER_TIMEOUT_MS,
-    controlToken: config.SANDBOX_BANK_CONTROL_TOKEN,
-  };
-  const bankSwitch = new SandboxBankSwitch(http);
+export function createProviders(config: SandboxConnectorConfig): Providers {
+  const sandbox = createSandboxConnector(config);
+  const bankSwitch = sandbox.transfers!;
   return {
     bankSwitch,
     banks: new BankDirectory(bankSwitch),
-    cards: new SandboxCardProcessor(http),
-    identity: new SandboxIdentityVerifier(http),
-    callbackModes: { 'sandbox-bank': ['test'] },
-    virtualAccounts: [
-      {
-        provider: new SandboxVirtualAccountProvider('wema', http),
-        countries: ['NG'],
-        currencies: ['NGN'],
-        supportsPreferredBank: false,
-        modes: ['test'],
-      },
-      {
-        provider: new SandboxVirtualAccountProvider('providus', http),
-        countries: ['NG'],
-        currencies: ['NGN'],
-        supportsPreferredBank: true,
-        modes: ['test'],
-      },
-    ],
+    cards: sandbox.cards!,
+    identity: sandbox.identity!,
+    callbackModes: { [sandbox.name]: sandbox.modes },
+    virtualAccounts: sandbox.virtualAccounts!.map((route) => ({ ...route, modes: sandbox.modes })),
   };
 }

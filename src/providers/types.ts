@@ -17,6 +17,8 @@ export interface SubmitTransferInput {
   accountNumber: string;
   accountName: string;
   narration: string;
+  /** The name enquiry's session id at this provider, when the caller has it. */
+  sessionId?: string;
 }
 
 export type BankTransferStatus = 'pending' | 'successful' | 'failed';

@@ -15,7 +15,7 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     const text = (value: unknown) => (typeof value === 'string' ? value : '');
     const credit: InboundCredit = {
       // The sandbox bank speaks for every provider it plays; any other provider only for itself.
-      provider: callback.provider === 'sandbox-bank' ? text(data.provider) : callback.provider,
+      provider: callback.provider === 'sandbox' ? text(data.provider) : callback.provider,
       sender: callback.provider,
       accountNumber: text(data.account_number),
       amountMinor: Number(data.amount_minor),

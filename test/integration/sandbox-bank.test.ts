@@ -1,15 +1,23 @@
-// The provider layer against the real sandbox bank over HTTP: every magic account, the flaky
-// bank's two transient failures, a provider taken down and brought back, virtual-account
-// allocation, and signed callbacks arriving at the gateway (and forged ones refused).
+// The sandbox connector (the generic contract's client) against the real sandbox bank over HTTP:
+// every magic account, the flaky bank's two transient failures, a provider taken down and brought
+// back, virtual-account allocation, and Standard Webhooks callbacks arriving at the gateway (and
+// forged ones refused).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { CallbackDispatcher, type ProviderCallback } from '../../src/provider-callbacks/dispatcher.ts';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
-import { SandboxBankSwitch, SandboxVirtualAccountProvider } from '../../src/providers/sandbox-bank-adapter.ts';
+import { createSandboxConnector } from '../../src/connectors/sandbox/index.ts';
+import type { BankSwitch, VirtualAccountProvider } from '../../src/providers/types.ts';
 import { ProviderError } from '../../src/providers/types.ts';
 import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
 import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
-import { TEST_CALLBACK_SECRET, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import {
+  TEST_CALLBACK_SECRET,
+  TEST_SANDBOX_BANK_API_KEY,
+  type TestApp,
+  createFundedTenant,
+  createTestApp,
+} from '../support/app.ts';
+import { callbackHeaders } from '../support/callbacks.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
@@ -19,8 +27,25 @@ let db: TestDatabase;
 let gateway: TestApp;
 let app: FastifyInstance;
 let bank: TestSandboxBank;
-let bankSwitch: SandboxBankSwitch;
+let bankSwitch: BankSwitch;
 const received: ProviderCallback[] = [];
+
+/** The sandbox connector at `baseUrl`, with the test bank's API key (and control token, if given). */
+function connectorAt(baseUrl: string, timeoutMs: number, controlToken?: string) {
+  return createSandboxConnector({
+    sandboxBankUrl: baseUrl,
+    PROVIDER_TIMEOUT_MS: timeoutMs,
+    sandboxBankApiKey: TEST_SANDBOX_BANK_API_KEY,
+    providerCallbackSecret: TEST_CALLBACK_SECRET,
+    ...(controlToken ? { SANDBOX_BANK_CONTROL_TOKEN: controlToken } : {}),
+  });
+}
+
+/** One of the sandbox bank's virtual-account providers, through the connector. */
+function virtualAccounts(name: string, controlToken?: string): VirtualAccountProvider {
+  return connectorAt(bank.url, 2_000, controlToken).virtualAccounts!.find((route) => route.provider.name === name)!
+    .provider;
+}
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -43,7 +68,7 @@ beforeAll(async () => {
     completionDelayMs: 150,
     hangMs: 1_500,
   });
-  bankSwitch = new SandboxBankSwitch({ baseUrl: bank.url, timeoutMs: 500 });
+  bankSwitch = connectorAt(bank.url, 500).transfers!;
 });
 afterAll(async () => {
   await bank?.close();
@@ -72,9 +97,15 @@ const transferInput = (reference: string, accountNumber: string) => ({
 const callbackFor = (reference: string) => () => received.find((callback) => callback.data.reference === reference);
 
 describe('name enquiry', () => {
-  it('refuses 0000000000 as a definitive invalid_account, keeping the raw code', async () => {
+  it('refuses 0000000000 as a definitive invalid_account (404 invalid_account), keeping the code', async () => {
     const error = await providerError(bankSwitch.nameEnquiry('058', '0000000000'));
-    expect(error).toMatchObject({ outcome: 'invalid_account', transient: false, rawCode: '07' });
+    expect(error).toMatchObject({
+      outcome: 'invalid_account',
+      transient: false,
+      rawCode: 'invalid_account',
+      httpStatus: 404,
+    });
+    expect(error.notTaken).toBe(false);
   });
 
   it('returns the same account name for the same number', async () => {
@@ -90,27 +121,51 @@ describe('transfers', () => {
   it('accepts an ordinary account, completes it in about a second, and calls the gateway back', async () => {
     const reference = `ok-${Date.now()}`;
     const accepted = await bankSwitch.submitTransfer(transferInput(reference, '0123456789'));
-    expect(accepted.status).toBe('pending');
-    expect(accepted.sessionId).toMatch(/^\d{30}$/);
-    expect(accepted.rawCode).toBe('09');
+    expect(accepted).toEqual({
+      status: 'pending',
+      sessionId: expect.stringMatching(/^\d{30}$/),
+      rawCode: '09',
+      message: 'Transaction in progress',
+    });
 
     const callback = await eventually(callbackFor(reference));
-    expect(callback).toMatchObject({ provider: 'sandbox-bank', type: 'transfer.successful' });
-    expect(callback.data).toMatchObject({
+    expect(callback).toMatchObject({ provider: 'sandbox', type: 'transfer.successful' });
+    expect(callback.eventId).toMatch(/^sbx_evt_[0-9a-f]{32}$/);
+    expect(callback.data).toEqual({
+      reference,
       session_id: accepted.sessionId,
-      amount_minor: 1_234_500,
-      status: 'successful',
       response_code: '00',
+      message: 'Approved or completed successfully',
     });
-    expect(await bankSwitch.transferStatus(reference)).toMatchObject({
+    expect(await bankSwitch.transferStatus(reference)).toEqual({
       status: 'successful',
       rawCode: '00',
       sessionId: accepted.sessionId,
+      message: 'Approved or completed successfully',
     });
 
-    // The same reference submitted again is the same transfer, not a second one.
+    // The same reference submitted again is the same transfer, not a second one: answered final now.
     const again = await bankSwitch.submitTransfer(transferInput(reference, '0123456789'));
-    expect(again.sessionId).toBe(accepted.sessionId);
+    expect(again).toMatchObject({ status: 'successful', sessionId: accepted.sessionId });
+    // …and with another amount, the contract's 409: definitive, yet no proof the bank did not take it.
+    const conflict = await providerError(
+      bankSwitch.submitTransfer({ ...transferInput(reference, '0123456789'), amountMinor: 1_234_501 }),
+    );
+    expect(conflict).toMatchObject({ outcome: 'rejected', transient: false, httpStatus: 409, rawCode: 'conflict' });
+    expect(conflict.notTaken).toBe(false);
+  });
+
+  it('refuses 0000000000 at submission with 422, definitive and not taken (no status to query)', async () => {
+    const reference = `invalid-${Date.now()}`;
+    const refused = await providerError(bankSwitch.submitTransfer(transferInput(reference, '0000000000')));
+    expect(refused).toMatchObject({
+      outcome: 'invalid_account',
+      transient: false,
+      httpStatus: 422,
+      rawCode: 'invalid_account',
+    });
+    expect(refused.notTaken).toBe(true);
+    expect(await providerError(bankSwitch.transferStatus(reference))).toMatchObject({ outcome: 'not_found' });
   });
 
   it('accepts 1111111111 and then fails it at the bank', async () => {
@@ -118,7 +173,7 @@ describe('transfers', () => {
     expect((await bankSwitch.submitTransfer(transferInput(reference, '1111111111'))).status).toBe('pending');
     const callback = await eventually(callbackFor(reference));
     expect(callback.type).toBe('transfer.failed');
-    expect(callback.data).toMatchObject({ status: 'failed', response_code: '57' });
+    expect(callback.data).toMatchObject({ response_code: '57', message: 'Transaction not permitted to sender' });
     expect(await bankSwitch.transferStatus(reference)).toMatchObject({ status: 'failed', rawCode: '57' });
   });
 
@@ -149,7 +204,12 @@ describe('transfers', () => {
   it('errors, then times out, on 3333333333, and accepts and completes on the third try', async () => {
     const reference = `flaky-${Date.now()}`;
     const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
-    expect(first).toMatchObject({ outcome: 'unavailable', transient: true, httpStatus: 500, rawCode: '96' });
+    expect(first).toMatchObject({
+      outcome: 'unavailable',
+      transient: true,
+      httpStatus: 500,
+      rawCode: 'system_malfunction',
+    });
     const second = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
     expect(second).toMatchObject({ outcome: 'timeout', transient: true });
     const third = await bankSwitch.submitTransfer(transferInput(reference, '3333333333'));
@@ -159,7 +219,7 @@ describe('transfers', () => {
 
   it('answers a status query for an unknown reference with a definitive not_found', async () => {
     const error = await providerError(bankSwitch.transferStatus('never-sent'));
-    expect(error).toMatchObject({ outcome: 'not_found', transient: false, rawCode: '25', httpStatus: 404 });
+    expect(error).toMatchObject({ outcome: 'not_found', transient: false, rawCode: 'not_found', httpStatus: 404 });
   });
 });
 
@@ -168,7 +228,7 @@ describe('a provider taken down', () => {
     expect((await bank.control('/control/providers/nip/down')).status).toBe(200);
     try {
       const error = await providerError(bankSwitch.nameEnquiry('058', '0123456789'));
-      expect(error).toMatchObject({ outcome: 'unavailable', transient: true, httpStatus: 503, rawCode: '91' });
+      expect(error).toMatchObject({ outcome: 'unavailable', transient: true, httpStatus: 503, rawCode: 'unavailable' });
       const submit = await providerError(bankSwitch.submitTransfer(transferInput(`down-${Date.now()}`, '0123456789')));
       expect(submit.transient).toBe(true);
     } finally {
@@ -178,7 +238,7 @@ describe('a provider taken down', () => {
   });
 
   it('is a transient network error when nothing listens at all', async () => {
-    const nowhere = new SandboxBankSwitch({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    const nowhere = connectorAt('http://127.0.0.1:9', 500).transfers!;
     expect(await providerError(nowhere.nameEnquiry('058', '0123456789'))).toMatchObject({
       outcome: 'network_error',
       transient: true,
@@ -188,8 +248,8 @@ describe('a provider taken down', () => {
 
 describe('virtual accounts', () => {
   it('allocates NUBAN-shaped accounts, unique per provider, once per reference', async () => {
-    const wema = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
-    const providus = new SandboxVirtualAccountProvider('providus', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const wema = virtualAccounts('wema');
+    const providus = virtualAccounts('providus');
     const a = await wema.allocate({ reference: 'va-1', accountName: 'Ada Obi', customerId: 'cus_1' });
     const b = await wema.allocate({ reference: 'va-2', accountName: 'Ada Obi', customerId: 'cus_1' });
     const again = await wema.allocate({ reference: 'va-1', accountName: 'Ada Obi', customerId: 'cus_1' });
@@ -207,7 +267,7 @@ describe('virtual accounts', () => {
   });
 
   it('sends an inbound credit callback with its own transaction reference', async () => {
-    const wema = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
+    const wema = virtualAccounts('wema');
     const account = await wema.allocate({ reference: 'va-credit', accountName: 'Musa Bello', customerId: 'cus_2' });
     const sent = await bank.control(`/control/providers/wema/virtual-accounts/${account.accountNumber}/credits`, {
       amount_minor: 750_050,
@@ -221,24 +281,28 @@ describe('virtual accounts', () => {
           cb.type === 'virtual_account.credit' && cb.data.transaction_reference === sent.body.transaction_reference,
       ),
     );
-    expect(callback.data).toMatchObject({
+    expect(callback.data).toEqual({
       provider: 'wema',
       account_number: account.accountNumber,
       amount_minor: 750_050,
       sender_name: 'OKAFOR STORES',
-      provider_reference: 'va-credit',
+      transaction_reference: sent.body.transaction_reference,
+      session_id: sent.body.session_id,
     });
+    expect(account.providerReference).toBe('va-credit');
   });
 });
 
 describe('callback intake', () => {
-  const post = (body: string, signature: string | undefined) =>
+  const post = (body: string, headers: Record<string, string> | undefined) =>
     app.inject({
       method: 'POST',
-      url: '/provider-callbacks/sandbox-bank',
-      headers: { 'content-type': 'application/json', ...(signature ? { [SIGNATURE_HEADER]: signature } : {}) },
+      url: '/provider-callbacks/sandbox',
+      headers: { 'content-type': 'application/json', ...headers },
       payload: body,
     });
+  const signed = (body: string, options: { secret?: string; timestamp?: number } = {}) =>
+    callbackHeaders((JSON.parse(body) as { id: string }).id, body, options);
   const storedCount = async (eventId: string) => {
     const [row] = await db.orm.em
       .fork()
@@ -248,17 +312,22 @@ describe('callback intake', () => {
 
   it('refuses a bad signature with 401 and applies nothing', async () => {
     const body = JSON.stringify({
-      event_id: 'forged-1',
-      type: 'transfer.successful',
-      data: { reference: 'forged-ref' },
+      id: 'forged-1',
+      type: 'transfer.completed',
+      data: { reference: 'forged-ref', status: 'successful', session_id: 's', code: '00', message: 'ok' },
     });
-    for (const signature of [
+    const good = signed(body);
+    const { 'webhook-signature': _signature, ...unsigned } = good;
+    for (const headers of [
       undefined,
-      signPayload('not-the-secret-at-all', body),
-      'garbage',
-      signPayload(TEST_CALLBACK_SECRET, `${body} `),
+      unsigned,
+      signed(body, { secret: 'not-the-secret-at-all' }),
+      { ...good, 'webhook-signature': 'garbage' },
+      // Signed over other bytes, or under another id than the one sent.
+      { ...good, 'webhook-signature': signed(`${body} `)['webhook-signature']! },
+      { ...good, 'webhook-id': 'forged-2' },
     ]) {
-      const response = await post(body, signature);
+      const response = await post(body, headers);
       expect(response.statusCode).toBe(401);
       expect(response.json().error.code).toBe('UNAUTHORIZED');
     }
@@ -267,18 +336,26 @@ describe('callback intake', () => {
   });
 
   it('refuses a correctly signed callback whose timestamp is stale', async () => {
-    const body = JSON.stringify({ event_id: 'stale-1', type: 'transfer.successful', data: { reference: 'stale-ref' } });
-    const response = await post(body, signPayload(TEST_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000) - 600));
-    expect(response.statusCode).toBe(401);
-    expect(response.json().error.message).toContain('tolerance');
+    const body = JSON.stringify({
+      id: 'stale-1',
+      type: 'transfer.completed',
+      data: { reference: 'stale-ref', status: 'successful', session_id: 's', code: '00', message: 'ok' },
+    });
+    for (const offset of [-600, 600]) {
+      const response = await post(body, signed(body, { timestamp: Math.floor(Date.now() / 1000) + offset }));
+      expect(response.statusCode).toBe(401);
+      expect(response.json().error.message).toContain('tolerance');
+    }
     expect(await storedCount('stale-1')).toBe(0);
   });
 
   it('applies a signed event once, however often it arrives', async () => {
-    const body = JSON.stringify({ event_id: 'dup-1', type: 'transfer.successful', data: { reference: 'dup-ref' } });
-    const responses = await Promise.all(
-      Array.from({ length: 3 }, () => post(body, signPayload(TEST_CALLBACK_SECRET, body))),
-    );
+    const body = JSON.stringify({
+      id: 'dup-1',
+      type: 'transfer.completed',
+      data: { reference: 'dup-ref', status: 'successful', session_id: 's', code: '00', message: 'ok' },
+    });
+    const responses = await Promise.all(Array.from({ length: 3 }, () => post(body, signed(body))));
     expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
     expect(responses.map((response) => response.json().data.status).sort()).toEqual([
       'accepted',
@@ -291,18 +368,24 @@ describe('callback intake', () => {
 
   it('answers 404 for a provider it has no secret for, and 400 for a signed body that is not a callback', async () => {
     const body = JSON.stringify({ hello: 'world' });
-    const unknown = await app.inject({
-      method: 'POST',
-      url: '/provider-callbacks/acme-bank',
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, body) },
-      payload: body,
-    });
+    const headers = callbackHeaders('hello-1', body);
+    const unknown = await app.inject({ method: 'POST', url: '/provider-callbacks/acme-bank', headers, payload: body });
     expect(unknown.statusCode).toBe(404);
-    const invalid = await post(body, signPayload(TEST_CALLBACK_SECRET, body));
+    const invalid = await post(body, headers);
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(
-      expect.arrayContaining(['event_id', 'type', 'data']),
+      expect.arrayContaining(['id', 'type', 'data']),
     );
+    // A contract event whose data is not the contract's: 400 naming the fields, nothing applied.
+    const broken = JSON.stringify({
+      id: 'broken-1',
+      type: 'transfer.completed',
+      data: { reference: 'x', status: 'done' },
+    });
+    const refused = await post(broken, signed(broken));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(['data.status']);
+    expect(await storedCount('broken-1')).toBe(0);
   });
 });
 
@@ -394,25 +477,28 @@ describe('control routes need the control token (SANDBOX_BANK_CONTROL_TOKEN)', (
     expect(down.statusCode).toBe(200);
     expect(await bank.store.isDown('bvn')).toBe(true);
     expect((await bank.control('/control/providers/bvn/up')).status).toBe(200);
-    expect((await bank.app.inject({ method: 'GET', url: '/banks' })).statusCode).toBe(200);
+    const banks = { method: 'GET' as const, url: '/banks' };
+    expect((await bank.app.inject({ ...banks, headers: { authorization: `Bearer ${bank.apiKey}` } })).statusCode).toBe(
+      200,
+    );
+    // The contract's routes take the API key, not the control token; /health takes nothing.
+    expect(
+      (await bank.app.inject({ ...banks, headers: { authorization: `Bearer ${bank.controlToken}` } })).statusCode,
+    ).toBe(401);
     expect((await bank.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   });
 
   it("is sent by the gateway's adapter on control routes only, and without it the adapter's credit fails", async () => {
-    const withToken = new SandboxVirtualAccountProvider('wema', {
-      baseUrl: bank.url,
-      timeoutMs: 2_000,
-      controlToken: bank.controlToken,
-    });
+    const withToken = virtualAccounts('wema', bank.controlToken);
     const account = await withToken.allocate({ reference: 'va-token', accountName: 'Ada Obi', customerId: 'c' });
-    await expect(withToken.simulateInboundCredit(account.accountNumber, { amountMinor: 5_000 })).resolves.toMatchObject(
-      {
-        transactionReference: expect.stringMatching(/^SBXCR/),
-      },
-    );
-    const withoutToken = new SandboxVirtualAccountProvider('wema', { baseUrl: bank.url, timeoutMs: 2_000 });
+    await expect(
+      withToken.simulateInboundCredit!(account.accountNumber, { amountMinor: 5_000 }),
+    ).resolves.toMatchObject({
+      transactionReference: expect.stringMatching(/^SBXCR/),
+    });
+    const withoutToken = virtualAccounts('wema');
     const refused = await providerError(
-      withoutToken.simulateInboundCredit(account.accountNumber, { amountMinor: 5_000 }),
+      withoutToken.simulateInboundCredit!(account.accountNumber, { amountMinor: 5_000 }),
     );
     expect(refused).toMatchObject({ httpStatus: 401, transient: false });
     expect(refused.message).toContain('SANDBOX_BANK_CONTROL_TOKEN');
@@ -424,7 +510,13 @@ describe('control routes need the control token (SANDBOX_BANK_CONTROL_TOKEN)', (
   });
 
   it('stays open on loopback when no token is configured (local development, as before)', async () => {
-    const open = await buildSandboxBank({ store: bank.store, completionDelayMs: 1, hangMs: 1, logLevel: 'silent' });
+    const open = await buildSandboxBank({
+      store: bank.store,
+      apiKey: TEST_SANDBOX_BANK_API_KEY,
+      completionDelayMs: 1,
+      hangMs: 1,
+      logLevel: 'silent',
+    });
     try {
       const down = await open.inject({ method: 'POST', url: '/control/providers/cards/down' });
       expect(down.statusCode).toBe(200);

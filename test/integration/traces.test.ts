@@ -46,12 +46,12 @@ const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> =
   // The create path's local activities, inside the update.
   'StartActivity:nameEnquiry': [WORKER, 'HandleUpdate:create'],
   'RunActivity:nameEnquiry': [WORKER, 'StartActivity:nameEnquiry'],
-  'POST /nip/name-enquiry': [WORKER, 'RunActivity:nameEnquiry'],
+  'POST /name-enquiry': [WORKER, 'RunActivity:nameEnquiry'],
   'StartActivity:reserveFunds': [WORKER, 'HandleUpdate:create'],
   'RunActivity:reserveFunds': [WORKER, 'StartActivity:reserveFunds'],
   'StartActivity:submitToBank': [WORKER, 'RunWorkflow:transferWorkflow'],
   'RunActivity:submitToBank': [WORKER, 'StartActivity:submitToBank'],
-  'POST /nip/transfers': [WORKER, 'RunActivity:submitToBank'],
+  'POST /transfers': [WORKER, 'RunActivity:submitToBank'],
   'StartActivity:markProcessing': [WORKER, 'RunWorkflow:transferWorkflow'],
   'RunActivity:markProcessing': [WORKER, 'StartActivity:markProcessing'],
   'StartActivity:settleTransfer': [WORKER, 'RunWorkflow:transferWorkflow'],
@@ -300,12 +300,13 @@ it('follows a transfer in one trace from its request through the workflow, activ
     kind: 2,
     attributes: { 'http.route': '/api/v1/transfers', 'http.request.method': 'POST', 'http.response.status_code': 201 },
   });
-  expect(byName.get('POST /nip/transfers')).toMatchObject({
+  expect(byName.get('POST /transfers')).toMatchObject({
     kind: 3,
     attributes: {
-      'url.full': `${bank.url}/nip/transfers`,
-      'http.response.status_code': 200,
-      'gateway.provider': 'sandbox-nip',
+      'url.full': `${bank.url}/transfers`,
+      // Accepted, pending: the contract's 202.
+      'http.response.status_code': 202,
+      'gateway.provider': 'sandbox',
     },
   });
   expect(byName.get('POST webhook')).toMatchObject({
