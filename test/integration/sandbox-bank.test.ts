@@ -9,6 +9,7 @@ import { createSandboxConnector } from '../../src/connectors/sandbox/index.ts';
 import type { BankSwitch, VirtualAccountProvider } from '../../src/providers/types.ts';
 import { ProviderError } from '../../src/providers/types.ts';
 import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
+import { contractBody } from '../../src/sandbox-bank/runner.ts';
 import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
 import {
   TEST_CALLBACK_SECRET,
@@ -386,6 +387,274 @@ describe('callback intake', () => {
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(['data.status']);
     expect(await storedCount('broken-1')).toBe(0);
+  });
+});
+
+describe('the contract routes over HTTP, as any client of the contract meets them', () => {
+  const keys = (value: object) => Object.keys(value).sort();
+
+  it('needs the API key on every contract route, 401 {code, message} otherwise', async () => {
+    for (const [method, path] of [
+      ['GET', '/banks'],
+      ['POST', '/name-enquiry'],
+      ['POST', '/transfers'],
+      ['GET', '/transfers/x'],
+      ['GET', '/statements/settlement/2026-11-24'],
+      ['POST', '/identity/bvn-lookup'],
+      ['POST', '/cards'],
+      ['POST', '/providers/wema/virtual-accounts'],
+    ] as const) {
+      for (const authorization of ['', `Bearer ${bank.apiKey}x`, `Bearer ${bank.controlToken}`, bank.apiKey]) {
+        const answer = await bank.call(method, path, method === 'POST' ? {} : undefined, authorization);
+        expect({ path, authorization, answer }).toEqual({
+          path,
+          authorization,
+          answer: {
+            status: 401,
+            body: { code: 'unauthorized', message: 'the bank needs Authorization: Bearer <SANDBOX_BANK_API_KEY>' },
+          },
+        });
+      }
+    }
+  });
+
+  it('answers the bank list, name enquiries and unknown paths in the contract shapes', async () => {
+    const banks = await bank.call('GET', '/banks');
+    expect(banks.status).toBe(200);
+    expect(keys(banks.body)).toEqual(['banks']);
+    expect(banks.body.banks).toContainEqual({ code: '058', name: 'Guaranty Trust Bank' });
+    for (const entry of banks.body.banks) expect(keys(entry)).toEqual(['code', 'name']);
+
+    const found = await bank.call('POST', '/name-enquiry', { bank_code: '058', account_number: '0123456789' });
+    expect(found).toEqual({
+      status: 200,
+      body: { account_name: expect.stringMatching(/^[A-Z]+ [A-Z]+$/), session_id: expect.stringMatching(/^\d{30}$/) },
+    });
+    expect(await bank.call('POST', '/name-enquiry', { bank_code: '058', account_number: '0000000000' })).toEqual({
+      status: 404,
+      body: { code: 'invalid_account', message: 'Invalid account' },
+    });
+    const badCode = await bank.call('POST', '/name-enquiry', { bank_code: '999', account_number: '0123456789' });
+    expect(badCode).toMatchObject({ status: 400, body: { code: 'validation_error' } });
+    // The old NIP paths are no routes: a code of their own, never "not found" about a transfer.
+    const old = await bank.call('POST', '/nip/transfers', {});
+    expect(old).toEqual({ status: 404, body: { code: 'unknown_route', message: 'no route POST /nip/transfers' } });
+  });
+
+  it('takes a transfer once per reference: 202 pending, the same answer again, 409 for another body, 422 and 429 as decided', async () => {
+    const reference = `contract-${Date.now()}`;
+    const body = {
+      reference,
+      amount_minor: 50_000,
+      currency: 'NGN',
+      bank_code: '058',
+      account_number: '2222222222',
+      account_name: 'HELD RECIPIENT',
+      narration: 'contract',
+      session_id: 'NE-SESSION',
+    };
+    const accepted = await bank.call('POST', '/transfers', body);
+    expect(accepted).toEqual({
+      status: 202,
+      body: {
+        reference,
+        status: 'pending',
+        session_id: expect.stringMatching(/^\d{30}$/),
+        code: '09',
+        message: 'Transaction in progress',
+      },
+    });
+    expect(await bank.call('POST', '/transfers', body)).toEqual(accepted);
+    expect(await bank.call('GET', `/transfers/${reference}`)).toEqual({ ...accepted, status: 200 });
+    for (const other of [{ amount_minor: 50_001 }, { account_number: '0123456789' }, { bank_code: '044' }]) {
+      expect(await bank.call('POST', '/transfers', { ...body, ...other })).toEqual({
+        status: 409,
+        body: { code: 'conflict', message: `reference ${reference} was used for another transfer` },
+      });
+    }
+    const { currency: _currency, ...withoutCurrency } = body;
+    expect(await bank.call('POST', '/transfers', { ...withoutCurrency, reference: `${reference}-x` })).toMatchObject({
+      status: 400,
+      body: { code: 'validation_error' },
+    });
+    expect(
+      await bank.call('POST', '/transfers', { ...body, reference: `${reference}-inv`, account_number: '0000000000' }),
+    ).toEqual({ status: 422, body: { code: 'invalid_account', message: 'Invalid account' } });
+    const throttled = await fetch(`${bank.url}/transfers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bank.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, reference: `${reference}-429`, account_number: '4444444444' }),
+    });
+    expect([throttled.status, throttled.headers.get('retry-after'), await throttled.json()]).toEqual([
+      429,
+      '1',
+      { code: 'too_many_requests', message: 'Too many requests; try again later' },
+    ]);
+    // Neither refusal took anything: the bank has no record of them.
+    for (const refused of [`${reference}-inv`, `${reference}-429`, `${reference}-x`]) {
+      expect(await bank.call('GET', `/transfers/${refused}`)).toEqual({
+        status: 404,
+        body: { code: 'not_found', message: 'Unable to locate record' },
+      });
+    }
+  });
+
+  it('serves each virtual-account provider under /providers/{name}, once per reference', async () => {
+    const body = { reference: `va-contract-${Date.now()}`, account_name: 'Ada Obi', customer_id: 'cus_c' };
+    const created = await bank.call('POST', '/providers/providus/virtual-accounts', body);
+    expect(created).toEqual({
+      status: 201,
+      body: { account_number: expect.stringMatching(/^\d{10}$/), bank_code: '101', bank_name: 'Providus Bank' },
+    });
+    expect(await bank.call('POST', '/providers/providus/virtual-accounts', body)).toEqual(created);
+    const close = `/providers/providus/virtual-accounts/${created.body.account_number}/close`;
+    expect(await bank.call('POST', close, {})).toEqual({
+      status: 200,
+      body: { account_number: created.body.account_number, status: 'closed' },
+    });
+    expect(await bank.call('POST', '/providers/wema/virtual-accounts/0000000001/close', {})).toEqual({
+      status: 404,
+      body: { code: 'not_found', message: 'Unable to locate record' },
+    });
+    expect(await bank.call('POST', '/providers/acme/virtual-accounts', body)).toEqual({
+      status: 404,
+      body: { code: 'unknown_route', message: 'unknown provider acme' },
+    });
+  });
+
+  it('looks BVNs up by the magic numbers, never repeating one', async () => {
+    const lookup = (bvn: string) =>
+      bank.call('POST', '/identity/bvn-lookup', { bvn, first_name: 'Ada', last_name: 'Obi' });
+    expect(await lookup('22222222222')).toEqual({ status: 200, body: { first_name: 'ADA', last_name: 'OBI' } });
+    expect(await lookup('12345678901')).toEqual({ status: 200, body: { first_name: 'ADA', last_name: 'OBI' } });
+    expect(await lookup('11111111111')).toEqual({ status: 200, body: { first_name: 'NOT ADA', last_name: 'NOT OBI' } });
+    expect(await lookup('00000000000')).toEqual({ status: 404, body: { code: 'not_found', message: 'BVN not found' } });
+    const malformed = await lookup('1234567890x');
+    expect(malformed).toMatchObject({ status: 400, body: { code: 'validation_error' } });
+    expect(JSON.stringify(malformed.body)).not.toContain('1234567890x');
+  });
+
+  it('issues, locks, unlocks and funds cards, each once per reference', async () => {
+    const reference = `card-contract-${Date.now()}`;
+    const issued = await bank.call('POST', '/cards', { reference, customer_id: 'cus_c' });
+    expect(issued).toEqual({
+      status: 201,
+      body: { card_reference: expect.stringMatching(/^crd_[0-9a-f]{16}$/), last4: expect.stringMatching(/^\d{4}$/) },
+    });
+    expect(await bank.call('POST', '/cards', { reference, customer_id: 'cus_c' })).toEqual(issued);
+    const card = issued.body.card_reference as string;
+    expect(await bank.call('POST', `/cards/${card}/lock`, {})).toEqual({
+      status: 200,
+      body: { card_reference: card, status: 'locked' },
+    });
+    expect(await bank.call('POST', `/cards/${card}/unlock`, {})).toEqual({
+      status: 200,
+      body: { card_reference: card, status: 'active' },
+    });
+    expect(await bank.call('POST', '/cards/crd_nobody/lock', {})).toEqual({
+      status: 404,
+      body: { code: 'not_found', message: 'no such card' },
+    });
+    const funding = { reference: `${reference}-f1`, amount_minor: 12_345 };
+    const funded = { status: 200, body: { reference: funding.reference, status: 'successful' } };
+    expect(await bank.call('POST', `/cards/${card}/fund`, funding)).toEqual(funded);
+    expect(await bank.call('POST', `/cards/${card}/fund`, funding)).toEqual(funded);
+    const { rows } = await bank.store.pool.query(
+      'select balance_minor::int as n from sandbox_bank.cards where card_reference = $1',
+      [card],
+    );
+    expect(rows[0].n).toBe(12_345);
+    expect(
+      await bank.call('POST', '/cards/crd_nobody/fund', { reference: `${reference}-f2`, amount_minor: 1 }),
+    ).toEqual({
+      status: 404,
+      body: { code: 'not_found', message: 'no such card' },
+    });
+  });
+
+  it("answers the day's settlement statement itself, its items in the contract's fields only", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const statement = await bank.call('GET', `/statements/settlement/${today}`);
+    expect(statement.status).toBe(200);
+    expect(keys(statement.body)).toEqual(['date', 'generated_at', 'items']);
+    expect(statement.body.date).toBe(today);
+    // This file's transfers and credits settled today are on it.
+    expect(statement.body.items.length).toBeGreaterThan(0);
+    for (const item of statement.body.items) {
+      expect(keys(item)).toEqual([
+        'account_number',
+        'amount_minor',
+        'kind',
+        'provider',
+        'reference',
+        'session_id',
+        'status',
+        'value_time',
+      ]);
+    }
+  });
+
+  it('sends callbacks queued before it spoke the contract in the contract’s words', () => {
+    const row = (type: string, data: Record<string, unknown>) => ({
+      event_id: 'sbx_evt_old',
+      type,
+      attempts: 0,
+      payload: { event_id: 'sbx_evt_old', type, occurred_at: '2026-11-24T10:00:00Z', data },
+    });
+    expect(
+      contractBody(
+        row('transfer.failed', {
+          reference: 'r',
+          session_id: 's',
+          amount_minor: 5,
+          bank_code: '058',
+          account_number: '0123456789',
+          status: 'failed',
+          response_code: '57',
+          message: 'm',
+        }),
+      ),
+    ).toEqual({
+      id: 'sbx_evt_old',
+      type: 'transfer.completed',
+      data: { reference: 'r', status: 'failed', session_id: 's', code: '57', message: 'm' },
+    });
+    expect(
+      contractBody(
+        row('virtual_account.credit', {
+          provider: 'wema',
+          account_number: '8100000017',
+          provider_reference: 'va-1',
+          amount_minor: 5,
+          currency: 'NGN',
+          sender_name: 'X',
+          transaction_reference: 'CR',
+          session_id: 's',
+        }),
+      ),
+    ).toEqual({
+      id: 'sbx_evt_old',
+      type: 'virtual_account.credited',
+      data: {
+        provider: 'wema',
+        account_number: '8100000017',
+        amount_minor: 5,
+        sender_name: 'X',
+        transaction_reference: 'CR',
+        session_id: 's',
+      },
+    });
+    const current = {
+      event_id: 'sbx_evt_new',
+      type: 'card.authorization.reversed',
+      attempts: 0,
+      payload: { id: 'sbx_evt_new', type: 'card.authorization.reversed', data: { authorization_id: 'a' } },
+    };
+    expect(contractBody(current)).toEqual({
+      id: 'sbx_evt_new',
+      type: 'card.authorization.reversed',
+      data: { authorization_id: 'a' },
+    });
   });
 });
 
