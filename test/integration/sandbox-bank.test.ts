@@ -2,15 +2,20 @@
 // every magic account, the flaky bank's two transient failures, a provider taken down and brought
 // back, virtual-account allocation, and Standard Webhooks callbacks arriving at the gateway (and
 // forged ones refused).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { Webhook } from 'standardwebhooks';
 import type { FastifyInstance } from 'fastify';
 import { CallbackDispatcher, type ProviderCallback } from '../../src/provider-callbacks/dispatcher.ts';
 import { createSandboxConnector } from '../../src/connectors/sandbox/index.ts';
 import type { BankSwitch, VirtualAccountProvider } from '../../src/providers/types.ts';
 import { ProviderError } from '../../src/providers/types.ts';
-import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
+import { buildSandboxBank, callbackHeaders as bankCallbackHeaders } from '../../src/sandbox-bank/app.ts';
 import { contractBody } from '../../src/sandbox-bank/runner.ts';
 import { isValidNuban } from '../../src/sandbox-bank/banks.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import {
   TEST_CALLBACK_SECRET,
   TEST_SANDBOX_BANK_API_KEY,
@@ -390,7 +395,49 @@ describe('callback intake', () => {
   });
 });
 
+/** Every route of the bank, from its own route table (so a control route added later is covered). */
+function routesOf(app: FastifyInstance): { method: string; path: string }[] {
+  const routes: { method: string; path: string }[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ├└─]*)(\/\S*) \(([^)]+)\)$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    const path = `${stack.join('')}${match[2]}`;
+    stack.push(match[2]!);
+    for (const method of match[3]!.split(', ')) if (method !== 'HEAD') routes.push({ method, path });
+  }
+  return routes;
+}
 describe('the contract routes over HTTP, as any client of the contract meets them', () => {
+  it('are the routes docs/generic-bank-contract-v1.yaml lists, virtual accounts under /providers/{name}', async () => {
+    const doc = parseYaml(await readFile(join(PROJECT_ROOT, 'docs/generic-bank-contract-v1.yaml'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, unknown>;
+    };
+    const shape = (path: string) => path.replace(/\{\w+\}|:\w+/g, '{}');
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, operations]) =>
+        Object.keys(operations).map(
+          (method) =>
+            `${method.toUpperCase()} ${shape(path.startsWith('/virtual-accounts') ? `/providers/{provider}${path}` : path)}`,
+        ),
+      )
+      .sort();
+    const served = routesOf(bank.app)
+      .filter((route) => !route.path.startsWith('/control/') && route.path !== '/health')
+      .map((route) => `${route.method} ${shape(route.path)}`)
+      .sort();
+    expect(served).toEqual(documented);
+    // The callbacks the bank sends are the documented ones (and the gateway's receiver reads them).
+    const { rows } = await bank.store.pool.query<{ type: string }>('select distinct type from sandbox_bank.callbacks');
+    for (const { type } of rows) expect(Object.keys(doc.webhooks)).toContain(type);
+    expect(rows.map((row) => row.type)).toEqual(
+      expect.arrayContaining(['transfer.completed', 'virtual_account.credited']),
+    );
+  });
+
   const keys = (value: object) => Object.keys(value).sort();
 
   it('needs the API key on every contract route, 401 {code, message} otherwise', async () => {
@@ -594,6 +641,20 @@ describe('the contract routes over HTTP, as any client of the contract meets the
     }
   });
 
+  it('signs its callbacks as Standard Webhooks under the secret’s UTF-8 bytes, as the library verifies them', () => {
+    const body = JSON.stringify({ id: 'sbx_evt_1', type: 'transfer.completed', data: { reference: 'r' } });
+    const headers = bankCallbackHeaders(TEST_CALLBACK_SECRET, 'sbx_evt_1', body);
+    expect(Object.keys(headers).sort()).toEqual([
+      'content-type',
+      'webhook-id',
+      'webhook-signature',
+      'webhook-timestamp',
+    ]);
+    const library = new Webhook(Buffer.from(TEST_CALLBACK_SECRET, 'utf8'), { format: 'raw' });
+    expect(library.verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => library.verify(`${body} `, headers)).toThrow();
+  });
+
   it('sends callbacks queued before it spoke the contract in the contract’s words', () => {
     const row = (type: string, data: Record<string, unknown>) => ({
       event_id: 'sbx_evt_old',
@@ -676,21 +737,6 @@ describe('GET /api/v1/banks', () => {
 });
 
 describe('control routes need the control token (SANDBOX_BANK_CONTROL_TOKEN)', () => {
-  /** Every route of the bank, from its own route table (so a control route added later is covered). */
-  function routesOf(app: FastifyInstance): { method: string; path: string }[] {
-    const routes: { method: string; path: string }[] = [];
-    const stack: string[] = [];
-    for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-      const match = /^([│ ├└─]*)(\/\S*) \(([^)]+)\)$/.exec(line);
-      if (!match) continue;
-      const depth = match[1]!.length / 4;
-      stack.length = depth;
-      const path = `${stack.join('')}${match[2]}`;
-      stack.push(match[2]!);
-      for (const method of match[3]!.split(', ')) if (method !== 'HEAD') routes.push({ method, path });
-    }
-    return routes;
-  }
   const filled = (path: string) => path.replace(/:(\w+)/g, (_whole, name: string) => `probe-${name}`);
 
   it('refuses every /control route without it, or with a wrong one, 401, changing nothing', async () => {

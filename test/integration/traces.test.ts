@@ -21,7 +21,7 @@ import { deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, newSigningSecret, transferBody } from '../support/api.ts';
-import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY, createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
@@ -138,6 +138,7 @@ async function startGateway(taskQueue: string, extraEnv: Record<string, string>)
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
     SANDBOX_BANK_URL: bank.url,
+    SANDBOX_BANK_API_KEY: TEST_SANDBOX_BANK_API_KEY,
     PROVIDER_CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     WEBHOOK_RETRY_SCHEDULE: '0s,1s',
     METRICS_PORT: '0',
