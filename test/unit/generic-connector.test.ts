@@ -449,6 +449,18 @@ describe('the connector and its settings', () => {
       ['generic', true],
     ]);
     expect(genericConnector.name).toBe('generic');
+    // Its credits may name no provider but its own.
+    const credit = (provider: string) =>
+      JSON.stringify({
+        id: 'evt',
+        type: 'virtual_account.credited',
+        data: { account_number: '8100000017', amount_minor: 1, transaction_reference: 'T', sender_name: 'S', provider },
+      });
+    expect(live.callbacks!.normalize(credit('generic'))).toMatchObject({
+      ok: true,
+      callback: { data: { provider: 'generic' } },
+    });
+    expect(live.callbacks!.normalize(credit('wema'))).toMatchObject({ ok: false, issues: [{ path: 'data.provider' }] });
   });
 
   it('names the variable of each bad setting and never repeats a secret', () => {

@@ -140,10 +140,9 @@ export function createGenericConnector(options: GenericConnectorOptions): Generi
       : {}),
     ...(serves('cards') ? { cards: new GenericCardProcessor(client) } : {}),
     ...(serves('identity') ? { identity: new GenericIdentityVerifier(client) } : {}),
+    // A credit may name only one of this connector's own virtual-account providers.
     callbacks: genericCallbackReceiver(options.webhookSecret, {
-      ...(options.virtualAccountProviders
-        ? { virtualAccountProviders: options.virtualAccountProviders.map((route) => route.name) }
-        : {}),
+      virtualAccountProviders: routes.map((route) => route.name),
     }),
     // The statement comes with transfers: it is the transfer switch's record of the day.
     ...(transfers ? { settlementReport: (date: string) => transfers.settlementReport(date) } : {}),
