@@ -33,7 +33,6 @@ import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
-import { sandboxBankReceiver } from './providers/signing.ts';
 import { type Providers, callbackModesOf, firstTransfers } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
@@ -286,12 +285,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
   await providerCallbackRoutes(app, {
     orm: deps.orm,
-    receivers: new Map([
-      ['sandbox-bank', sandboxBankReceiver(deps.config.providerCallbackSecret)],
-      ...deps.providers.connectors.flatMap((connector) =>
+    // Each connector's receiver under its name: the sandbox bank at /provider-callbacks/sandbox.
+    receivers: new Map(
+      deps.providers.connectors.flatMap((connector) =>
         connector.callbacks ? [[connector.name, connector.callbacks] as const] : [],
       ),
-    ]),
+    ),
     dispatcher: deps.dispatcher,
     refused: rateLimits.unauthenticated,
     authorize: (request, log, provider) =>

@@ -20,6 +20,7 @@ export const SECRET_VARIABLES = {
   WEBHOOK_ENCRYPTION_KEY: 'base64',
   BVN_SECRET_KEY: 'base64',
   SANDBOX_BANK_CONTROL_TOKEN: 'utf8',
+  SANDBOX_BANK_API_KEY: 'utf8',
 } as const;
 export type SecretVariable = keyof typeof SECRET_VARIABLES;
 
@@ -27,6 +28,8 @@ export type SecretVariable = keyof typeof SECRET_VARIABLES;
 export const DEVELOPMENT_CALLBACK_SECRET = 'sandbox-callback-secret-for-development-only';
 const DEVELOPMENT_WEBHOOK_KEY_TEXT = 'development-only-webhook-key-32b';
 const DEVELOPMENT_BVN_KEY_TEXT = 'development-only-bvn-secret-32by';
+/** Used only when NODE_ENV is not production, where SANDBOX_BANK_API_KEY is required. */
+export const DEVELOPMENT_SANDBOX_BANK_API_KEY = 'sandbox-bank-api-key-for-development-only';
 
 /**
  * Every secret value this repository publishes or has published — the development defaults above,
@@ -40,16 +43,18 @@ export const PUBLISHED_SECRETS: readonly string[] = [
   DEVELOPMENT_CALLBACK_SECRET,
   DEVELOPMENT_WEBHOOK_KEY_TEXT,
   DEVELOPMENT_BVN_KEY_TEXT,
+  DEVELOPMENT_SANDBOX_BANK_API_KEY,
   // docker-compose.yml's defaults until #27.
   'change-me-sandbox-callback-secret',
   'Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI=',
   'Y2hhbmdlLW1lLWNoYW5nZS1tZS1idm4tc2VjcmV0MzI=',
   // test/support/app.ts: TEST_CALLBACK_SECRET, TEST_WEBHOOK_KEY (32 × 0x07), TEST_BVN_SECRET (32 × 0x0b),
-  // TEST_SANDBOX_CONTROL_TOKEN.
+  // TEST_SANDBOX_CONTROL_TOKEN, TEST_SANDBOX_BANK_API_KEY.
   'test-callback-secret-0123456789',
   'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=',
   'CwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCws=',
   'test-sandbox-bank-control-token-0123456789',
+  'test-sandbox-bank-api-key-0123456789',
 ];
 
 const PUBLISHED_MESSAGE =
@@ -63,6 +68,7 @@ const SECRET_FORMATS: Record<SecretVariable, (value: string) => boolean> = {
   WEBHOOK_ENCRYPTION_KEY: isKey32,
   BVN_SECRET_KEY: isKey32,
   SANDBOX_BANK_CONTROL_TOKEN: (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
+  SANDBOX_BANK_API_KEY: (value) => value.length >= 16 && /^[\x21-\x7e]+$/.test(value),
 };
 
 /** The key bytes a secret variable's value stands for. */
@@ -155,6 +161,14 @@ const EnvSchema = z
     SANDBOX_BANK_CONTROL_TOKEN: z
       .string()
       .refine(SECRET_FORMATS.SANDBOX_BANK_CONTROL_TOKEN, `must be at least ${MIN_SECRET_BYTES} bytes`)
+      .optional(),
+    /**
+     * The sandbox bank's API key (the generic contract's bearer key): the bank refuses its contract
+     * routes without it, and the gateway sends it. A development default outside production.
+     */
+    SANDBOX_BANK_API_KEY: z
+      .string()
+      .refine(SECRET_FORMATS.SANDBOX_BANK_API_KEY, 'must be at least 16 printable characters, without spaces')
       .optional(),
     GATEWAY_CALLBACK_URL: z.url().optional(),
     PROVIDER_CALLBACK_SECRET: z
@@ -352,6 +366,8 @@ export interface Config extends Env {
   gatewayCallbackUrl: string;
   /** Shared secret of provider callback signatures (a fixed value only outside production). */
   providerCallbackSecret: string;
+  /** The sandbox bank's API key (a fixed value only outside production). */
+  sandboxBankApiKey: string;
   /** AES-256 key that encrypts webhook signing secrets at rest (a fixed value only outside production). */
   webhookEncryptionKey: Buffer;
   /** The secret BVNs are hashed and sealed under (a fixed value only outside production). */
@@ -445,6 +461,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sandboxBankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL ?? databaseUrl,
     gatewayCallbackUrl: (env.GATEWAY_CALLBACK_URL ?? `http://${localHost(env.HOST)}:${env.PORT}`).replace(/\/$/, ''),
     providerCallbackSecret: env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET,
+    sandboxBankApiKey: env.SANDBOX_BANK_API_KEY ?? DEVELOPMENT_SANDBOX_BANK_API_KEY,
     webhookEncryptionKey: env.WEBHOOK_ENCRYPTION_KEY
       ? Buffer.from(env.WEBHOOK_ENCRYPTION_KEY, 'base64')
       : DEVELOPMENT_WEBHOOK_KEY,

@@ -1,14 +1,10 @@
 // The providers this deployment talks to, built from configuration: the sandbox connector for
-// sk_test_ keys (the bundled sandbox bank: transfers, two virtual-account providers so that routing
-// between providers is real, cards, identity), and the connectors LIVE_CONNECTORS names for
-// sk_live_ keys, each serving the capabilities it declares (decisions §13).
+// sk_test_ keys (the bundled sandbox bank through the generic contract: transfers, two
+// virtual-account providers so that routing between providers is real, cards, identity), and the
+// connectors LIVE_CONNECTORS names for sk_live_ keys, each serving the capabilities it declares
+// (decisions §13).
 import type { Config } from '../config.ts';
-import {
-  SandboxBankSwitch,
-  SandboxCardProcessor,
-  SandboxIdentityVerifier,
-  SandboxVirtualAccountProvider,
-} from './sandbox-bank-adapter.ts';
+import { type SandboxConnectorConfig, createSandboxConnector } from '../connectors/sandbox/index.ts';
 import type { Bank, BankSwitch, CardProcessor, IdentityVerifier } from './types.ts';
 import { connectorKind } from '../connectors/index.ts';
 import type { Capability, Connector, KeyMode, VirtualAccountRoute } from '../connectors/types.ts';
@@ -142,44 +138,6 @@ export class BankDirectory {
   }
 }
 
-/**
- * The sandbox bank as a connector, through today's sandbox adapters. Its callbacks keep their own
- * route (`/provider-callbacks/sandbox-bank`, src/app.ts).
- */
-function sandboxConnector(
-  config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> & Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN'>>,
-): Connector {
-  const http = {
-    baseUrl: config.sandboxBankUrl,
-    timeoutMs: config.PROVIDER_TIMEOUT_MS,
-    controlToken: config.SANDBOX_BANK_CONTROL_TOKEN,
-  };
-  const bankSwitch = new SandboxBankSwitch(http);
-  return {
-    name: 'sandbox',
-    modes: ['test'],
-    capabilities: ['transfers', 'virtual_accounts', 'identity', 'cards'],
-    transfers: bankSwitch,
-    cards: new SandboxCardProcessor(http),
-    identity: new SandboxIdentityVerifier(http),
-    virtualAccounts: [
-      {
-        provider: new SandboxVirtualAccountProvider('wema', http),
-        countries: ['NG'],
-        currencies: ['NGN'],
-        supportsPreferredBank: false,
-      },
-      {
-        provider: new SandboxVirtualAccountProvider('providus', http),
-        countries: ['NG'],
-        currencies: ['NGN'],
-        supportsPreferredBank: true,
-      },
-    ],
-    settlementReport: (date) => bankSwitch.settlementReport(date),
-  };
-}
-
 /** The providers of a sandbox connector and the live connectors given, in that order. */
 export function providersOf(sandbox: Connector, live: readonly Connector[]): Providers {
   const connectors = [sandbox, ...live];
@@ -188,7 +146,7 @@ export function providersOf(sandbox: Connector, live: readonly Connector[]): Pro
     if (connector.transfers) directories.set(connector.name, new BankDirectory(connector.transfers));
   }
   const callbackModes: Record<string, readonly KeyMode[]> = {};
-  for (const connector of live) if (connector.callbacks) callbackModes[connector.name] = connector.modes;
+  for (const connector of connectors) if (connector.callbacks) callbackModes[connector.name] = connector.modes;
   if (!sandbox.transfers || !sandbox.cards || !sandbox.identity) {
     throw new Error('the sandbox connector must serve transfers, cards and identity');
   }
@@ -199,7 +157,7 @@ export function providersOf(sandbox: Connector, live: readonly Connector[]): Pro
     identity: sandbox.identity,
     connectors,
     directories,
-    callbackModes: { 'sandbox-bank': sandbox.modes, ...callbackModes },
+    callbackModes,
     virtualAccounts: connectors.flatMap((connector) =>
       (connector.virtualAccounts ?? []).map((route) => ({
         ...route,
@@ -210,14 +168,11 @@ export function providersOf(sandbox: Connector, live: readonly Connector[]): Pro
   };
 }
 
-export function createProviders(
-  config: Pick<Config, 'sandboxBankUrl' | 'PROVIDER_TIMEOUT_MS'> &
-    Partial<Pick<Config, 'SANDBOX_BANK_CONTROL_TOKEN' | 'liveConnectors'>>,
-): Providers {
+export function createProviders(config: SandboxConnectorConfig & Partial<Pick<Config, 'liveConnectors'>>): Providers {
   const live = (config.liveConnectors ?? []).map(({ name, settings }) => {
     const kind = connectorKind(name);
     if (!kind) throw new Error(`no connector kind ${name}`);
     return kind.create(settings, { timeoutMs: config.PROVIDER_TIMEOUT_MS });
   });
-  return providersOf(sandboxConnector(config), live);
+  return providersOf(createSandboxConnector(config), live);
 }

@@ -1,19 +1,24 @@
-// The sandbox bank: a separate HTTP service that behaves like a Nigerian bank switch (NIBSS NIP:
-// name enquiry, transfers, transfer status query) and like virtual-account providers, with the
-// magic recipient accounts of decisions §9. It calls the gateway back with signed callbacks, as
-// a real bank does. Routes under /control let tests and operators steer it; with a control token
-// (SANDBOX_BANK_CONTROL_TOKEN, required whenever the bank is reachable beyond loopback) each of
-// them needs `Authorization: Bearer <token>`. Logged URLs show account numbers masked.
+// The sandbox bank: a separate HTTP service that speaks the generic HTTP bank contract
+// (docs/generic-bank-contract-v1.yaml) as a Nigerian bank switch would (name enquiry, transfers,
+// status query, settlement statement, BVN lookups, a card processor) and plays two virtual-account
+// providers at `/providers/{wema|providus}` + the contract's virtual-account paths, with the magic
+// recipient accounts of decisions §9. Every contract route needs `Authorization: Bearer
+// <SANDBOX_BANK_API_KEY>`, and errors are the contract's `{code, message}`; transfer outcomes carry
+// NIBSS NIP response codes as their `code`, as a NIP switch reports them. It calls the gateway
+// back with Standard Webhooks callbacks, as a real bank does. Routes under /control let tests and
+// operators steer it; with a control token (SANDBOX_BANK_CONTROL_TOKEN, required whenever the bank
+// is reachable beyond loopback) each of them needs `Authorization: Bearer <token>` instead. Logged
+// URLs show account numbers masked.
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
-import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+import { signWebhook } from '../webhooks/signing.ts';
 import { maskLast4, maskUrl, maskedErrorSerializer } from '../http/log-masking.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
-/** NIP response codes the sandbox uses (the gateway maps them in src/providers/codes.ts). */
+/** NIP response codes the sandbox reports as a transfer's `code`. */
 export const NIP = {
   success: '00',
   pending: '09',
@@ -54,6 +59,8 @@ export const PROVIDERS = ['nip', 'cards', 'bvn', ...Object.keys(VIRTUAL_ACCOUNT_
 
 export interface SandboxBankOptions {
   store: SandboxStore;
+  /** SANDBOX_BANK_API_KEY: every contract route needs `Authorization: Bearer <it>` (else 401). */
+  apiKey: string;
   /** How long an ordinary transfer takes to complete. */
   completionDelayMs: number;
   /** How long the flaky account's second attempt hangs before answering (callers time out first). */
@@ -74,7 +81,7 @@ export interface SandboxBankOptions {
   controlToken?: string;
 }
 
-/** Whether the request's `Authorization: Bearer …` is the token, compared in constant time. */
+/** Whether the request's `Authorization: Bearer …` is the token (or key), compared in constant time. */
 export function carriesControlToken(header: string | undefined, token: string): boolean {
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? '';
   // Digests of equal length: the comparison takes the same time whatever was sent, its length included.
@@ -89,10 +96,13 @@ const NameEnquiryBody = z.object({ bank_code: bankCode, account_number: digits10
 const TransferBody = z.object({
   reference: z.string().min(1).max(100),
   amount_minor: z.number().int().positive(),
+  currency: z.literal('NGN'),
   bank_code: bankCode,
   account_number: digits10,
   account_name: z.string().min(1).max(200),
   narration: z.string().max(100).default(''),
+  // The name enquiry's session, if the gateway passes it on; this switch starts its own.
+  session_id: z.string().max(100).optional(),
 });
 const AllocateBody = z.object({
   reference: z.string().min(1).max(200),
@@ -149,29 +159,35 @@ function today(): string {
   return new Date().toISOString().slice(0, 10);
 }
 
+/** What each NIP code the sandbox reports on a transfer says. */
+export const NIP_MESSAGES: Record<string, string> = {
+  [NIP.success]: 'Approved or completed successfully',
+  [NIP.pending]: 'Transaction in progress',
+  [NIP.notPermitted]: 'Transaction not permitted to sender',
+};
+
+/** A transfer as the contract reports it (the submission's answer and the status query's). */
 function transferView(transfer: TransferRow) {
   return {
-    response_code: transfer.response_code,
-    status: transfer.status,
     reference: transfer.reference,
+    status: transfer.status,
     session_id: transfer.session_id,
-    amount_minor: Number(transfer.amount_minor),
-    bank_code: transfer.bank_code,
-    account_number: transfer.account_number,
-    account_name: transfer.account_name,
+    code: transfer.response_code,
+    message: NIP_MESSAGES[transfer.response_code] ?? null,
   };
 }
 
 function accountView(account: VirtualAccountRow) {
   return {
-    provider: account.provider,
     account_number: account.account_number,
-    account_name: account.account_name,
     bank_code: account.bank_code,
     bank_name: bankByCode(account.bank_code)?.name ?? account.bank_code,
-    provider_reference: account.reference,
-    status: account.status,
   };
+}
+
+/** The contract's error body. */
+function refusal(code: string, message: string) {
+  return { code, message };
 }
 
 function isProvider(name: string): name is VirtualAccountProviderName {
@@ -202,93 +218,116 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
     const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'sandbox bank error');
-    return reply
-      .status(status)
-      .send({ response_code: status >= 500 ? NIP.systemMalfunction : 'XX', message: error.message });
+    const code =
+      status >= 500
+        ? 'system_malfunction'
+        : status === 400
+          ? 'validation_error'
+          : status === 404
+            ? 'not_found'
+            : 'bad_request';
+    return reply.status(status).send(refusal(code, error.message));
   });
+  // A path that is no route of the contract: a code of its own, never read as "no such transfer".
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send(refusal('unknown_route', `no route ${request.method} ${maskUrl(request.url.split('?')[0] ?? '')}`)),
+  );
 
-  const { controlToken } = options;
-  if (controlToken) {
-    app.addHook('onRequest', async (request, reply) => {
-      if (!request.routeOptions.url?.startsWith('/control/')) return;
-      if (carriesControlToken(request.headers.authorization, controlToken)) return;
-      return reply.status(401).header('www-authenticate', 'Bearer').send({
-        response_code: 'XX',
-        message: 'control routes need Authorization: Bearer <SANDBOX_BANK_CONTROL_TOKEN>',
-      });
-    });
-  }
+  // The contract's routes take the API key; /control/* take the control token when one is set
+  // (and are open to local callers otherwise); /health is open.
+  const { apiKey, controlToken } = options;
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route === '/health') return;
+    const control = route?.startsWith('/control/') === true;
+    if (control && !controlToken) return;
+    if (carriesControlToken(request.headers.authorization, control ? controlToken! : apiKey)) return;
+    return reply
+      .status(401)
+      .header('www-authenticate', 'Bearer')
+      .send(
+        refusal(
+          'unauthorized',
+          control
+            ? 'control routes need Authorization: Bearer <SANDBOX_BANK_CONTROL_TOKEN>'
+            : 'the bank needs Authorization: Bearer <SANDBOX_BANK_API_KEY>',
+        ),
+      );
+  });
 
   async function unavailable(provider: string, reply: FastifyReply): Promise<boolean> {
     if (!(await store.isDown(provider))) return false;
-    await reply.status(503).send({ response_code: NIP.bankUnavailable, message: `${provider} is unavailable` });
+    await reply.status(503).send(refusal('unavailable', `${provider} is unavailable`));
     return true;
   }
 
   app.get('/health', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/banks', (_request, reply) => reply.send({ banks: BANKS }));
+  app.get('/banks', (_request, reply) => reply.send({ banks: BANKS.map(({ code, name }) => ({ code, name })) }));
 
-  app.post('/nip/name-enquiry', { schema: { body: NameEnquiryBody } }, async (request, reply) => {
+  app.post('/name-enquiry', { schema: { body: NameEnquiryBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
-    const { bank_code, account_number } = request.body;
+    const { account_number } = request.body;
     if (account_number === MAGIC_ACCOUNTS.invalid) {
-      return { response_code: NIP.invalidAccount, message: 'Invalid account', account_number, bank_code };
+      return reply.status(404).send(refusal('invalid_account', 'Invalid account'));
     }
-    return {
-      response_code: NIP.success,
-      account_number,
-      bank_code,
-      account_name: accountNameFor(account_number),
-      session_id: newSessionId(),
-    };
+    return { account_name: accountNameFor(account_number), session_id: newSessionId() };
   });
 
-  // BVN lookup, as a BVN-match service answers it: the holder's names on record, or 404 / code 25.
-  app.post('/identity/bvn/lookup', { schema: { body: BvnLookupBody } }, async (request, reply) => {
+  // BVN lookup, as a BVN-match service answers it: the holder's names on record, or 404 not_found.
+  app.post('/identity/bvn-lookup', { schema: { body: BvnLookupBody } }, async (request, reply) => {
     if (await unavailable('bvn', reply)) return reply;
     const { bvn, first_name, last_name } = request.body;
     if (bvn === MAGIC_BVNS.notFound) {
-      return reply.status(404).send({ response_code: NIP.notFound, message: 'BVN not found' });
+      return reply.status(404).send(refusal('not_found', 'BVN not found'));
     }
     const holder =
       bvn === MAGIC_BVNS.neverMatches
         ? // A name that differs from the caller's whatever it is.
           { first_name: `NOT ${first_name}`, last_name: `NOT ${last_name}` }
         : { first_name, last_name };
-    return {
-      response_code: NIP.success,
-      first_name: holder.first_name.toUpperCase(),
-      last_name: holder.last_name.toUpperCase(),
-    };
+    return { first_name: holder.first_name.toUpperCase(), last_name: holder.last_name.toUpperCase() };
   });
 
-  app.post('/nip/transfers', { schema: { body: TransferBody } }, async (request, reply) => {
+  /** A repeat of a reference answers for its transfer: 202 while pending, 200 once final. */
+  const transferAnswer = (reply: FastifyReply, transfer: TransferRow) =>
+    reply.status(transfer.status === 'pending' ? 202 : 200).send(transferView(transfer));
+  /** The same reference with another transfer's details: the contract's 409. */
+  const sameTransfer = (transfer: TransferRow, body: z.infer<typeof TransferBody>) =>
+    Number(transfer.amount_minor) === body.amount_minor &&
+    transfer.bank_code === body.bank_code &&
+    transfer.account_number === body.account_number;
+
+  app.post('/transfers', { schema: { body: TransferBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const body = request.body;
     const existing = await store.findTransfer(body.reference);
-    if (existing) return transferView(existing);
+    if (existing) {
+      if (!sameTransfer(existing, body)) {
+        return reply.status(409).send(refusal('conflict', `reference ${body.reference} was used for another transfer`));
+      }
+      return transferAnswer(reply, existing);
+    }
     if (body.account_number === MAGIC_ACCOUNTS.invalid) {
-      return reply
-        .status(200)
-        .send({ response_code: NIP.invalidAccount, message: 'Invalid account', reference: body.reference });
+      // Refused and not taken: the contract's 422.
+      return reply.status(422).send(refusal('invalid_account', 'Invalid account'));
     }
     if (body.account_number === MAGIC_ACCOUNTS.throttled) {
       return reply
         .status(429)
         .header('retry-after', '1')
-        .send({ response_code: NIP.bankUnavailable, message: 'Too many requests; try again later' });
+        .send(refusal('too_many_requests', 'Too many requests; try again later'));
     }
     if (body.account_number === MAGIC_ACCOUNTS.flaky) {
       const attempt = await store.countAttempt(body.reference);
       if (attempt === 1) {
-        return reply.status(500).send({ response_code: NIP.systemMalfunction, message: 'System malfunction' });
+        return reply.status(500).send(refusal('system_malfunction', 'System malfunction'));
       }
       if (attempt === 2) {
         // Hang like a switch that never answers; the caller's timeout fires first.
         await new Promise((resolve) => setTimeout(resolve, options.hangMs));
-        return reply
-          .status(504)
-          .send({ response_code: '97', message: 'Timeout waiting for response from destination' });
+        return reply.status(504).send(refusal('timeout', 'Timeout waiting for response from destination'));
       }
     }
     const plannedOutcome =
@@ -307,13 +346,17 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       plannedOutcome,
       completeInMs: options.completionDelayMs,
     });
-    return transferView(transfer);
+    // Another request with this reference may have been first: the same rule as a repeat.
+    if (!sameTransfer(transfer, body)) {
+      return reply.status(409).send(refusal('conflict', `reference ${body.reference} was used for another transfer`));
+    }
+    return transferAnswer(reply, transfer);
   });
 
-  app.get<{ Params: { reference: string } }>('/nip/transfers/:reference', async (request, reply) => {
+  app.get<{ Params: { reference: string } }>('/transfers/:reference', async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const transfer = await store.findTransfer(request.params.reference);
-    if (!transfer) return reply.status(404).send({ response_code: NIP.notFound, message: 'Unable to locate record' });
+    if (!transfer) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
     return transferView(transfer);
   });
 
@@ -323,7 +366,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     async (request, reply) => {
       const { provider } = request.params;
       if (!isProvider(provider))
-        return reply.status(404).send({ response_code: 'XX', message: `unknown provider ${provider}` });
+        return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
       const settings = VIRTUAL_ACCOUNT_PROVIDERS[provider];
       const body = request.body;
@@ -331,7 +374,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         'select * from sandbox_bank.virtual_accounts where provider = $1 and reference = $2',
         [provider, body.reference],
       );
-      if (found.rows[0]) return accountView(found.rows[0]);
+      if (found.rows[0]) return reply.status(201).send(accountView(found.rows[0]));
       const serial = await store.nextSerial(provider, settings.serialBase);
       const { rows } = await store.pool.query<VirtualAccountRow>(
         `insert into sandbox_bank.virtual_accounts
@@ -357,15 +400,15 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     async (request, reply) => {
       const { provider, accountNumber } = request.params;
       if (!isProvider(provider))
-        return reply.status(404).send({ response_code: 'XX', message: `unknown provider ${provider}` });
+        return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
       const { rows } = await store.pool.query<VirtualAccountRow>(
         `update sandbox_bank.virtual_accounts set status = 'closed', close_reason = coalesce(close_reason, $3)
           where provider = $1 and account_number = $2 returning *`,
         [provider, accountNumber, request.body?.reason ?? null],
       );
-      if (!rows[0]) return reply.status(404).send({ response_code: NIP.notFound, message: 'Unable to locate record' });
-      return accountView(rows[0]);
+      if (!rows[0]) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
+      return { account_number: rows[0].account_number, status: rows[0].status };
     },
   );
 
@@ -387,7 +430,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         'select card_reference, last4 from sandbox_bank.cards where reference = $1',
         [request.body.reference],
       );
-      return reply.status(201).send({ response_code: NIP.success, ...rows[0] });
+      return reply.status(201).send(rows[0]);
     },
   );
 
@@ -397,12 +440,12 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       { schema: { params: z.object({ cardReference: z.string() }) } },
       async (request, reply) => {
         if (await unavailable('cards', reply)) return reply;
-        const { rows } = await store.pool.query<{ locked: boolean }>(
-          'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning locked',
+        const { rows } = await store.pool.query<{ card_reference: string; locked: boolean }>(
+          'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning card_reference, locked',
           [request.params.cardReference, action === 'lock'],
         );
-        if (!rows[0]) return reply.status(404).send({ response_code: NIP.notFound, message: 'no such card' });
-        return { response_code: NIP.success, locked: rows[0].locked };
+        if (!rows[0]) return reply.status(404).send(refusal('not_found', 'no such card'));
+        return { card_reference: rows[0].card_reference, status: rows[0].locked ? 'locked' : 'active' };
       },
     );
   }
@@ -427,25 +470,25 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         [cardReference, request.body.reference],
       );
       if (steered && !steered.loaded && steered.load_answer === 'unavailable') {
-        return reply.status(503).send({ response_code: NIP.bankUnavailable, message: 'card loads are unavailable' });
+        return reply.status(503).send(refusal('unavailable', 'card loads are unavailable'));
       }
       if (steered && !steered.loaded && steered.load_answer === 'refuse') {
-        return reply.status(422).send({ response_code: NIP.notPermitted, message: 'load not permitted on this card' });
+        return reply.status(422).send(refusal('not_permitted', 'load not permitted on this card'));
       }
-      const result = await store.transaction(async (client) => {
+      // A repeat of the reference loads nothing more and answers the same.
+      await store.transaction(async (client) => {
         const inserted = await client.query(
           `insert into sandbox_bank.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
            on conflict (reference) do nothing`,
           [request.body.reference, cardReference, request.body.amount_minor],
         );
-        const { rows } = await client.query<{ balance_minor: string }>(
+        const { rows } = await client.query(
           `update sandbox_bank.cards set balance_minor = balance_minor + $2 where card_reference = $1 returning balance_minor`,
           [cardReference, inserted.rowCount ? request.body.amount_minor : 0],
         );
         if (!rows[0]) throw Object.assign(new Error('no such card'), { statusCode: 404 });
-        return { applied: (inserted.rowCount ?? 0) > 0, balance_minor: Number(rows[0].balance_minor) };
       });
-      return { response_code: NIP.success, reference: request.body.reference, ...result };
+      return { reference: request.body.reference, status: 'successful' };
     },
   );
 
@@ -477,14 +520,17 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           where card_reference = $1 and authorization_id = $2`,
         [cardReference, authorizationId],
       );
-      if (!known) return reply.status(500).send({ message: `authorization ${authorizationId} was not recorded` });
+      if (!known) {
+        return reply
+          .status(500)
+          .send(refusal('system_malfunction', `authorization ${authorizationId} was not recorded`));
+      }
       if (known.reason === 'timeout')
         return { authorization_id: authorizationId, decision: 'declined', reason: 'timeout' };
       const sent = known.request;
       const answer = await askGateway({
-        event_id: `${authorizationId}:${randomBytes(4).toString('hex')}`,
+        id: `${authorizationId}:${randomBytes(4).toString('hex')}`,
         type: 'card.authorization.request',
-        occurred_at: new Date().toISOString(),
         data: {
           authorization_id: authorizationId,
           card_reference: cardReference,
@@ -544,7 +590,12 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           if (rows.length > 1) {
             return reply
               .status(409)
-              .send({ message: `authorization ${authorizationId} is on several cards: name one with card_reference` });
+              .send(
+                refusal(
+                  'conflict',
+                  `authorization ${authorizationId} is on several cards: name one with card_reference`,
+                ),
+              );
           }
           cardReference = rows[0]?.card_reference;
         }
@@ -587,15 +638,17 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   );
 
   /** The gateway's decision, or undefined when it gave none within the processor's time. */
-  async function askGateway(
-    payload: Record<string, unknown>,
-  ): Promise<{ decision: 'approved' | 'declined'; reason: string | null } | undefined> {
+  async function askGateway(payload: {
+    id: string;
+    type: string;
+    data: Record<string, unknown>;
+  }): Promise<{ decision: 'approved' | 'declined'; reason: string | null } | undefined> {
     if (!options.authorizationUrl || !options.callbackSecret) return undefined;
     const body = JSON.stringify(payload);
     try {
       const response = await fetch(options.authorizationUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(options.callbackSecret, body) },
+        headers: callbackHeaders(options.callbackSecret, payload.id, body),
         body,
         signal: AbortSignal.timeout(options.authorizationTimeoutMs ?? 2_000),
       });
@@ -622,22 +675,19 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       if (await unavailable('nip', reply)) return reply;
       const { date } = request.params;
       const items = await store.statement(date);
-      const sum = (filter: (item: (typeof items)[number]) => boolean) =>
-        items.filter(filter).reduce((total, item) => total + item.amount_minor, 0);
       return reply.header('content-disposition', `attachment; filename="settlement-${date}.json"`).send({
-        response_code: NIP.success,
-        statement: {
-          date,
-          timezone: 'UTC',
-          generated_at: new Date().toISOString(),
-          count: items.length,
-          totals: {
-            transfers_successful_minor: sum((item) => item.kind === 'transfer' && item.status === 'successful'),
-            transfers_failed_minor: sum((item) => item.kind === 'transfer' && item.status === 'failed'),
-            inbound_credits_minor: sum((item) => item.kind === 'inbound_credit'),
-          },
-          items,
-        },
+        date,
+        generated_at: new Date().toISOString(),
+        items: items.map((item) => ({
+          kind: item.kind,
+          reference: item.reference,
+          session_id: item.session_id,
+          amount_minor: item.amount_minor,
+          status: item.status,
+          provider: item.provider,
+          account_number: item.account_number,
+          value_time: item.value_time,
+        })),
       });
     },
   );
@@ -706,8 +756,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   });
 
   for (const [action, outcome, code, message] of [
-    ['confirm', 'successful', NIP.success, 'Approved or completed successfully'],
-    ['fail', 'failed', NIP.notPermitted, 'Transaction not permitted to sender'],
+    ['confirm', 'successful', NIP.success, NIP_MESSAGES[NIP.success]!],
+    ['fail', 'failed', NIP.notPermitted, NIP_MESSAGES[NIP.notPermitted]!],
   ] as const) {
     app.post<{ Params: { reference: string } }>(`/control/transfers/:reference/${action}`, async (request, reply) => {
       const settled = await store.transaction((client) =>
@@ -732,7 +782,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       );
       const account = rows[0];
       // The number shown by its last 4 only: the gateway may log this answer.
-      if (!account) return reply.status(404).send({ message: `no ${provider} account ${maskLast4(accountNumber)}` });
+      if (!account) {
+        return reply.status(404).send(refusal('not_found', `no ${provider} account ${maskLast4(accountNumber)}`));
+      }
       // The bank's own transaction reference: derived from the sender's reference within this
       // account, so a repeat finds the same credit; random when the sender gave none.
       const transactionReference = body.reference
@@ -763,15 +815,14 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         // The same reference for another amount is another credit under a used reference.
         if (!credit || Number(credit.amount_minor) !== body.amount_minor) return undefined;
         // A repeat sends the same notification again, as a real bank's duplicate does.
-        const eventId = await store.queueCallback(client, 'virtual_account.credit', {
-          provider,
+        const eventId = await store.queueCallback(client, 'virtual_account.credited', {
           account_number: accountNumber,
-          provider_reference: account.reference,
           amount_minor: body.amount_minor,
-          currency: 'NGN',
-          sender_name: credit.sender_name,
           transaction_reference: transactionReference,
+          sender_name: credit.sender_name,
           session_id: credit.session_id,
+          // Which of this bank's account ranges received it.
+          provider,
         });
         return {
           transaction_reference: transactionReference,
@@ -783,11 +834,24 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       if (!result) {
         return reply
           .status(409)
-          .send({ message: `reference ${body.reference ?? ''} was already used for a credit of another amount` });
+          .send(
+            refusal('conflict', `reference ${body.reference ?? ''} was already used for a credit of another amount`),
+          );
       }
       return reply.status(202).send(result);
     },
   );
 
   return server;
+}
+
+/** Standard Webhooks headers over the exact body, keyed by the secret's UTF-8 bytes (src/webhooks/signing.ts). */
+export function callbackHeaders(secret: string, id: string, body: string): Record<string, string> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(secret, id, timestamp, body),
+  };
 }

@@ -1,13 +1,12 @@
 // The sandbox bank's background work: completing accepted transfers when their time comes, and
-// delivering queued callbacks to the gateway (signed, retried with backoff until a 2xx).
-import { SIGNATURE_HEADER, signPayload } from '../providers/signing.ts';
+// delivering queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
 import { PollingLoop } from '../stack/polling-loop.ts';
-import { NIP } from './app.ts';
-import type { SandboxStore } from './store.ts';
+import { NIP, NIP_MESSAGES, callbackHeaders } from './app.ts';
+import type { CallbackRow, SandboxStore } from './store.ts';
 
 export interface RunnerOptions {
   store: SandboxStore;
-  /** Full URL the callbacks are POSTed to, e.g. http://127.0.0.1:3000/provider-callbacks/sandbox-bank */
+  /** Full URL the callbacks are POSTed to, e.g. http://127.0.0.1:3000/provider-callbacks/sandbox */
   callbackUrl: string;
   callbackSecret: string;
   intervalMs?: number;
@@ -18,6 +17,33 @@ const MAX_BACKOFF_MS = 60_000;
 
 export function backoffMs(attempts: number): number {
   return Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * The callback's body as the contract has it. Rows queued before the bank spoke the contract
+ * (`{event_id, type, occurred_at, data}`, types `transfer.successful|failed` and
+ * `virtual_account.credit`) are sent in its words, so an upgrade loses none of them.
+ */
+export function contractBody(row: CallbackRow): { id: string; type: string; data: Record<string, unknown> } {
+  const data = (row.payload.data ?? {}) as Record<string, unknown>;
+  if (row.type === 'transfer.successful' || row.type === 'transfer.failed') {
+    return {
+      id: row.event_id,
+      type: 'transfer.completed',
+      data: {
+        reference: data.reference,
+        status: row.type === 'transfer.successful' ? 'successful' : 'failed',
+        session_id: data.session_id,
+        code: data.response_code,
+        message: data.message,
+      },
+    };
+  }
+  if (row.type === 'virtual_account.credit') {
+    const { provider_reference: _reference, currency: _currency, ...credit } = data;
+    return { id: row.event_id, type: 'virtual_account.credited', data: credit };
+  }
+  return { id: row.event_id, type: row.type, data };
 }
 
 export class SandboxRunner {
@@ -56,7 +82,7 @@ export class SandboxRunner {
           transfer.reference,
           failed ? 'failed' : 'successful',
           failed ? NIP.notPermitted : NIP.success,
-          failed ? 'Transaction not permitted to sender' : 'Approved or completed successfully',
+          NIP_MESSAGES[failed ? NIP.notPermitted : NIP.success]!,
         ),
       );
     }
@@ -67,12 +93,12 @@ export class SandboxRunner {
     await store.transaction(async (client) => {
       const due = await store.claimDueCallbacks(client);
       for (const callback of due) {
-        const body = JSON.stringify(callback.payload);
+        const body = JSON.stringify(contractBody(callback));
         let error: string | undefined;
         try {
           const response = await fetch(callbackUrl, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(callbackSecret, body) },
+            headers: callbackHeaders(callbackSecret, callback.event_id, body),
             body,
             signal: AbortSignal.timeout(5_000),
           });

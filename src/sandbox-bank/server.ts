@@ -16,13 +16,14 @@ const app = await buildSandboxBank({
   completionDelayMs: config.SANDBOX_BANK_COMPLETION_DELAY_MS,
   hangMs: config.SANDBOX_BANK_HANG_MS,
   logLevel: config.LOG_LEVEL,
-  authorizationUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox-bank`,
+  apiKey: config.sandboxBankApiKey,
+  authorizationUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
   callbackSecret: config.providerCallbackSecret,
   ...(config.SANDBOX_BANK_CONTROL_TOKEN ? { controlToken: config.SANDBOX_BANK_CONTROL_TOKEN } : {}),
 });
 const runner = new SandboxRunner({
   store,
-  callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox-bank`,
+  callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
   callbackSecret: config.providerCallbackSecret,
   log: (message, fields) => app.log.warn(fields ?? {}, message),
 });

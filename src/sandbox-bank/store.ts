@@ -331,14 +331,11 @@ export class SandboxStore {
     );
     const transfer = rows[0];
     if (!transfer) return undefined;
-    await this.queueCallback(client, outcome === 'successful' ? 'transfer.successful' : 'transfer.failed', {
+    await this.queueCallback(client, 'transfer.completed', {
       reference: transfer.reference,
-      session_id: transfer.session_id,
-      amount_minor: Number(transfer.amount_minor),
-      bank_code: transfer.bank_code,
-      account_number: transfer.account_number,
       status: outcome,
-      response_code: responseCode,
+      session_id: transfer.session_id,
+      code: responseCode,
       message,
     });
     return transfer;
@@ -355,9 +352,10 @@ export class SandboxStore {
     return rows;
   }
 
+  /** Queues a callback, its body as the contract has it: `{id, type, data}`. */
   async queueCallback(client: pg.PoolClient, type: string, data: Record<string, unknown>): Promise<string> {
     const eventId = newEventId();
-    const payload = { event_id: eventId, type, occurred_at: new Date().toISOString(), data };
+    const payload = { id: eventId, type, data };
     await client.query(`insert into ${SCHEMA}.callbacks (event_id, type, payload) values ($1, $2, $3)`, [
       eventId,
       type,

@@ -74,8 +74,8 @@ export function registerTransferCallbacks(
     }
     // Only the connector that took the transfer answers for it: another provider's word about the
     // same reference (a mistake, or a hostile sender) is never applied (decisions §13).
-    const sender = callback.provider === 'sandbox-bank' ? 'sandbox' : callback.provider;
-    if (row.connector !== null && row.connector !== sender) {
+    const sender = callback.provider;
+    if ((row.connector ?? 'sandbox') !== sender) {
       callback.log.warn(
         { transferId, provider: callback.provider, connector: row.connector },
         'callback about a transfer another connector took: ignored',

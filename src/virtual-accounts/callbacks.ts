@@ -14,8 +14,9 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     const data = callback.data;
     const text = (value: unknown) => (typeof value === 'string' ? value : '');
     const credit: InboundCredit = {
-      // The sandbox bank speaks for every provider it plays; any other provider only for itself.
-      provider: callback.provider === 'sandbox-bank' ? text(data.provider) : callback.provider,
+      // A connector with several virtual-account providers names which one (its receiver refuses a
+      // name it does not have); one without names its credits after itself.
+      provider: text(data.provider) || callback.provider,
       sender: callback.provider,
       accountNumber: text(data.account_number),
       amountMinor: Number(data.amount_minor),

@@ -33,7 +33,7 @@ import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/config.ts';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { signWebhook } from '../../src/webhooks/signing.ts';
 
 assertNodeVersion();
 
@@ -474,7 +474,7 @@ try {
         const authorize = async (poster: ReturnType<typeof keepAlivePoster>, concurrency: number, n: number) => {
           const id = `bench-${runId}-${concurrency}-${n}`;
           const body = JSON.stringify({
-            event_id: `${id}:ask`,
+            id: `${id}:ask`,
             type: 'card.authorization.request',
             data: {
               authorization_id: id,
@@ -486,9 +486,15 @@ try {
               channel: 'web',
             },
           });
+          const timestamp = Math.floor(Date.now() / 1000);
           const response = await poster.post(
-            '/provider-callbacks/sandbox-bank',
-            { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(secret, body) },
+            '/provider-callbacks/sandbox',
+            {
+              'content-type': 'application/json',
+              'webhook-id': `${id}:ask`,
+              'webhook-timestamp': String(timestamp),
+              'webhook-signature': signWebhook(secret, `${id}:ask`, timestamp, body),
+            },
             body,
           );
           if (response.status !== 200) return false;

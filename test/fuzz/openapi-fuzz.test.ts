@@ -92,7 +92,7 @@ async function fuzzContext(): Promise<FuzzContext> {
       account_number: account,
       url: fc.constant('http://127.0.0.1:9/fuzz'),
       signing_secret: fc.constant(newSigningSecret()),
-      '{provider}': fc.constant('sandbox-bank'),
+      '{provider}': fc.constant('sandbox'),
       provider: fc.constantFrom('auto', 'wema', 'providus'),
       account_type: fc.constantFrom('standard', 'dedicated', 'temporary'),
       country: fc.constantFrom('NG', 'GH'),

@@ -60,7 +60,7 @@ describe('answers the fuzzer found outside the document', () => {
   it('declares 401 on the public provider-callback route: a callback without its signature', async () => {
     const { answer, faults } = await check('POST /provider-callbacks/{provider}', {
       method: 'POST',
-      url: '/provider-callbacks/sandbox-bank',
+      url: '/provider-callbacks/sandbox',
       headers: {},
     });
     expect(answer.status).toBe(401);

@@ -105,7 +105,7 @@ async function cardWith(walletMinor: number, cardMinor: number) {
 /** The processor's authorization request, signed, straight to the gateway's provider-callback route. */
 function authorizationRequest(cardReference: string, authorizationId: string, amountMinor: number) {
   return postSignedCallback(app, {
-    event_id: `${cardReference}:${authorizationId}:ask`,
+    id: `${cardReference}:${authorizationId}:ask`,
     type: 'card.authorization.request',
     data: {
       authorization_id: authorizationId,
@@ -542,7 +542,7 @@ describe('card authorizations', () => {
     const approved = await purchase(tenant.apiKey, tenant.cardId, 40_000);
     const settledBefore = await settlementBalance();
     const send = (eventId: string, type: string, data: Record<string, unknown>) =>
-      postSignedCallback(app, { event_id: eventId, type, data });
+      postSignedCallback(app, { id: eventId, type, data });
 
     expect(
       (
@@ -645,7 +645,7 @@ describe('card authorizations', () => {
     const processor = await startSandboxBank({
       databaseUrl: db.url,
       gatewayUrl,
-      authorizationUrl: `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/provider-callbacks/sandbox-bank`,
+      authorizationUrl: `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/provider-callbacks/sandbox`,
     });
     try {
       const answer = await processor.control(`/control/cards/${tenant.cardReference}/purchases`, {
@@ -674,7 +674,7 @@ describe('card authorizations', () => {
   it('declines an authorization whose reversal arrived before it was decided, holding nothing', async () => {
     const tenant = await cardWith(0, 100_000);
     const early = await postSignedCallback(app, {
-      event_id: 'rev-early',
+      id: 'rev-early',
       type: 'card.authorization.reversed',
       data: { authorization_id: 'auth_reversed_first', card_reference: tenant.cardReference },
     });
@@ -887,7 +887,7 @@ describe('card authorizations', () => {
     const first = await cardWith(0, 100_000);
     const second = await cardWith(0, 100_000);
     const early = await postSignedCallback(app, {
-      event_id: 'rev-early-per-card',
+      id: 'rev-early-per-card',
       type: 'card.authorization.reversed',
       data: { authorization_id: 'auth_void_shared', card_reference: first.cardReference },
     });
@@ -909,7 +909,7 @@ describe('card authorizations', () => {
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 90_000, held: 10_000 });
     // A reversal naming a card the gateway does not have voids nothing anywhere.
     await postSignedCallback(app, {
-      event_id: 'rev-unknown-card',
+      id: 'rev-unknown-card',
       type: 'card.authorization.reversed',
       data: { authorization_id: 'auth_void_nowhere', card_reference: 'crd_nobody' },
     });
@@ -940,7 +940,7 @@ describe('card authorizations', () => {
     // The processor's own control route cannot guess the card of an id that two cards have.
     expect(await stack.bank.control('/control/card-authorizations/auth_twice/reverse')).toEqual({
       status: 409,
-      body: { message: 'authorization auth_twice is on several cards: name one with card_reference' },
+      body: { code: 'conflict', message: 'authorization auth_twice is on several cards: name one with card_reference' },
     });
     const url = '/api/v1/sandbox/card-authorizations/auth_twice';
     const ambiguous = await call('POST', tenant.apiKey, `${url}/clear`, { amount_minor: 10_000 });

@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { auth, issueCard, transferBody } from '../support/api.ts';
-import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
+import { TEST_SANDBOX_BANK_API_KEY, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
@@ -200,6 +200,7 @@ describe('stopping the API', () => {
         // No worker polls this queue: the create waits on Temporal until the deadline.
         TEMPORAL_TASK_QUEUE: `nobody-${randomUUID()}`,
         SANDBOX_BANK_URL: stack.bank.url,
+        SANDBOX_BANK_API_KEY: TEST_SANDBOX_BANK_API_KEY,
         DEPENDENCY_TIMEOUT_MS: String(DEADLINE_MS),
         // This API alone needs no metrics port (and must not meet another process on the default one).
         METRICS_PORT: '0',

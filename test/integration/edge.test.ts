@@ -237,16 +237,16 @@ describe('rate limits (decisions §12)', () => {
     await withApp({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
       const statuses = [];
       for (let i = 0; i < 5; i += 1) {
-        const answer = await postSignedCallback(app, { event_id: `edge-signed-${i}`, type: 'edge.probe', data: {} });
+        const answer = await postSignedCallback(app, { id: `edge-signed-${i}`, type: 'edge.probe', data: {} });
         statuses.push(answer.statusCode);
       }
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
       // An unsigned one is refused by the route itself.
       const unsigned = await app.inject({
         method: 'POST',
-        url: '/provider-callbacks/sandbox-bank',
+        url: '/provider-callbacks/sandbox',
         headers: { 'content-type': 'application/json' },
-        payload: '{"event_id":"x","type":"edge.probe","data":{}}',
+        payload: '{"id":"x","type":"edge.probe","data":{}}',
       });
       expect(unsigned.statusCode).toBe(401);
     });

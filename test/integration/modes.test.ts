@@ -302,8 +302,8 @@ describe('a tenant with a sandbox key and a live key', () => {
     };
     // The sandbox bank names the live provider: refused, counted nowhere.
     expect(
-      await activities.applyInboundCredit({ ...credit, sender: 'sandbox-bank', transactionReference: 'mode-sender-1' }),
-    ).toEqual({ status: 'refused', reason: 'sandbox-bank does not serve live-mode accounts' });
+      await activities.applyInboundCredit({ ...credit, sender: 'sandbox', transactionReference: 'mode-sender-1' }),
+    ).toEqual({ status: 'refused', reason: 'sandbox does not serve live-mode accounts' });
     expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(0);
   });
 
@@ -319,9 +319,9 @@ describe('a tenant with a sandbox key and a live key', () => {
       [transferId, liveTenantId],
     );
     const answer = await postSignedCallback(app, {
-      event_id: `evt-${transferId}`,
-      type: 'transfer.successful',
-      data: { reference: transferId, session_id: 's', response_code: '00' },
+      id: `evt-${transferId}`,
+      type: 'transfer.completed',
+      data: { reference: transferId, status: 'successful', session_id: 's', code: '00', message: 'Approved' },
     });
     expect(answer.statusCode).toBe(200);
     const [recorded] = await db.orm.em
@@ -329,7 +329,7 @@ describe('a tenant with a sandbox key and a live key', () => {
       .execute<{ dispatch_result: string }[]>('select dispatch_result from provider_callbacks where event_id = ?', [
         `evt-${transferId}`,
       ]);
-    expect(recorded?.dispatch_result).toBe('ignored: sandbox-bank does not serve live-mode transfers');
+    expect(recorded?.dispatch_result).toBe('ignored: sandbox does not serve live-mode transfers');
     // Not even kept as a discrepancy: the sandbox bank is no witness to live money.
     const discrepancies = await db.orm.em
       .fork()
@@ -360,7 +360,7 @@ describe('a tenant with a sandbox key and a live key', () => {
     });
     // The sandbox processor asks about a purchase on it, as it would about one of its own cards.
     const asked = await postSignedCallback(app, {
-      event_id: `evt-auth-${cardId}`,
+      id: `evt-auth-${cardId}`,
       type: 'card.authorization.request',
       data: {
         authorization_id: 'auth-live-1',
@@ -385,7 +385,7 @@ describe('a tenant with a sandbox key and a live key', () => {
     ] as const) {
       const eventId = `evt-${type}-${cardId}`;
       await postSignedCallback(app, {
-        event_id: eventId,
+        id: eventId,
         type,
         data: { authorization_id: 'auth-live-1', card_reference: cardReference, ...extra },
       });

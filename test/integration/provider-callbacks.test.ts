@@ -12,9 +12,7 @@ import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
 import { auth } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
-import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
-import { TEST_CALLBACK_SECRET } from '../support/app.ts';
+import { callbackHeaders, creditCallback, postSignedCallback } from '../support/callbacks.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
@@ -67,11 +65,11 @@ afterAll(async () => {
  * A record as a delivery leaves it when its process dies between the record's commit and the
  * dispatch: undispatched, and claimed for `claimLeft` more (a PostgreSQL interval).
  */
-async function recordLeftBehind(body: { event_id: string; type: string }, claimLeft: string) {
+async function recordLeftBehind(body: { id: string; type: string }, claimLeft: string) {
   await bareDb.orm.em.fork().execute(
     `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
-     values (?, 'sandbox-bank', ?, ?, ?, now() + ?::interval)`,
-    [randomUUID(), body.event_id, body.type, JSON.stringify(body), claimLeft],
+     values (?, 'sandbox', ?, ?, ?, now() + ?::interval)`,
+    [randomUUID(), body.id, body.type, JSON.stringify(body), claimLeft],
   );
 }
 
@@ -80,7 +78,7 @@ async function record(db: TestDatabase, eventId: string) {
     .fork()
     .execute<{ dispatched: boolean; dispatch_result: string | null; claimed: boolean; type: string }[]>(
       `select dispatched_at is not null as dispatched, dispatch_result, coalesce(dispatch_claimed_until > now(), false) as claimed, type
-       from provider_callbacks where provider = 'sandbox-bank' and event_id = ?`,
+       from provider_callbacks where provider = 'sandbox' and event_id = ?`,
       [eventId],
     );
   return rows;
@@ -111,10 +109,10 @@ describe('while a dispatch runs', () => {
     const inside = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     hold = { entered, released: new Promise<void>((resolve) => (release = resolve)) };
-    const first = postSignedCallback(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    const first = postSignedCallback(bare.app, { id: eventId, type: 'test.held', data: {} });
     await inside;
 
-    const repeat = postSignedCallback(bare.app, { event_id: eventId, type: 'test.held', data: {} });
+    const repeat = postSignedCallback(bare.app, { id: eventId, type: 'test.held', data: {} });
     const samples = [];
     for (let i = 0; i < 8; i += 1) {
       samples.push(await heldOnBareDatabase());
@@ -144,7 +142,7 @@ describe('a dispatch that does not happen', () => {
   it('answers 503 when the dispatch fails, keeps the record undispatched, and dispatches it on the retry', async () => {
     const eventId = `flaky-${randomUUID()}`;
     failuresLeft = 1;
-    const failed = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const failed = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
     expect(failed.statusCode).toBe(503);
     expect(failed.json().error).toMatchObject({
       code: 'UNAVAILABLE',
@@ -155,9 +153,9 @@ describe('a dispatch that does not happen', () => {
       { dispatched: false, dispatch_result: null, claimed: false, type: 'test.flaky' },
     ]);
 
-    const retried = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const retried = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
-    const again = await postSignedCallback(bare.app, { event_id: eventId, type: 'test.flaky', data: {} });
+    const again = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
     expect([again.statusCode, again.json().data.status]).toEqual([200, 'duplicate']);
     expect(calls.filter((call) => call === eventId)).toHaveLength(2);
     expect(await record(bareDb, eventId)).toEqual([
@@ -167,7 +165,7 @@ describe('a dispatch that does not happen', () => {
 
   it('dispatches a record left by a delivery that died before dispatching, once its claim runs out', async () => {
     const eventId = `orphan-${randomUUID()}`;
-    const body = { event_id: eventId, type: 'test.flaky', data: {} };
+    const body = { id: eventId, type: 'test.flaky', data: {} };
     await recordLeftBehind(body, '1 second');
     const retried = await postSignedCallback(bare.app, body);
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
@@ -179,7 +177,7 @@ describe('a dispatch that does not happen', () => {
 
   it('answers 503 to a repeat while another delivery still holds the dispatch, and dispatches nothing', async () => {
     const eventId = `busy-${randomUUID()}`;
-    const body = { event_id: eventId, type: 'test.flaky', data: {} };
+    const body = { id: eventId, type: 'test.flaky', data: {} };
     await recordLeftBehind(body, '1 hour');
     const repeat = await postSignedCallback(bare.app, body);
     expect(repeat.statusCode).toBe(503);
@@ -230,7 +228,7 @@ describe('inbound credits on the full stack', () => {
     expect(statuses.filter((status) => status === 'duplicate')).toHaveLength(19);
 
     const workflowId = inboundCreditWorkflowId('wema', reference);
-    expect(await record(stack.db, callback.event_id)).toEqual([
+    expect(await record(stack.db, callback.id)).toEqual([
       {
         dispatched: true,
         dispatch_result: `started ${workflowId}`,
@@ -253,13 +251,13 @@ describe('inbound credits on the full stack', () => {
     await stack.db.orm.em
       .fork()
       .execute(`update provider_callbacks set dispatched_at = null, dispatch_result = null where event_id = ?`, [
-        callback.event_id,
+        callback.id,
       ]);
 
     const retried = await postSignedCallback(stack.app, callback);
     expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
     const workflowId = inboundCreditWorkflowId('wema', reference);
-    expect((await record(stack.db, callback.event_id))[0]?.dispatch_result).toBe(`already applying ${workflowId}`);
+    expect((await record(stack.db, callback.id))[0]?.dispatch_result).toBe(`already applying ${workflowId}`);
     await stack.client.workflow.getHandle(workflowId).result();
     expect(await totals()).toEqual([10_000, 1, 10_000]);
     expect((await stack.client.workflow.count(`WorkflowId = '${workflowId}'`)).count).toBe(1);
@@ -274,8 +272,12 @@ describe('as an attacker meets the callback route', () => {
       url: `/provider-callbacks/${provider}`,
       remoteAddress: address,
       headers: {
-        'content-type': 'application/json',
-        [SIGNATURE_HEADER]: options.signature ?? signPayload(options.secret ?? TEST_CALLBACK_SECRET, raw),
+        ...callbackHeaders(
+          (JSON.parse(raw) as { id: string }).id,
+          raw,
+          options.secret ? { secret: options.secret } : {},
+        ),
+        ...(options.signature ? { 'webhook-signature': options.signature } : {}),
       },
       payload: raw,
     });
@@ -283,11 +285,11 @@ describe('as an attacker meets the callback route', () => {
   const storedCallbacks = async (eventId: string) =>
     (await stack.db.orm.em.fork().execute('select 1 from provider_callbacks where event_id = ?', [eventId])).length;
 
-  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'wema', 'sandbox-bank2'])(
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'wema', 'sandbox2', 'sandbox-bank'])(
     'answers 404 NOT_FOUND for provider %s, signed or not, storing nothing',
     async (provider) => {
       const eventId = `probe-${randomUUID()}`;
-      const raw = JSON.stringify({ event_id: eventId, type: 'virtual_account.credit', data: {} });
+      const raw = JSON.stringify({ id: eventId, type: 'virtual_account.credit', data: {} });
       // A distinct address per name: the refusals count on each address's own budget.
       const address = `198.51.100.${10 + provider.length}`;
       const answer = await post(address, provider, raw);
@@ -302,9 +304,9 @@ describe('as an attacker meets the callback route', () => {
 
   it('takes bodies up to 64 KiB and answers 413 PAYLOAD_TOO_LARGE above, storing nothing', async () => {
     const body = (eventId: string, size: number) => {
-      const skeleton = JSON.stringify({ event_id: eventId, type: 'test.padding', data: { padding: '' } });
+      const skeleton = JSON.stringify({ id: eventId, type: 'test.padding', data: { padding: '' } });
       return JSON.stringify({
-        event_id: eventId,
+        id: eventId,
         type: 'test.padding',
         data: { padding: 'x'.repeat(size - skeleton.length) },
       });
@@ -312,41 +314,41 @@ describe('as an attacker meets the callback route', () => {
     const fits = `fits-${randomUUID()}`;
     const atLimit = body(fits, 64 * 1024);
     expect(Buffer.byteLength(atLimit)).toBe(65_536);
-    const accepted = await post('198.51.100.40', 'sandbox-bank', atLimit);
+    const accepted = await post('198.51.100.40', 'sandbox', atLimit);
     expect([accepted.statusCode, accepted.json().data.status]).toEqual([200, 'accepted']);
     expect(await storedCallbacks(fits)).toBe(1);
 
     const over = `over-${randomUUID()}`;
     const tooLarge = body(over, 64 * 1024 + 1);
-    const refused = await post('198.51.100.40', 'sandbox-bank', tooLarge);
+    const refused = await post('198.51.100.40', 'sandbox', tooLarge);
     expect(refused.statusCode).toBe(413);
     expect(refused.json()).toMatchObject({
       error: { code: 'PAYLOAD_TOO_LARGE', message: "request body is larger than this route's limit of 65536 bytes" },
-      meta: { path: '/provider-callbacks/sandbox-bank', requestId: expect.any(String) },
+      meta: { path: '/provider-callbacks/sandbox', requestId: expect.any(String) },
     });
     expect(await storedCallbacks(over)).toBe(0);
     // A megabyte, as the route took before: the same answer, nothing parsed or stored.
-    const huge = await post('198.51.100.40', 'sandbox-bank', body(`huge-${randomUUID()}`, 1_000_000));
+    const huge = await post('198.51.100.40', 'sandbox', body(`huge-${randomUUID()}`, 1_000_000));
     expect(huge.statusCode).toBe(413);
   });
 
   it('counts refused signatures on the unauthenticated budget of the address, 429 with Retry-After once used up', async () => {
     const attacker = '203.0.113.66';
-    const raw = JSON.stringify({ event_id: `forged-${randomUUID()}`, type: 'virtual_account.credit', data: {} });
+    const raw = JSON.stringify({ id: `forged-${randomUUID()}`, type: 'virtual_account.credited', data: {} });
     const forgeries = [
       { secret: 'change-me-sandbox-callback-secret' },
       { signature: 'nonsense' },
-      { signature: `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+      { signature: `v1,${Buffer.alloc(32).toString('base64')}` },
       { secret: 'guess-number-four-xxxxxxxxxxxxxxxxx' },
       { secret: 'guess-number-five-xxxxxxxxxxxxxxxxx' },
     ];
     expect(forgeries).toHaveLength(UNSIGNED_BUDGET);
     for (const forgery of forgeries) {
-      const answer = await post(attacker, 'sandbox-bank', raw, forgery);
+      const answer = await post(attacker, 'sandbox', raw, forgery);
       expect(answer.statusCode).toBe(401);
       expect(answer.json().error.code).toBe('UNAUTHORIZED');
     }
-    const throttled = await post(attacker, 'sandbox-bank', raw, { secret: 'guess-number-six-xxxxxxxxxxxxxxxxxx' });
+    const throttled = await post(attacker, 'sandbox', raw, { secret: 'guess-number-six-xxxxxxxxxxxxxxxxxx' });
     expect(throttled.statusCode).toBe(429);
     expect(throttled.json()).toMatchObject({
       error: { code: 'RATE_LIMITED', message: expect.stringContaining('without a valid API key from this address') },
@@ -356,35 +358,31 @@ describe('as an attacker meets the callback route', () => {
     const guess = await stack.app.inject({ method: 'GET', url: '/api/v1/wallet', remoteAddress: attacker });
     expect(guess.statusCode).toBe(429);
     expect(guess.headers['retry-after']).toBeDefined();
-    expect(await storedCallbacks(JSON.parse(raw).event_id)).toBe(0);
+    expect(await storedCallbacks(JSON.parse(raw).id)).toBe(0);
   });
 
   it('keeps correctly signed callbacks off that budget: a processor is never throttled by its own traffic', async () => {
     const processor = '192.0.2.77';
     for (let index = 0; index < UNSIGNED_BUDGET * 4; index += 1) {
       const eventId = `valid-${index}-${randomUUID()}`;
-      const answer = await post(
-        processor,
-        'sandbox-bank',
-        JSON.stringify({ event_id: eventId, type: 'test.ok', data: {} }),
-      );
+      const answer = await post(processor, 'sandbox', JSON.stringify({ id: eventId, type: 'test.ok', data: {} }));
       expect([index, answer.statusCode]).toEqual([index, 200]);
     }
     // Its budget for refusals is still whole: the first refusal is a 401, not a 429.
-    const raw = JSON.stringify({ event_id: `bad-${randomUUID()}`, type: 'test.ok', data: {} });
-    expect(
-      (await post(processor, 'sandbox-bank', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' })).statusCode,
-    ).toBe(401);
+    const raw = JSON.stringify({ id: `bad-${randomUUID()}`, type: 'test.ok', data: {} });
+    expect((await post(processor, 'sandbox', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' })).statusCode).toBe(
+      401,
+    );
     // And an address that has used up its refusals still gets its correctly signed callbacks through.
     const shared = '192.0.2.78';
     for (let index = 0; index <= UNSIGNED_BUDGET; index += 1) {
-      await post(shared, 'sandbox-bank', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' });
+      await post(shared, 'sandbox', raw, { secret: 'not-the-secret-xxxxxxxxxxxxxxxxxxxxx' });
     }
-    expect((await post(shared, 'sandbox-bank', raw, { signature: 'x' })).statusCode).toBe(429);
+    expect((await post(shared, 'sandbox', raw, { signature: 'x' })).statusCode).toBe(429);
     const signed = await post(
       shared,
-      'sandbox-bank',
-      JSON.stringify({ event_id: `after-${randomUUID()}`, type: 'test.ok', data: {} }),
+      'sandbox',
+      JSON.stringify({ id: `after-${randomUUID()}`, type: 'test.ok', data: {} }),
     );
     expect([signed.statusCode, signed.json().data.status]).toEqual([200, 'accepted']);
   });

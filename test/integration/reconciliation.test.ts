@@ -641,7 +641,7 @@ describe('daily reconciliation, per connector', () => {
       (await bank.control('/control/statements/invent', { kind: 'transfer', amount_minor: 1, date: '2026-13-01' }))
         .status,
     ).toBe(400);
-    const statement = await fetch(`${bank.url}/statements/settlement/not-a-date`);
-    expect(statement.status).toBe(400);
+    const statement = await bank.call('GET', '/statements/settlement/not-a-date');
+    expect(statement).toMatchObject({ status: 400, body: { code: 'validation_error' } });
   });
 });

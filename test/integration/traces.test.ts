@@ -21,7 +21,7 @@ import { deliveryIdFor } from '../../src/webhooks/fanout.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, newSigningSecret, transferBody } from '../support/api.ts';
-import { TEST_CALLBACK_SECRET, createFundedTenant } from '../support/app.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY, createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
@@ -46,12 +46,12 @@ const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> =
   // The create path's local activities, inside the update.
   'StartActivity:nameEnquiry': [WORKER, 'HandleUpdate:create'],
   'RunActivity:nameEnquiry': [WORKER, 'StartActivity:nameEnquiry'],
-  'POST /nip/name-enquiry': [WORKER, 'RunActivity:nameEnquiry'],
+  'POST /name-enquiry': [WORKER, 'RunActivity:nameEnquiry'],
   'StartActivity:reserveFunds': [WORKER, 'HandleUpdate:create'],
   'RunActivity:reserveFunds': [WORKER, 'StartActivity:reserveFunds'],
   'StartActivity:submitToBank': [WORKER, 'RunWorkflow:transferWorkflow'],
   'RunActivity:submitToBank': [WORKER, 'StartActivity:submitToBank'],
-  'POST /nip/transfers': [WORKER, 'RunActivity:submitToBank'],
+  'POST /transfers': [WORKER, 'RunActivity:submitToBank'],
   'StartActivity:markProcessing': [WORKER, 'RunWorkflow:transferWorkflow'],
   'RunActivity:markProcessing': [WORKER, 'StartActivity:markProcessing'],
   'StartActivity:settleTransfer': [WORKER, 'RunWorkflow:transferWorkflow'],
@@ -138,6 +138,7 @@ async function startGateway(taskQueue: string, extraEnv: Record<string, string>)
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
     SANDBOX_BANK_URL: bank.url,
+    SANDBOX_BANK_API_KEY: TEST_SANDBOX_BANK_API_KEY,
     PROVIDER_CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     WEBHOOK_RETRY_SCHEDULE: '0s,1s',
     METRICS_PORT: '0',
@@ -300,12 +301,13 @@ it('follows a transfer in one trace from its request through the workflow, activ
     kind: 2,
     attributes: { 'http.route': '/api/v1/transfers', 'http.request.method': 'POST', 'http.response.status_code': 201 },
   });
-  expect(byName.get('POST /nip/transfers')).toMatchObject({
+  expect(byName.get('POST /transfers')).toMatchObject({
     kind: 3,
     attributes: {
-      'url.full': `${bank.url}/nip/transfers`,
-      'http.response.status_code': 200,
-      'gateway.provider': 'sandbox-nip',
+      'url.full': `${bank.url}/transfers`,
+      // Accepted, pending: the contract's 202.
+      'http.response.status_code': 202,
+      'gateway.provider': 'sandbox',
     },
   });
   expect(byName.get('POST webhook')).toMatchObject({

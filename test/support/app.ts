@@ -27,6 +27,8 @@ export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7);
 export const TEST_BVN_SECRET = Buffer.alloc(32, 11);
 /** The test sandbox bank's control credential: every stack runs with one, so the adapter's header is exercised. */
 export const TEST_SANDBOX_CONTROL_TOKEN = 'test-sandbox-bank-control-token-0123456789';
+/** The test sandbox bank's API key (SANDBOX_BANK_API_KEY), which the sandbox connector sends. */
+export const TEST_SANDBOX_BANK_API_KEY = 'test-sandbox-bank-api-key-0123456789';
 
 export interface TestAppOptions {
   temporalAddress?: string;
@@ -90,6 +92,8 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     PROVIDER_TIMEOUT_MS: options.providerTimeoutMs ?? 2_000,
     SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
     liveConnectors: options.liveConnectors ?? [],
+    sandboxBankApiKey: TEST_SANDBOX_BANK_API_KEY,
+    providerCallbackSecret: TEST_CALLBACK_SECRET,
   });
   const dispatcher = options.dispatcher ?? new CallbackDispatcher();
   const app = await buildApp({

@@ -1,18 +1,34 @@
-// Provider callbacks as the sandbox bank sends them: a raw JSON body signed with the test secret.
+// Provider callbacks as the sandbox bank sends them (the generic contract): a raw JSON body
+// `{id, type, data}` signed as Standard Webhooks with the test secret.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { SIGNATURE_HEADER, signPayload } from '../../src/providers/signing.ts';
+import { signWebhook } from '../../src/webhooks/signing.ts';
 import { TEST_CALLBACK_SECRET } from './app.ts';
 
-/** Posts the callback to the app, signed over the exact bytes sent. */
+/** Standard Webhooks headers for `raw`, signed with `secret` at `timestamp` (now by default). */
+export function callbackHeaders(
+  id: string,
+  raw: string,
+  options: { secret?: string; timestamp?: number } = {},
+): Record<string, string> {
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(options.secret ?? TEST_CALLBACK_SECRET, id, timestamp, raw),
+  };
+}
+
+/** Posts the callback to the app as the sandbox bank does, signed over the exact bytes sent. */
 export function postSignedCallback(
   app: FastifyInstance,
-  body: Record<string, unknown>,
+  body: { id: string; type: string; data: Record<string, unknown> },
 ): Promise<LightMyRequestResponse> {
   const raw = JSON.stringify(body);
   return app.inject({
     method: 'POST',
-    url: '/provider-callbacks/sandbox-bank',
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(TEST_CALLBACK_SECRET, raw) },
+    url: '/provider-callbacks/sandbox',
+    headers: callbackHeaders(body.id, raw),
     payload: raw,
   });
 }
@@ -20,16 +36,15 @@ export function postSignedCallback(
 /** The bank's notice of a 10,000-kobo credit to a Wema virtual account, under its own event id. */
 export function creditCallback(eventId: string, accountNumber: string, transactionReference: string) {
   return {
-    event_id: eventId,
-    type: 'virtual_account.credit',
+    id: eventId,
+    type: 'virtual_account.credited',
     data: {
-      provider: 'wema',
       account_number: accountNumber,
       amount_minor: 10_000,
-      currency: 'NGN',
-      sender_name: 'X',
       transaction_reference: transactionReference,
+      sender_name: 'X',
       session_id: '1',
+      provider: 'wema',
     },
   };
 }

@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-import { TEST_CALLBACK_SECRET, TEST_SANDBOX_CONTROL_TOKEN } from './app.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY, TEST_SANDBOX_CONTROL_TOKEN } from './app.ts';
 import { eventually } from './eventually.ts';
 
 export interface GatewayProcesses {
@@ -46,6 +46,7 @@ export async function startGatewayProcesses(options: {
     PROVIDER_CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     // The test sandbox bank's control routes take a token (startSandboxBank): the API sends it.
     SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
+    SANDBOX_BANK_API_KEY: TEST_SANDBOX_BANK_API_KEY,
     METRICS_PORT: '0',
     WORKER_METRICS_PORT: '0',
     WEBHOOK_WORKER_METRICS_PORT: '0',

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
 import { SandboxRunner } from '../../src/sandbox-bank/runner.ts';
 import { SandboxStore } from '../../src/sandbox-bank/store.ts';
-import { TEST_CALLBACK_SECRET, TEST_SANDBOX_CONTROL_TOKEN } from './app.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY, TEST_SANDBOX_CONTROL_TOKEN } from './app.ts';
 
 export interface TestSandboxBank {
   url: string;
@@ -12,6 +12,15 @@ export interface TestSandboxBank {
   store: SandboxStore;
   /** POSTs to a control route, with the bank's control token, and returns the JSON answer. */
   control(path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** Calls a route of the contract with the bank's API key (or the given Authorization header). */
+  call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    authorization?: string,
+  ): Promise<{ status: number; body: any }>;
+  /** The API key its contract routes need (TEST_SANDBOX_BANK_API_KEY). */
+  apiKey: string;
   /** How many requests the bank has received so far (from anyone: the gateway, the tests). */
   requestCount(): Promise<number>;
   /** The token its /control/* routes need (TEST_SANDBOX_CONTROL_TOKEN unless the test gave another). */
@@ -38,7 +47,8 @@ export async function startSandboxBank(options: {
     completionDelayMs: options.completionDelayMs ?? 200,
     hangMs: options.hangMs ?? 3_000,
     logLevel: 'warn',
-    authorizationUrl: options.authorizationUrl ?? `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
+    apiKey: TEST_SANDBOX_BANK_API_KEY,
+    authorizationUrl: options.authorizationUrl ?? `${options.gatewayUrl}/provider-callbacks/sandbox`,
     callbackSecret: TEST_CALLBACK_SECRET,
     controlToken,
   });
@@ -49,7 +59,7 @@ export async function startSandboxBank(options: {
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const runner = new SandboxRunner({
     store,
-    callbackUrl: `${options.gatewayUrl}/provider-callbacks/sandbox-bank`,
+    callbackUrl: `${options.gatewayUrl}/provider-callbacks/sandbox`,
     callbackSecret: TEST_CALLBACK_SECRET,
     intervalMs: 50,
   });
@@ -59,6 +69,15 @@ export async function startSandboxBank(options: {
     app,
     store,
     controlToken,
+    apiKey: TEST_SANDBOX_BANK_API_KEY,
+    async call(method, path, body, authorization = `Bearer ${TEST_SANDBOX_BANK_API_KEY}`) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    },
     async control(path, body) {
       const response = await fetch(`${url}${path}`, {
         method: 'POST',

@@ -17,7 +17,14 @@ import {
   type Resolver,
   protectedTargetsFor,
 } from '../../src/webhooks/destinations.ts';
-import { TEST_SANDBOX_CONTROL_TOKEN, type TestApp, type TestAppOptions, createTestApp } from './app.ts';
+import {
+  TEST_CALLBACK_SECRET,
+  TEST_SANDBOX_BANK_API_KEY,
+  TEST_SANDBOX_CONTROL_TOKEN,
+  type TestApp,
+  type TestAppOptions,
+  createTestApp,
+} from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './ports.ts';
 import { type CliResult, runAdmin } from './cli.ts';
@@ -130,6 +137,8 @@ export async function startGatewayStack(options: {
       PROVIDER_TIMEOUT_MS: providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: TEST_SANDBOX_CONTROL_TOKEN,
       liveConnectors,
+      sandboxBankApiKey: TEST_SANDBOX_BANK_API_KEY,
+      providerCallbackSecret: TEST_CALLBACK_SECRET,
     });
   // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);

@@ -8,6 +8,7 @@ import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';
+import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY } from './app.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, installRuntime, startTestWorker } from './worker.ts';
@@ -57,6 +58,8 @@ export function useTimeSkippingStack(
       sandboxBankUrl: bank?.url ?? 'http://127.0.0.1:9',
       PROVIDER_TIMEOUT_MS: options.providerTimeoutMs,
       SANDBOX_BANK_CONTROL_TOKEN: bank?.controlToken,
+      sandboxBankApiKey: TEST_SANDBOX_BANK_API_KEY,
+      providerCallbackSecret: TEST_CALLBACK_SECRET,
     });
     stack.providers = providers;
     const common = { orm: db.orm, providers, connection: env.nativeConnection, client: env.client };

@@ -73,7 +73,7 @@ describe('docker-compose.yml', () => {
       expect(uses.length, name).toBeGreaterThan(0);
       for (const use of uses) expect(use, `\${${name}${use}}`).toMatch(/^:\?/);
     }
-    // And every process of the gateway gets all four (the sandbox bank and the API need the control token).
+    // And every process of the gateway gets all of them (the sandbox bank and the API need the control token and the API key).
     for (const name of ['api', 'api-2', 'worker', 'worker-2', 'sandbox-bank', 'setup']) {
       const env = environmentOf(compose.services[name]!);
       expect(env.NODE_ENV, name).toBe('production');

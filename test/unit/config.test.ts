@@ -2,9 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, PUBLISHED_SECRETS, SECRET_VARIABLES, type SecretVariable, loadConfig } from '../../src/config.ts';
+import {
+  ConfigError,
+  DEVELOPMENT_SANDBOX_BANK_API_KEY,
+  PUBLISHED_SECRETS,
+  SECRET_VARIABLES,
+  type SecretVariable,
+  loadConfig,
+} from '../../src/config.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-import { TEST_BVN_SECRET, TEST_CALLBACK_SECRET, TEST_SANDBOX_CONTROL_TOKEN, TEST_WEBHOOK_KEY } from '../support/app.ts';
+import {
+  TEST_BVN_SECRET,
+  TEST_CALLBACK_SECRET,
+  TEST_SANDBOX_BANK_API_KEY,
+  TEST_SANDBOX_CONTROL_TOKEN,
+  TEST_WEBHOOK_KEY,
+} from '../support/app.ts';
 
 /** Secrets of this run's own, as a deployment would make them (openssl rand). */
 const OWN: Record<SecretVariable, string> = {
@@ -12,6 +25,7 @@ const OWN: Record<SecretVariable, string> = {
   WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   BVN_SECRET_KEY: randomBytes(32).toString('base64'),
   SANDBOX_BANK_CONTROL_TOKEN: randomBytes(32).toString('hex'),
+  SANDBOX_BANK_API_KEY: randomBytes(32).toString('hex'),
 };
 const SECRETS = Object.keys(SECRET_VARIABLES) as SecretVariable[];
 
@@ -140,6 +154,7 @@ describe('loadConfig', () => {
     expect(production.webhookEncryptionKey).toEqual(Buffer.from(OWN.WEBHOOK_ENCRYPTION_KEY, 'base64'));
     expect(production.bvnSecretKey).toEqual(Buffer.from(OWN.BVN_SECRET_KEY, 'base64'));
     expect(production.SANDBOX_BANK_CONTROL_TOKEN).toBe(OWN.SANDBOX_BANK_CONTROL_TOKEN);
+    expect(production.sandboxBankApiKey).toBe(OWN.SANDBOX_BANK_API_KEY);
     expect(() => loadConfig({ BVN_SECRET_KEY: Buffer.alloc(31).toString('base64') })).toThrow(
       /BVN_SECRET_KEY: must be 32 bytes/,
     );
@@ -173,6 +188,20 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PORT: '' })).toMatchObject({ embeddedDatabase: true, PORT: 3000 });
+  });
+
+  it('takes SANDBOX_BANK_API_KEY, with the development default outside production only, never with spaces', () => {
+    expect(loadConfig({}).sandboxBankApiKey).toBe(DEVELOPMENT_SANDBOX_BANK_API_KEY);
+    expect(loadConfig({ SANDBOX_BANK_API_KEY: OWN.SANDBOX_BANK_API_KEY }).sandboxBankApiKey).toBe(
+      OWN.SANDBOX_BANK_API_KEY,
+    );
+    const { SANDBOX_BANK_API_KEY: _omitted, ...withoutKey } = productionEnv();
+    expect(issuesOf(withoutKey)).toEqual(['SANDBOX_BANK_API_KEY: is required when NODE_ENV=production']);
+    for (const bad of ['short', 'with a space in it, long enough']) {
+      expect(issuesOf({ SANDBOX_BANK_API_KEY: bad })).toEqual([
+        'SANDBOX_BANK_API_KEY: must be at least 16 printable characters, without spaces',
+      ]);
+    }
   });
 
   it('requires SANDBOX_BANK_CONTROL_TOKEN beyond loopback and in production, at least 32 bytes, and not otherwise', () => {
@@ -214,7 +243,7 @@ describe('production refuses published and short secrets', () => {
       const published = [...PUBLISHED_SECRETS];
       // The test suite's own secrets are published too (test/support/app.ts).
       published.push(TEST_CALLBACK_SECRET, TEST_WEBHOOK_KEY.toString('base64'), TEST_BVN_SECRET.toString('base64'));
-      published.push(TEST_SANDBOX_CONTROL_TOKEN);
+      published.push(TEST_SANDBOX_CONTROL_TOKEN, TEST_SANDBOX_BANK_API_KEY);
       for (const value of published) {
         const issues = issuesOf(productionEnv({ [name]: value }));
         expect(issues, `${name}=${value}`).toHaveLength(1);
@@ -252,6 +281,7 @@ describe('production refuses published and short secrets', () => {
         WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString('base64'),
         BVN_SECRET_KEY: 'Y2hhbmdlLW1lLWNoYW5nZS1tZS1idm4tc2VjcmV0MzI=',
         SANDBOX_BANK_CONTROL_TOKEN: 'short',
+        SANDBOX_BANK_API_KEY: 'x'.repeat(20),
       }),
     );
     expect(issues.map((issue) => issue.split(':')[0]).sort()).toEqual([...SECRETS].sort());
@@ -265,6 +295,7 @@ describe('production refuses published and short secrets', () => {
         `PROVIDER_CALLBACK_SECRET: is required when HOST is ${host}`,
         `WEBHOOK_ENCRYPTION_KEY: is required when HOST is ${host}`,
         `BVN_SECRET_KEY: is required when HOST is ${host}`,
+        `SANDBOX_BANK_API_KEY: is required when HOST is ${host}`,
       ]);
     }
     expect(
@@ -273,6 +304,7 @@ describe('production refuses published and short secrets', () => {
         PROVIDER_CALLBACK_SECRET: 'change-me-sandbox-callback-secret',
         WEBHOOK_ENCRYPTION_KEY: OWN.WEBHOOK_ENCRYPTION_KEY,
         BVN_SECRET_KEY: OWN.BVN_SECRET_KEY,
+        SANDBOX_BANK_API_KEY: OWN.SANDBOX_BANK_API_KEY,
       }),
     ).toEqual([expect.stringMatching(/^PROVIDER_CALLBACK_SECRET: is a value published in the repository/)]);
     const { NODE_ENV: _production, DATABASE_URL: _db, TEMPORAL_ADDRESS: _temporal, ...secrets } = productionEnv();
