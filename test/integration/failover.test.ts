@@ -1,0 +1,200 @@
+// Failover between live connectors that never pays twice (decisions §13), on a deployment with
+// LIVE_CONNECTORS=paystack,generic: the Paystack simulator first, the generic test bank second.
+// A transfer goes to the first connector whose name enquiry answers; a definitive "not taken"
+// passes it to the next; once a submission may have been accepted (its answer lost), it stays
+// with that connector and is resolved there, never submitted elsewhere. Each bank's own record is
+// read to prove where the transfer went, and the wallet to the kobo.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walletBalance } from '../../src/ledger/ledger.ts';
+import { findTransfer } from '../../src/transfers/store.ts';
+import { TransferConnectorKey } from '../../workflows/search-attributes.ts';
+import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { auth, transferBody } from '../support/api.ts';
+import { eventually } from '../support/eventually.ts';
+import { freePort } from '../support/ports.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { type GenericTestBank, startGenericTestBank } from '../simulators/generic-bank.ts';
+import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
+
+const TASK_QUEUE = `failover-${process.pid}`;
+const BANK_KEY = `bank-key-${randomBytes(8).toString('hex')}`;
+const BANK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+let paystack: PaystackSimulator;
+let bankPort: number;
+let bank: GenericTestBank;
+let bankDir: string;
+beforeAll(async () => {
+  paystack = await startPaystackSimulator();
+  bankPort = await freePort();
+  bankDir = mkdtempSync(join(tmpdir(), 'failover-bank-'));
+});
+
+let stack: GatewayStack;
+let app: FastifyInstance;
+useGatewayStack(
+  {
+    taskQueue: TASK_QUEUE,
+    providerTimeoutMs: 500,
+    liveConnectorEnv: () => ({
+      LIVE_CONNECTORS: 'paystack,generic',
+      PAYSTACK_SECRET_KEY: paystack.secretKey,
+      PAYSTACK_BASE_URL: paystack.url,
+      GENERIC_BANK_URL: `http://127.0.0.1:${bankPort}`,
+      GENERIC_BANK_API_KEY: BANK_KEY,
+      GENERIC_BANK_WEBHOOK_SECRET: BANK_SECRET,
+    }),
+  },
+  (started) => {
+    stack = started;
+    app = started.app;
+    paystack.webhookUrl = `${started.gatewayUrl}/provider-callbacks/paystack`;
+  },
+);
+// The test bank calls the gateway back, so it starts once the gateway listens.
+beforeAll(async () => {
+  bank = await startGenericTestBank({
+    apiKey: BANK_KEY,
+    webhookSecret: BANK_SECRET,
+    dataDir: bankDir,
+    port: bankPort,
+    callbackUrl: `${stack.gatewayUrl}/provider-callbacks/generic`,
+    completionDelayMs: 200,
+  });
+});
+afterAll(async () => {
+  await bank?.stop();
+  await paystack?.close();
+  if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+});
+
+/** The test bank's own record of a transfer: its status, or 404 when it never took it. */
+async function atBank(reference: string): Promise<{ status: number; body?: { status: string } }> {
+  const response = await fetch(`${bank.url}/transfers/${reference}`, {
+    headers: { authorization: `Bearer ${BANK_KEY}` },
+  });
+  return response.status === 200
+    ? { status: 200, body: (await response.json()) as { status: string } }
+    : { status: response.status };
+}
+
+async function liveKey(name: string, fundMinor: number) {
+  const created = await stack.admin('tenant', 'create', '--name', name);
+  const tenantId = created.json.tenant_id as string;
+  const live = await stack.admin('key', 'create', '--tenant', tenantId, '--live');
+  await stack.admin('wallet', 'fund', '--tenant', tenantId, '--amount-minor', String(fundMinor), '--live');
+  return { liveTenantId: live.json.mode_tenant_id as string, key: live.json.api_key as string };
+}
+
+async function send(key: string, reference: string) {
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/v1/transfers',
+    headers: auth(key),
+    payload: transferBody('failover', { reference }),
+  });
+  expect(created.statusCode).toBe(201);
+  return created.json().data.id as string;
+}
+
+const statusOf = async (id: string) => (await findTransfer(stack.db.orm.em.fork(), id))?.status;
+
+describe('LIVE_CONNECTORS=paystack,generic', () => {
+  it('sends a transfer to Paystack when its name enquiry answers, and to nobody else', async () => {
+    const { key, liveTenantId } = await liveKey('first choice', 500_000);
+    const id = await send(key, 'first-1');
+    expect((await findTransfer(stack.db.orm.em.fork(), id))?.connector).toBe('paystack');
+    await eventually(() => paystack.transfers.get(id));
+    await paystack.finishTransfer(id, 'success');
+    await eventually(async () => (await statusOf(id)) === 'completed');
+    expect(await atBank(id)).toEqual({ status: 404 });
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
+  });
+
+  it('passes the transfer to the generic bank when Paystack is down for the name enquiry', async () => {
+    const { key, liveTenantId } = await liveKey('paystack down', 500_000);
+    paystack.failNext('html_502', 'GET /bank/resolve');
+    const id = await send(key, 'down-1');
+    expect((await findTransfer(stack.db.orm.em.fork(), id))?.connector).toBe('generic');
+    await eventually(async () => (await statusOf(id)) === 'completed');
+    expect(await atBank(id)).toMatchObject({ status: 200, body: { status: 'successful' } });
+    expect(paystack.transfers.has(id)).toBe(false);
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
+  });
+
+  it('passes the transfer on after a definitive "not taken" (Paystack balance too low), recorded as generic', async () => {
+    const { key, liveTenantId } = await liveKey('not taken', 500_000);
+    paystack.setBalance(0);
+    try {
+      const id = await send(key, 'not-taken-1');
+      await eventually(async () => (await statusOf(id)) === 'completed');
+      const row = await findTransfer(stack.db.orm.em.fork(), id);
+      expect(row).toMatchObject({ connector: 'generic', status: 'completed', amount_minor: 100_000, fee_minor: 1_000 });
+      expect(paystack.transfers.has(id)).toBe(false);
+      expect(await atBank(id)).toMatchObject({ status: 200, body: { status: 'successful' } });
+      expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
+      // The Web UI's search attribute follows the transfer to its new connector.
+      const described = await stack.client.workflow
+        .getHandle(transferWorkflowId(liveTenantId, 'not-taken-1'))
+        .describe();
+      expect(described.typedSearchAttributes.get(TransferConnectorKey)).toBe('generic');
+    } finally {
+      paystack.setBalance(1_000_000_000_00);
+    }
+  });
+
+  it('keeps a transfer whose answer was lost with Paystack, resolves it there, and never submits it to the generic bank', async () => {
+    const { key, liveTenantId } = await liveKey('lost answer', 500_000);
+    paystack.failNext('lose_answer', 'POST /transfer');
+    const id = await send(key, 'lost-1');
+    // Paystack recorded it though its answer was lost; the retry met "duplicate reference" and asked.
+    await eventually(() => paystack.transfers.get(id));
+    expect((await findTransfer(stack.db.orm.em.fork(), id))?.connector).toBe('paystack');
+    await eventually(async () => (await statusOf(id)) === 'processing');
+    await paystack.finishTransfer(id, 'success');
+    await eventually(async () => (await statusOf(id)) === 'completed');
+    expect(await atBank(id)).toEqual({ status: 404 });
+    expect([...paystack.transfers.values()].filter((transfer) => transfer.reference === id)).toHaveLength(1);
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
+  });
+
+  it("ignores the generic bank's callback about a transfer Paystack took", async () => {
+    const { key } = await liveKey('wrong sender', 500_000);
+    const id = await send(key, 'wrong-sender-1');
+    await eventually(() => paystack.transfers.get(id));
+    const { Webhook } = await import('standardwebhooks');
+    const body = JSON.stringify({
+      id: `evt-${id}`,
+      type: 'transfer.completed',
+      data: { reference: id, status: 'failed', session_id: 's', code: '57', message: 'not permitted' },
+    });
+    const stamp = new Date();
+    const signature = new Webhook(BANK_SECRET.slice('whsec_'.length)).sign(`evt-${id}`, stamp, body);
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/provider-callbacks/generic',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': `evt-${id}`,
+        'webhook-timestamp': String(Math.floor(stamp.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      payload: body,
+    });
+    expect(answer.statusCode).toBe(200);
+    const [recorded] = await stack.db.orm.em
+      .fork()
+      .execute<{ dispatch_result: string }[]>('select dispatch_result from provider_callbacks where event_id = ?', [
+        `evt-${id}`,
+      ]);
+    expect(recorded?.dispatch_result).toBe(`ignored: ${id} is with paystack, not generic`);
+    expect(await statusOf(id)).not.toBe('failed');
+    await paystack.finishTransfer(id, 'success');
+    await eventually(async () => (await statusOf(id)) === 'completed');
+  });
+});
