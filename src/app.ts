@@ -33,7 +33,7 @@ import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
-import { type Providers, callbackModesOf, firstTransfers } from './providers/registry.ts';
+import { type Providers, banksOf, callbackModesOf } from './providers/registry.ts';
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
@@ -238,7 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     orm: deps.orm,
     client,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    banks: (mode) => firstTransfers(deps.providers, mode).banks,
+    banks: (mode) => banksOf(deps.providers, mode),
   });
   transferRoutes(app, { orm: deps.orm, transfers });
   registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
-import { type Providers, firstTransfers } from '../providers/registry.ts';
+import { type Providers, banksOf, serving } from '../providers/registry.ts';
+import type { KeyMode } from '../connectors/types.ts';
 import { ProviderError } from '../providers/types.ts';
 
 export const ResolveAccountQuery = z.object({
@@ -82,10 +83,10 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
       const { bank_code: bankCode, account_number: accountNumber } = request.query as z.infer<
         typeof ResolveAccountQuery
       >;
-      const providers = firstTransfers(deps.providers, request.auth!.mode);
+      const mode = request.auth!.mode;
       let bank;
       try {
-        bank = await providers.banks.find(bankCode);
+        bank = await banksOf(deps.providers, mode).find(bankCode);
       } catch (cause) {
         throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
       }
@@ -96,7 +97,7 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
       let resolution = deps.cache.get(key);
       if (!resolution) {
         try {
-          const result = await providers.bankSwitch.nameEnquiry(bankCode, accountNumber);
+          const result = await nameEnquiry(deps.providers, mode, bankCode, accountNumber);
           resolution = {
             found: true,
             account: {
@@ -120,4 +121,26 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
       return ok(request, resolution.account);
     },
   );
+}
+
+/**
+ * The name enquiry of a key mode: its transfers connectors in priority order, the next one asked
+ * when one is down (a transient fault), as a transfer's own name enquiry does (decisions §13).
+ */
+async function nameEnquiry(
+  providers: Providers,
+  mode: KeyMode,
+  bankCode: string,
+  accountNumber: string,
+): Promise<{ accountName: string }> {
+  let fault: unknown = new Error(`no ${mode} connector serves transfers`);
+  for (const connector of serving(providers, mode, 'transfers')) {
+    try {
+      return await connector.transfers!.nameEnquiry(bankCode, accountNumber);
+    } catch (error) {
+      if (!(error instanceof ProviderError) || !error.transient) throw error;
+      fault = error;
+    }
+  }
+  throw fault;
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { tenantOf } from '../http/auth.ts';
-import { type Providers, firstTransfers } from '../providers/registry.ts';
+import { type Providers, banksOf } from '../providers/registry.ts';
 
 const BankList = z.object({ items: z.array(z.object({ code: z.string(), name: z.string(), slug: z.string() })) });
 
@@ -28,9 +28,9 @@ export function bankRoutes(app: FastifyInstance, deps: { providers: Providers })
     async (request) => {
       let items;
       try {
-        // The first transfers connector of the key's mode (the live-mode guard has made sure it has one).
-        const providers = firstTransfers(deps.providers, tenantOf(request).mode);
-        items = await providers.banks.list();
+        // The first transfers connector of the key's mode whose list answers (the live-mode guard
+        // has made sure it has one).
+        items = await banksOf(deps.providers, tenantOf(request).mode).list();
       } catch (cause) {
         throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
       }

@@ -60,18 +60,30 @@ export function transfersConnector(
   return { connector, bankSwitch: connector.transfers, banks };
 }
 
+/** A bank list: one connector's, or a mode's (src/providers/registry.ts banksOf). */
+export type Banks = Pick<BankDirectory, 'list' | 'find'>;
+
 /**
- * The first transfers connector of `mode` with its bank list: what `GET /banks` and name
- * resolution use (decisions §13). The live-mode guard has made sure a live key has one.
+ * The bank list of a key mode: the first of its transfers connectors whose list answers, in
+ * priority order (decisions §13). A connector that is down does not stop a transfer that the next
+ * one can take, so it must not stop the bank code's check either.
  */
-export function firstTransfers(
-  providers: Pick<Providers, 'connectors' | 'directories'>,
-  mode: KeyMode,
-): { connector: Connector; bankSwitch: BankSwitch; banks: BankDirectory } {
-  const first = serving(providers, mode, 'transfers')[0];
-  const found = first && transfersConnector(providers, first.name);
-  if (!found) throw new Error(`no ${mode} transfers connector`);
-  return found;
+export function banksOf(providers: Pick<Providers, 'connectors' | 'directories'>, mode: KeyMode): Banks {
+  const chain = serving(providers, mode, 'transfers').flatMap(
+    (connector) => providers.directories.get(connector.name) ?? [],
+  );
+  const list = async (): Promise<Bank[]> => {
+    let fault: unknown = new Error(`no ${mode} connector serves transfers`);
+    for (const directory of chain) {
+      try {
+        return await directory.list();
+      } catch (error) {
+        fault = error;
+      }
+    }
+    throw fault;
+  };
+  return { list, find: async (code) => (await list()).find((bank) => bank.code === code) };
 }
 
 /**
@@ -91,15 +103,6 @@ export function identityFor(providers: Pick<Providers, 'connectors' | 'identity'
   const verifier = serving(providers, mode, 'identity')[0]?.identity;
   if (!verifier) throw new Error(`no ${mode} connector serves identity`);
   return verifier;
-}
-
-/** The first connector serving `capability` for `mode`, as the API's reads and single calls use it. */
-export function primary(
-  providers: Pick<Providers, 'connectors' | 'directories'>,
-  mode: KeyMode,
-  capability: Capability,
-): Connector | undefined {
-  return serving(providers, mode, capability)[0];
 }
 
 /** The key modes whose objects callbacks from `provider` may act on: none for a sender not listed. */

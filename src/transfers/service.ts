@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import { pageOffset } from '../http/pagination.ts';
-import type { BankDirectory } from '../providers/registry.ts';
+import type { Banks } from '../providers/registry.ts';
 import type { KeyMode } from '../connectors/types.ts';
 import {
   CREATE_REFUSALS,
@@ -36,8 +36,8 @@ export interface TransferServiceDeps {
   orm: MikroORM;
   client: Client;
   taskQueue: string;
-  /** The bank list of the first transfers connector of a key mode (decisions §13). */
-  banks: (mode: KeyMode) => BankDirectory;
+  /** A key mode's bank list: the first of its transfers connectors that answers (decisions §13). */
+  banks: (mode: KeyMode) => Banks;
 }
 
 function isCreateRefusal(type: string | null | undefined): type is CreateRefusal {
