@@ -279,6 +279,8 @@ export function describeConnectorConformance(
       it('a submission refused without being taken is definitive and notTaken; the provider holds nothing', async () => {
         const before = (await h.takenTransfers()).length;
         const input = transferInput();
+        // The refusing account may have no name enquiry of its own (the sandbox bank's 0000000000):
+        // the submission carries the pending account's name and session, which no bank ties to it.
         const error = await providerError(
           h.refusingNotTaken((accountNumber) => transfers().submitTransfer({ ...input, accountNumber })),
         );
