@@ -188,6 +188,22 @@ export class PaystackClient {
     }
     return { httpStatus: status, message, data: envelope.data, meta: envelope.meta };
   }
+
+  /**
+   * `call` for a read whose refusal says nothing more particular than "refused" (the bank list,
+   * a page of a list): a definitive refusal becomes a ProviderError `rejected`, so that no
+   * PaystackRefusal ever leaves the connector for a caller that reads only ProviderErrors.
+   */
+  async read(request: Request, what: string): Promise<PaystackAnswer> {
+    try {
+      return await this.call(request);
+    } catch (error) {
+      if (error instanceof PaystackRefusal) {
+        throw error.toProviderError('rejected', { message: `Paystack refused the ${what}: ${error.message}` });
+      }
+      throw error;
+    }
+  }
 }
 
 /** A 2xx whose data does not have what the call needs: transient, like any unreadable answer. */

@@ -96,7 +96,7 @@ export class PaystackSettlement {
   private async pages(route: string, query: Record<string, string>, what: string): Promise<unknown[]> {
     const items: unknown[] = [];
     for (let page = 1; page <= MAX_PAGES; page += 1) {
-      const answer = await this.client.call({ method: 'GET', route, query: { ...query, page: String(page) } });
+      const answer = await this.client.read({ method: 'GET', route, query: { ...query, page: String(page) } }, what);
       const data = z.array(z.unknown()).safeParse(answer.data);
       if (!data.success) throw unreadable(what, answer.httpStatus, data.error.issues[0]?.message);
       const meta = PageMeta.safeParse(answer.meta);

@@ -89,11 +89,14 @@ export class PaystackTransfers implements BankSwitch {
     const banks: Bank[] = [];
     let next: string | undefined;
     for (let page = 0; page < MAX_BANK_PAGES; page += 1) {
-      const answer = await this.client.call({
-        method: 'GET',
-        route: '/bank',
-        query: { country: 'nigeria', ...(next ? { use_cursor: 'true', next } : {}) },
-      });
+      const answer = await this.client.read(
+        {
+          method: 'GET',
+          route: '/bank',
+          query: { country: 'nigeria', ...(next ? { use_cursor: 'true', next } : {}) },
+        },
+        'bank list',
+      );
       const list = BankList.safeParse(answer.data);
       if (!list.success) throw unreadable('bank list', answer.httpStatus, list.error.issues[0]?.message);
       for (const item of list.data) {

@@ -168,11 +168,10 @@ export class PaystackDedicatedAccounts implements VirtualAccountProvider {
   ): Promise<DedicatedAccount[]> {
     const all: DedicatedAccount[] = [];
     for (let page = 1; page <= maxPages; page += 1) {
-      const answer = await this.client.call({
-        method: 'GET',
-        route: '/dedicated_account',
-        query: { ...filter, perPage: '100', page: String(page) },
-      });
+      const answer = await this.client.read(
+        { method: 'GET', route: '/dedicated_account', query: { ...filter, perPage: '100', page: String(page) } },
+        'dedicated account list',
+      );
       const accounts = z.array(DedicatedAccount).safeParse(answer.data);
       if (!accounts.success)
         throw unreadable('dedicated account list', answer.httpStatus, accounts.error.issues[0]?.message);
