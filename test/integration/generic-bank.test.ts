@@ -304,7 +304,7 @@ describe('the contract, on a bank in this process', () => {
         [{ amount_minor: 1.5 }, 'amount_minor: must be an integer (kobo)'],
         [{ amount_minor: '1500' }, 'amount_minor: Invalid input: expected number, received string'],
         [{ narration: undefined }, 'narration: Invalid input: expected string, received undefined'],
-        [{ session_id: undefined }, 'session_id: Invalid input: expected string, received undefined'],
+        [{ session_id: 42 }, 'session_id: Invalid input: expected string, received number'],
         [{ reference: 'a\u0000b' }, 'reference: must not contain NUL'],
       ];
       for (const [change, message] of cases) {

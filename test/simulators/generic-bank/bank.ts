@@ -41,7 +41,8 @@ export interface TransferRequest {
   account_number: string;
   account_name: string;
   narration: string;
-  session_id: string;
+  /** The name enquiry's session, when the gateway gave one (never compared for idempotency). */
+  session_id?: string | undefined;
 }
 
 export interface Transfer {

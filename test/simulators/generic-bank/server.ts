@@ -49,7 +49,8 @@ const TransferBody = z.object({
   account_number: digits10,
   account_name: text(200),
   narration: z.string().max(200).refine(noNul, 'must not contain NUL'),
-  session_id: text(100),
+  // The name enquiry's session, when the gateway has one (the contract makes it optional).
+  session_id: text(100).optional(),
 });
 const VirtualAccountBody = z.object({
   reference: text(200),
