@@ -13,6 +13,8 @@ export interface BenchStack {
   apiUrl: string;
   bankUrl: string;
   metricsUrl: string;
+  /** This run's state directory (removed by `stop`): what runs beside the stack may keep its own state under it. */
+  dataDir: string;
   /** `npm start`'s launcher: the API, worker, sandbox bank, Temporal and PostgreSQL run under it. */
   launcherPid: number;
   databaseUrl: string;
@@ -143,6 +145,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     apiUrl: `http://127.0.0.1:${ports.api}`,
     bankUrl: `http://127.0.0.1:${ports.bank}`,
     metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics`,
+    dataDir,
     launcherPid: launcher.pid!,
     databaseUrl,
     temporalAddress,

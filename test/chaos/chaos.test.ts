@@ -1,7 +1,8 @@
 // CI's short chaos run: `npm run chaos` with 500 operations on a fixed seed, as a separate process
-// (it starts and stops its own stack on free ports). It must exit 0 with every invariant passed,
-// after at least one SIGKILL of each of the API, the worker and the sandbox bank and one pause of
-// each of PostgreSQL and Temporal.
+// (it starts and stops its own stack and generic test bank on free ports). It must exit 0 with
+// every invariant passed, after at least one SIGKILL of each of the API, the worker, the sandbox
+// bank and the test bank (the live tenant's connector), one pause of each of PostgreSQL and
+// Temporal, and one window in which the test bank lost its callbacks.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ const RUN_TIMEOUT_MS = 9 * 60_000;
 
 describe('npm run chaos (short)', () => {
   it(
-    'keeps every invariant through kills of the API, worker and sandbox bank and pauses of PostgreSQL and Temporal',
+    'keeps every invariant through kills of the API, worker, sandbox bank and test bank, pauses of PostgreSQL and Temporal, and lost test-bank callbacks',
     async () => {
       const child = spawn(
         process.execPath,
@@ -34,12 +35,23 @@ describe('npm run chaos (short)', () => {
         'SIGKILL api',
         'SIGKILL worker',
         'SIGKILL sandbox-bank',
+        'SIGKILL test-bank',
         'SIGSTOP postgres',
         'SIGSTOP temporal',
+        'callbacks lost test-bank',
       ]) {
         expect(output).toMatch(new RegExp(`${fault}\\s+[1-9]`));
       }
-      expect(output).toMatch(/transfer\s+\d+\s+.*201×/);
+      expect(output).toMatch(/\n {2}transfer\s+\d+\s+.*201×/);
+      expect(output).toMatch(/\n {2}live transfer\s+\d+\s+.*201×/);
+      // The live tenant's own invariants ran (and passed, as every one did).
+      for (const invariant of [
+        'test and live never cross banks',
+        'live transfers as the test bank has them',
+        'live credits applied once',
+      ]) {
+        expect(output).toMatch(new RegExp(`${invariant}.*\\s+pass\\s`));
+      }
     },
     RUN_TIMEOUT_MS,
   );

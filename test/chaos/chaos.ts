@@ -1,23 +1,35 @@
 // `npm run chaos`: a whole-stack fault run on the embedded topology (issue #14 item 5). It starts
-// `npm start`'s launcher on free ports (test/bench/stack.ts, with STACK_CHILD_EXIT=restart), drives
-// N mixed operations over the public REST API (transfers to every magic account of the sandbox bank,
-// card lock/unlock/fund/jit-fund, virtual-account credits with duplicates and conflicts, reads)
-// while a webhook receiver on 127.0.0.1 fails, hangs, throttles and (on one endpoint) answers 410,
-// and meanwhile SIGKILLs the API, the worker and the sandbox bank and pauses PostgreSQL and Temporal
-// (SIGSTOP/SIGCONT). Then it waits (bounded) for the gateway to settle and checks the invariants
-// against its own record of acknowledged operations; exit 1 on any breach. Every wait has a
-// deadline, and the stack it started is stopped on every way out (Ctrl-C included).
+// `npm start`'s launcher on free ports (test/bench/stack.ts, with STACK_CHILD_EXIT=restart) and,
+// beside it as its own process, the generic test bank (test/simulators/generic-bank.ts), which the
+// launcher is told is its one live connector (LIVE_CONNECTORS=generic, decisions §13). It drives N
+// mixed operations over the public REST API for two sandbox tenants (transfers to every magic
+// account of the sandbox bank, card lock/unlock/fund/jit-fund, virtual-account credits with
+// duplicates and conflicts, reads) and one live tenant (sk_live_ key, live wallet funded by the
+// operator CLI: transfers to every magic account of the test bank, credits paid into its virtual
+// accounts at the test bank, again with duplicates and conflicts, reads), while a webhook receiver
+// on 127.0.0.1 fails, hangs, throttles and (on one endpoint) answers 410. Meanwhile it SIGKILLs the
+// API, the worker, the sandbox bank and the test bank (the launcher restarts its own; the run
+// restarts the test bank on the same port and journal), pauses PostgreSQL and Temporal
+// (SIGSTOP/SIGCONT), and makes the test bank lose its callbacks for a while, so that live transfers
+// must be resolved by status queries. Then it waits (bounded) for the gateway to settle and checks
+// the invariants against its own record of acknowledged operations and, for the live tenant,
+// against the test bank's own record (its journal, `GET /transfers/{reference}`, statements and
+// callbacks) and the sandbox bank's; exit 1 on any breach. Every wait has a deadline, and what it
+// started is stopped on every way out (Ctrl-C included).
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { type BenchStack, startBenchStack } from '../bench/stack.ts';
+import { INSTITUTIONS } from '../simulators/generic-bank/banks.ts';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../support/receiver.ts';
 import { Faults, type Killable, type Pausable } from './faults.ts';
 import { type Answer, Client, type RequestSpec, documentedStatuses, errorCode, recorder } from './http.ts';
 import { type Prng, prng } from './prng.ts';
+import { type BankCallback, ChaosTestBank } from './test-bank.ts';
 
 const USAGE = `usage: npm run chaos -- [--ops 10000] [--seed N] [--concurrency 6] [--faults N] [--settle-timeout SECONDS]`;
 
@@ -47,7 +59,7 @@ const positiveInt = (name: string, value: string | undefined): number => {
 const OPS = positiveInt('ops', flags.ops);
 const SEED = flags.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : positiveInt('seed', flags.seed);
 const CONCURRENCY = positiveInt('concurrency', flags.concurrency);
-// A few faults even in a short run (each kind at least once), then one per 100 operations.
+// A few faults even in a short run (each of the 7 kinds once), then one per 100 operations.
 const FAULTS = flags.faults === undefined ? Math.max(7, Math.round(OPS / 100)) : positiveInt('faults', flags.faults);
 const SETTLE_MS =
   1_000 *
@@ -63,6 +75,9 @@ const logFile = join(PROJECT_ROOT, '.data', `chaos-${SEED}.log`);
 // ---------------------------------------------------------------------------------------------
 // The plan: every operation and every fault comes from the seed.
 
+// The same accounts mean the same at both banks (decisions §9), but for `4444444444`: the sandbox
+// bank throttles it (429 on every submission, so it stays pending), the test bank refuses it and
+// says it did not take it (422), so a live transfer to it fails with nothing taken anywhere.
 const MAGIC = {
   ordinary: '',
   invalid: '0000000000',
@@ -72,7 +87,18 @@ const MAGIC = {
   throttled: '4444444444',
 } as const;
 type Recipient = keyof typeof MAGIC;
+type Mode = 'test' | 'live';
 const BANK_CODES = ['044', '058', '221', '023', '030', '068', '050', '301', '232', '070', '082', '011', '057', '033'];
+// A live key's bank codes are the test bank's (its `GET /banks`, through the gateway).
+const LIVE_BANK_CODES = BANK_CODES.filter((code) => INSTITUTIONS.some((bank) => bank.code === code));
+
+/** How a transfer to `recipient` ends in the books: `pending` ones are stuck by design. */
+function fateOf(mode: Mode, recipient: Recipient): 'successful' | 'failed' | 'pending' {
+  if (recipient === 'failsAtBank') return 'failed';
+  if (recipient === 'neverConfirmed') return 'pending';
+  if (recipient === 'throttled') return mode === 'live' ? 'failed' : 'pending';
+  return 'successful';
+}
 
 type Op =
   | {
@@ -96,38 +122,50 @@ type Op =
     }
   | { kind: 'read'; tenant: number; what: 'wallet' | 'transfers' | 'transfer' | 'card-balance' | 'events' };
 
-const TENANTS = [
-  { name: 'chaos-a', cards: 4, vas: 3, share: 0.8 },
-  { name: 'chaos-b', cards: 2, vas: 1, share: 0.2 },
+// The live tenant has no cards (no live connector serves them) and no webhook endpoints: a live
+// key's endpoints must be https at a public address (decisions §12), which a run on 127.0.0.1
+// cannot offer. Its events are checked through the API instead.
+const TENANTS: { name: string; mode: Mode; cards: number; vas: number; share: number }[] = [
+  { name: 'chaos-a', mode: 'test', cards: 4, vas: 3, share: 64 },
+  { name: 'chaos-b', mode: 'test', cards: 2, vas: 1, share: 16 },
+  { name: 'chaos-live', mode: 'live', cards: 0, vas: 2, share: 20 },
 ];
 
 function plan(random: Prng): Op[] {
   const ops: Op[] = [];
-  const credits: { tenant: number; va: number; reference: string; amount: number }[] = [];
+  // Per tenant: a duplicate or a conflict repeats one of its own tenant's credits.
+  const credits: { tenant: number; va: number; reference: string; amount: number }[][] = TENANTS.map(() => []);
+  const shares = Object.fromEntries(TENANTS.map((spec, index) => [String(index), spec.share]));
   for (let i = 0; i < OPS; i += 1) {
-    const tenant = random.chance(TENANTS[0]!.share) ? 0 : 1;
+    const tenant = Number(random.weighted(shares));
     const spec = TENANTS[tenant]!;
-    const kind = random.weighted({
-      transfer: 40,
-      lock: 5,
-      unlock: 5,
-      fund: 7,
-      'jit-fund': 7,
-      credit: 15,
-      'credit-duplicate': 5,
-      'credit-conflict': 1,
-      read: 15,
-    });
+    const live = spec.mode === 'live';
+    const kind = live
+      ? random.weighted({
+          transfer: 50,
+          credit: 20,
+          'credit-duplicate': 8,
+          'credit-conflict': 2,
+          read: 20,
+        })
+      : random.weighted({
+          transfer: 40,
+          lock: 5,
+          unlock: 5,
+          fund: 7,
+          'jit-fund': 7,
+          credit: 15,
+          'credit-duplicate': 5,
+          'credit-conflict': 1,
+          read: 15,
+        });
     const key = `chaos-${SEED}-${i}`;
     if (kind === 'transfer') {
-      const recipient = random.weighted<Recipient>({
-        ordinary: 64,
-        invalid: 6,
-        failsAtBank: 8,
-        neverConfirmed: 6,
-        flaky: 10,
-        throttled: 6,
-      });
+      const recipient = random.weighted<Recipient>(
+        live
+          ? { ordinary: 58, invalid: 5, failsAtBank: 10, neverConfirmed: 6, flaky: 10, throttled: 11 }
+          : { ordinary: 64, invalid: 6, failsAtBank: 8, neverConfirmed: 6, flaky: 10, throttled: 6 },
+      );
       const tier = random.weighted({ low: 70, mid: 25, high: 5 });
       const amount =
         tier === 'low'
@@ -143,37 +181,67 @@ function plan(random: Prng): Op[] {
         amount,
         recipient,
         account,
-        bank: random.pick(BANK_CODES),
+        bank: random.pick(live ? LIVE_BANK_CODES : BANK_CODES),
         withKey: random.chance(0.5),
       });
     } else if (kind === 'lock' || kind === 'unlock') {
       ops.push({ kind, tenant, card: random.int(0, spec.cards - 1), key });
     } else if (kind === 'fund' || kind === 'jit-fund') {
       ops.push({ kind, tenant, card: random.int(0, spec.cards - 1), key, amount: random.int(100, 50_000) });
-    } else if (kind === 'credit' || credits.length === 0) {
+    } else if (kind === 'credit' || credits[tenant]!.length === 0) {
       const credit = { tenant, va: random.int(0, spec.vas - 1), reference: key, amount: random.int(1, 1_000_000) };
-      credits.push(credit);
+      credits[tenant]!.push(credit);
       ops.push({ kind: 'credit', ...credit });
     } else if (kind === 'credit-duplicate') {
-      ops.push({ kind, ...random.pick(credits) });
+      ops.push({ kind, ...random.pick(credits[tenant]!) });
     } else if (kind === 'credit-conflict') {
-      const earlier = random.pick(credits);
+      const earlier = random.pick(credits[tenant]!);
       ops.push({ kind, ...earlier, amount: earlier.amount + random.int(1, 1_000) });
     } else {
       ops.push({
         kind: 'read',
         tenant,
-        what: random.pick(['wallet', 'transfers', 'transfer', 'card-balance', 'events'] as const),
+        what: random.pick(
+          spec.cards
+            ? (['wallet', 'transfers', 'transfer', 'card-balance', 'events'] as const)
+            : (['wallet', 'transfers', 'transfer', 'events'] as const),
+        ),
       });
     }
   }
   return ops;
 }
 
-type FaultKind = `kill ${Killable}` | `pause ${Pausable}`;
-const FAULT_KINDS: FaultKind[] = ['kill api', 'kill worker', 'kill sandbox-bank', 'pause postgres', 'pause temporal'];
+// The test bank is no process of the launcher's: the run kills it and starts it again itself, and
+// makes it lose its callbacks (`POST /control/callbacks {mode: "drop"}`, then `deliver`).
+type FaultKind = `kill ${Killable}` | `pause ${Pausable}` | 'kill test-bank' | 'lose test-bank-callbacks';
+const FAULT_KINDS: FaultKind[] = [
+  'kill api',
+  'kill worker',
+  'kill sandbox-bank',
+  'kill test-bank',
+  'pause postgres',
+  'pause temporal',
+  'lose test-bank-callbacks',
+];
 
-function faultPlan(random: Prng): { at: number; kind: FaultKind; pauseMs: number }[] {
+interface PlannedFault {
+  at: number;
+  kind: FaultKind;
+  /** How long the fault lasts: a pause, the callback-loss window, the test bank's time down. */
+  ms: number;
+}
+
+/** How long a fault lasts, by kind (0 for a kill the launcher undoes by itself). */
+function durationOf(random: Prng, kind: FaultKind): number {
+  if (kind.startsWith('pause ')) return random.int(1_500, 5_000);
+  // Long enough for a status query's first wait (15 s) to fall inside the window or just after it.
+  if (kind === 'lose test-bank-callbacks') return random.int(6_000, 15_000);
+  if (kind === 'kill test-bank') return random.int(500, 3_000);
+  return 0;
+}
+
+function faultPlan(random: Prng): PlannedFault[] {
   const kinds: FaultKind[] = [...FAULT_KINDS];
   // Every kind once, in a random order, then random kinds.
   for (let i = kinds.length - 1; i > 0; i -= 1) {
@@ -184,7 +252,7 @@ function faultPlan(random: Prng): { at: number; kind: FaultKind; pauseMs: number
   const at = kinds
     .map(() => random.int(Math.floor(OPS * 0.05), Math.max(Math.floor(OPS * 0.05), Math.floor(OPS * 0.85))))
     .sort((a, b) => a - b);
-  return kinds.slice(0, FAULTS).map((kind, i) => ({ at: at[i]!, kind, pauseMs: random.int(1_500, 5_000) }));
+  return kinds.slice(0, FAULTS).map((kind, i) => ({ at: at[i]!, kind, ms: durationOf(random, kind) }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,11 +260,15 @@ function faultPlan(random: Prng): { at: number; kind: FaultKind; pauseMs: number
 
 interface Tenant {
   name: string;
+  mode: Mode;
+  /** The id of the mode's own world (decisions §16): what its transfers' workflow ids carry. */
   id: string;
   key: string;
   funding: number;
   cards: { id: string; locked: boolean }[];
   vas: string[];
+  /** The virtual accounts' numbers, where the live tenant's are paid into at the test bank. */
+  vaNumbers: string[];
   endpoints: { path: string; id: string; secret: string; events: string[]; mayGo: boolean }[];
 }
 
@@ -228,10 +300,19 @@ const seen = {
   unexpected: [] as { op: Op; status: number; body: string }[],
   unresolved: [] as Op[],
   fundings: [] as AckedFunding[],
-  /** `${tenant}|${va}|${reference}` → the amounts answered 202. */
-  credits: new Map<string, { tenant: number; va: number; amounts: number[]; conflicts: number }>(),
+  /**
+   * `${tenant}|${va}|${reference}` → the amounts answered 202 (by the gateway's sandbox credit
+   * route, or for the live tenant by the test bank's control route, which also names the bank's
+   * `transaction_reference` for the credit).
+   */
+  credits: new Map<
+    string,
+    { tenant: number; va: number; amounts: number[]; conflicts: number; transactionReference?: string }
+  >(),
   kills: new Map<string, number>(),
   pauses: new Map<string, { count: number; ms: number }>(),
+  /** The test bank's callback-loss windows. */
+  callbackLoss: { count: 0, ms: 0 },
   faultFailures: [] as string[],
   receiverAnswers: new Map<string, number>(),
   goneAnswered: new Set<string>(),
@@ -277,6 +358,7 @@ function secretKnown(path: string, secret: string): void {
 let stack: BenchStack | undefined;
 let receiver: Receiver | undefined;
 let faults: Faults | undefined;
+let testBank: ChaosTestBank | undefined;
 let stopping = false;
 let cleaned: Promise<void> | undefined;
 
@@ -285,6 +367,8 @@ async function cleanup(): Promise<void> {
     stopping = true;
     faults?.resumeAll();
     await receiver?.close().catch(() => {});
+    // Before the stack, whose stop removes the data directory the bank's journal is in.
+    await testBank?.stop().catch((error: unknown) => say(`stopping the test bank failed: ${String(error)}`));
     if (stack) {
       say('stopping the stack…');
       await stack.stop().catch((error: unknown) => say(`stopping the stack failed: ${String(error)}`));
@@ -334,6 +418,9 @@ async function main(): Promise<boolean> {
   });
   mkdirSync(dirname(logFile), { recursive: true });
   writeFileSync(logFile, '');
+  // The bank's port and secrets first, for the gateway's settings; the bank itself once the
+  // gateway's API (its callback URL) and the run's data directory (its journal's home) exist.
+  const bank = await ChaosTestBank.plan((chunk) => appendFileSync(logFile, chunk));
   stack = await startBenchStack(say, {
     name: 'chaos',
     env: {
@@ -343,9 +430,13 @@ async function main(): Promise<boolean> {
       SANDBOX_BANK_HANG_MS: '8000',
       WEBHOOK_RETRY_SCHEDULE: '0s,1s,2s,3s,4s,5s,5s,5s,5s,5s',
       WEBHOOK_TIMEOUT_MS: '3000',
+      ...bank.gatewayEnv(),
     },
     output: (chunk) => appendFileSync(logFile, chunk),
   });
+  testBank = bank;
+  await bank.start({ apiUrl: stack.apiUrl, dataDir: join(stack.dataDir, 'test-bank') });
+  say(`generic test bank on ${bank.url} (live connector; journal in the run's data directory)`);
   faults = new Faults(stack.launcherPid);
   const client = new Client(stack.apiUrl, recorder(), await documentedStatuses(stack.apiUrl));
   const tenants = await setUp(stack, client);
@@ -355,7 +446,7 @@ async function main(): Promise<boolean> {
     const pauses = [...seen.pauses.values()].reduce((a, b) => a + b.count, 0);
     const answers503 = [...client.record.answers.values()].reduce((sum, byStatus) => sum + (byStatus.get(503) ?? 0), 0);
     say(
-      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ` +
+      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ${seen.callbackLoss.count} callback losses, ` +
         `${client.record.connectionErrors} connection errors, ${client.record.timeouts} timeouts, ${answers503} × 503, ` +
         `${seen.unexpected.length + seen.unresolved.length} errors, ${receiver!.received.length} webhooks received`,
     );
@@ -387,28 +478,56 @@ async function main(): Promise<boolean> {
 async function setUp(running: BenchStack, client: Client): Promise<Tenant[]> {
   const tenants: Tenant[] = [];
   const secretRandom = prng(SEED ^ 0xc0ffee);
+  const admin = (...args: string[]): Record<string, unknown> => {
+    const run = running.adminRun(120_000, ...args);
+    if (run.code !== 0)
+      throw new Error(`set-up: admin ${args.slice(0, 2).join(' ')} exited ${run.code}: ${run.stderr.slice(0, 500)}`);
+    return run.json as Record<string, unknown>;
+  };
   for (const [index, spec] of TENANTS.entries()) {
     const funding = 100_000_000_000;
-    const run = running.adminRun(
-      120_000,
+    const live = spec.mode === 'live';
+    // A sandbox tenant's wallet is funded as it is made; a live wallet only by the audited
+    // operator command, once the tenant's first live key has opened its live mode (decisions §16).
+    const created = admin(
       'tenant',
       'create',
       '--name',
       `${spec.name}-${SEED}`,
-      '--wallet-minor',
-      String(funding),
+      ...(live ? [] : ['--wallet-minor', String(funding)]),
       '--daily-limit-minor',
       String(funding),
-    );
-    if (run.code !== 0) throw new Error(`set-up: admin tenant create exited ${run.code}: ${run.stderr.slice(0, 500)}`);
-    const created = run.json as { tenant_id: string; api_key: string };
+    ) as { tenant_id: string; api_key: string };
+    let key = created.api_key;
+    let id = created.tenant_id;
+    if (live) {
+      const issued = admin('key', 'create', '--tenant', created.tenant_id, '--live') as {
+        api_key: string;
+        mode_tenant_id: string;
+      };
+      key = issued.api_key;
+      id = issued.mode_tenant_id;
+      admin(
+        'wallet',
+        'fund',
+        '--tenant',
+        created.tenant_id,
+        '--amount-minor',
+        String(funding),
+        '--reference',
+        `chaos-${SEED}-live-funding`,
+        '--live',
+      );
+    }
     const tenant: Tenant = {
       name: spec.name,
-      id: created.tenant_id,
-      key: created.api_key,
+      mode: spec.mode,
+      id,
+      key,
       funding,
       cards: [],
       vas: [],
+      vaNumbers: [],
       endpoints: [],
     };
     const must = async (label: string, request: RequestSpec, status: number[]): Promise<Answer> => {
@@ -420,8 +539,9 @@ async function setUp(running: BenchStack, client: Client): Promise<Tenant[]> {
       }
       return answer;
     };
-    const endpoints =
-      index === 0
+    const endpoints = live
+      ? []
+      : index === 0
         ? [
             {
               path: '/a1',
@@ -479,54 +599,116 @@ async function setUp(running: BenchStack, client: Client): Promise<Tenant[]> {
         },
         [200, 201],
       );
-      tenant.vas.push((answer.json as { data: { id: string } }).data.id);
+      const data = (answer.json as { data: { id: string; account_number: string } }).data;
+      tenant.vas.push(data.id);
+      tenant.vaNumbers.push(data.account_number);
     }
     tenants.push(tenant);
   }
   say(
-    `tenants ${tenants.map((tenant) => `${tenant.name} (${tenant.cards.length} cards, ${tenant.vas.length} virtual accounts, endpoints ${tenant.endpoints.map((e) => e.path).join(', ')})`).join(', ')}`,
+    `tenants ${tenants.map((tenant) => `${tenant.name} (${tenant.mode}: ${tenant.cards.length} cards, ${tenant.vas.length} virtual accounts, endpoints ${tenant.endpoints.map((e) => e.path).join(', ') || 'none'})`).join(', ')}`,
   );
   return tenants;
 }
 
-async function runFaults(planned: { at: number; kind: FaultKind; pauseMs: number }[]): Promise<void> {
+async function runFaults(planned: PlannedFault[]): Promise<void> {
   for (const fault of planned) {
     while (seen.opsStarted < fault.at && seen.opsDone < OPS && !stopping) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     if (stopping) return;
-    const [verb, what] = fault.kind.split(' ') as ['kill' | 'pause', string];
-    if (verb === 'kill') {
-      const target = what as Killable;
-      const pid = faults!.kill(target);
-      if (pid === undefined) {
-        seen.faultFailures.push(`${target} was not running when it was to be killed`);
-        continue;
-      }
-      seen.kills.set(target, (seen.kills.get(target) ?? 0) + 1);
-      const ready = async () => {
-        if (target === 'worker') return true;
-        const url = target === 'api' ? `${stack!.apiUrl}/health/live` : `${stack!.bankUrl}/`;
-        try {
-          await fetch(url, { signal: AbortSignal.timeout(2_000) });
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      if (!(await faults!.waitRestarted(target, pid, ready, 120_000))) {
-        seen.faultFailures.push(`${target} was not running again within 120 s of its kill`);
-      }
-    } else {
-      const target = what as Pausable;
-      const stopped = faults!.pause(target);
-      await new Promise((resolve) => setTimeout(resolve, fault.pauseMs));
-      faults!.resumeAll();
-      if (stopped === 0) seen.faultFailures.push(`no ${target} process found to pause`);
-      const pauses = seen.pauses.get(target) ?? { count: 0, ms: 0 };
-      seen.pauses.set(target, { count: pauses.count + 1, ms: pauses.ms + fault.pauseMs });
+    if (fault.kind === 'kill test-bank') await killTestBank(fault.ms);
+    else if (fault.kind === 'lose test-bank-callbacks') await loseCallbacks(fault.ms);
+    else {
+      const [verb, what] = fault.kind.split(' ') as ['kill' | 'pause', string];
+      if (verb === 'kill') await killAndAwaitRestart(what as Killable);
+      else await pause(what as Pausable, fault.ms);
     }
   }
+}
+
+async function killAndAwaitRestart(target: Killable): Promise<void> {
+  const pid = faults!.kill(target);
+  if (pid === undefined) {
+    seen.faultFailures.push(`${target} was not running when it was to be killed`);
+    return;
+  }
+  seen.kills.set(target, (seen.kills.get(target) ?? 0) + 1);
+  const ready = async () => {
+    if (target === 'worker') return true;
+    const url = target === 'api' ? `${stack!.apiUrl}/health/live` : `${stack!.bankUrl}/`;
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!(await faults!.waitRestarted(target, pid, ready, 120_000))) {
+    seen.faultFailures.push(`${target} was not running again within 120 s of its kill`);
+  }
+}
+
+async function pause(target: Pausable, ms: number): Promise<void> {
+  const stopped = faults!.pause(target);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  faults!.resumeAll();
+  if (stopped === 0) seen.faultFailures.push(`no ${target} process found to pause`);
+  const pauses = seen.pauses.get(target) ?? { count: 0, ms: 0 };
+  seen.pauses.set(target, { count: pauses.count + 1, ms: pauses.ms + ms });
+}
+
+/**
+ * SIGKILL of the test bank, down for `downMs` (calls to it are refused meanwhile), then started
+ * again on the same port and journal, as a bank's operator would; a few tries if the start fails.
+ */
+async function killTestBank(downMs: number): Promise<void> {
+  const killed = await testBank!.kill();
+  if (killed === undefined) {
+    seen.faultFailures.push('the test bank was not running when it was to be killed');
+    return;
+  }
+  seen.kills.set('test-bank', (seen.kills.get('test-bank') ?? 0) + 1);
+  await new Promise((resolve) => setTimeout(resolve, downMs));
+  for (let attempt = 1; !stopping; attempt += 1) {
+    try {
+      await testBank!.start();
+      break;
+    } catch (error) {
+      if (attempt === 3) {
+        seen.faultFailures.push(`the test bank did not start again after its kill: ${String(error).slice(0, 300)}`);
+        return;
+      }
+    }
+  }
+  // Ctrl-C while it started: cleanup may have passed the bank by.
+  if (stopping) await testBank!.stop();
+  else if (!(await testBank!.ready())) seen.faultFailures.push('the test bank did not answer after its restart');
+}
+
+/** The test bank loses every callback it owes for `ms` (recorded `dropped`, never sent), then delivers again. */
+async function loseCallbacks(ms: number): Promise<void> {
+  const mode = async (value: 'drop' | 'deliver') => {
+    const { answer } = await testBank!.until(
+      'POST',
+      '/control/callbacks',
+      { mode: value },
+      OP_DEADLINE_MS,
+      () => stopping,
+    );
+    if (answer?.status !== 200 && !stopping) {
+      seen.faultFailures.push(`POST /control/callbacks {mode: ${value}} answered ${answer?.status ?? 'nothing'}`);
+      return false;
+    }
+    return true;
+  };
+  if (!(await mode('drop'))) return;
+  const from = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  // Even on the way out: a bank left dropping would leave the rest of the run without callbacks.
+  await mode('deliver');
+  seen.callbackLoss.count += 1;
+  seen.callbackLoss.ms += Date.now() - from;
 }
 
 async function runOps(ops: Op[], tenants: Tenant[], client: Client): Promise<void> {
@@ -555,14 +737,21 @@ async function runOps(ops: Op[], tenants: Tenant[], client: Client): Promise<voi
 
 async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
   const tenant = tenants[op.tenant]!;
+  if (
+    tenant.mode === 'live' &&
+    (op.kind === 'credit' || op.kind === 'credit-duplicate' || op.kind === 'credit-conflict')
+  ) {
+    return liveCredit(op, tenant);
+  }
+  const label = tenant.mode === 'live' ? `live ${op.kind}` : op.kind;
   const request = requestOf(op, tenant);
   const { answer, lost } = await client.until(tenant.key, request, OP_DEADLINE_MS, () => stopping);
   if (!answer) {
     seen.unresolved.push(op);
-    tally(op.kind, 'unresolved');
+    tally(label, 'unresolved');
     return;
   }
-  tally(op.kind, String(answer.status));
+  tally(label, String(answer.status));
   const body = answer.json as { data?: Record<string, unknown> } | undefined;
   const unexpected = () =>
     seen.unexpected.push({ op, status: answer.status, body: JSON.stringify(answer.json).slice(0, 300) });
@@ -616,6 +805,39 @@ async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
     case 'read':
       if (answer.status !== 200) unexpected();
   }
+}
+
+/**
+ * Money paid into one of the live tenant's virtual accounts at the test bank (no gateway route
+ * makes live money): the bank's control route, sent again unchanged until the bank answers (it
+ * may be down, or die with the answer on its way: the same reference is the same credit).
+ */
+async function liveCredit(
+  op: Extract<Op, { kind: 'credit' | 'credit-duplicate' | 'credit-conflict' }>,
+  tenant: Tenant,
+): Promise<void> {
+  const label = `live ${op.kind}`;
+  const { answer } = await testBank!.until(
+    'POST',
+    `/control/virtual-accounts/${tenant.vaNumbers[op.va]!}/credits`,
+    { amount_minor: op.amount, sender_name: 'CHAOS SENDER', reference: op.reference },
+    OP_DEADLINE_MS,
+    () => stopping,
+  );
+  if (!answer) {
+    seen.unresolved.push(op);
+    tally(label, 'unresolved');
+    return;
+  }
+  tally(label, String(answer.status));
+  const key = `${op.tenant}|${op.va}|${op.reference}`;
+  const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], conflicts: 0 };
+  seen.credits.set(key, group);
+  if (answer.status === 202) {
+    group.amounts.push(op.amount);
+    group.transactionReference = (answer.json as { transaction_reference: string }).transaction_reference;
+  } else if (answer.status === 409 && op.kind !== 'credit-duplicate') group.conflicts += 1;
+  else seen.unexpected.push({ op, status: answer.status, body: JSON.stringify(answer.json).slice(0, 300) });
 }
 
 function requestOf(op: Op, tenant: Tenant): RequestSpec {
@@ -705,13 +927,15 @@ const total = async (client: Client, tenant: Tenant, request: RequestSpec): Prom
   ).total;
 };
 
-const stuckRecipients = new Set<Recipient>(['neverConfirmed', 'throttled']);
+/** Whether a transfer stays pending by design (its recipient's fate at its tenant's bank). */
+const stuckByDesign = (transfer: AckedTransfer) =>
+  fateOf(TENANTS[transfer.tenant]!.mode, transfer.recipient) === 'pending';
 
 /** What still moves; empty once the gateway has settled. */
 async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
   const left: string[] = [];
   for (const [index, tenant] of tenants.entries()) {
-    const stuck = seen.transfers.filter((t) => t.tenant === index && stuckRecipients.has(t.recipient)).length;
+    const stuck = seen.transfers.filter((t) => t.tenant === index && stuckByDesign(t)).length;
     const pending = await total(client, tenant, {
       method: 'GET',
       template: '/api/v1/transfers',
@@ -753,7 +977,83 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
     if (waiting) left.push(`${waiting} never-confirmed transfers not yet in admin transfers stuck`);
   }
   if (!left.length) left.push(...(await webhookCoverage(tenants, client)).missing.slice(0, 3));
+  if (!left.length) {
+    // The test bank has sent (or lost, or given up on) every callback, and the gateway has applied
+    // every live credit whose notification it was given.
+    try {
+      const { callbacks } = await testBank!.callbacks();
+      const queued = callbacks.filter((callback) => callback.state === 'queued').length;
+      if (queued) left.push(`the test bank still owes ${queued} callbacks`);
+      else left.push(...(await liveCreditTotals(tenants, client, liveCredits(callbacks))).slice(0, 3));
+    } catch (error) {
+      left.push(`the test bank's callbacks unreadable: ${String(error)}`);
+    }
+  }
   return left;
+}
+
+interface LiveCredit {
+  tenant: number;
+  va: number;
+  reference: string;
+  transactionReference: string;
+  amount: number;
+  /** Its notifications by state at the test bank (the first and every duplicate one). */
+  delivered: number;
+  dropped: number;
+  gaveUp: number;
+}
+
+/** The live tenant's credits answered 202 by the test bank, with what became of their notifications there. */
+function liveCredits(callbacks: BankCallback[]): LiveCredit[] {
+  const byReference = new Map<string, BankCallback[]>();
+  for (const callback of callbacks) {
+    if (callback.type !== 'virtual_account.credited') continue;
+    const reference = String(callback.data.transaction_reference);
+    byReference.set(reference, [...(byReference.get(reference) ?? []), callback]);
+  }
+  const credits: LiveCredit[] = [];
+  for (const [key, group] of seen.credits) {
+    if (TENANTS[group.tenant]!.mode !== 'live' || !group.amounts.length || !group.transactionReference) continue;
+    const notified = byReference.get(group.transactionReference) ?? [];
+    const count = (state: BankCallback['state']) => notified.filter((callback) => callback.state === state).length;
+    credits.push({
+      tenant: group.tenant,
+      va: group.va,
+      reference: key.split('|')[2]!,
+      transactionReference: group.transactionReference,
+      amount: group.amounts[0]!,
+      delivered: count('delivered'),
+      dropped: count('dropped'),
+      gaveUp: count('gave_up'),
+    });
+  }
+  return credits;
+}
+
+/**
+ * A live credit counts once if any of its notifications reached the gateway (answered 2xx), and
+ * not at all if every one was lost: nothing else tells the gateway of it (a real deployment's
+ * reconciliation lists it against the bank's statement). The accounts whose totals differ.
+ */
+async function liveCreditTotals(tenants: Tenant[], client: Client, credits: LiveCredit[]): Promise<string[]> {
+  const off: string[] = [];
+  for (const [index, tenant] of tenants.entries()) {
+    if (tenant.mode !== 'live') continue;
+    for (const [vaIndex, va] of tenant.vas.entries()) {
+      const applied = credits.filter((c) => c.tenant === index && c.va === vaIndex && c.delivered > 0);
+      const expected = applied.reduce((sum, credit) => sum + credit.amount, 0);
+      const account = (
+        await read(client, tenant, { method: 'GET', template: '/api/v1/virtual-accounts/{id}', params: { id: va } })
+      ).data as { total_received_minor: number; transaction_count: number };
+      if (account.total_received_minor !== expected || account.transaction_count !== applied.length) {
+        off.push(
+          `live account ${va}: ${account.total_received_minor} in ${account.transaction_count} credits, the test bank delivered ${expected} in ${applied.length}`,
+        );
+      }
+    }
+  }
+  return off;
 }
 
 async function settle(tenants: Tenant[], client: Client): Promise<string[]> {
@@ -876,14 +1176,17 @@ interface Result {
   detail: string;
 }
 
+function resultOf(name: string, breaches: string[], detail: string): Result {
+  return {
+    name,
+    ok: breaches.length === 0,
+    detail: breaches.length ? `${breaches.length} breaches: ${breaches.slice(0, 5).join(' | ')}` : detail,
+  };
+}
+
 async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
   const results: Result[] = [];
-  const add = (name: string, breaches: string[], detail: string) =>
-    results.push({
-      name,
-      ok: breaches.length === 0,
-      detail: breaches.length ? `${breaches.length} breaches: ${breaches.slice(0, 5).join(' | ')}` : detail,
-    });
+  const add = (name: string, breaches: string[], detail: string) => results.push(resultOf(name, breaches, detail));
 
   // 1. The books, by the real operator CLI.
   const verify = stack!.adminRun(300_000, 'ledger', 'verify');
@@ -926,27 +1229,22 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
             `transfer ${transfer.id} reads reference ${data.reference} / ${data.amount_minor}, acknowledged ${transfer.reference} / ${transfer.amount}`,
           );
         }
-        const want =
-          transfer.recipient === 'failsAtBank'
-            ? 'failed'
-            : stuckRecipients.has(transfer.recipient)
-              ? 'pending'
-              : 'successful';
+        const want = fateOf(tenant.mode, transfer.recipient);
         if (data.status !== want)
           transferBreaches.push(
-            `transfer ${transfer.reference} to ${transfer.recipient} is ${data.status}, not ${want}`,
+            `${tenant.mode} transfer ${transfer.reference} to ${transfer.recipient} is ${data.status}, not ${want}`,
           );
       }
     }),
   );
   // The stuck ones as the operator sees them: running workflows, the never-confirmed ones in
-  // `admin transfers stuck`, the throttled ones retrying their submission.
+  // `admin transfers stuck`, the sandbox's throttled ones retrying their submission.
   const listed = stuckListed();
   const connection = await Connection.connect({ address: stack!.temporalAddress, connectTimeout: 30_000 });
   let describedStuck = 0;
   try {
     const temporal = new TemporalClient({ connection });
-    for (const transfer of seen.transfers.filter((t) => stuckRecipients.has(t.recipient))) {
+    for (const transfer of seen.transfers.filter(stuckByDesign)) {
       const tenant = tenants[transfer.tenant]!;
       if (transfer.recipient === 'neverConfirmed' && !listed.has(transfer.id)) {
         transferBreaches.push(`never-confirmed transfer ${transfer.id} is not in admin transfers stuck`);
@@ -1083,16 +1381,19 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
     `${seen.fundings.length} fundings: ${succeeded} succeeded, ${seen.fundings.length - succeeded} failed card_locked; card balances and lock states as acknowledged`,
   );
 
-  // 5. Virtual-account credits: each (account, reference) counted once, at the amount answered 202.
+  // 5. Sandbox virtual-account credits: each (account, reference) counted once, at the amount answered 202.
   const creditBreaches: string[] = [];
   const creditedBy = new Map<number, number>();
   let duplicates = 0;
   let conflicts = 0;
+  let sandboxCredits = 0;
   for (const [index, tenant] of tenants.entries()) {
+    if (tenant.mode !== 'test') continue;
     for (const [vaIndex, va] of tenant.vas.entries()) {
       const groups = [...seen.credits.values()].filter(
         (group) => group.tenant === index && group.va === vaIndex && group.amounts.length,
       );
+      sandboxCredits += groups.length;
       for (const group of groups) {
         duplicates += group.amounts.length - 1;
         conflicts += group.conflicts;
@@ -1117,8 +1418,14 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
   add(
     'virtual-account credits counted once (duplicates by reference; conflicts refused)',
     creditBreaches,
-    `${[...seen.credits.values()].filter((g) => g.amounts.length).length} credits, ${duplicates} duplicates counted once, ${conflicts} conflicting amounts refused 409`,
+    `${sandboxCredits} credits, ${duplicates} duplicates counted once, ${conflicts} conflicting amounts refused 409`,
   );
+
+  // 5b. Live credits, as the test bank notified them.
+  const bankCallbacks = (await testBank!.callbacks()).callbacks;
+  const live = await checkLiveCredits(tenants, client, liveCredits(bankCallbacks));
+  results.push(live.result);
+  for (const [index, amount] of live.creditedBy) creditedBy.set(index, amount);
 
   // 6. Wallets: funding − Σ(settled amount + fee) − Σ(reserved for stuck) − Σ card fundings + Σ credits.
   const walletBreaches: string[] = [];
@@ -1149,6 +1456,9 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
     walletBreaches,
     walletDetail.join(', '),
   );
+
+  // 6b. The live tenant against the banks' own records.
+  results.push(...(await checkLiveAtBanks(tenants, client, finals, bankCallbacks)));
 
   // 7. Webhooks.
   const coverage = await webhookCoverage(tenants, client);
@@ -1199,7 +1509,319 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
   add(
     'faults injected as planned',
     seen.faultFailures,
-    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses`,
+    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses, ${seen.callbackLoss.count} callback-loss windows`,
+  );
+  return results;
+}
+
+/**
+ * The live tenant's credits: each applied once however often the test bank notified it (a
+ * duplicate notification of the same reference, a callback sent again after a kill or a lost
+ * answer), and not at all when every notification was lost in a callback-loss window; one
+ * `virtual_account.credited` event each. What the live wallet gained, by tenant.
+ */
+async function checkLiveCredits(
+  tenants: Tenant[],
+  client: Client,
+  credits: LiveCredit[],
+): Promise<{ result: Result; creditedBy: Map<number, number> }> {
+  const breaches: string[] = [];
+  const creditedBy = new Map<number, number>();
+  for (const group of seen.credits.values()) {
+    if (TENANTS[group.tenant]!.mode === 'live' && new Set(group.amounts).size > 1)
+      breaches.push(`the test bank answered 202 for one reference with amounts ${group.amounts.join(', ')}`);
+  }
+  for (const credit of credits) {
+    if (credit.gaveUp && !credit.delivered)
+      breaches.push(
+        `the test bank gave up notifying credit ${credit.transactionReference}: the gateway never answered 2xx`,
+      );
+  }
+  breaches.push(...(await liveCreditTotals(tenants, client, credits)));
+  for (const [index, tenant] of tenants.entries()) {
+    if (tenant.mode !== 'live') continue;
+    const events = await pagesOf<{ data: { credit?: { transaction_reference?: string } } }>(client, tenant, {
+      method: 'GET',
+      template: '/api/v1/events',
+      query: { type: 'virtual_account.credited' },
+    });
+    const eventsOf = new Map<string, number>();
+    for (const event of events) {
+      const reference = String(event.data.credit?.transaction_reference);
+      eventsOf.set(reference, (eventsOf.get(reference) ?? 0) + 1);
+    }
+    const mine = credits.filter((credit) => credit.tenant === index);
+    for (const credit of mine) {
+      const want = credit.delivered ? 1 : 0;
+      if ((eventsOf.get(credit.transactionReference) ?? 0) !== want)
+        breaches.push(
+          `credit ${credit.transactionReference} (${credit.delivered} notifications delivered) has ${eventsOf.get(credit.transactionReference) ?? 0} events, not ${want}`,
+        );
+    }
+    const known = new Set(mine.map((credit) => credit.transactionReference));
+    for (const reference of eventsOf.keys()) {
+      if (!known.has(reference)) breaches.push(`an event for credit ${reference}, which the run never paid in`);
+    }
+    creditedBy.set(
+      index,
+      mine.filter((credit) => credit.delivered).reduce((sum, credit) => sum + credit.amount, 0),
+    );
+  }
+  const notifications = credits.reduce((sum, credit) => sum + credit.delivered, 0);
+  const applied = credits.filter((credit) => credit.delivered).length;
+  const lostEvery = credits.filter((credit) => !credit.delivered && credit.dropped).length;
+  const conflicts = [...seen.credits.values()]
+    .filter((group) => TENANTS[group.tenant]!.mode === 'live')
+    .reduce((sum, group) => sum + group.conflicts, 0);
+  return {
+    result: resultOf(
+      'live credits applied once however often notified (not at all when every notification was lost)',
+      breaches,
+      `${credits.length} credits: ${applied} applied once from ${notifications} delivered notifications, ${lostEvery} not applied (every notification lost); ${conflicts} conflicting amounts refused 409 by the bank`,
+    ),
+    creditedBy,
+  };
+}
+
+/**
+ * The live tenant's transfers against the banks' own records, and the two modes kept apart: what
+ * the test bank was offered (its journal), how it says each transfer ended (`GET
+ * /transfers/{reference}`) and what it paid (its settlement statements); what the sandbox bank
+ * holds (its tables, `sandbox_bank.*`); the connector recorded on each transfer (`transfers.connector`,
+ * which the API does not show and the operator CLI shows one transfer at a time); one event per fact.
+ */
+async function checkLiveAtBanks(
+  tenants: Tenant[],
+  client: Client,
+  finals: Map<string, { status: string }>,
+  callbacks: BankCallback[],
+): Promise<Result[]> {
+  const isLive = (transfer: AckedTransfer) => TENANTS[transfer.tenant]!.mode === 'live';
+  const liveTransfers = seen.transfers.filter(isLive);
+  const liveIds = new Set(liveTransfers.map((transfer) => transfer.id));
+  const sandboxIds = new Set(seen.transfers.filter((transfer) => !isLive(transfer)).map((transfer) => transfer.id));
+  const liveAccounts = tenants.filter((tenant) => tenant.mode === 'live').flatMap((tenant) => tenant.vaNumbers);
+
+  // Apart: each bank knows only its own mode's transfers; the connector says so too.
+  const apart: string[] = [];
+  const journal = testBank!.journal();
+  const offered = new Set<string>();
+  const accepted = new Map<string, number[]>();
+  const opened: string[] = [];
+  for (const entry of journal) {
+    if (entry.kind === 'transfer.attempted') offered.add((entry as { reference: string }).reference);
+    if (entry.kind === 'transfer.accepted') {
+      const { reference, amount_minor } = (
+        entry as { transfer: { request: { reference: string; amount_minor: number } } }
+      ).transfer.request;
+      offered.add(reference);
+      accepted.set(reference, [...(accepted.get(reference) ?? []), amount_minor]);
+    }
+    if (entry.kind === 'account.opened')
+      opened.push((entry as { account: { accountNumber: string } }).account.accountNumber);
+  }
+  for (const reference of offered) {
+    if (!liveIds.has(reference))
+      apart.push(
+        `the test bank was offered ${reference}, ${sandboxIds.has(reference) ? 'a sandbox transfer' : 'no transfer the run was acknowledged'}`,
+      );
+  }
+  if (opened.length !== liveAccounts.length || !opened.every((number) => liveAccounts.includes(number)))
+    apart.push(`the test bank opened accounts ${opened.join(', ')}; the live tenant has ${liveAccounts.join(', ')}`);
+  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 60_000 });
+  await db.connect();
+  let atSandbox: string[];
+  let connectors: Map<string, string | null>;
+  try {
+    atSandbox = (
+      await db.query<{ reference: string }>(
+        `select reference from sandbox_bank.transfers where reference = any($1::text[])
+         union all select reference from sandbox_bank.submission_attempts where reference = any($1::text[])`,
+        [[...liveIds]],
+      )
+    ).rows.map((row) => row.reference);
+    connectors = new Map(
+      (
+        await db.query<{ id: string; connector: string | null }>(
+          'select id::text as id, connector from transfers where id = any($1::uuid[])',
+          [seen.transfers.map((transfer) => transfer.id)],
+        )
+      ).rows.map((row) => [row.id, row.connector]),
+    );
+  } finally {
+    await db.end();
+  }
+  apart.push(...atSandbox.map((reference) => `live transfer ${reference} reached the sandbox bank`));
+  for (const transfer of seen.transfers) {
+    const want = isLive(transfer) ? 'generic' : 'sandbox';
+    if (connectors.get(transfer.id) !== want)
+      apart.push(`transfer ${transfer.id} has connector ${connectors.get(transfer.id) ?? 'none'}, not ${want}`);
+  }
+  for (const tenant of tenants.filter((candidate) => candidate.mode === 'live')) {
+    for (const va of tenant.vas) {
+      const { provider } = (
+        await read(client, tenant, { method: 'GET', template: '/api/v1/virtual-accounts/{id}', params: { id: va } })
+      ).data as { provider: string };
+      if (provider !== 'generic') apart.push(`live virtual account ${va} is at ${provider}, not generic`);
+    }
+  }
+  const results = [
+    resultOf(
+      'test and live never cross banks (connector recorded, sandbox bank tables, test bank journal)',
+      apart,
+      `${liveIds.size} live transfers (${offered.size} taken or tried by the test bank, none by the sandbox bank), ${sandboxIds.size} sandbox ones (none offered to the test bank); ${opened.length} accounts opened at the test bank, all live`,
+    ),
+  ];
+
+  // Agree: how each live transfer ended in our books is how it ended at the bank, and nothing was paid twice.
+  const agree: string[] = [];
+  const atBank = new Map<string, { status: number; bank?: string }>();
+  const queue = [...liveTransfers];
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let transfer = queue.shift(); transfer; transfer = queue.shift()) {
+        const { answer } = await testBank!.until(
+          'GET',
+          `/transfers/${encodeURIComponent(transfer.id)}`,
+          undefined,
+          60_000,
+        );
+        if (!answer || (answer.status !== 200 && answer.status !== 404)) {
+          agree.push(`the test bank answered ${answer?.status ?? 'nothing'} for transfer ${transfer.id}`);
+          continue;
+        }
+        atBank.set(transfer.id, {
+          status: answer.status,
+          ...(answer.status === 200 ? { bank: (answer.json as { status: string }).status } : {}),
+        });
+      }
+    }),
+  );
+  const byOutcome = new Map<string, number>();
+  for (const transfer of liveTransfers) {
+    const ours = finals.get(transfer.id)?.status;
+    const theirs = atBank.get(transfer.id);
+    if (!ours || !theirs) continue;
+    const bank = theirs.bank ?? 'never taken';
+    byOutcome.set(`${ours}/${bank}`, (byOutcome.get(`${ours}/${bank}`) ?? 0) + 1);
+    const fits =
+      ours === 'successful'
+        ? bank === 'successful'
+        : ours === 'failed'
+          ? transfer.recipient === 'throttled'
+            ? bank === 'never taken'
+            : bank === 'failed' || bank === 'never taken'
+          : bank === 'pending';
+    if (!fits)
+      agree.push(
+        `live transfer ${transfer.id} to ${transfer.recipient} is ${ours} in our books, ${bank} at the test bank`,
+      );
+    const amounts = accepted.get(transfer.id) ?? [];
+    if (amounts.length > 1) agree.push(`the test bank took ${transfer.id} ${amounts.length} times`);
+    if (amounts.some((amount) => amount !== transfer.amount))
+      agree.push(`the test bank took ${transfer.id} for ${amounts.join(', ')}, ours is ${transfer.amount}`);
+  }
+  // Every UTC day of the run, as the bank's statements list what it paid.
+  const paid = new Map<string, { status: string; amount: number }[]>();
+  const today = new Date().toISOString().slice(0, 10);
+  for (let at = started; new Date(at).toISOString().slice(0, 10) <= today; at += 86_400_000) {
+    const date = new Date(at).toISOString().slice(0, 10);
+    const { answer } = await testBank!.until('GET', `/statements/settlement/${date}`, undefined, 60_000);
+    if (answer?.status !== 200) {
+      agree.push(`the test bank's statement of ${date} answered ${answer?.status ?? 'nothing'}`);
+      continue;
+    }
+    for (const item of (
+      answer.json as { items: { kind: string; reference: string; status: string; amount_minor: number }[] }
+    ).items) {
+      if (item.kind !== 'transfer') continue;
+      paid.set(item.reference, [
+        ...(paid.get(item.reference) ?? []),
+        { status: item.status, amount: item.amount_minor },
+      ]);
+    }
+  }
+  for (const [reference, lines] of paid) {
+    if (!liveIds.has(reference))
+      agree.push(`the test bank's statement lists ${reference}, no live transfer of the run`);
+    if (lines.length > 1) agree.push(`the test bank's statements list ${reference} ${lines.length} times`);
+  }
+  let paidOut = 0;
+  for (const transfer of liveTransfers) {
+    const ours = finals.get(transfer.id)?.status;
+    const lines = paid.get(transfer.id) ?? [];
+    const successful = lines.filter((line) => line.status === 'successful');
+    if (ours === 'successful') {
+      paidOut += transfer.amount;
+      if (successful.length !== 1 || successful[0]!.amount !== transfer.amount)
+        agree.push(
+          `successful transfer ${transfer.id} is paid ${JSON.stringify(successful)} in the test bank's statements`,
+        );
+    } else if (successful.length)
+      agree.push(`transfer ${transfer.id}, ${ours} in our books, is paid in the test bank's statements`);
+  }
+  // The transfers the bank's callback never told us of: resolved by status queries alone.
+  const told = new Set(
+    callbacks
+      .filter((callback) => callback.type === 'transfer.completed' && callback.state === 'delivered')
+      .map((callback) => String(callback.data.reference)),
+  );
+  const lost = new Set(
+    callbacks
+      .filter((callback) => callback.type === 'transfer.completed' && callback.state === 'dropped')
+      .map((callback) => String(callback.data.reference)),
+  );
+  const byQuery = liveTransfers.filter(
+    (transfer) => lost.has(transfer.id) && !told.has(transfer.id) && finals.get(transfer.id)?.status !== 'pending',
+  ).length;
+  results.push(
+    resultOf(
+      'live transfers as the test bank has them; none taken or paid twice',
+      agree,
+      `${[...byOutcome].map(([outcome, n]) => `${n} ${outcome}`).join(', ')} (ours/test bank); ${paidOut} kobo paid out once each; ${byQuery} resolved by status query with their callback lost`,
+    ),
+  );
+
+  // One event per fact: a transfer.created for each live transfer, a transfer.settled or
+  // transfer.failed for each that ended (the live tenant has no endpoint to receive them).
+  const eventBreaches: string[] = [];
+  let events = 0;
+  for (const [index, tenant] of tenants.entries()) {
+    if (tenant.mode !== 'live') continue;
+    const counts = new Map<string, number>();
+    for (const type of ['transfer.created', 'transfer.settled', 'transfer.failed']) {
+      for (const event of await pagesOf<{ data: { id: string } }>(client, tenant, {
+        method: 'GET',
+        template: '/api/v1/events',
+        query: { type },
+      })) {
+        events += 1;
+        const key = `${type}:${event.data.id}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    }
+    const mine = liveTransfers.filter((transfer) => transfer.tenant === index);
+    for (const transfer of mine) {
+      const status = finals.get(transfer.id)?.status;
+      const want = {
+        'transfer.created': 1,
+        'transfer.settled': status === 'successful' ? 1 : 0,
+        'transfer.failed': status === 'failed' ? 1 : 0,
+      };
+      for (const [type, n] of Object.entries(want)) {
+        const got = counts.get(`${type}:${transfer.id}`) ?? 0;
+        if (got !== n) eventBreaches.push(`${status} live transfer ${transfer.id} has ${got} ${type} events, not ${n}`);
+        counts.delete(`${type}:${transfer.id}`);
+      }
+    }
+    eventBreaches.push(...[...counts.keys()].map((key) => `an event ${key} of no acknowledged live transfer`));
+  }
+  results.push(
+    resultOf(
+      'live events: one per transfer created, settled or failed',
+      eventBreaches,
+      `${events} transfer events for ${liveTransfers.length} live transfers`,
+    ),
   );
   return results;
 }
@@ -1245,7 +1867,7 @@ function summary(client: Client, results: Result[], planned: number): void {
   lines.push(
     table([
       ['fault', 'count', ''],
-      ...(['api', 'worker', 'sandbox-bank'] as const).map((what) => [
+      ...(['api', 'worker', 'sandbox-bank', 'test-bank'] as const).map((what) => [
         `SIGKILL ${what}`,
         String(seen.kills.get(what) ?? 0),
         '',
@@ -1254,6 +1876,11 @@ function summary(client: Client, results: Result[], planned: number): void {
         const pauses = seen.pauses.get(what) ?? { count: 0, ms: 0 };
         return [`SIGSTOP ${what}`, String(pauses.count), `${(pauses.ms / 1000).toFixed(1)} s paused in all`];
       }),
+      [
+        'callbacks lost test-bank',
+        String(seen.callbackLoss.count),
+        `${(seen.callbackLoss.ms / 1000).toFixed(1)} s dropping in all`,
+      ],
       ['planned', String(planned), ''],
     ]),
   );
