@@ -48,7 +48,7 @@ const isDeliveryStatus = (value: string): value is DeliveryStatus =>
   (DELIVERY_STATUSES as readonly string[]).includes(value);
 import { userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
-import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import {
   AmountMinorKey,
   TenantIdKey,
@@ -432,15 +432,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
       }
       const workflowId = transferWorkflowId(row.tenant_id, row.reference);
       const operator = operatorOf(values);
-      await withTemporal(config, (client) =>
-        client.workflow.getHandle(workflowId).signal(resolveSignal, { outcome, note, operator }),
+      // Answered by the workflow once the transfer is settled or reversed.
+      const { status } = await withTemporal(config, (client) =>
+        client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
       );
-      // Wait briefly for the workflow to apply it, so the operator sees the result.
-      let status: string = row.status;
-      for (let i = 0; i < 60 && status !== 'completed' && status !== 'failed'; i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        status = (await findTransfer(em.fork(), id))?.status ?? status;
-      }
       return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
     },
   },
