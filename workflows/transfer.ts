@@ -24,17 +24,16 @@ import {
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/transfers.ts';
 import { UNTIL_RECORDED } from './activity-options.ts';
+import { contradictsBooks, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
-  REFUSALS,
   type RecordedTransferResume,
   type TransferRequest,
   type TransferResume,
   type TransferState,
   type TransferWorkflowInput,
   bankConfirmedSignal,
-  contradictsBooks,
   createUpdate,
   resolveSignal,
   statusQuery,
@@ -117,21 +116,11 @@ export function nextStatusCheckMs(checks: number, waitedMs: number): number {
 }
 
 function refusalFrom(error: unknown): ApplicationFailure {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && (REFUSALS as readonly string[]).includes(cause.type ?? '')) {
-    return ApplicationFailure.create({
-      type: cause.type ?? 'unavailable',
-      message: cause.message,
-      nonRetryable: true,
-      details: cause.details ? [...cause.details] : [],
-    });
-  }
-  // The bank or database could not be reached in time: the request may be retried.
-  return ApplicationFailure.create({
-    type: 'unavailable',
-    message: 'the transfer could not be created right now; retry with the same reference',
-    nonRetryable: true,
-  });
+  return (
+    passedOnRefusal(error instanceof ActivityFailure ? error.cause : error) ??
+    // The bank or database could not be reached in time: the request may be retried.
+    transferFailure('unavailable', 'the transfer could not be created right now; retry with the same reference')
+  );
 }
 
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
@@ -201,12 +190,11 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
   let creation: Promise<Accepted> | undefined = input.resume ? Promise.resolve(resumed(input.resume)) : undefined;
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
-      throw ApplicationFailure.create({
-        type: 'duplicate_reference',
-        message: `reference ${request.reference} was already used for a different transfer`,
-        nonRetryable: true,
-        details: [{ transfer_id: state.transferId ?? null }],
-      });
+      throw transferFailure(
+        'duplicate_reference',
+        `reference ${request.reference} was already used for a different transfer`,
+        { transfer_id: state.transferId ?? null },
+      );
     }
     const first = creation === undefined;
     creation ??= reserve(request, state);
@@ -224,11 +212,10 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
     // Refused (balance, limit, account) or not creatable now: nothing was reserved.
     state.status = 'refused';
     await condition(allHandlersFinished);
-    throw ApplicationFailure.create({
-      type: 'transfer_refused',
-      message: `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
-      nonRetryable: true,
-    });
+    throw transferFailure(
+      'transfer_refused',
+      `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
