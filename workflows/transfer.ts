@@ -25,10 +25,10 @@ import {
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/transfers.ts';
 import { UNTIL_RECORDED } from './activity-options.ts';
+import { contradictsBooks, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
-  REFUSALS,
   type RecordedTransferResume,
   type ResolveResult,
   type TransferRequest,
@@ -36,7 +36,6 @@ import {
   type TransferState,
   type TransferWorkflowInput,
   bankConfirmedSignal,
-  contradictsBooks,
   createUpdate,
   resolveUpdate,
   statusQuery,
@@ -119,21 +118,11 @@ export function nextStatusCheckMs(checks: number, waitedMs: number): number {
 }
 
 function refusalFrom(error: unknown): ApplicationFailure {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && (REFUSALS as readonly string[]).includes(cause.type ?? '')) {
-    return ApplicationFailure.create({
-      type: cause.type ?? 'unavailable',
-      message: cause.message,
-      nonRetryable: true,
-      details: cause.details ? [...cause.details] : [],
-    });
-  }
-  // The bank or database could not be reached in time: the request may be retried.
-  return ApplicationFailure.create({
-    type: 'unavailable',
-    message: 'the transfer could not be created right now; retry with the same reference',
-    nonRetryable: true,
-  });
+  return (
+    passedOnRefusal(error instanceof ActivityFailure ? error.cause : error) ??
+    // The bank or database could not be reached in time: the request may be retried.
+    transferFailure('unavailable', 'the transfer could not be created right now; retry with the same reference')
+  );
 }
 
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
@@ -161,11 +150,10 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     {
       validator: (_resolution: OperatorResolution) => {
         if (!transfer) {
-          throw ApplicationFailure.create({
-            type: 'not_created',
-            message: `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
-            nonRetryable: true,
-          });
+          throw transferFailure(
+            'not_created',
+            `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
+          );
         }
       },
     },
@@ -229,12 +217,11 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
   let creation: Promise<Accepted> | undefined = input.resume ? Promise.resolve(resumed(input.resume)) : undefined;
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
-      throw ApplicationFailure.create({
-        type: 'duplicate_reference',
-        message: `reference ${request.reference} was already used for a different transfer`,
-        nonRetryable: true,
-        details: [{ transfer_id: state.transferId ?? null }],
-      });
+      throw transferFailure(
+        'duplicate_reference',
+        `reference ${request.reference} was already used for a different transfer`,
+        { transfer_id: state.transferId ?? null },
+      );
     }
     const first = creation === undefined;
     creation ??= reserve(request, state);
@@ -252,11 +239,10 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
     // Refused (balance, limit, account) or not creatable now: nothing was reserved.
     state.status = 'refused';
     await condition(allHandlersFinished);
-    throw ApplicationFailure.create({
-      type: 'transfer_refused',
-      message: `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
-      nonRetryable: true,
-    });
+    throw transferFailure(
+      'transfer_refused',
+      `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

@@ -10,6 +10,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
+import { TRANSFER_STATUSES } from './domain.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
   ...tenantOwned(),
@@ -24,7 +25,7 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   recipient_name: p.string(),
   narration: p.string(),
   metadata: p.json<Record<string, unknown>>(),
-  status: p.enum(['pending', 'processing', 'completed', 'failed'] as const),
+  status: p.enum(TRANSFER_STATUSES),
   name_enquiry_session_id: p.string().nullable(),
   session_id: p.string().nullable(),
   provider_code: p.string().nullable(),
