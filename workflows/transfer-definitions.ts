@@ -1,6 +1,6 @@
 // The transfer workflow's contract, shared by the workflow, its activities and the API: input,
-// the `create` update that answers the transfer's id once its money is reserved, the signals that
-// settle it, and the `status` query. Types and definitions only; safe to import anywhere. Nothing
+// the `create` update that answers the transfer's id once its money is reserved, the bank's signal
+// and the operator's `resolve` update that settle it, and the `status` query. Types and definitions only; safe to import anywhere. Nothing
 // here is a response shape: the API renders responses from the projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
@@ -71,6 +71,13 @@ export interface OperatorResolution {
   operator: string;
 }
 
+/** The `resolve` update's answer, once the transfer is settled or reversed: who decided it. */
+export interface ResolveResult {
+  transferId: string;
+  status: 'completed' | 'failed';
+  decidedBy: 'bank' | 'operator';
+}
+
 export interface TransferState {
   transferId: string | undefined;
   status: TransferStatus | 'refused';
@@ -106,7 +113,8 @@ export interface TransferWorkflowInput {
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');
 export const bankConfirmedSignal = defineSignal<[BankOutcome]>('bankConfirmed');
-export const resolveSignal = defineSignal<[OperatorResolution]>('resolve');
+/** An operator's decision on a transfer the bank is silent on; answered once it is settled or reversed. */
+export const resolveUpdate = defineUpdate<ResolveResult, [OperatorResolution]>('resolve');
 export const statusQuery = defineQuery<TransferState>('status');
 
 /** Failure types the workflow raises for business refusals; each is also the API's error kind. */

@@ -5,8 +5,9 @@
 //   submit  — the transfer goes to the bank (transient faults retried);
 //   await   — the bank's confirmation signal, or its status asked on our own schedule; unconfirmed
 //             after 24 h the transfer stays `processing`, flagged as stuck, until the bank or an
-//             operator resolves it (continue-as-new keeps long waits' histories short);
-//   finish  — settle or reverse once, and keep a late contradicting bank answer for operators.
+//             operator's `resolve` update decides it (continue-as-new keeps long waits' histories short);
+//   finish  — settle or reverse once (answering the operator's update), and keep a late
+//             contradicting bank answer for operators.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -29,6 +30,7 @@ import {
   type OperatorResolution,
   REFUSALS,
   type RecordedTransferResume,
+  type ResolveResult,
   type TransferRequest,
   type TransferResume,
   type TransferState,
@@ -36,7 +38,7 @@ import {
   bankConfirmedSignal,
   contradictsBooks,
   createUpdate,
-  resolveSignal,
+  resolveUpdate,
   statusQuery,
 } from './transfer-definitions.ts';
 import {
@@ -141,11 +143,35 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   setHandler(bankConfirmedSignal, (outcome: BankOutcome) => {
     state.bankOutcome ??= outcome;
   });
-  setHandler(resolveSignal, (resolution: OperatorResolution) => {
-    state.resolution ??= resolution;
-  });
+  // Whose word the transfer was finished on, once it is settled or reversed.
+  let decidedBy: ResolveResult['decidedBy'] | undefined;
+  let transfer: Accepted | undefined = input.resume ? resumed(input.resume) : undefined;
+  setHandler(
+    resolveUpdate,
+    async (resolution: OperatorResolution): Promise<ResolveResult> => {
+      // The bank's own word still wins when it came first (finish reads it before this).
+      state.resolution ??= resolution;
+      await condition(() => decidedBy !== undefined);
+      return {
+        transferId: transfer!.transferId,
+        status: state.status as ResolveResult['status'],
+        decidedBy: decidedBy!,
+      };
+    },
+    {
+      validator: (_resolution: OperatorResolution) => {
+        if (!transfer) {
+          throw ApplicationFailure.create({
+            type: 'not_created',
+            message: `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
+            nonRetryable: true,
+          });
+        }
+      },
+    },
+  );
 
-  const transfer = await accept(input, state);
+  transfer = await accept(input, state);
   if (!transfer) return state;
   upsertSearchAttributes([
     { key: TenantIdKey, value: input.request.tenantId },
@@ -158,7 +184,9 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   }
   if (!input.resume) await submit(input.request, transfer, state);
   await awaitOutcome(input, transfer, state);
-  await finish(transfer.transferId, state);
+  await finish(transfer.transferId, state, (decider) => {
+    decidedBy = decider;
+  });
   return state;
 }
 
@@ -418,7 +446,9 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
       log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
     }
     if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
+      // A `resolve` update arriving meanwhile waits for this run to finish the transfer: it ends the wait.
+      await condition(() => allHandlersFinished() || state.resolution !== undefined);
+      if (state.resolution) return;
       await continueAsNew<typeof transferWorkflow>({
         request: input.request,
         resume: {
@@ -438,7 +468,11 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
  * Phase 4, finish: the bank's own word wins over an operator's; an operator decides only when the
  * bank is silent. Settles or reverses once, then keeps a late answer that contradicts the books.
  */
-async function finish(transferId: string, state: TransferState): Promise<void> {
+async function finish(
+  transferId: string,
+  state: TransferState,
+  onDecided: (decidedBy: ResolveResult['decidedBy']) => void,
+): Promise<void> {
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
@@ -462,6 +496,8 @@ async function finish(transferId: string, state: TransferState): Promise<void> {
     });
     state.status = 'failed';
   }
+  // Answers a waiting `resolve` update before this run waits for its handlers to finish.
+  onDecided(outcome ? 'bank' : 'operator');
   upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
   await condition(allHandlersFinished);
   // The bank answered only while we settled or reversed on an operator's word, or is answering

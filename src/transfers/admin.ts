@@ -1,6 +1,7 @@
 // Operator commands for transfers: the stuck ones (found through Temporal visibility, resolved by
 // an operator), late bank answers that contradict the books (decisions §12: listed, then settled),
 // and one transfer shown whole.
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import { type OperatorCommand, withTemporal } from '../admin/command.ts';
 import { OperatorRefusal, UsageError } from '../admin/errors.ts';
 import { CONNECTOR, NOTE, OPERATOR, atMost, connectorName, duration, flag, oneOf, uuid } from '../admin/flags.ts';
@@ -12,7 +13,7 @@ import {
   TransferConnectorKey,
   TransferReferenceKey,
 } from '../../workflows/search-attributes.ts';
-import { TRANSFER_WORKFLOW_TYPE, resolveSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
 import { findByReference, findTransfer } from './store.ts';
 
@@ -86,16 +87,18 @@ export const transferCommands: OperatorCommand[] = [
       }
       const workflowId = transferWorkflowId(row.tenant_id, row.reference);
       const operator = flags.operator();
-      await withTemporal(config, (client) =>
-        client.workflow.getHandle(workflowId).signal(resolveSignal, { outcome, note, operator }),
-      );
-      // Wait briefly for the workflow to apply it, so the operator sees the result.
-      let status: string = row.status;
-      for (let i = 0; i < 60 && status !== 'completed' && status !== 'failed'; i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        status = (await findTransfer(em.fork(), id))?.status ?? status;
-      }
-      return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status };
+      // Answered by the workflow once the transfer is settled or reversed: on the operator's word,
+      // or on the bank's when its answer came first.
+      const { status, decidedBy } = await withTemporal(config, (client) =>
+        client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
+      ).catch((error: unknown) => {
+        const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === 'not_created') {
+          throw new OperatorRefusal('no_transfer_yet', cause.message, { cause: error });
+        }
+        throw error;
+      });
+      return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status, decided_by: decidedBy };
     },
   },
   {
