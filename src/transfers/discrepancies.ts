@@ -4,6 +4,7 @@
 // entry, the transfer row and its event. The only code that touches `transfer_discrepancies`.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { OperatorRefusal } from '../admin/errors.ts';
 import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
 import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
@@ -54,12 +55,11 @@ export interface DiscrepancyView {
 export type DiscrepancyErrorCode =
   'unknown_transfer' | 'no_discrepancy' | 'already_settled' | 'books_changed' | 'insufficient_balance';
 
-export class DiscrepancyError extends Error {
-  readonly code: DiscrepancyErrorCode;
+/** Settling is an operator's act (`transfers settle-discrepancy`): its refusals are operator refusals. */
+export class DiscrepancyError extends OperatorRefusal<DiscrepancyErrorCode> {
   constructor(code: DiscrepancyErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'DiscrepancyError';
-    this.code = code;
   }
 }
 
