@@ -25,7 +25,8 @@ module.exports = {
       to: {
         dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
         dependencyTypesNot: ['type-only'],
-        pathNot: '^node_modules/(@temporalio/(workflow|common|interceptors-opentelemetry)|@opentelemetry/api|@noble/hashes)/',
+        pathNot:
+          '^node_modules/(@temporalio/(workflow|common|interceptors-opentelemetry)|@opentelemetry/api|@noble/hashes)/',
       },
     },
     {
@@ -66,7 +67,11 @@ module.exports = {
       comment: 'The API and activities use a workflow through its *-definitions.ts handles, never its code.',
       severity: 'error',
       from: { path: '^(src|activities)/' },
-      to: { path: '^workflows/', pathNot: '-definitions\\.ts$|search-attributes\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^workflows/',
+        pathNot: '-definitions\\.ts$|search-attributes\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'no-test-code-in-the-product',
