@@ -227,3 +227,12 @@ export class TransferService {
     };
   }
 }
+
+// What other features read of transfers (reconciliation): this feature's store stays its own.
+export {
+  type ConnectorScope,
+  type TransferRow,
+  discrepancyCounts,
+  transfersByIdOrSession,
+  transfersEndedBetween,
+} from './store.ts';

@@ -288,3 +288,11 @@ function createRefusal(error: unknown): ApiError {
     cause: error,
   });
 }
+
+// What other features read of virtual accounts (reconciliation): this feature's store stays its own.
+export {
+  type CreditWithTenant,
+  creditsByReferenceOrSession,
+  creditsReceivedBetween,
+  tenantsOfAccounts,
+} from './store.ts';
