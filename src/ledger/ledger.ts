@@ -49,8 +49,12 @@ export interface PostedEntry {
   balances: Map<string, number>;
 }
 
+/**
+ * An account that may not go negative would. Its code is the transfer API's word for it; a card
+ * authorization declined for want of funds says `insufficient_funds` (decisions §11), its own word.
+ */
 export class InsufficientFundsError extends Error {
-  readonly code = 'insufficient_funds';
+  readonly code = 'insufficient_balance';
   readonly accountId: string;
   readonly requiredMinor: number;
   readonly availableMinor: number;

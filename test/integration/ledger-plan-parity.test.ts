@@ -242,7 +242,7 @@ describe('the locked-account plan writer and postEntry', () => {
       null,
       {
         type: 'InsufficientFundsError',
-        code: 'insufficient_funds',
+        code: 'insufficient_balance',
         account: `card:${cardId}`,
         requiredMinor: 1_001,
         availableMinor: 1_000,
@@ -260,7 +260,7 @@ describe('the locked-account plan writer and postEntry', () => {
     expect(refusals).toEqual([
       {
         type: 'InsufficientFundsError',
-        code: 'insufficient_funds',
+        code: 'insufficient_balance',
         account: `card:${cardId}`,
         requiredMinor: 2_001,
         availableMinor: 2_000,
@@ -278,7 +278,7 @@ describe('the locked-account plan writer and postEntry', () => {
     expect(refusals).toEqual([
       {
         type: 'InsufficientFundsError',
-        code: 'insufficient_funds',
+        code: 'insufficient_balance',
         account: 'wallet',
         requiredMinor: 2_001,
         availableMinor: 2_000,

@@ -259,11 +259,11 @@ describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it
     });
   });
 
-  it('refuses with the ledger\'s error, code and shortfall, as postEntry does', () => {
+  it("refuses with the ledger's error, code and shortfall, as postEntry does", () => {
     const hold = cardAuthorizationHold({ authorizationId: 'auth-2', cardId: card, amountMinor: 10_001 });
     expect(() => planEntriesOnLockedAccounts([hold], locked(10_000, 0))).toThrow(
       expect.objectContaining({
-        code: 'insufficient_funds',
+        code: 'insufficient_balance',
         accountId: 'a-card',
         requiredMinor: 10_001,
         availableMinor: 10_000,
