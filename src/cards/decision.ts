@@ -25,7 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { prepared } from '../db/numbered-sql.ts';
+import { inPooledTransaction, prepared } from '../db/numbered-sql.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { runWrite } from '../db/write-statement.ts';
 import { type EventInput, recordEventsStep } from '../events/events.ts';
@@ -64,22 +64,7 @@ export interface AuthorizationOutcome {
  * processor's retry) gets the stored decision and places no second hold.
  */
 export async function decideAuthorization(orm: MikroORM, request: AuthorizationRequest): Promise<AuthorizationOutcome> {
-  const em = orm.em.fork();
-  const pool = await em.getConnection().getNativeClient();
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const outcome = await decide(client, em, request);
-    await client.query('commit');
-    client.release();
-    return outcome;
-  } catch (error) {
-    // Closed, not rolled back and reused: after a statement timed out on our side, or a failed
-    // begin or commit, the connection's state is unknown, and the next borrower must never find
-    // itself inside this transaction. Closing it rolls back whatever is open.
-    client.release(error instanceof Error ? error : new Error(String(error)));
-    throw error;
-  }
+  return inPooledTransaction(orm, (client, em) => decide(client, em, request));
 }
 
 let cardStatement: string | undefined;
@@ -237,7 +222,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
   });
 
   // Under the locks no step's count can differ; if one ever does, the throw closes the connection
-  // (above) and nothing of the decision is kept.
+  // (inPooledTransaction) and nothing of the decision is kept.
   await runWrite(client, 'card-decision-write', `authorization ${id}`, [
     insertAuthorizationStep(stored),
     ...postPlanSteps(card.tenant_id, planEntriesOnLockedAccounts(movements, accounts)),

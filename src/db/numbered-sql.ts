@@ -1,9 +1,9 @@
 // One SQL text, written with PostgreSQL's numbered parameters ($1, $2…), run two ways: on a raw
-// pg client from the ORM's pool as a named prepared statement (`prepared`: the card decision's
-// transaction, parsed and planned once per connection), or in the ORM's own transaction
-// (`executeNumbered`). So an owner writes a statement once and serves both kinds of caller: the
-// ledger's "open account", the events insert.
-import type { EntityManager } from '@mikro-orm/postgresql';
+// pg client from the ORM's pool as a named prepared statement (`prepared`, in a transaction of
+// `inPooledTransaction`: the card decision's, parsed and planned once per connection), or in the
+// ORM's own transaction (`executeNumbered`). So an owner writes a statement once and serves both
+// kinds of caller: the ledger's "open account", the events insert.
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 
 /** A connection the caller holds (inside its transaction): what `prepared` runs on. */
@@ -11,6 +11,31 @@ export type SqlClient = Pick<pg.ClientBase, 'query'>;
 
 /** A value of a numbered parameter: a scalar, or an array of scalars (for `unnest($n::type[])`). */
 export type SqlValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
+
+/**
+ * Runs `work` in one transaction on a raw client of the ORM's own pool, with a fork of its entity
+ * manager (to map rows). On a throw the connection is closed, not rolled back and reused: after a
+ * statement timed out on our side, or a failed begin or commit, its state is unknown, and the next
+ * borrower must never find itself inside this transaction. Closing it rolls back whatever is open.
+ */
+export async function inPooledTransaction<T>(
+  orm: MikroORM,
+  work: (client: pg.PoolClient, em: EntityManager) => Promise<T>,
+): Promise<T> {
+  const em = orm.em.fork();
+  const pool = await em.getConnection().getNativeClient();
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await work(client, em);
+    await client.query('commit');
+    client.release();
+    return result;
+  } catch (error) {
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  }
+}
 
 /** Runs `text` as the named prepared statement `name`: one name, one text, for the life of the process. */
 export function prepared(client: SqlClient, name: string, text: string, values: readonly SqlValue[]) {

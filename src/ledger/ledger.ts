@@ -5,11 +5,12 @@
 // so concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency
 // key: posting the same entry twice applies it once.
 //
-// Two writers, one rule: `postEntry` posts an entry on its own (locking each account as it goes);
-// `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller already
-// holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
-// (src/db/write-statement.ts; the card decision). Both give the same postings and balances and
-// refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
+// Two writers, one set of rules: `postEntry` posts an entry on its own (locking each account as it
+// goes); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
+// already holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
+// (src/db/write-statement.ts; the card decision). Both write entries and postings by the same
+// inserts and move balances under the same guard, and they give the same postings and balances
+// and refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
@@ -115,6 +116,45 @@ function samePostings(a: PostingInput[], b: PostingInput[]): boolean {
   return left.length === right.length && left.every((value, i) => value === right[i]);
 }
 
+/** Journal entries of one tenant ($1), each unless its key is already posted: the ids of those written. */
+const INSERT_ENTRIES = `insert into journal_entries (id, tenant_id, kind, idempotency_key, description, metadata)
+    select e.id, $1, e.kind, e.key, e.description, e.metadata
+      from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) as e (id, kind, key, description, metadata)
+    on conflict (idempotency_key) do nothing returning id`;
+
+function entriesValues(
+  tenantId: string | null,
+  entries: readonly {
+    id: string;
+    kind: string;
+    idempotencyKey: string;
+    description: string | null;
+    metadata: Record<string, unknown> | null;
+  }[],
+) {
+  return [
+    tenantId,
+    entries.map((entry) => entry.id),
+    entries.map((entry) => entry.kind),
+    entries.map((entry) => entry.idempotencyKey),
+    entries.map((entry) => entry.description),
+    entries.map((entry) => (entry.metadata ? JSON.stringify(entry.metadata) : null)),
+  ];
+}
+
+/** Postings, each with its account's balance after it. */
+const INSERT_POSTINGS = `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
+    select * from unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[]) returning 1`;
+
+function postingsValues(postings: readonly PlannedEntries['postings'][number][]) {
+  return [
+    postings.map((posting) => posting.entryId),
+    postings.map((posting) => posting.accountId),
+    postings.map((posting) => posting.amountMinor),
+    postings.map((posting) => posting.balanceAfterMinor),
+  ];
+}
+
 /**
  * Posts one journal entry in its own transaction (or in the caller's, when `em` is already
  * inside one). Idempotent on `idempotencyKey`: a repeat with the same postings is a no-op that
@@ -124,17 +164,18 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
   validateEntry(input);
   return em.transactional(async (tx) => {
     const entryId = randomUUID();
-    const inserted = await tx.execute<{ id: string }[]>(
-      `insert into journal_entries (id, tenant_id, kind, idempotency_key, description, metadata)
-       values (?, ?, ?, ?, ?, ?) on conflict (idempotency_key) do nothing returning id`,
-      [
-        entryId,
-        input.tenantId,
-        input.kind,
-        input.idempotencyKey,
-        input.description ?? null,
-        input.metadata ? JSON.stringify(input.metadata) : null,
-      ],
+    const inserted = await executeNumbered<{ id: string }[]>(
+      tx,
+      INSERT_ENTRIES,
+      entriesValues(input.tenantId, [
+        {
+          id: entryId,
+          kind: input.kind,
+          idempotencyKey: input.idempotencyKey,
+          description: input.description ?? null,
+          metadata: input.metadata ?? null,
+        },
+      ]),
     );
     if (inserted.length === 0) {
       const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
@@ -180,9 +221,12 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
       }
       const after = Number(updated[0]!.balance_minor);
       balances.set(posting.accountId, after);
-      await tx.execute(
-        'insert into postings (entry_id, account_id, amount_minor, balance_after_minor) values (?, ?, ?, ?)',
-        [entryId, posting.accountId, posting.amountMinor, after],
+      await executeNumbered(
+        tx,
+        INSERT_POSTINGS,
+        postingsValues([
+          { entryId, accountId: posting.accountId, amountMinor: posting.amountMinor, balanceAfterMinor: after },
+        ]),
       );
     }
     return { entryId, created: true, balances };
@@ -525,17 +569,11 @@ export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep
   return [
     {
       name: 'entries',
-      text: `insert into journal_entries (id, tenant_id, kind, idempotency_key, description)
-    select e.id, $1, e.kind, e.key, e.description
-      from unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) as e (id, kind, key, description)
-    on conflict (idempotency_key) do nothing returning 1`,
-      values: [
+      text: INSERT_ENTRIES,
+      values: entriesValues(
         tenantId,
-        plan.entries.map((entry) => entry.id),
-        plan.entries.map((entry) => entry.kind),
-        plan.entries.map((entry) => entry.idempotencyKey),
-        plan.entries.map((entry) => entry.description),
-      ],
+        plan.entries.map((entry) => ({ ...entry, metadata: null })),
+      ),
       rows: plan.entries.length,
     },
     {
@@ -550,17 +588,6 @@ export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep
       ],
       rows: plan.accounts.length,
     },
-    {
-      name: 'posted',
-      text: `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
-    select * from unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[]) returning 1`,
-      values: [
-        plan.postings.map((posting) => posting.entryId),
-        plan.postings.map((posting) => posting.accountId),
-        plan.postings.map((posting) => posting.amountMinor),
-        plan.postings.map((posting) => posting.balanceAfterMinor),
-      ],
-      rows: plan.postings.length,
-    },
+    { name: 'posted', text: INSERT_POSTINGS, values: postingsValues(plan.postings), rows: plan.postings.length },
   ];
 }

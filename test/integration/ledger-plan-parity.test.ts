@@ -7,7 +7,7 @@
 // same error type and code, the same amounts, and nothing moved.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeNumbered } from '../../src/db/numbered-sql.ts';
+import { executeNumbered, inPooledTransaction } from '../../src/db/numbered-sql.ts';
 import { runWrite } from '../../src/db/write-statement.ts';
 import {
   InsufficientFundsError,
@@ -23,7 +23,6 @@ import {
 import { type Movement, cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import type pg from 'pg';
 
 let viaPostEntry: TestDatabase;
 let viaPlan: TestDatabase;
@@ -34,23 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([viaPostEntry?.drop(), viaPlan?.drop()]);
 });
-
-/** Work on a raw client of the ORM's pool in one transaction, as the card decision runs. */
-async function inTransaction<T>(db: TestDatabase, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const pool = await db.orm.em.getConnection().getNativeClient();
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
 
 const cardCodes = (cardId: string) => [cardAccountCode(cardId), cardHoldAccountCode(cardId)];
 
@@ -72,7 +54,7 @@ async function postWithPlan(
   movements: Movement[],
   tamper: (locked: Map<string, LockedAccount>) => void = () => {},
 ) {
-  await inTransaction(db, async (client) => {
+  await inPooledTransaction(db.orm, async (client) => {
     const locked = await lockTenantAccounts(client, {
       tenantId,
       currency: 'NGN',
@@ -128,29 +110,40 @@ async function refusalOf(db: TestDatabase, error: unknown) {
   };
 }
 
+/** A tenant with `walletMinor` in its wallet, and the card's accounts opened as production opens them. */
+async function tenantWithCard(db: TestDatabase, walletMinor: number, cardId: string): Promise<string> {
+  const { tenantId } = await createFundedTenant(db.orm, walletMinor);
+  await db.orm.em.fork().transactional((tx) => openCardAccount(tx, tenantId, cardId));
+  // The hold account as the card's first authorization opens it.
+  await inPooledTransaction(db.orm, (client) =>
+    lockTenantAccounts(client, {
+      tenantId,
+      currency: 'NGN',
+      codes: cardCodes(cardId),
+      openMissing: [cardHoldAccountCode(cardId)],
+    }),
+  );
+  return tenantId;
+}
+
 /**
  * The same tenant (funded with `walletMinor`) and card on each writer's database, then each batch of
  * `batches` posted by that writer: its books and its refusals (null for a batch posted). `batches`
- * is called once per writer: its movements' ids are made outside it, so both post the same.
+ * is called once per writer, with the card and `id`, which gives both writers the same id for a name.
  */
-async function onBothWriters(walletMinor: number, batches: (cardId: string) => Movement[][]) {
+async function onBothWriters(
+  walletMinor: number,
+  batches: (cardId: string, id: (name: string) => string) => Movement[][],
+) {
   const cardId = randomUUID();
+  const ids = new Map<string, string>();
+  const id = (name: string) => ids.get(name) ?? ids.set(name, randomUUID()).get(name)!;
   const outcomes: Record<string, Awaited<ReturnType<typeof books>> & { refusals: unknown[] }> = {};
   for (const writer of writers) {
     const db = writer.db();
-    const { tenantId } = await createFundedTenant(db.orm, walletMinor);
-    await db.orm.em.fork().transactional((tx) => openCardAccount(tx, tenantId, cardId));
-    // The hold account as the card's first authorization opens it.
-    await inTransaction(db, (client) =>
-      lockTenantAccounts(client, {
-        tenantId,
-        currency: 'NGN',
-        codes: cardCodes(cardId),
-        openMissing: [cardHoldAccountCode(cardId)],
-      }),
-    );
+    const tenantId = await tenantWithCard(db, walletMinor, cardId);
     const refusals: unknown[] = [];
-    for (const batch of batches(cardId)) {
+    for (const batch of batches(cardId, id)) {
       refusals.push(
         await writer.post(db, tenantId, cardId, batch).then(
           () => null,
@@ -161,8 +154,25 @@ async function onBothWriters(walletMinor: number, batches: (cardId: string) => M
     outcomes[writer.name] = { ...(await books(db, tenantId)), refusals };
   }
   expect(outcomes.plan).toEqual(outcomes.postEntry);
-  return { cardId, ...outcomes.postEntry! };
+  return { cardId, id, ...outcomes.postEntry! };
 }
+
+/** A refusal as both writers must give it for a posting of `requiredMinor` on an account holding `availableMinor`. */
+const shortfall = (account: string, requiredMinor: number, availableMinor: number) => ({
+  type: 'InsufficientFundsError',
+  code: 'insufficient_balance',
+  account,
+  requiredMinor,
+  availableMinor,
+});
+
+/** The tenant's balances by account code: no transfer ever moves `in_flight` here. */
+const balancesOf = (cardId: string, minor: { card: number; hold: number; wallet: number }) => ({
+  [`card:${cardId}`]: minor.card,
+  [`card-hold:${cardId}`]: minor.hold,
+  in_flight: 0,
+  wallet: minor.wallet,
+});
 
 const funding = (cardId: string, fundingId: string, amountMinor: number) =>
   cardFunding({ fundingId, cardId, amountMinor });
@@ -171,10 +181,10 @@ const hold = (cardId: string, authorizationId: string, amountMinor: number) =>
 
 describe('the locked-account plan writer and postEntry', () => {
   it('write the same postings and balances for a card funding', async () => {
-    const fundingId = randomUUID();
-    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card) => [
-      [funding(card, fundingId, 4_000)],
+    const { cardId, postings, balances, refusals, id } = await onBothWriters(10_000, (card, id) => [
+      [funding(card, id('funding'), 4_000)],
     ]);
+    const fundingId = id('funding');
     expect(refusals).toEqual([null]);
     const entry = {
       kind: 'card_funding',
@@ -185,13 +195,12 @@ describe('the locked-account plan writer and postEntry', () => {
       { ...entry, account: `card:${cardId}`, amount: '4000', balance_after: '4000' },
       { ...entry, account: 'wallet', amount: '-4000', balance_after: '6000' },
     ]);
-    expect(balances).toEqual({ [`card:${cardId}`]: 4_000, [`card-hold:${cardId}`]: 0, in_flight: 0, wallet: 6_000 });
+    expect(balances).toEqual(balancesOf(cardId, { card: 4_000, hold: 0, wallet: 6_000 }));
   });
 
   it('write the same postings and balances for an authorization hold', async () => {
-    const setupId = randomUUID();
-    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card) => [
-      [funding(card, setupId, 5_000)],
+    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card, id) => [
+      [funding(card, id('setup'), 5_000)],
       [hold(card, 'auth_parity_hold', 3_000)],
     ]);
     expect(refusals).toEqual([null, null]);
@@ -204,20 +213,15 @@ describe('the locked-account plan writer and postEntry', () => {
       { ...entry, account: `card-hold:${cardId}`, amount: '3000', balance_after: '3000' },
       { ...entry, account: `card:${cardId}`, amount: '-3000', balance_after: '2000' },
     ]);
-    expect(balances).toEqual({
-      [`card:${cardId}`]: 2_000,
-      [`card-hold:${cardId}`]: 3_000,
-      in_flight: 0,
-      wallet: 5_000,
-    });
+    expect(balances).toEqual(balancesOf(cardId, { card: 2_000, hold: 3_000, wallet: 5_000 }));
   });
 
   it('write the same postings and balances for a JIT funding and a hold in one plan, as a decision does', async () => {
-    const [setupId, jitId] = [randomUUID(), randomUUID()];
-    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card) => [
-      [funding(card, setupId, 1_000)],
-      [funding(card, jitId, 2_500), hold(card, 'auth_parity_jit', 3_500)],
+    const { cardId, postings, balances, refusals, id } = await onBothWriters(10_000, (card, id) => [
+      [funding(card, id('setup'), 1_000)],
+      [funding(card, id('jit'), 2_500), hold(card, 'auth_parity_jit', 3_500)],
     ]);
+    const jitId = id('jit');
     expect(refusals).toEqual([null, null]);
     expect(
       postings
@@ -229,62 +233,34 @@ describe('the locked-account plan writer and postEntry', () => {
       [`card:${cardId}:authorization:auth_parity_jit:hold`, `card-hold:${cardId}`, '3500', '3500'],
       [`card:${cardId}:authorization:auth_parity_jit:hold`, `card:${cardId}`, '-3500', '0'],
     ]);
-    expect(balances).toEqual({ [`card:${cardId}`]: 0, [`card-hold:${cardId}`]: 3_500, in_flight: 0, wallet: 6_500 });
+    expect(balances).toEqual(balancesOf(cardId, { card: 0, hold: 3_500, wallet: 6_500 }));
   });
 
   it('refuse a hold one kobo beyond the card alike, and move nothing', async () => {
-    const setupId = randomUUID();
-    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card) => [
-      [funding(card, setupId, 1_000)],
+    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card, id) => [
+      [funding(card, id('setup'), 1_000)],
       [hold(card, 'auth_parity_short', 1_001)],
     ]);
-    expect(refusals).toEqual([
-      null,
-      {
-        type: 'InsufficientFundsError',
-        code: 'insufficient_balance',
-        account: `card:${cardId}`,
-        requiredMinor: 1_001,
-        availableMinor: 1_000,
-      },
-    ]);
+    expect(refusals).toEqual([null, shortfall(`card:${cardId}`, 1_001, 1_000)]);
     expect(postings.map((posting) => posting.kind)).toEqual(['card_funding', 'card_funding']);
-    expect(balances).toEqual({ [`card:${cardId}`]: 1_000, [`card-hold:${cardId}`]: 0, in_flight: 0, wallet: 9_000 });
+    expect(balances).toEqual(balancesOf(cardId, { card: 1_000, hold: 0, wallet: 9_000 }));
   });
 
   it('refuse alike a plan whose second movement falls short after its first, and keep neither', async () => {
-    const fundingId = randomUUID();
-    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card) => [
-      [funding(card, fundingId, 2_000), hold(card, 'auth_parity_mix', 2_001)],
+    const { cardId, postings, balances, refusals } = await onBothWriters(10_000, (card, id) => [
+      [funding(card, id('funding'), 2_000), hold(card, 'auth_parity_mix', 2_001)],
     ]);
-    expect(refusals).toEqual([
-      {
-        type: 'InsufficientFundsError',
-        code: 'insufficient_balance',
-        account: `card:${cardId}`,
-        requiredMinor: 2_001,
-        availableMinor: 2_000,
-      },
-    ]);
+    expect(refusals).toEqual([shortfall(`card:${cardId}`, 2_001, 2_000)]);
     expect(postings).toEqual([]);
-    expect(balances).toEqual({ [`card:${cardId}`]: 0, [`card-hold:${cardId}`]: 0, in_flight: 0, wallet: 10_000 });
+    expect(balances).toEqual(balancesOf(cardId, { card: 0, hold: 0, wallet: 10_000 }));
   });
 
   it('refuse alike a JIT funding beyond the wallet', async () => {
-    const fundingId = randomUUID();
-    const { balances, refusals, cardId } = await onBothWriters(2_000, (card) => [
-      [funding(card, fundingId, 2_001), hold(card, 'auth_parity_wallet', 2_001)],
+    const { balances, refusals, cardId } = await onBothWriters(2_000, (card, id) => [
+      [funding(card, id('funding'), 2_001), hold(card, 'auth_parity_wallet', 2_001)],
     ]);
-    expect(refusals).toEqual([
-      {
-        type: 'InsufficientFundsError',
-        code: 'insufficient_balance',
-        account: 'wallet',
-        requiredMinor: 2_001,
-        availableMinor: 2_000,
-      },
-    ]);
-    expect(balances).toEqual({ [`card:${cardId}`]: 0, [`card-hold:${cardId}`]: 0, in_flight: 0, wallet: 2_000 });
+    expect(refusals).toEqual([shortfall('wallet', 2_001, 2_000)]);
+    expect(balances).toEqual(balancesOf(cardId, { card: 0, hold: 0, wallet: 2_000 }));
   });
 });
 
@@ -304,16 +280,7 @@ describe('a numbered statement through the ORM (how the events insert and accoun
 describe("the plan writer's statement", () => {
   async function cardWithBalance(cardMinor: number) {
     const cardId = randomUUID();
-    const { tenantId } = await createFundedTenant(viaPlan.orm, 10_000);
-    await viaPlan.orm.em.fork().transactional((tx) => openCardAccount(tx, tenantId, cardId));
-    await inTransaction(viaPlan, (client) =>
-      lockTenantAccounts(client, {
-        tenantId,
-        currency: 'NGN',
-        codes: cardCodes(cardId),
-        openMissing: cardCodes(cardId),
-      }),
-    );
+    const tenantId = await tenantWithCard(viaPlan, 10_000, cardId);
     await postWithPlan(viaPlan, tenantId, cardId, [funding(cardId, randomUUID(), cardMinor)]);
     return { tenantId, cardId };
   }
