@@ -448,42 +448,59 @@ export interface LockedAccount {
 
 /** The tenant's accounts of these codes, locked in id order (as every posting locks them). */
 const LOCK_ACCOUNTS = `select id, code, balance_minor::text as balance_minor, allow_negative from ledger_accounts
-   where tenant_id = $1 and code = any($2::text[]) order by id for update`;
+   where tenant_id = $1 and currency = $2 and code = any($3::text[]) order by id for update`;
 
-/**
- * Locks the tenant's accounts of `codes` on the caller's connection, inside its transaction, as
- * named prepared statements (the card decision's hot path): one round trip, and two more (open,
- * lock again) the first time an account of `openMissing` is not there yet. Any other code missing
- * is an UnknownAccountError. The accounts by code, for planEntriesOnLockedAccounts.
- */
-export async function lockTenantAccounts(
-  client: SqlClient,
-  account: { tenantId: string; currency: Currency; codes: readonly string[]; openMissing?: readonly string[] },
-): Promise<Map<string, LockedAccount>> {
-  const lock = () => prepared(client, 'ledger-lock-accounts', LOCK_ACCOUNTS, [account.tenantId, account.codes]);
-  let { rows } = await lock();
-  const missing = (account.openMissing ?? []).filter((code) => !rows.some((row) => row.code === code));
-  if (missing.length > 0) {
-    for (const code of missing) {
-      await prepared(client, 'ledger-open-account', OPEN_ACCOUNT, [
-        randomUUID(),
-        account.tenantId,
-        code,
-        account.currency,
-      ]);
-    }
-    ({ rows } = await lock());
-  }
+/** Which of a tenant's accounts to lock, by code. */
+export interface AccountsToLock {
+  tenantId: string;
+  currency: Currency;
+  codes: readonly string[];
+}
+
+/** The locked rows by code; a code of `which` with no row is an UnknownAccountError. */
+function lockedByCode(rows: Record<string, unknown>[], which: AccountsToLock): Map<string, LockedAccount> {
   const locked = new Map<string, LockedAccount>(
     rows.map((row) => [
       row.code as string,
       { id: row.id as string, balanceMinor: Number(row.balance_minor), allowNegative: row.allow_negative as boolean },
     ]),
   );
-  for (const code of account.codes) {
-    if (!locked.has(code)) throw new UnknownAccountError(`tenant ${account.tenantId} has no ${code} account`);
+  for (const code of which.codes) {
+    if (!locked.has(code))
+      throw new UnknownAccountError(`tenant ${which.tenantId} has no ${code} account in ${which.currency}`);
   }
   return locked;
+}
+
+/**
+ * Locks the tenant's accounts of `codes` on the caller's connection, inside its transaction, as
+ * named prepared statements (the card decision's hot path): one round trip, and two more (open,
+ * lock again) the first time an account of `openMissing` is not there yet. The accounts by code,
+ * for planEntriesOnLockedAccounts.
+ */
+export async function lockTenantAccounts(
+  client: SqlClient,
+  which: AccountsToLock & { openMissing?: readonly string[] },
+): Promise<Map<string, LockedAccount>> {
+  const lock = () =>
+    prepared(client, 'ledger-lock-accounts', LOCK_ACCOUNTS, [which.tenantId, which.currency, which.codes]);
+  let { rows } = await lock();
+  const missing = (which.openMissing ?? []).filter((code) => !rows.some((row) => row.code === code));
+  if (missing.length > 0) {
+    for (const code of missing) {
+      await prepared(client, 'ledger-open-account', OPEN_ACCOUNT, [randomUUID(), which.tenantId, code, which.currency]);
+    }
+    ({ rows } = await lock());
+  }
+  return lockedByCode(rows, which);
+}
+
+/** The same lock in the caller's ORM transaction (an activity's). */
+export async function lockTenantAccountsIn(
+  em: EntityManager,
+  which: AccountsToLock,
+): Promise<Map<string, LockedAccount>> {
+  return lockedByCode(await executeNumbered(em, LOCK_ACCOUNTS, [which.tenantId, which.currency, which.codes]), which);
 }
 
 /** Journal entries worked out against locked accounts: rows to write, and each account's net change. */
