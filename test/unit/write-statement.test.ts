@@ -1,9 +1,15 @@
 // The pure pieces under the card decision's one write statement: composing owners' steps into one
-// statement (src/db/write-statement.ts), and running a numbered statement through the ORM
-// (src/db/numbered-sql.ts). Run against PostgreSQL by the card and ledger integration tests.
+// statement (src/db/write-statement.ts), the steps the decision composes, and running a numbered
+// statement through the ORM (src/db/numbered-sql.ts). Run against PostgreSQL by the card and
+// ledger integration tests (test/integration/ledger-plan-parity.test.ts among them).
 import { describe, expect, it } from 'vitest';
+import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/authorizations.ts';
+import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
 import { arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
 import { type WriteStep, composeWrite } from '../../src/db/write-statement.ts';
+import { recordEventsStep } from '../../src/events/events.ts';
+import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
+import { cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
 
 const step = (name: string, text: string, values: WriteStep['values']): WriteStep => ({ name, text, values, rows: 1 });
 
@@ -66,5 +72,47 @@ describe('toQuestionMarks (a numbered statement through the ORM)', () => {
       '{"a\\"b","c\\\\d","{\\"k\\":\\"v,w\\"}",NULL,"7","NULL"}',
     );
     expect(arrayLiteral([])).toBe('{}');
+  });
+});
+
+describe("the card decision's write, as its owners' steps compose it", () => {
+  const card = { id: 'c-1', currency: 'NGN' };
+  const locked = new Map([
+    ['card:c-1', { id: 'a-card', balanceMinor: 1_000, allowNegative: false }],
+    ['card-hold:c-1', { id: 'a-hold', balanceMinor: 0, allowNegative: false }],
+    ['wallet', { id: 'a-wallet', balanceMinor: 5_000, allowNegative: false }],
+  ]);
+  const authorization = { id: 'auth-1', tenant_id: 't-1', card_id: 'c-1', reason: null } as AuthorizationRow;
+  const jit = { id: 'f-1', operation_id: 'o-1', status: 'succeeded', transaction_reference: 'authorization:auth-1' };
+  const steps = (approved: boolean) => {
+    const movements = approved
+      ? [
+          cardFunding({ fundingId: 'f-1', cardId: 'c-1', amountMinor: 500 }),
+          cardAuthorizationHold({ authorizationId: 'auth-1', cardId: 'c-1', amountMinor: 1_500 }),
+        ]
+      : [];
+    return [
+      insertAuthorizationStep(authorization),
+      ...postPlanSteps('t-1', planEntriesOnLockedAccounts(movements, locked)),
+      ...insertFundingsSteps(card, approved ? [jit as FundingRow] : []),
+      recordEventsStep('t-1', [{ type: 'card.authorization.declined', sourceKey: 'k', payload: {} }]),
+    ];
+  };
+
+  it('is one text for a decline and a JIT approval alike, so one named prepared statement serves both', () => {
+    expect(composeWrite(steps(true)).text).toBe(composeWrite(steps(false)).text);
+  });
+
+  it('declares, step by step, as many rows as the decision writes', () => {
+    expect(steps(true).map((step) => [step.name, step.rows])).toEqual([
+      ['authorization_row', 1],
+      ['entries', 2],
+      ['moved', 3],
+      ['posted', 4],
+      ['operations', 1],
+      ['fundings', 1],
+      ['recorded', 1],
+    ]);
+    expect(steps(false).map((step) => step.rows)).toEqual([1, 0, 0, 0, 0, 0, 1]);
   });
 });
