@@ -466,8 +466,9 @@ function lockedByCode(rows: Record<string, unknown>[], which: AccountsToLock): M
     ]),
   );
   for (const code of which.codes) {
-    if (!locked.has(code))
+    if (!locked.has(code)) {
       throw new UnknownAccountError(`tenant ${which.tenantId} has no ${code} account in ${which.currency}`);
+    }
   }
   return locked;
 }
