@@ -198,7 +198,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         } catch (error) {
           if (error instanceof InsufficientFundsError) {
             throw transferFailure(
-              'insufficient_balance',
+              error.code,
               `wallet balance ${error.availableMinor} is below the ${total} kobo required (amount plus fee)`,
               { required: total, available: error.availableMinor },
             );

@@ -193,7 +193,7 @@ export async function settleDiscrepancy(
       if (error instanceof InsufficientFundsError) {
         const what = error.accountId === walletId ? `the wallet of tenant ${transfer.tenant_id}` : 'a platform account';
         throw new DiscrepancyError(
-          'insufficient_balance',
+          error.code,
           `${what} holds ${error.availableMinor} kobo, ${error.requiredMinor} kobo are needed to align transfer ` +
             `${transfer.id} with the bank; nothing was changed`,
           { cause: error },
