@@ -13,9 +13,9 @@ import {
 } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { type Config, loadConfigOrExit } from '../src/config.ts';
-import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/http/log-masking.ts';
+import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/runtime/log-masking.ts';
 import { type MikroORM, openOrm } from '../src/db/orm.ts';
-import { assertNodeVersion } from '../src/stack/node-version.ts';
+import { assertNodeVersion } from '../src/runtime/node-version.ts';
 import { WORKFLOW_TRACING_MODULES, workflowClientTracing } from '../src/telemetry/temporal.ts';
 import { type Tracing, startTracing } from '../src/telemetry/tracing.ts';
 
@@ -39,7 +39,7 @@ export async function startWorkerProcess(options: {
   assertNodeVersion();
   const config = loadConfigOrExit();
   const require = createRequire(import.meta.url);
-  // Masked like every other line (src/http/log-masking.ts): a loop's error may quote an account number.
+  // Masked like every other line (src/runtime/log-masking.ts): a loop's error may quote an account number.
   const log: WorkerProcess['log'] = (level, msg, fields = {}) =>
     console.error(
       JSON.stringify({

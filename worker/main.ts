@@ -6,7 +6,7 @@
 // gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { CardOperationSweep } from '../src/cards/operation-sweep.ts';
+import { CardOperationSweep } from './card-operation-sweep.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';

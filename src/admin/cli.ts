@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
-import { assertNodeVersion } from '../stack/node-version.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { type AdminCommand, AdminUsageError, COMMANDS, USAGE, operatorOf } from './commands.ts';
 
 export async function main(argv: string[]): Promise<number> {

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
 import { signWebhook } from '../webhooks/signing.ts';
-import { maskLast4, maskUrl, maskedErrorSerializer } from '../http/log-masking.ts';
+import { maskLast4, maskUrl, maskedErrorSerializer } from '../runtime/log-masking.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox reports as a transfer's `code`. */

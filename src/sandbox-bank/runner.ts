@@ -1,6 +1,6 @@
 // The sandbox bank's background work: completing accepted transfers when their time comes, and
 // delivering queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
-import { PollingLoop } from '../stack/polling-loop.ts';
+import { PollingLoop } from '../runtime/polling-loop.ts';
 import { NIP, NIP_MESSAGES, callbackHeaders } from './app.ts';
 import type { CallbackRow, SandboxStore } from './store.ts';
 

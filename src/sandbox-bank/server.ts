@@ -2,7 +2,7 @@
 // the `sandbox_bank` schema of SANDBOX_BANK_DATABASE_URL (by default the gateway's database
 // server), apart from the gateway's own tables.
 import { loadConfigOrExit } from '../config.ts';
-import { assertNodeVersion } from '../stack/node-version.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { buildSandboxBank } from './app.ts';
 import { SandboxRunner } from './runner.ts';
 import { SandboxStore } from './store.ts';

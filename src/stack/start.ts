@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type Config, loadConfigOrExit } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
-import { assertNodeVersion } from './node-version.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
 import { type Placement, PlacementError, placeEmbeddedPostgres } from './postgres-placement.ts';
 import { stackProcesses, stopLeftovers, takenPort } from './leftovers.ts';

@@ -22,7 +22,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { assertNodeVersion } from '../../src/stack/node-version.ts';
+import { assertNodeVersion } from '../../src/runtime/node-version.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
