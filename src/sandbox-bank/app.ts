@@ -13,9 +13,25 @@ import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
-import { signWebhook } from '../webhooks/signing.ts';
+import {
+  BvnLookupRequest,
+  CONTRACT_PATHS,
+  type ContractError,
+  FundCardRequest,
+  IssueCardRequest,
+  NameEnquiryRequest,
+  type SettlementStatementAnswer,
+  TransferRequest,
+  type TransferAnswer,
+  VirtualAccountRequest,
+  type VirtualAccountAnswer,
+  type VirtualAccountCreditedData,
+  type CardAuthorizationRequestData,
+  callbackHeaders,
+  fastifyPath,
+} from '../connectors/generic/contract.ts';
 import { maskLast4, maskUrl, maskedErrorSerializer } from '../runtime/log-masking.ts';
+import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox reports as a transfer's `code`. */
@@ -92,34 +108,12 @@ export function carriesControlToken(header: string | undefined, token: string): 
 const digits10 = z.string().regex(/^\d{10}$/, 'must be 10 digits');
 const bankCode = z.string().refine((code) => bankByCode(code) !== undefined, 'is not a known bank code');
 
-const NameEnquiryBody = z.object({ bank_code: bankCode, account_number: digits10 });
-const TransferBody = z.object({
-  reference: z.string().min(1).max(100),
-  amount_minor: z.number().int().positive(),
-  currency: z.literal('NGN'),
+// The contract's requests, with this bank's own rules on top: it knows its bank codes, and takes a
+// transfer without a narration (this switch starts its own session whatever the gateway passes on).
+const NameEnquiryBody = NameEnquiryRequest.extend({ bank_code: bankCode });
+const TransferBody = TransferRequest.extend({
   bank_code: bankCode,
-  account_number: digits10,
-  account_name: z.string().min(1).max(200),
-  narration: z.string().max(100).default(''),
-  // The name enquiry's session, if the gateway passes it on; this switch starts its own.
-  session_id: z.string().max(100).optional(),
-});
-const AllocateBody = z.object({
-  reference: z.string().min(1).max(200),
-  account_name: z.string().min(1).max(200),
-  customer_id: z.string().min(1).max(200),
-  // Named by the rule only, like the BVN service's: the value is never repeated back.
-  bvn: z
-    .string()
-    .regex(/^\d{11}$/, 'must be 11 digits')
-    .optional(),
-  preferred_bank: z.string().optional(),
-});
-// Messages name the rule, never the value: a BVN is not repeated back, even to the gateway's logs.
-const BvnLookupBody = z.object({
-  bvn: z.string().regex(/^\d{11}$/, 'must be 11 digits'),
-  first_name: z.string().min(1).max(200),
-  last_name: z.string().min(1).max(200),
+  narration: TransferRequest.shape.narration.default(''),
 });
 const CreditBody = z.object({
   amount_minor: z.number().int().positive(),
@@ -167,17 +161,12 @@ export const NIP_MESSAGES: Record<string, string> = {
 };
 
 /** A transfer as the contract reports it (the submission's answer and the status query's). */
-function transferView(transfer: TransferRow) {
-  return {
-    reference: transfer.reference,
-    status: transfer.status,
-    session_id: transfer.session_id,
-    code: transfer.response_code,
-    message: NIP_MESSAGES[transfer.response_code] ?? null,
-  };
+function transferView(transfer: TransferRow): TransferAnswer {
+  const { reference, status, session_id, response_code: code } = transfer;
+  return { reference, status, session_id, code, message: NIP_MESSAGES[code] ?? null };
 }
 
-function accountView(account: VirtualAccountRow) {
+function accountView(account: VirtualAccountRow): z.input<typeof VirtualAccountAnswer> {
   return {
     account_number: account.account_number,
     bank_code: account.bank_code,
@@ -186,7 +175,7 @@ function accountView(account: VirtualAccountRow) {
 }
 
 /** The contract's error body. */
-function refusal(code: string, message: string) {
+function refusal(code: string, message: string): ContractError {
   return { code, message };
 }
 
@@ -264,9 +253,11 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   }
 
   app.get('/health', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/banks', (_request, reply) => reply.send({ banks: BANKS.map(({ code, name }) => ({ code, name })) }));
+  app.get(CONTRACT_PATHS.banks, (_request, reply) =>
+    reply.send({ banks: BANKS.map(({ code, name }) => ({ code, name })) }),
+  );
 
-  app.post('/name-enquiry', { schema: { body: NameEnquiryBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.nameEnquiry, { schema: { body: NameEnquiryBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const { account_number } = request.body;
     if (account_number === MAGIC_ACCOUNTS.invalid) {
@@ -276,7 +267,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   });
 
   // BVN lookup, as a BVN-match service answers it: the holder's names on record, or 404 not_found.
-  app.post('/identity/bvn-lookup', { schema: { body: BvnLookupBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.bvnLookup, { schema: { body: BvnLookupRequest } }, async (request, reply) => {
     if (await unavailable('bvn', reply)) return reply;
     const { bvn, first_name, last_name } = request.body;
     if (bvn === MAGIC_BVNS.notFound) {
@@ -299,7 +290,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     transfer.bank_code === body.bank_code &&
     transfer.account_number === body.account_number;
 
-  app.post('/transfers', { schema: { body: TransferBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.transfers, { schema: { body: TransferBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const body = request.body;
     const existing = await store.findTransfer(body.reference);
@@ -336,14 +327,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         : body.account_number === MAGIC_ACCOUNTS.neverConfirms
           ? 'held'
           : 'successful';
-    const { transfer } = await store.acceptTransfer({
-      reference: body.reference,
-      amountMinor: body.amount_minor,
-      bankCode: body.bank_code,
-      accountNumber: body.account_number,
-      accountName: body.account_name,
-      narration: body.narration,
-      plannedOutcome,
+    const { transfer } = await store.acceptTransfer(body, {
+      outcome: plannedOutcome,
       completeInMs: options.completionDelayMs,
     });
     // Another request with this reference may have been first: the same rule as a repeat.
@@ -353,7 +338,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     return transferAnswer(reply, transfer);
   });
 
-  app.get<{ Params: { reference: string } }>('/transfers/:reference', async (request, reply) => {
+  app.get<{ Params: { reference: string } }>(fastifyPath(CONTRACT_PATHS.transfer), async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const transfer = await store.findTransfer(request.params.reference);
     if (!transfer) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
@@ -361,8 +346,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   });
 
   app.post(
-    '/providers/:provider/virtual-accounts',
-    { schema: { params: z.object({ provider: z.string() }), body: AllocateBody } },
+    `/providers/:provider${CONTRACT_PATHS.virtualAccounts}`,
+    { schema: { params: z.object({ provider: z.string() }), body: VirtualAccountRequest } },
     async (request, reply) => {
       const { provider } = request.params;
       if (!isProvider(provider))
@@ -395,10 +380,10 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     },
   );
 
-  app.post<{ Params: { provider: string; accountNumber: string }; Body: { reason?: string } | undefined }>(
-    '/providers/:provider/virtual-accounts/:accountNumber/close',
+  app.post<{ Params: { provider: string; account_number: string }; Body: { reason?: string } | undefined }>(
+    `/providers/:provider${fastifyPath(CONTRACT_PATHS.closeVirtualAccount)}`,
     async (request, reply) => {
-      const { provider, accountNumber } = request.params;
+      const { provider, account_number: accountNumber } = request.params;
       if (!isProvider(provider))
         return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
@@ -414,35 +399,31 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
 
   // ---- card processor ----
 
-  app.post(
-    '/cards',
-    { schema: { body: z.object({ reference: z.string().min(1).max(200), customer_id: z.string().min(1).max(200) }) } },
-    async (request, reply) => {
-      if (await unavailable('cards', reply)) return reply;
-      const cardReference = `crd_${randomBytes(8).toString('hex')}`;
-      const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
-      await store.pool.query(
-        `insert into sandbox_bank.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
+  app.post(CONTRACT_PATHS.cards, { schema: { body: IssueCardRequest } }, async (request, reply) => {
+    if (await unavailable('cards', reply)) return reply;
+    const cardReference = `crd_${randomBytes(8).toString('hex')}`;
+    const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
+    await store.pool.query(
+      `insert into sandbox_bank.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
          on conflict (reference) do nothing`,
-        [cardReference, request.body.reference, request.body.customer_id, last4],
-      );
-      const { rows } = await store.pool.query<{ card_reference: string; last4: string }>(
-        'select card_reference, last4 from sandbox_bank.cards where reference = $1',
-        [request.body.reference],
-      );
-      return reply.status(201).send(rows[0]);
-    },
-  );
+      [cardReference, request.body.reference, request.body.customer_id, last4],
+    );
+    const { rows } = await store.pool.query<{ card_reference: string; last4: string }>(
+      'select card_reference, last4 from sandbox_bank.cards where reference = $1',
+      [request.body.reference],
+    );
+    return reply.status(201).send(rows[0]);
+  });
 
   for (const action of ['lock', 'unlock'] as const) {
     app.post(
-      `/cards/:cardReference/${action}`,
-      { schema: { params: z.object({ cardReference: z.string() }) } },
+      fastifyPath(action === 'lock' ? CONTRACT_PATHS.lockCard : CONTRACT_PATHS.unlockCard),
+      { schema: { params: z.object({ card_reference: z.string() }) } },
       async (request, reply) => {
         if (await unavailable('cards', reply)) return reply;
         const { rows } = await store.pool.query<{ card_reference: string; locked: boolean }>(
           'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning card_reference, locked',
-          [request.params.cardReference, action === 'lock'],
+          [request.params.card_reference, action === 'lock'],
         );
         if (!rows[0]) return reply.status(404).send(refusal('not_found', 'no such card'));
         return { card_reference: rows[0].card_reference, status: rows[0].locked ? 'locked' : 'active' };
@@ -451,16 +432,11 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   }
 
   app.post(
-    '/cards/:cardReference/fund',
-    {
-      schema: {
-        params: z.object({ cardReference: z.string() }),
-        body: z.object({ reference: z.string().min(1).max(200), amount_minor: z.number().int().positive() }),
-      },
-    },
+    fastifyPath(CONTRACT_PATHS.fundCard),
+    { schema: { params: z.object({ card_reference: z.string() }), body: FundCardRequest } },
     async (request, reply) => {
       if (await unavailable('cards', reply)) return reply;
-      const { cardReference } = request.params;
+      const { card_reference: cardReference } = request.params;
       // A card steered by the control route below: its new loads answered unavailable, or refused.
       const {
         rows: [steered],
@@ -539,7 +515,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           merchant_name: sent.merchant_name,
           merchant_category: sent.merchant_category,
           channel: sent.channel,
-        },
+        } satisfies CardAuthorizationRequestData,
       });
       const decision = answer ?? { decision: 'declined' as const, reason: 'timeout' };
       await store.transaction(async (client) => {
@@ -640,8 +616,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   /** The gateway's decision, or undefined when it gave none within the processor's time. */
   async function askGateway(payload: {
     id: string;
-    type: string;
-    data: Record<string, unknown>;
+    type: 'card.authorization.request';
+    data: CardAuthorizationRequestData;
   }): Promise<{ decision: 'approved' | 'declined'; reason: string | null } | undefined> {
     if (!options.authorizationUrl || !options.callbackSecret) return undefined;
     const body = JSON.stringify(payload);
@@ -669,7 +645,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   // The day's settlement statement, as a bank's statement download: every transfer it settled or
   // failed and every inbound credit it received that UTC day, with session ids and amounts.
   app.get(
-    '/statements/settlement/:date',
+    fastifyPath(CONTRACT_PATHS.settlementStatement),
     { schema: { params: z.object({ date: isoDate }) } },
     async (request, reply) => {
       if (await unavailable('nip', reply)) return reply;
@@ -688,7 +664,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           account_number: item.account_number,
           value_time: item.value_time,
         })),
-      });
+      } satisfies z.input<typeof SettlementStatementAnswer>);
     },
   );
 
@@ -823,7 +799,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           session_id: credit.session_id,
           // Which of this bank's account ranges received it.
           provider,
-        });
+        } satisfies z.input<typeof VirtualAccountCreditedData>);
         return {
           transaction_reference: transactionReference,
           reference: body.reference ?? null,
@@ -845,13 +821,5 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   return server;
 }
 
-/** Standard Webhooks headers over the exact body, keyed by the secret's UTF-8 bytes (src/webhooks/signing.ts). */
-export function callbackHeaders(secret: string, id: string, body: string): Record<string, string> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    'content-type': 'application/json',
-    'webhook-id': id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
-  };
-}
+// The contract's callback headers, which this bank's callbacks carry (and tests sign with).
+export { callbackHeaders };

@@ -1,7 +1,8 @@
 // The sandbox bank's background work: completing accepted transfers when their time comes, and
 // delivering queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
 import { PollingLoop } from '../runtime/polling-loop.ts';
-import { NIP, NIP_MESSAGES, callbackHeaders } from './app.ts';
+import { callbackHeaders } from '../connectors/generic/contract.ts';
+import { NIP, NIP_MESSAGES } from './app.ts';
 import type { CallbackRow, SandboxStore } from './store.ts';
 
 export interface RunnerOptions {

@@ -3,6 +3,12 @@
 // same transaction as the state change they announce, so a restart never loses one.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import type { z } from 'zod';
+import type {
+  StatementItem as ContractStatementItem,
+  TransferCompletedData,
+  TransferRequest,
+} from '../connectors/generic/contract.ts';
 
 export const SCHEMA = 'sandbox_bank';
 
@@ -160,18 +166,8 @@ export interface VirtualAccountRow {
   created_at: Date;
 }
 
-/** One line of the daily settlement statement. */
-export interface StatementItem {
-  kind: 'transfer' | 'inbound_credit';
-  reference: string;
-  session_id: string;
-  amount_minor: number;
-  status: 'successful' | 'failed';
-  provider: string | null;
-  bank_code: string | null;
-  account_number: string;
-  value_time: string;
-}
+/** One line of the daily settlement statement: the contract's, and the bank code this bank keeps. */
+export type StatementItem = ContractStatementItem & { bank_code: string | null };
 
 export type StatementAdjustment =
   | { action: 'forget'; reference: string }
@@ -283,16 +279,10 @@ export class SandboxStore {
   }
 
   /** Records an accepted transfer; a repeat of the same reference returns the first one. */
-  async acceptTransfer(input: {
-    reference: string;
-    amountMinor: number;
-    bankCode: string;
-    accountNumber: string;
-    accountName: string;
-    narration: string;
-    plannedOutcome: 'successful' | 'failed' | 'held';
-    completeInMs: number;
-  }): Promise<{ transfer: TransferRow; created: boolean }> {
+  async acceptTransfer(
+    request: z.output<typeof TransferRequest>,
+    plan: { outcome: 'successful' | 'failed' | 'held'; completeInMs: number },
+  ): Promise<{ transfer: TransferRow; created: boolean }> {
     const { rows } = await this.pool.query<TransferRow>(
       `insert into ${SCHEMA}.transfers
          (reference, session_id, amount_minor, bank_code, account_number, account_name, narration, status,
@@ -301,19 +291,19 @@ export class SandboxStore {
                case when $8 = 'held' then null else now() + ($9::integer * interval '1 millisecond') end)
        on conflict (reference) do nothing returning *`,
       [
-        input.reference,
+        request.reference,
         newSessionId(),
-        input.amountMinor,
-        input.bankCode,
-        input.accountNumber,
-        input.accountName,
-        input.narration,
-        input.plannedOutcome,
-        input.completeInMs,
+        request.amount_minor,
+        request.bank_code,
+        request.account_number,
+        request.account_name,
+        request.narration,
+        plan.outcome,
+        plan.completeInMs,
       ],
     );
     if (rows[0]) return { transfer: rows[0], created: true };
-    return { transfer: (await this.findTransfer(input.reference))!, created: false };
+    return { transfer: (await this.findTransfer(request.reference))!, created: false };
   }
 
   /** Settles a pending transfer and queues its callback, in one transaction. */
@@ -337,7 +327,7 @@ export class SandboxStore {
       session_id: transfer.session_id,
       code: responseCode,
       message,
-    });
+    } satisfies z.input<typeof TransferCompletedData>);
     return transfer;
   }
 

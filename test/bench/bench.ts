@@ -33,7 +33,7 @@ import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/config.ts';
-import { signWebhook } from '../../src/webhooks/signing.ts';
+import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 
 assertNodeVersion();
 
