@@ -32,7 +32,7 @@ import { chart, table } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { type TransferCost, measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
-import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/config.ts';
+import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/runtime/secrets.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 
 assertNodeVersion();
