@@ -15,7 +15,7 @@ import { workerTracing } from '../src/telemetry/temporal.ts';
 import { startWorkerProcess } from './bootstrap.ts';
 import { webhookWorkerSlots } from './options.ts';
 
-const { config, tracing, orm, connection, client, bundle, log, close } = await startWorkerProcess({
+const { config, tracing, orm, connection, client, bundle, log, run } = await startWorkerProcess({
   service: 'webhook-worker',
   metricsPort: (loaded) => loaded.WEBHOOK_WORKER_METRICS_PORT,
 });
@@ -39,12 +39,6 @@ const worker = await Worker.create({
   ...webhookWorkerSlots(config.WEBHOOK_WORKER_SLOTS),
   ...(tracing ? workerTracing(tracing) : {}),
 });
-log(30, 'webhook worker running', {
-  taskQueue: config.webhookTaskQueue,
-  slots: config.WEBHOOK_WORKER_SLOTS,
-  tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
-  tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
-});
 // Events to deliveries (see worker/webhook-fanout.ts): their workflows start on the webhook queue.
 const fanout = new EventFanout({
   orm,
@@ -54,10 +48,8 @@ const fanout = new EventFanout({
   listen: { connectionString: config.databaseUrl },
   log: (message, fields) => log(40, message, fields),
 });
-fanout.start();
-try {
-  await worker.run();
-} finally {
-  await fanout.stop();
-  await close();
-}
+await run(worker, fanout, {
+  taskQueue: config.webhookTaskQueue,
+  slots: config.WEBHOOK_WORKER_SLOTS,
+  tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+});
