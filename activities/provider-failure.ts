@@ -5,14 +5,24 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ProviderError } from '../src/providers/types.ts';
 
 export function providerFailure(error: unknown, type: string): never {
-  if (error instanceof ProviderError && !error.transient) {
+  if (isDefinitive(error)) {
     throw ApplicationFailure.create({
       type,
       message: error.message,
       nonRetryable: true,
-      details: [{ outcome: error.outcome, providerCode: error.rawCode ?? null }],
+      details: [refusalDetails(error)],
       cause: error,
     });
   }
   throw error;
+}
+
+/** A provider's refusal that retrying cannot change. */
+export function isDefinitive(error: unknown): error is ProviderError {
+  return error instanceof ProviderError && !error.transient;
+}
+
+/** What a definitive refusal's failure carries: the provider's outcome and raw code. */
+export function refusalDetails(error: ProviderError): { outcome: string; providerCode: string | null } {
+  return { outcome: error.outcome, providerCode: error.rawCode ?? null };
 }

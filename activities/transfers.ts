@@ -1,10 +1,10 @@
 // The transfer workflow's side effects: the bank (through the provider adapter) and PostgreSQL
 // (ledger, projection, events, each change with its event in one transaction). Every activity is
-// idempotent on the transfer id, so a retry after a crash applies nothing twice. Business refusals
-// are non-retryable ApplicationFailures with a stable type; transient bank faults are plain
+// idempotent on the transfer id, so a retry after a crash applies nothing twice. A step fails for
+// good only through the domain's transferFailure (src/transfers/domain.ts: a non-retryable
+// ApplicationFailure whose type and details the domain declares); transient bank faults are plain
 // errors that Temporal retries.
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/events.ts';
@@ -13,9 +13,9 @@ import { type TransferAmounts, transferReserve, transferReverse, transferSettle 
 import { type Providers, serving, transfersConnector } from '../src/providers/registry.ts';
 import { type BankSwitch, ProviderError } from '../src/providers/types.ts';
 import type { KeyMode } from '../src/connectors/types.ts';
-import { providerFailure } from './provider-failure.ts';
+import { isDefinitive, refusalDetails } from './provider-failure.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
-import { withinDailyLimit } from '../src/transfers/fees.ts';
+import { transferFailure, withinDailyLimit } from '../src/transfers/domain.ts';
 import {
   type TransferRow,
   assignConnector,
@@ -93,13 +93,12 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         (connector) => !input.exclude?.includes(connector.name),
       );
       if (candidates.length === 0) {
-        throw ApplicationFailure.create({
-          type: 'no_connector',
-          message: input.exclude?.length
+        throw transferFailure(
+          'no_connector',
+          input.exclude?.length
             ? `no other ${input.mode ?? 'test'} connector can take this transfer (tried ${input.exclude.join(', ')})`
             : `no ${input.mode ?? 'test'} connector serves transfers`,
-          nonRetryable: true,
-        });
+        );
       }
       let lastFault: unknown;
       for (const connector of candidates) {
@@ -108,11 +107,10 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           return { accountName: result.accountName, sessionId: result.sessionId, connector: connector.name };
         } catch (error) {
           if (error instanceof ProviderError && error.outcome === 'invalid_account') {
-            throw ApplicationFailure.create({
-              type: 'invalid_account',
-              message: `recipient account ${input.accountNumber} was not found at bank ${input.bankCode}`,
-              nonRetryable: true,
-            });
+            throw transferFailure(
+              'invalid_account',
+              `recipient account ${input.accountNumber} was not found at bank ${input.bankCode}`,
+            );
           }
           // Down for the name enquiry: nothing was sent, so the next connector may take it.
           if (error instanceof ProviderError && error.transient) {
@@ -123,7 +121,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
             lastFault = error;
             continue;
           }
-          return providerFailure(error, 'name_enquiry_failed');
+          return bankFailure(error, 'name_enquiry_failed');
         }
       }
       throw lastFault;
@@ -146,27 +144,25 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       return orm.em.fork().transactional(async (tx) => {
         // One reservation at a time per tenant, so the daily limit holds under concurrency.
         const tenant = await lockTenant(tx, request.tenantId);
-        if (!tenant) throw ApplicationFailure.nonRetryable(`no tenant ${request.tenantId}`, 'unknown_tenant');
+        if (!tenant) throw transferFailure('unknown_tenant', `no tenant ${request.tenantId}`);
         const existing = await findTransfer(tx, input.transferId);
         if (existing) return recordOf(existing);
         if (await isAbandoned(tx, input.transferId)) {
           // This attempt arrives after the create path gave up on it (settleReservation).
-          throw ApplicationFailure.create({
-            type: 'reservation_abandoned',
-            message: `transfer ${input.transferId} was abandoned before this reservation attempt; nothing was reserved`,
-            nonRetryable: true,
-          });
+          throw transferFailure(
+            'reservation_abandoned',
+            `transfer ${input.transferId} was abandoned before this reservation attempt; nothing was reserved`,
+          );
         }
 
         const limit = tenant.dailyTransferLimitMinor;
         const used = await usedToday(tx, request.tenantId);
         if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
-          throw ApplicationFailure.create({
-            type: 'limit_exceeded',
-            message: `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
-            nonRetryable: true,
-            details: [{ limit, used }],
-          });
+          throw transferFailure(
+            'limit_exceeded',
+            `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
+            { limit, used },
+          );
         }
 
         let row: TransferRow;
@@ -179,13 +175,12 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         } catch (error) {
           // Another transfer holds the reference: a conflict, never worth retrying.
           if (error instanceof UniqueConstraintViolationException) {
-            throw ApplicationFailure.create({
-              type: 'duplicate_reference',
-              message: `reference ${request.reference} was already used for another transfer`,
-              nonRetryable: true,
-              details: [{ transfer_id: null }],
-              cause: error,
-            });
+            throw transferFailure(
+              'duplicate_reference',
+              `reference ${request.reference} was already used for another transfer`,
+              { transfer_id: null },
+              error,
+            );
           }
           throw error;
         }
@@ -202,12 +197,11 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           );
         } catch (error) {
           if (error instanceof InsufficientFundsError) {
-            throw ApplicationFailure.create({
-              type: 'insufficient_balance',
-              message: `wallet balance ${error.availableMinor} is below the ${total} kobo required (amount plus fee)`,
-              nonRetryable: true,
-              details: [{ required: total, available: error.availableMinor }],
-            });
+            throw transferFailure(
+              'insufficient_balance',
+              `wallet balance ${error.availableMinor} is below the ${total} kobo required (amount plus fee)`,
+              { required: total, available: error.availableMinor },
+            );
           }
           throw error;
         }
@@ -242,7 +236,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         });
         return { status: result.status, sessionId: result.sessionId, providerCode: result.rawCode };
       } catch (error) {
-        return providerFailure(
+        return bankFailure(
           error,
           error instanceof ProviderError && error.notTaken ? 'bank_not_taken' : 'bank_rejected',
         );
@@ -379,6 +373,12 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
   };
 }
 
+/** A connector's definitive refusal as the step's failure; a transient fault is rethrown for the retry policy. */
+function bankFailure(error: unknown, type: 'name_enquiry_failed' | 'bank_not_taken' | 'bank_rejected'): never {
+  if (isDefinitive(error)) throw transferFailure(type, error.message, refusalDetails(error), error);
+  throw error;
+}
+
 /** A transfer row's amounts, as the movements take them. */
 function amountsOf(row: TransferRow): TransferAmounts {
   return {
@@ -413,7 +413,7 @@ async function finishTransfer(
 ): Promise<TransferRecord> {
   return orm.em.fork().transactional(async (tx) => {
     const current = await findTransfer(tx, input.transferId, { lock: true });
-    if (!current) throw ApplicationFailure.nonRetryable(`no transfer ${input.transferId}`, 'unknown_transfer');
+    if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
     if (current.status === 'completed' || current.status === 'failed') return recordOf(current);
     const row = await apply(tx, current);
     if (input.resolution) await recordResolution(tx, current.id, input.resolution);

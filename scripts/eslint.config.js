@@ -61,11 +61,29 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*'], message: 'workflow code must not use Node built-ins' },
             {
-              group: ['../src/**', '../activities/**'],
-              message: 'workflows import activity and shared types only (import type)',
+              // Pure domain modules (no I/O, no Node built-ins) are the one exception: the workflow
+              // decides with the same rules as the API and the activities.
+              group: ['../src/**/*.ts', '!../src/*/domain.ts', '../activities/**'],
+              message: 'workflows import activity and shared types only (import type), and pure domain modules',
               allowTypeImports: true,
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // A transfer step fails for good only through the domain's typed constructor
+    // (src/transfers/domain.ts transferFailure), so every failure type is one the domain knows.
+    basePath: root,
+    files: ['activities/transfers.ts', 'workflows/transfer.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "MemberExpression[object.name='ApplicationFailure'][property.name=/^(create|nonRetryable|retryable|fromError)$/]",
+          message: 'raise transfer failures with transferFailure() from src/transfers/domain.ts',
         },
       ],
     },

@@ -1,8 +1,11 @@
-// The transfer workflow's contract, shared by the workflow, its activities and the API: input,
-// the `create` update that answers the transfer's id once its money is reserved, the signals that
-// settle it, and the `status` query. Types and definitions only; safe to import anywhere. Nothing
-// here is a response shape: the API renders responses from the projection.
+// The transfer workflow's Temporal handles, shared by the workflow, its activities and the API: its
+// type and id, its input, the `create` update that answers the transfer's id once its money is
+// reserved, the bank's signal and the operator's `resolve` update that settle it, the `status`
+// query, and the payloads they carry. The transfer's rules (statuses, refusals, fees, limits) live
+// in src/transfers/domain.ts. Nothing here is a response shape: the API renders responses from the
+// projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { TransferStatus } from '../src/transfers/domain.ts';
 
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
 
@@ -27,8 +30,6 @@ export interface TransferRequest {
   /** The key's mode, which picks the connectors (absent in runs recorded before connectors: test). */
   mode?: 'test' | 'live';
 }
-
-export type TransferStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
 /** What the transfer's activities report of its projection row. */
 export interface TransferRecord {
@@ -57,18 +58,17 @@ export interface BankOutcome {
   source: 'callback' | 'status_query' | 'submission';
 }
 
-/**
- * Whether the bank's answer contradicts our books (decisions §12): only a final status can be
- * contradicted, and only by the opposite answer. Pure, so the workflow and the API decide alike.
- */
-export function contradictsBooks(ours: TransferStatus | 'refused', bank: BankOutcome['status']): boolean {
-  return (ours === 'completed' && bank === 'failed') || (ours === 'failed' && bank === 'successful');
-}
-
 export interface OperatorResolution {
   outcome: 'successful' | 'failed';
   note: string;
   operator: string;
+}
+
+/** The `resolve` update's answer, once the transfer is settled or reversed: who decided it. */
+export interface ResolveResult {
+  transferId: string;
+  status: 'completed' | 'failed';
+  decidedBy: 'bank' | 'operator';
 }
 
 export interface TransferState {
@@ -106,11 +106,6 @@ export interface TransferWorkflowInput {
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');
 export const bankConfirmedSignal = defineSignal<[BankOutcome]>('bankConfirmed');
-export const resolveSignal = defineSignal<[OperatorResolution]>('resolve');
+/** An operator's decision on a transfer the bank is silent on; answered once it is settled or reversed. */
+export const resolveUpdate = defineUpdate<ResolveResult, [OperatorResolution]>('resolve');
 export const statusQuery = defineQuery<TransferState>('status');
-
-/** Failure types the workflow raises for business refusals; each is also the API's error kind. */
-export const REFUSALS = ['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference'] as const;
-/** What a refused `create` update may say: a business refusal, or `unavailable` (retry later). */
-export const CREATE_REFUSALS = [...REFUSALS, 'unavailable'] as const;
-export type CreateRefusal = (typeof CREATE_REFUSALS)[number];

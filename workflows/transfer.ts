@@ -5,8 +5,9 @@
 //   submit  — the transfer goes to the bank (transient faults retried);
 //   await   — the bank's confirmation signal, or its status asked on our own schedule; unconfirmed
 //             after 24 h the transfer stays `processing`, flagged as stuck, until the bank or an
-//             operator resolves it (continue-as-new keeps long waits' histories short);
-//   finish  — settle or reverse once, and keep a late contradicting bank answer for operators.
+//             operator's `resolve` update decides it (continue-as-new keeps long waits' histories short);
+//   finish  — settle or reverse once (answering the operator's update), and keep a late
+//             contradicting bank answer for operators.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -24,19 +25,19 @@ import {
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/transfers.ts';
 import { UNTIL_RECORDED } from './activity-options.ts';
+import { contradictsBooks, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
-  REFUSALS,
   type RecordedTransferResume,
+  type ResolveResult,
   type TransferRequest,
   type TransferResume,
   type TransferState,
   type TransferWorkflowInput,
   bankConfirmedSignal,
-  contradictsBooks,
   createUpdate,
-  resolveSignal,
+  resolveUpdate,
   statusQuery,
 } from './transfer-definitions.ts';
 import {
@@ -117,21 +118,11 @@ export function nextStatusCheckMs(checks: number, waitedMs: number): number {
 }
 
 function refusalFrom(error: unknown): ApplicationFailure {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && (REFUSALS as readonly string[]).includes(cause.type ?? '')) {
-    return ApplicationFailure.create({
-      type: cause.type ?? 'unavailable',
-      message: cause.message,
-      nonRetryable: true,
-      details: cause.details ? [...cause.details] : [],
-    });
-  }
-  // The bank or database could not be reached in time: the request may be retried.
-  return ApplicationFailure.create({
-    type: 'unavailable',
-    message: 'the transfer could not be created right now; retry with the same reference',
-    nonRetryable: true,
-  });
+  return (
+    passedOnRefusal(error instanceof ActivityFailure ? error.cause : error) ??
+    // The bank or database could not be reached in time: the request may be retried.
+    transferFailure('unavailable', 'the transfer could not be created right now; retry with the same reference')
+  );
 }
 
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
@@ -141,11 +132,34 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   setHandler(bankConfirmedSignal, (outcome: BankOutcome) => {
     state.bankOutcome ??= outcome;
   });
-  setHandler(resolveSignal, (resolution: OperatorResolution) => {
-    state.resolution ??= resolution;
-  });
+  // Whose word the transfer was finished on, once it is settled or reversed.
+  let decidedBy: ResolveResult['decidedBy'] | undefined;
+  let transfer: Accepted | undefined = input.resume ? resumed(input.resume) : undefined;
+  setHandler(
+    resolveUpdate,
+    async (resolution: OperatorResolution): Promise<ResolveResult> => {
+      // The bank's own word still wins when it came first (finish reads it before this).
+      state.resolution ??= resolution;
+      await condition(() => decidedBy !== undefined);
+      return {
+        transferId: transfer!.transferId,
+        status: state.status as ResolveResult['status'],
+        decidedBy: decidedBy!,
+      };
+    },
+    {
+      validator: (_resolution: OperatorResolution) => {
+        if (!transfer) {
+          throw transferFailure(
+            'not_created',
+            `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
+          );
+        }
+      },
+    },
+  );
 
-  const transfer = await accept(input, state);
+  transfer = await accept(input, state);
   if (!transfer) return state;
   upsertSearchAttributes([
     { key: TenantIdKey, value: input.request.tenantId },
@@ -158,7 +172,9 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   }
   if (!input.resume) await submit(input.request, transfer, state);
   await awaitOutcome(input, transfer, state);
-  await finish(transfer.transferId, state);
+  await finish(transfer.transferId, state, (decider) => {
+    decidedBy = decider;
+  });
   return state;
 }
 
@@ -201,12 +217,11 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
   let creation: Promise<Accepted> | undefined = input.resume ? Promise.resolve(resumed(input.resume)) : undefined;
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
-      throw ApplicationFailure.create({
-        type: 'duplicate_reference',
-        message: `reference ${request.reference} was already used for a different transfer`,
-        nonRetryable: true,
-        details: [{ transfer_id: state.transferId ?? null }],
-      });
+      throw transferFailure(
+        'duplicate_reference',
+        `reference ${request.reference} was already used for a different transfer`,
+        { transfer_id: state.transferId ?? null },
+      );
     }
     const first = creation === undefined;
     creation ??= reserve(request, state);
@@ -224,11 +239,10 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
     // Refused (balance, limit, account) or not creatable now: nothing was reserved.
     state.status = 'refused';
     await condition(allHandlersFinished);
-    throw ApplicationFailure.create({
-      type: 'transfer_refused',
-      message: `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
-      nonRetryable: true,
-    });
+    throw transferFailure(
+      'transfer_refused',
+      `transfer ${request.reference} was not created: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -418,7 +432,9 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
       log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
     }
     if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
+      // A `resolve` update arriving meanwhile waits for this run to finish the transfer: it ends the wait.
+      await condition(() => allHandlersFinished() || state.resolution !== undefined);
+      if (state.resolution) return;
       await continueAsNew<typeof transferWorkflow>({
         request: input.request,
         resume: {
@@ -438,7 +454,11 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
  * Phase 4, finish: the bank's own word wins over an operator's; an operator decides only when the
  * bank is silent. Settles or reverses once, then keeps a late answer that contradicts the books.
  */
-async function finish(transferId: string, state: TransferState): Promise<void> {
+async function finish(
+  transferId: string,
+  state: TransferState,
+  onDecided: (decidedBy: ResolveResult['decidedBy']) => void,
+): Promise<void> {
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
@@ -462,6 +482,8 @@ async function finish(transferId: string, state: TransferState): Promise<void> {
     });
     state.status = 'failed';
   }
+  // Answers a waiting `resolve` update before this run waits for its handlers to finish.
+  onDecided(outcome ? 'bank' : 'operator');
   upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
   await condition(allHandlersFinished);
   // The bank answered only while we settled or reversed on an operator's word, or is answering

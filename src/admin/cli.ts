@@ -1,30 +1,45 @@
 // Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout;
 // human-readable text and errors go to stderr. Connects to the same database as the running stack
-// (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with no extra flags.
-import { randomUUID } from 'node:crypto';
+// (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with no extra flags. The commands are
+// the features' own (src/admin/registry.ts); how each ends maps to its exit code in errors.ts.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
 import { assertNodeVersion } from '../runtime/node-version.ts';
-import { type AdminCommand, AdminUsageError, COMMANDS, USAGE, operatorOf } from './commands.ts';
+import { recordAudit } from './audit.ts';
+import { type AuditOutcome, endingOf } from './errors.ts';
+import { Flags, parseOptions } from './flags.ts';
+import { COMMANDS, commandHelp, usage } from './registry.ts';
 
 export async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
-  const name = `${group ?? ''} ${action ?? ''}`.trim();
-  const command: AdminCommand | undefined = COMMANDS[name];
+  if (group === undefined || group === 'help' || group === '--help') {
+    console.error(usage({ detail: true }));
+    return 0;
+  }
+  const name = `${group} ${action ?? ''}`.trim();
+  const command = COMMANDS.get(name);
   if (!command) {
-    console.error(
-      group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command '${name}'\n\n${USAGE}`,
-    );
-    return group === undefined || group === 'help' || group === '--help' ? 0 : 2;
+    console.error(`unknown command '${name}'\n\n${usage({ detail: false })}`);
+    return 2;
+  }
+  if (rest.includes('--help')) {
+    console.error(commandHelp(command));
+    return 0;
   }
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: rest,
+      options: parseOptions(command.flags),
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
-    console.error(`${name}: ${(error as Error).message}\n\n${USAGE}`);
+    console.error(`${name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
     return 2;
   }
+  const flags = new Flags({ ...values }, command.flags);
 
   let config;
   try {
@@ -45,34 +60,32 @@ export async function main(argv: string[]): Promise<number> {
     await orm?.close();
     return 1;
   }
-  // A mutating command is written to admin_audit however it ends (src/db/migrations/0012-admin-audit.ts).
-  const audit = async (outcome: 'succeeded' | 'refused' | 'failed', error?: string) => {
+  // A command that changes something is written to admin_audit however it ends.
+  const audit = async (outcome: AuditOutcome, error?: string) => {
     if (!command.mutates) return;
     try {
-      await orm.em
-        .fork()
-        .execute(
-          'insert into admin_audit (id, operator, command, arguments, outcome, error) values (?, ?, ?, ?, ?, ?)',
-          [randomUUID(), operatorOf(values), name, JSON.stringify(values), outcome, error ?? null],
-        );
+      await recordAudit(orm.em.fork(), {
+        operator: flags.operator(),
+        command: name,
+        arguments: flags.values,
+        outcome,
+        ...(error !== undefined ? { error } : {}),
+      });
     } catch (auditError) {
       console.error(`${name}: could not be written to admin_audit: ${(auditError as Error).message}`);
     }
   };
   try {
-    const result = await command.run(orm.em.fork(), values, config);
+    flags.checkRequired();
+    const result = await command.run(orm.em.fork(), flags, config);
     await audit('succeeded');
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return command.exitCodeOf?.(result) ?? 0;
   } catch (error) {
-    if (error instanceof AdminUsageError) {
-      await audit('refused', error.message);
-      console.error(`${name}: ${error.message}`);
-      return 2;
-    }
-    await audit('failed', (error as Error).message);
-    console.error(`${name} failed: ${(error as Error).message}`);
-    return 1;
+    const ending = endingOf(name, error);
+    await audit(ending.outcome, ending.message);
+    console.error(ending.line);
+    return ending.exitCode;
   } finally {
     await orm.close();
   }

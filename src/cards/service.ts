@@ -11,7 +11,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
-import { sha256 } from '../http/idempotency.ts';
+import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers } from '../providers/registry.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';

@@ -2,6 +2,7 @@
 // feature's own are defined in its store. Money columns are bigint in PostgreSQL and plain integers
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
+import { AdminAudit } from '../admin/audit.ts';
 import { cardEntities } from '../cards/store.ts';
 import { CardAuthorization } from '../cards/authorizations.ts';
 import { Event } from '../events/events.ts';
@@ -68,4 +69,5 @@ export const entities = [
   IdentityCustomer,
   BvnVerification,
   ...reconciliationEntities,
+  AdminAudit,
 ];

@@ -20,12 +20,12 @@
 // derived from WEBHOOK_ENCRYPTION_KEY (every API replica has the same one), never a plain digest,
 // so a dump of the table cannot be used to try guesses at a secret a body held (a webhook
 // endpoint's signing_secret; BVN routes hash a keyed fingerprint of the BVN inside that).
-import { createHash, createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type LateAnswer, beforeDeadline } from './deadlines.ts';
 import { ApiError } from './errors.ts';
-import { MAX_BODY_DEPTH } from './hostile-input.ts';
+import { canonicalJson, sha256 } from '../lib/canonical.ts';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How long a claim is held for a handler the deadline answered while it ran on. */
@@ -49,28 +49,6 @@ declare module 'fastify' {
     idempotencyClaim?: { tenantId: string; key: string; token: string; natural: boolean };
   }
 }
-/**
- * JSON with object keys sorted, so that the same content always hashes the same. The edge refuses
- * bodies deeper than MAX_BODY_DEPTH; the bound here keeps the recursion finite whatever the caller.
- */
-export function canonicalJson(value: unknown, depth = 0): string {
-  if (depth > MAX_BODY_DEPTH) {
-    throw ApiError.validation([{ path: 'body', message: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` }]);
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, depth + 1)).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 /** The key stored request fingerprints are made under: HKDF-SHA256 of the server secret, its own label. */
 export function idempotencyFingerprintKey(serverSecret: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', serverSecret, Buffer.alloc(0), 'naira-gateway idempotency fingerprint v1', 32));

@@ -5,7 +5,7 @@
 // own virtual-account providers, never against another connector's.
 import type { SettlementReport } from '../providers/types.ts';
 import type { Providers } from '../providers/registry.ts';
-import type { ConnectorScope } from '../transfers/store.ts';
+import type { ConnectorScope } from '../transfers/service.ts';
 
 export interface ReconciledConnector {
   name: string;

@@ -4,14 +4,18 @@
 // to act on, through the audited commands that exist for that.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../http/ids.ts';
-import { discrepancyCounts } from '../transfers/discrepancies.ts';
-import { type TransferRow, transfersByIdOrSession, transfersEndedBetween } from '../transfers/store.ts';
+import {
+  type TransferRow,
+  discrepancyCounts,
+  transfersByIdOrSession,
+  transfersEndedBetween,
+} from '../transfers/service.ts';
 import {
   type CreditWithTenant,
   creditsByReferenceOrSession,
   creditsReceivedBetween,
   tenantsOfAccounts,
-} from '../virtual-accounts/store.ts';
+} from '../virtual-accounts/service.ts';
 import type { ReconciledConnector } from './connectors.ts';
 import { type OurTransaction, dayAfter, dayBounds, keysOf, matchDay } from './match.ts';
 import { type RunInput, type RunSummary, findRun, recordRun } from './store.ts';

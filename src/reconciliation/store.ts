@@ -7,8 +7,7 @@ import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { tableEntity } from '../db/columns.ts';
 import { recordEvent } from '../events/events.ts';
-import { publicStatus } from '../transfers/views.ts';
-import type { TransferStatus } from '../../workflows/transfer-definitions.ts';
+import { type TransferStatus, publicStatus } from '../transfers/domain.ts';
 import { OUTCOMES, type Outcome, type ReconciledItem } from './match.ts';
 
 export const ReconciliationRun = tableEntity('ReconciliationRun', 'reconciliation_runs', {

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { OperatorRefusal } from '../admin/errors.ts';
 import { ApiKey, Tenant } from '../db/entities.ts';
 import { openTenantAccounts } from '../ledger/ledger.ts';
 import { type KeyMode, generateApiKey, hashApiKey, keyPrefix, parseApiKey } from './api-keys.ts';
@@ -66,16 +67,27 @@ export interface CreateTenantInput {
   mode?: KeyMode;
 }
 
-export class TenantError extends Error {
-  constructor(message: string) {
-    super(message);
+export type TenantErrorCode =
+  | 'unknown_tenant'
+  | 'no_live_mode'
+  | 'unknown_feature'
+  | 'overlap_out_of_range'
+  | 'key_prefix_too_short'
+  | 'unknown_key'
+  | 'ambiguous_key_prefix';
+
+/** Tenants and keys are managed by operators only: what they are refused is an operator refusal. */
+export class TenantError extends OperatorRefusal<TenantErrorCode> {
+  constructor(code: TenantErrorCode, message: string) {
+    super(code, message);
     this.name = 'TenantError';
   }
 }
 
 function checkFeatures(features: string[]): void {
   const unknown = features.filter((feature) => !(FEATURES as readonly string[]).includes(feature));
-  if (unknown.length) throw new TenantError(`unknown feature ${unknown.join(', ')} (known: ${FEATURES.join(', ')})`);
+  if (unknown.length)
+    throw new TenantError('unknown_feature', `unknown feature ${unknown.join(', ')} (known: ${FEATURES.join(', ')})`);
 }
 
 export async function createTenant(
@@ -163,7 +175,7 @@ export async function listTenants(em: EntityManager): Promise<(TenantView & { ac
 /** A tenant's keys of both modes by prefix, oldest first: never the keys, which are not stored. */
 export async function listKeys(em: EntityManager, tenantId: string) {
   const tenant = await em.findOne(Tenant, { id: tenantId });
-  if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
+  if (!tenant) throw new TenantError('unknown_tenant', `no tenant ${tenantId}`);
   const keys = await em.find(
     ApiKey,
     { tenant: { ownerId: tenant.ownerId } },
@@ -185,7 +197,7 @@ export async function listKeys(em: EntityManager, tenantId: string) {
  */
 export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMode): Promise<IssuedKey> {
   const tenant = await tenantMode(em, tenantId, mode, { create: true });
-  if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
+  if (!tenant) throw new TenantError('unknown_tenant', `no tenant ${tenantId}`);
   const apiKey = generateApiKey(mode);
   const row = em.create(ApiKey, {
     id: randomUUID(),
@@ -223,11 +235,14 @@ export async function rollKeys(
   overlapMs: number,
 ): Promise<{ key: IssuedKey; expiring: { key_id: string; key_prefix: string; expires_at: string }[] }> {
   if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROLL_OVERLAP_MS) {
-    throw new TenantError(`the overlap must be between 0 and ${MAX_ROLL_OVERLAP_MS / 86_400_000} days`);
+    throw new TenantError(
+      'overlap_out_of_range',
+      `the overlap must be between 0 and ${MAX_ROLL_OVERLAP_MS / 86_400_000} days`,
+    );
   }
   return em.transactional(async (tx) => {
     const world = await tenantMode(tx, tenantId, mode, { create: true });
-    if (!world || !(await lockTenant(tx, world.id))) throw new TenantError(`no tenant ${tenantId}`);
+    if (!world || !(await lockTenant(tx, world.id))) throw new TenantError('unknown_tenant', `no tenant ${tenantId}`);
     const expiring = await tx.execute<{ id: string; prefix: string; expires_at: Date }[]>(
       `update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + ? * interval '1 millisecond')
         where tenant_id = ? and mode = ? and revoked_at is null and (expires_at is null or expires_at > now())
@@ -257,7 +272,7 @@ export async function updateTenant(em: EntityManager, tenantId: string, input: U
   return em.transactional(async (tx) => {
     const given = await tx.findOne(Tenant, { id: tenantId });
     const tenant = given ? await lockTenant(tx, given.ownerId) : null;
-    if (!tenant) throw new TenantError(`no tenant ${tenantId}`);
+    if (!tenant) throw new TenantError('unknown_tenant', `no tenant ${tenantId}`);
     if (input.dailyTransferLimitMinor !== undefined) tenant.dailyTransferLimitMinor = input.dailyTransferLimitMinor;
     const features = new Set(tenant.features);
     for (const feature of input.enable ?? []) features.add(feature);
@@ -282,15 +297,20 @@ export async function revokeKey(
   em: EntityManager,
   prefix: string,
 ): Promise<{ key_id: string; key_prefix: string; mode: KeyMode; tenant_id: string; revoked_at: string }> {
-  if (prefix.length < 12) throw new TenantError('--key-prefix needs at least 12 characters, e.g. sk_test_AbCd');
+  if (prefix.length < 12)
+    throw new TenantError('key_prefix_too_short', '--key-prefix needs at least 12 characters, e.g. sk_test_AbCd');
   const matches = await em.find(
     ApiKey,
     { prefix: { $like: `${prefix.slice(0, 16).replace(/[%_\\]/g, '\\$&')}%` }, revokedAt: null },
     { populate: ['tenant'] },
   );
   const exact = matches.filter((key) => key.prefix.startsWith(prefix) || prefix.startsWith(key.prefix));
-  if (exact.length === 0) throw new TenantError(`no active key with prefix ${prefix}`);
-  if (exact.length > 1) throw new TenantError(`${exact.length} active keys start with ${prefix}; give more characters`);
+  if (exact.length === 0) throw new TenantError('unknown_key', `no active key with prefix ${prefix}`);
+  if (exact.length > 1)
+    throw new TenantError(
+      'ambiguous_key_prefix',
+      `${exact.length} active keys start with ${prefix}; give more characters`,
+    );
   const key = exact[0]!;
   key.revokedAt = new Date();
   await em.flush();

@@ -5,13 +5,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
-import {
-  type BankOutcome,
-  type TransferStatus,
-  bankConfirmedSignal,
-  contradictsBooks,
-  transferWorkflowId,
-} from '../../workflows/transfer-definitions.ts';
+import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { type TransferStatus, contradictsBooks } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { isUuid } from '../http/ids.ts';
 import { findTransfer } from './store.ts';

@@ -1,37 +1,32 @@
 // Discrepancies (decisions §12): a bank answer that contradicts a transfer already final in our
 // books. Recording one moves no money; an operator settles it with one correcting journal entry
 // that aligns the books with the bank, audited (who, when, why) in the same transaction as the
-// entry, the transfer row and its event. The only code that touches `transfer_discrepancies`.
-import { randomUUID } from 'node:crypto';
+// entry, the transfer row and its event. Its rows are the transfers store's (src/transfers/store.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { OperatorRefusal } from '../admin/errors.ts';
 import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
 import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
-import { type BankOutcome, contradictsBooks } from '../../workflows/transfer-definitions.ts';
+import type { BankOutcome } from '../../workflows/transfer-definitions.ts';
+import { contradictsBooks } from './domain.ts';
 import { itemView } from './views.ts';
-import { findTransfer, finishRow, recordResolution } from './store.ts';
+import {
+  type DiscrepancyRow,
+  discrepanciesWithAmounts,
+  findOpenDiscrepancy,
+  findTransfer,
+  finishRow,
+  insertOpenDiscrepancy,
+  latestSettledDiscrepancy,
+  markDiscrepancySettled,
+  recordResolution,
+} from './store.ts';
 
 export type BooksStatus = 'completed' | 'failed';
 export type BankStatus = BankOutcome['status'];
 
 /** Who noticed the contradiction: the callback route, or the workflow that was still finishing. */
 export type DetectedBy = 'callback' | 'workflow';
-
-interface DiscrepancyRow {
-  id: string;
-  transfer_id: string;
-  tenant_id: string;
-  reference: string;
-  ours: BooksStatus;
-  bank: BankStatus;
-  bank_detail: Record<string, unknown>;
-  received_at: Date;
-  settled_at: Date | null;
-  settled_by: string | null;
-  settlement_note: string | null;
-  journal_entry_id: string | null;
-  idempotency_key: string | null;
-}
 
 export interface DiscrepancyView {
   transfer_id: string;
@@ -53,12 +48,11 @@ export interface DiscrepancyView {
 export type DiscrepancyErrorCode =
   'unknown_transfer' | 'no_discrepancy' | 'already_settled' | 'books_changed' | 'insufficient_balance';
 
-export class DiscrepancyError extends Error {
-  readonly code: DiscrepancyErrorCode;
+/** Settling is an operator's act (`transfers settle-discrepancy`): its refusals are operator refusals. */
+export class DiscrepancyError extends OperatorRefusal<DiscrepancyErrorCode> {
   constructor(code: DiscrepancyErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'DiscrepancyError';
-    this.code = code;
   }
 }
 
@@ -125,59 +119,17 @@ export async function recordDiscrepancy(
       message: input.bank.message ?? null,
       ...(input.eventId ? { event_id: input.eventId } : {}),
     };
-    const [inserted] = await tx.execute<DiscrepancyRow[]>(
-      `insert into transfer_discrepancies (id, transfer_id, tenant_id, reference, ours, bank, bank_detail)
-       values (?, ?, ?, ?, ?, ?, ?)
-       on conflict (transfer_id) where settled_at is null do nothing returning *`,
-      [
-        randomUUID(),
-        transfer.id,
-        transfer.tenant_id,
-        transfer.reference,
-        transfer.status,
-        input.bank.status,
-        JSON.stringify(detail),
-      ],
-    );
+    const inserted = await insertOpenDiscrepancy(tx, transfer, input.bank.status, detail);
     if (inserted) return { created: true, discrepancy: view(inserted, transfer) };
-    const [open] = await tx.execute<DiscrepancyRow[]>(
-      'select * from transfer_discrepancies where transfer_id = ? and settled_at is null',
-      [transfer.id],
-    );
+    const open = await findOpenDiscrepancy(tx, transfer.id);
     return { created: false, discrepancy: view(open!, transfer) };
   });
 }
 
 /** Open discrepancies (or all, settled too), oldest first. */
 export async function listDiscrepancies(em: EntityManager, options: { all: boolean }): Promise<DiscrepancyView[]> {
-  const rows = await em.execute<(DiscrepancyRow & { amount_minor: string; fee_minor: string })[]>(
-    `select d.*, t.amount_minor, t.fee_minor from transfer_discrepancies d join transfers t on t.id = d.transfer_id
-      ${options.all ? '' : 'where d.settled_at is null'}
-      order by d.received_at, d.id`,
-  );
+  const rows = await discrepanciesWithAmounts(em, options);
   return rows.map((row) => view(row, row));
-}
-
-/**
- * Late bank answers still open, and those received in [from, to), about one connector's transfers
- * (with `orUnattributed`, also those no connector is recorded on: the sandbox's, made before
- * connectors were): each connector's reconciliation report counts its own.
- */
-export async function discrepancyCounts(
-  em: EntityManager,
-  scope: { connector: string; orUnattributed: boolean },
-  from: Date,
-  to: Date,
-): Promise<{ open: number; received_on_day: number }> {
-  const [row] = await em.execute<{ open: string; received: string }[]>(
-    `select count(*) filter (where d.settled_at is null) as open,
-            count(*) filter (where d.received_at >= ? and d.received_at < ?) as received
-       from transfer_discrepancies d
-       join transfers t on t.id = d.transfer_id
-      where t.connector = ? or (? and t.connector is null)`,
-    [from, to, scope.connector, scope.orUnattributed],
-  );
-  return { open: Number(row?.open ?? 0), received_on_day: Number(row?.received ?? 0) };
 }
 
 export interface Settlement {
@@ -202,16 +154,9 @@ export async function settleDiscrepancy(
   return em.transactional(async (tx) => {
     const transfer = await findTransfer(tx, input.transferId, { lock: true });
     if (!transfer) throw new DiscrepancyError('unknown_transfer', `no transfer ${input.transferId}`);
-    const [open] = await tx.execute<DiscrepancyRow[]>(
-      'select * from transfer_discrepancies where transfer_id = ? and settled_at is null for update',
-      [transfer.id],
-    );
+    const open = await findOpenDiscrepancy(tx, transfer.id, { lock: true });
     if (!open) {
-      const [settled] = await tx.execute<DiscrepancyRow[]>(
-        `select * from transfer_discrepancies where transfer_id = ? and settled_at is not null
-          order by settled_at desc limit 1`,
-        [transfer.id],
-      );
+      const settled = await latestSettledDiscrepancy(tx, transfer.id);
       if (settled) {
         throw new DiscrepancyError(
           'already_settled',
@@ -273,12 +218,12 @@ export async function settleDiscrepancy(
             reason: `the bank reported the transfer failed after it was completed${typeof detail.message === 'string' ? `: ${detail.message}` : ''}`,
           },
     );
-    const [settled] = await tx.execute<DiscrepancyRow[]>(
-      `update transfer_discrepancies
-          set settled_at = now(), settled_by = ?, settlement_note = ?, journal_entry_id = ?, idempotency_key = ?
-        where id = ? returning *`,
-      [input.operator, input.note, entryId, idempotencyKey, open.id],
-    );
+    const settled = await markDiscrepancySettled(tx, open.id, {
+      operator: input.operator,
+      note: input.note,
+      entryId,
+      idempotencyKey,
+    });
     await recordResolution(tx, transfer.id, {
       outcome: open.bank,
       note: `discrepancy settled: ${input.note}`,
@@ -292,7 +237,7 @@ export async function settleDiscrepancy(
       payload: { ...itemView(updated, { withCompletedAt: true }) },
     });
     return {
-      discrepancy: view(settled!, transfer),
+      discrepancy: view(settled, transfer),
       status,
       entry_id: entryId,
       idempotency_key: idempotencyKey,

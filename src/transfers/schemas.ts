@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { Metadata } from '../http/hostile-input.ts';
 import { MAX_PAGE } from '../http/pagination.ts';
-import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './fees.ts';
+import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domain.ts';
 
 export const CreateTransferBody = z.object({
   amount_minor: z

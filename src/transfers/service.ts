@@ -11,13 +11,10 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { ApiError, type ErrorKind } from '../http/errors.ts';
-import { canonicalJson, sha256 } from '../http/idempotency.ts';
 import { pageOffset } from '../http/pagination.ts';
 import type { Banks } from '../providers/registry.ts';
 import type { KeyMode } from '../connectors/types.ts';
 import {
-  CREATE_REFUSALS,
-  type CreateRefusal,
   type CreateResult,
   type TransferRequest,
   type TransferWorkflowInput,
@@ -26,8 +23,15 @@ import {
   transferWorkflowId,
 } from '../../workflows/transfer-definitions.ts';
 import type { transferWorkflow } from '../../workflows/transfer.ts';
-import { transferFee } from './fees.ts';
-import { type PublicTransferStatus, createView, internalStatuses, itemView } from './views.ts';
+import {
+  type PublicTransferStatus,
+  internalStatuses,
+  isCreateRefusal,
+  referenceFromIdempotencyKey,
+  transferFee,
+  transferFingerprint,
+} from './domain.ts';
+import { createView, itemView } from './views.ts';
 import type { CreateTransferBody, CreatedTransferResponse } from './schemas.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, listTransfers, readByReference, readTransfer } from './store.ts';
@@ -38,10 +42,6 @@ export interface TransferServiceDeps {
   taskQueue: string;
   /** A key mode's bank list: the first of its transfers connectors that answers (decisions §13). */
   banks: (mode: KeyMode) => Banks;
-}
-
-function isCreateRefusal(type: string | null | undefined): type is CreateRefusal {
-  return (CREATE_REFUSALS as readonly (string | null | undefined)[]).includes(type);
 }
 
 /** The workflow's refusal of a create, if the update was refused. */
@@ -87,19 +87,10 @@ export class TransferService {
     const reference =
       body.reference ??
       (idempotencyKey
-        ? `idem_${sha256(`${tenantId}:${idempotencyKey}`).slice(0, 40)}`
+        ? referenceFromIdempotencyKey(tenantId, idempotencyKey)
         : `ref_${randomUUID().replaceAll('-', '')}`);
     const metadata = body.metadata ?? {};
-    const requestHash = sha256(
-      canonicalJson({
-        amount_minor: body.amount_minor,
-        recipient_account: body.recipient_account,
-        recipient_bank_code: body.recipient_bank_code,
-        narration: body.narration,
-        currency: 'NGN',
-        metadata,
-      }),
-    );
+    const requestHash = transferFingerprint({ ...body, metadata });
 
     // A repeat of a transfer that exists answers from the projection, without Temporal.
     const existing = await this.findByReference(tenantId, reference);
@@ -236,3 +227,12 @@ export class TransferService {
     };
   }
 }
+
+// What other features read of transfers (reconciliation): this feature's store stays its own.
+export {
+  type ConnectorScope,
+  type TransferRow,
+  discrepancyCounts,
+  transfersByIdOrSession,
+  transfersEndedBetween,
+} from './store.ts';

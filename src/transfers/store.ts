@@ -1,5 +1,6 @@
 // The only code that touches the transfer tables: `transfers` (the projection the API renders),
-// `transfer_resolutions` (operators' decisions) and `abandoned_reservations`. Rows come typed from
+// `transfer_resolutions` (operators' decisions), `abandoned_reservations` and
+// `transfer_discrepancies` (late bank answers that contradict the books). Rows come typed from
 // the MikroORM entity below, amounts as numbers (kobo: bigint columns, far below 2^53).
 // Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
 // Raw SQL stays only where the SQL is the rule: today's usage against the daily limit.
@@ -10,6 +11,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
+import { TRANSFER_STATUSES } from './domain.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
   ...tenantOwned(),
@@ -24,7 +26,7 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   recipient_name: p.string(),
   narration: p.string(),
   metadata: p.json<Record<string, unknown>>(),
-  status: p.enum(['pending', 'processing', 'completed', 'failed'] as const),
+  status: p.enum(TRANSFER_STATUSES),
   name_enquiry_session_id: p.string().nullable(),
   session_id: p.string().nullable(),
   provider_code: p.string().nullable(),
@@ -299,4 +301,107 @@ export async function markAbandoned(em: EntityManager, transferId: string, tenan
     .onConflict('transfer_id')
     .ignore()
     .execute();
+}
+
+// transfer_discrepancies: a bank answer that contradicts a transfer final in the books (decisions
+// §12), kept for operators. Raw SQL: at most one open per transfer is the partial unique index's
+// rule, and the insert leans on it.
+
+export interface DiscrepancyRow {
+  id: string;
+  transfer_id: string;
+  tenant_id: string;
+  reference: string;
+  ours: 'completed' | 'failed';
+  bank: 'successful' | 'failed';
+  bank_detail: Record<string, unknown>;
+  received_at: Date;
+  settled_at: Date | null;
+  settled_by: string | null;
+  settlement_note: string | null;
+  journal_entry_id: string | null;
+  idempotency_key: string | null;
+}
+
+/** The transfer's open discrepancy, made now; undefined when one is open already. */
+export async function insertOpenDiscrepancy(
+  em: EntityManager,
+  transfer: TransferRow,
+  bank: DiscrepancyRow['bank'],
+  detail: Record<string, unknown>,
+): Promise<DiscrepancyRow | undefined> {
+  const [inserted] = await em.execute<DiscrepancyRow[]>(
+    `insert into transfer_discrepancies (id, transfer_id, tenant_id, reference, ours, bank, bank_detail)
+     values (?, ?, ?, ?, ?, ?, ?)
+     on conflict (transfer_id) where settled_at is null do nothing returning *`,
+    [randomUUID(), transfer.id, transfer.tenant_id, transfer.reference, transfer.status, bank, JSON.stringify(detail)],
+  );
+  return inserted;
+}
+
+/** `lock`: a row lock for the caller's transaction (settling it). */
+export async function findOpenDiscrepancy(
+  em: EntityManager,
+  transferId: string,
+  options: { lock?: boolean } = {},
+): Promise<DiscrepancyRow | undefined> {
+  const [open] = await em.execute<DiscrepancyRow[]>(
+    `select * from transfer_discrepancies where transfer_id = ? and settled_at is null${options.lock ? ' for update' : ''}`,
+    [transferId],
+  );
+  return open;
+}
+
+export async function latestSettledDiscrepancy(em: EntityManager, transferId: string) {
+  const [settled] = await em.execute<DiscrepancyRow[]>(
+    `select * from transfer_discrepancies where transfer_id = ? and settled_at is not null
+      order by settled_at desc limit 1`,
+    [transferId],
+  );
+  return settled;
+}
+
+/** Open discrepancies (or all, settled too), oldest first, with their transfers' amounts. */
+export async function discrepanciesWithAmounts(em: EntityManager, options: { all: boolean }) {
+  return em.execute<(DiscrepancyRow & { amount_minor: string; fee_minor: string })[]>(
+    `select d.*, t.amount_minor, t.fee_minor from transfer_discrepancies d join transfers t on t.id = d.transfer_id
+      ${options.all ? '' : 'where d.settled_at is null'}
+      order by d.received_at, d.id`,
+  );
+}
+
+export async function markDiscrepancySettled(
+  em: EntityManager,
+  id: string,
+  settlement: { operator: string; note: string; entryId: string; idempotencyKey: string },
+): Promise<DiscrepancyRow> {
+  const [settled] = await em.execute<DiscrepancyRow[]>(
+    `update transfer_discrepancies
+        set settled_at = now(), settled_by = ?, settlement_note = ?, journal_entry_id = ?, idempotency_key = ?
+      where id = ? returning *`,
+    [settlement.operator, settlement.note, settlement.entryId, settlement.idempotencyKey, id],
+  );
+  return settled!;
+}
+
+/**
+ * Late bank answers still open, and those received in [from, to), about one connector's transfers
+ * (with `orUnattributed`, also those no connector is recorded on: the sandbox's, made before
+ * connectors were): each connector's reconciliation report counts its own.
+ */
+export async function discrepancyCounts(
+  em: EntityManager,
+  scope: ConnectorScope,
+  from: Date,
+  to: Date,
+): Promise<{ open: number; received_on_day: number }> {
+  const [row] = await em.execute<{ open: string; received: string }[]>(
+    `select count(*) filter (where d.settled_at is null) as open,
+            count(*) filter (where d.received_at >= ? and d.received_at < ?) as received
+       from transfer_discrepancies d
+       join transfers t on t.id = d.transfer_id
+      where t.connector = ? or (? and t.connector is null)`,
+    [from, to, scope.connector, scope.orUnattributed],
+  );
+  return { open: Number(row?.open ?? 0), received_on_day: Number(row?.received ?? 0) };
 }

@@ -1,24 +1,10 @@
 // How a transfer row reads in each response shape. Create responses use the create field names
 // and statuses (pending | processing | completed | failed); list and get use their own names and
-// the get/list vocabulary (pending | successful | failed), as the interface specifies.
-import type { TransferStatus } from '../../workflows/transfer-definitions.ts';
+// the get/list vocabulary (pending | successful | failed, src/transfers/domain.ts maps them), as
+// the interface specifies.
+import { publicStatus } from './domain.ts';
 import type { TransferCreateView, TransferItemView } from './schemas.ts';
 import type { TransferRow } from './store.ts';
-
-export type PublicTransferStatus = 'pending' | 'successful' | 'failed';
-
-export function publicStatus(status: TransferStatus): PublicTransferStatus {
-  if (status === 'completed') return 'successful';
-  if (status === 'failed') return 'failed';
-  return 'pending';
-}
-
-/** The statuses of the create vocabulary that a get/list status filter stands for. */
-export function internalStatuses(status: PublicTransferStatus): TransferStatus[] {
-  if (status === 'successful') return ['completed'];
-  if (status === 'failed') return ['failed'];
-  return ['pending', 'processing'];
-}
 
 export function createView(row: TransferRow): TransferCreateView {
   return {

@@ -10,7 +10,7 @@ import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError }
 import { type BvnKeys, bvnHash, bvnLast4, sealBvn } from '../identity/bvn.ts';
 import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
-import { sha256 } from '../http/idempotency.ts';
+import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers, VirtualAccountProviderEntry } from '../providers/registry.ts';
 import { ProviderError } from '../providers/types.ts';
@@ -288,3 +288,11 @@ function createRefusal(error: unknown): ApiError {
     cause: error,
   });
 }
+
+// What other features read of virtual accounts (reconciliation): this feature's store stays its own.
+export {
+  type CreditWithTenant,
+  creditsByReferenceOrSession,
+  creditsReceivedBetween,
+  tenantsOfAccounts,
+} from './store.ts';

@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { walletBalance } from '../ledger/ledger.ts';
+import { walletView } from './service.ts';
 
 const Wallet = z.object({
   currency: z.literal('NGN'),
@@ -24,14 +24,6 @@ export function walletRoutes(app: FastifyInstance, deps: { orm: MikroORM }) {
         response: { 200: envelopeSchema(Wallet), 401: ResourceErrorSchema },
       },
     },
-    async (request) => {
-      const balance = await walletBalance(deps.orm.em.fork(), tenantOf(request).tenantId);
-      return ok(request, {
-        currency: balance.currency,
-        available_minor: balance.availableMinor,
-        pending_minor: balance.pendingMinor,
-        updated_at: balance.updatedAt.toISOString(),
-      });
-    },
+    async (request) => ok(request, await walletView(deps.orm.em.fork(), tenantOf(request).tenantId)),
   );
 }

@@ -11,7 +11,7 @@ import {
   cardStatusQuery,
   cardWorkflowId,
 } from '../../workflows/card-definitions.ts';
-import { sha256 } from '../../src/http/idempotency.ts';
+import { sha256 } from '../../src/lib/canonical.ts';
 import { auth, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';

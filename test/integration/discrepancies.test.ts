@@ -3,13 +3,18 @@
 // answer through the sandbox bank's control route. The answer is kept as a discrepancy, logged at
 // error level and moves nothing; the operator's audited settlement moves the books once.
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { type Client, type WorkflowUpdateHandle, WorkflowUpdateStage } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
-import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import {
+  type ResolveResult,
+  resolveUpdate,
+  statusQuery,
+  transferWorkflowId,
+} from '../../workflows/transfer-definitions.ts';
 import { auth } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -349,10 +354,15 @@ describe('a late bank answer that contradicts the books', () => {
     // Hold the transfer's row so the reversal waits; the bank's answer arrives in the meantime.
     const lock = new pg.Client({ connectionString: db.url });
     await lock.connect();
+    let resolving: WorkflowUpdateHandle<ResolveResult>;
     try {
       await lock.query('begin');
       await lock.query('select id from transfers where id = $1 for update', [id]);
-      await handle.signal(resolveSignal, { outcome: 'failed', note: 'bank silent', operator: 'ops-test' });
+      // Accepted, not awaited: its answer comes once the reversal (held by the lock) is done.
+      resolving = await handle.startUpdate(resolveUpdate, {
+        args: [{ outcome: 'failed', note: 'bank silent', operator: 'ops-test' }],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
       // Polled from another connection: inside a transaction, pg_stat_activity is a frozen snapshot.
       await eventually(async () => {
         const waiting = await db.orm.em.fork().execute(
@@ -368,6 +378,7 @@ describe('a late bank answer that contradicts the books', () => {
       await lock.end();
     }
 
+    expect(await resolving.result()).toEqual({ transferId: id, status: 'failed', decidedBy: 'operator' });
     const final = await handle.result();
     expect(final).toMatchObject({ status: 'failed', bankOutcome: { status: 'successful', source: 'callback' } });
     const history = await handle.fetchHistory();

@@ -230,7 +230,7 @@ describe('the key itself', () => {
    * processing, with its lease running out `leaseLeft` from now (a PostgreSQL interval).
    */
   async function claimLeftBehind(tenantId: string, key: string, payload: object, leaseLeft: string) {
-    const { canonicalJson, sha256 } = await import('../../src/http/idempotency.ts');
+    const { canonicalJson, sha256 } = await import('../../src/lib/canonical.ts');
     await db.orm.em.fork().execute(
       `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
        values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + ?::interval)`,

@@ -5,7 +5,8 @@
 // row of its database.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, idempotencyFingerprintKey, requestFingerprint, sha256 } from '../../src/http/idempotency.ts';
+import { idempotencyFingerprintKey, requestFingerprint } from '../../src/http/idempotency.ts';
+import { canonicalJson, sha256 } from '../../src/lib/canonical.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant } from '../support/app.ts';
 import { everyRow, expectFoundNowhere, expectIdempotencyRecordKeepsNoSecret } from '../support/secrecy.ts';

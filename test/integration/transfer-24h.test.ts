@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { TransferService } from '../../src/transfers/service.ts';
 import { type TransferRow, findTransfer } from '../../src/transfers/store.ts';
-import { resolveSignal, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { resolveUpdate, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -107,7 +107,10 @@ describe('a transfer whose submissions the bank throttles for longer than the re
     expect(await handle.query(statusQuery)).toMatchObject({ status: 'processing', stuck: true });
     expect((await row(id)).stuck_since).not.toBeNull();
 
-    await handle.signal(resolveSignal, { outcome: 'failed', note: 'never reached the bank', operator: 'ops@test' });
+    const resolved = await handle.executeUpdate(resolveUpdate, {
+      args: [{ outcome: 'failed', note: 'never reached the bank', operator: 'ops@test' }],
+    });
+    expect(resolved).toEqual({ transferId: id, status: 'failed', decidedBy: 'operator' });
     expect(await handle.result()).toMatchObject({ status: 'failed' });
     expect((await row(id)).status).toBe('failed');
     const refunded = await walletBalance(db.orm.em.fork(), tenant.tenantId);

@@ -4,7 +4,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { sha256 } from '../../src/http/idempotency.ts';
+import { sha256 } from '../../src/lib/canonical.ts';
 import { bvnHash, bvnKeysFrom, sealBvn } from '../../src/identity/bvn.ts';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { insertSealedBvn, sealedBvnBinding } from '../../src/virtual-accounts/store.ts';

@@ -19,7 +19,7 @@ import {
   walletFunding,
 } from '../../src/ledger/movements.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
-import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/fees.ts';
+import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { emptyState, expectBooks, TenantPool, readBooks, referenceFee } from '../support/ledger-model.ts';
 import { budget, runSeed } from '../support/long-run.ts';

@@ -27,7 +27,7 @@ import {
   walletFunding,
 } from '../../src/ledger/movements.ts';
 import { verifyLedger, readThrough } from '../../src/ledger/verify.ts';
-import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/fees.ts';
+import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import {
   type LedgerState,

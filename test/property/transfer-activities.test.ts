@@ -14,7 +14,7 @@ import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import type { Providers } from '../../src/providers/registry.ts';
-import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/fees.ts';
+import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import type { TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { TenantPool, emptyState, expectBooks, readBooks, referenceFee } from '../support/ledger-model.ts';

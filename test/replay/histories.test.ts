@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover the transfer paths (success, bank failure, flaky bank, stuck then resolved) and webhook deliveries, each also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation (per connector, and as recorded when it reconciled the sandbox bank alone) and BVN verification', () => {
+  it("cover the transfer paths (success, bank failure, flaky bank, stuck then resolved by an operator's update), those but the operator's also as recorded before their quick steps ran as local activities, webhook deliveries also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation (per connector, and as recorded when it reconciled the sandbox bank alone) and BVN verification", () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-bank-failure.json',
@@ -30,7 +30,6 @@ describe('recorded workflow histories', () => {
         'webhook-replay-after-success.json',
         'transfer-bank-failure-before-local-steps.json',
         'transfer-flaky-bank-before-local-steps.json',
-        'transfer-stuck-resolved-before-local-steps.json',
         'transfer-success-before-local-steps.json',
         'webhook-retry-then-success-before-local-steps.json',
         'webhook-replay-after-success-before-local-steps.json',

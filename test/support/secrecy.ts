@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { expect } from 'vitest';
-import { canonicalJson, sha256 } from '../../src/http/idempotency.ts';
+import { canonicalJson, sha256 } from '../../src/lib/canonical.ts';
 
 /** Every row of every table of the gateway's database (schema public), each as JSON text. */
 export async function everyRow(orm: MikroORM): Promise<string[]> {

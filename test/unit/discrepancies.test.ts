@@ -1,25 +1,8 @@
-// Late bank answers (decisions §12), as pure rules: which answers contradict the books, and the
-// correcting movement that aligns the books with the bank.
+// Late bank answers (decisions §12), as pure rules: the correcting movement that aligns the books
+// with the bank (which answers contradict the books: transfer-domain.test.ts).
 import { describe, expect, it } from 'vitest';
 import { discrepancyCorrection } from '../../src/ledger/movements.ts';
 import { correctionPostings } from '../../src/transfers/discrepancies.ts';
-import { contradictsBooks } from '../../workflows/transfer-definitions.ts';
-
-describe('contradictsBooks', () => {
-  it.each([
-    ['completed', 'failed', true],
-    ['failed', 'successful', true],
-    ['completed', 'successful', false],
-    ['failed', 'failed', false],
-    ['pending', 'successful', false],
-    ['pending', 'failed', false],
-    ['processing', 'successful', false],
-    ['processing', 'failed', false],
-    ['refused', 'successful', false],
-  ] as const)('ours %s, bank %s → %s', (ours, bank, contradicts) => {
-    expect(contradictsBooks(ours, bank)).toBe(contradicts);
-  });
-});
 
 describe('correctionPostings', () => {
   it.each([

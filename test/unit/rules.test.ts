@@ -1,11 +1,9 @@
-// Pure rules, table-driven: fees, webhook subscriptions, signatures, secrets, Retry-After,
-// destinations, and the small helpers money paths rely on.
+// Pure rules, table-driven: webhook subscriptions, signatures, secrets, Retry-After, destinations,
+// and the small helpers money paths rely on (the transfer domain's own: transfer-domain.test.ts).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { retryAfterMs } from '../../activities/webhooks.ts';
-import { canonicalJson } from '../../src/http/idempotency.ts';
-import { transferFee, withinDailyLimit } from '../../src/transfers/fees.ts';
-import { publicStatus } from '../../src/transfers/views.ts';
+import { canonicalJson } from '../../src/lib/canonical.ts';
 import { checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
 import { loadConfig } from '../../src/config.ts';
 import { subscribes } from '../../src/webhooks/event-types.ts';
@@ -16,39 +14,6 @@ import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfer.ts';
 import { MAX_PENDING_REPLAYS, queueReplay } from '../../workflows/webhook-delivery-definitions.ts';
-import { FEE_TIERS } from '../support/fee-tiers.ts';
-
-describe('withinDailyLimit', () => {
-  it.each([
-    // limit, used today, amount, passes
-    [1_000_000, 0, 1_000_000, true],
-    [1_000_000, 0, 1_000_001, false],
-    [1_000_000, 999_999, 1, true],
-    [1_000_000, 999_999, 2, false],
-    [1_000_000, 1_000_000, 100, false],
-    [0, 0, 100, false],
-    [500_000_000_000, 499_000_000_000, 1_000_000_000, true],
-  ])('limit %i, %i used: %i passes → %s', (limitMinor, usedMinor, amountMinor, passes) => {
-    expect(withinDailyLimit({ limitMinor, usedMinor, amountMinor })).toBe(passes);
-  });
-});
-
-describe('transferFee', () => {
-  it.each(FEE_TIERS)('%i kobo → %i kobo', (amount, fee) => {
-    expect(transferFee(amount)).toBe(fee);
-  });
-});
-
-describe('transfer statuses', () => {
-  it.each([
-    ['pending', 'pending'],
-    ['processing', 'pending'],
-    ['completed', 'successful'],
-    ['failed', 'failed'],
-  ] as const)('%s reads as %s on get and list', (internal, shown) => {
-    expect(publicStatus(internal)).toBe(shown);
-  });
-});
 
 describe('webhook subscriptions', () => {
   it.each([

@@ -1,0 +1,176 @@
+// Operator commands for transfers: the stuck ones (found through Temporal visibility, resolved by
+// an operator), late bank answers that contradict the books (decisions §12: listed, then settled),
+// and one transfer shown whole.
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type OperatorCommand, withTemporal } from '../admin/command.ts';
+import { OperatorRefusal, UsageError } from '../admin/errors.ts';
+import { CONNECTOR, NOTE, OPERATOR, atMost, connectorName, duration, flag, oneOf, uuid } from '../admin/flags.ts';
+import { journalOf } from '../ledger/ledger.ts';
+import { tenantModeOf } from '../tenants/admin.ts';
+import {
+  AmountMinorKey,
+  TenantIdKey,
+  TransferConnectorKey,
+  TransferReferenceKey,
+} from '../../workflows/search-attributes.ts';
+import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
+import { findByReference, findTransfer } from './store.ts';
+
+const transferId = uuid('a transfer id');
+const TRANSFER = flag.required('TRANSFER_ID', "the transfer's id");
+
+export const transferCommands: OperatorCommand[] = [
+  {
+    name: 'transfers stuck',
+    description: 'Transfers still processing that started before the threshold, from Temporal visibility',
+    flags: {
+      'older-than': flag.optional('D', 'started at least this long ago: 90s, 15m, 2h or 1d', '15m'),
+      connector: CONNECTOR,
+    },
+    async run(em, flags, config) {
+      const before = new Date(Date.now() - flags.get('older-than', duration));
+      // Goes into the visibility query as a literal: a name, nothing that could end the quote.
+      const connector = flags.optional('connector', connectorName);
+      return withTemporal(config, async (client) => {
+        const query =
+          `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
+          `AND TransferStatus = 'processing' AND StartTime < '${before.toISOString()}'` +
+          (connector ? ` AND TransferConnector = '${connector}'` : '');
+        const transfers = [];
+        for await (const execution of client.workflow.list({ query })) {
+          const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
+          const reference = execution.typedSearchAttributes.get(TransferReferenceKey);
+          const row = tenantId && reference ? await findByReference(em, tenantId, reference) : null;
+          transfers.push({
+            transfer_id: row?.id ?? null,
+            workflow_id: execution.workflowId,
+            tenant_id: tenantId ?? null,
+            reference: reference ?? null,
+            amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
+            session_id: row?.session_id ?? null,
+            connector: row?.connector ?? execution.typedSearchAttributes.get(TransferConnectorKey) ?? null,
+            started_at: execution.startTime.toISOString(),
+            stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
+          });
+        }
+        return {
+          older_than: flags.get('older-than'),
+          started_before: before.toISOString(),
+          count: transfers.length,
+          transfers,
+          query,
+        };
+      });
+    },
+  },
+  {
+    name: 'transfers resolve',
+    description: 'Settles or reverses a transfer its bank has not confirmed, through its workflow',
+    mutates: true,
+    flags: {
+      id: TRANSFER,
+      outcome: flag.required(
+        'successful|failed',
+        "what happened at the bank (the bank's own answer wins if it came first)",
+      ),
+      note: flag.required('TEXT', "why, kept with the transfer's resolution"),
+    },
+    async run(em, flags, config) {
+      const id = flags.get('id', transferId);
+      const outcome = flags.get('outcome', oneOf(['successful', 'failed']));
+      const note = flags.get('note');
+      const row = await findTransfer(em, id);
+      if (!row) throw new OperatorRefusal('not_found', `no transfer ${id}`);
+      if (row.status === 'completed' || row.status === 'failed') {
+        throw new OperatorRefusal('already_final', `transfer ${id} is already ${row.status}; nothing to resolve`);
+      }
+      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      const operator = flags.operator();
+      // Answered by the workflow once the transfer is settled or reversed: on the operator's word,
+      // or on the bank's when its answer came first.
+      const { status, decidedBy } = await withTemporal(config, (client) =>
+        client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
+      ).catch((error: unknown) => {
+        const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === 'not_created') {
+          throw new OperatorRefusal('no_transfer_yet', cause.message, { cause: error });
+        }
+        throw error;
+      });
+      return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status, decided_by: decidedBy };
+    },
+  },
+  {
+    name: 'transfers discrepancies',
+    description: 'Late bank answers that contradict the books (decisions §12), still open, oldest first',
+    flags: { all: flag.boolean('settled ones too') },
+    async run(em, flags) {
+      return { items: await listDiscrepancies(em, { all: flags.on('all') }) };
+    },
+  },
+  {
+    name: 'transfers settle-discrepancy',
+    description: "Aligns the books with the bank's late answer (a correcting journal entry), once",
+    mutates: true,
+    flags: { id: TRANSFER, note: NOTE, operator: OPERATOR },
+    async run(em, flags) {
+      const id = flags.get('id', transferId);
+      const note = flags.get('note', atMost(1000));
+      return settleDiscrepancy(em, { transferId: id, note, operator: flags.operator() });
+    },
+  },
+  {
+    name: 'transfers show',
+    description: 'One transfer, by --id or by --tenant with --reference: its row, its journal entries and its workflow',
+    flags: {
+      id: flag.optional('TRANSFER_ID', "the transfer's id"),
+      tenant: flag.optional('ID', "the tenant's id, with --reference"),
+      reference: flag.optional('R', "the tenant's reference for it"),
+      live: flag.boolean("a transfer of the tenant's live mode"),
+    },
+    async run(em, flags, config) {
+      const id = flags.optional('id', transferId);
+      const reference = flags.optional('reference');
+      let row;
+      if (id !== undefined) {
+        row = await findTransfer(em, id);
+      } else if (reference !== undefined) {
+        row = await findByReference(em, (await tenantModeOf(em, flags)).id, reference);
+      } else {
+        throw new UsageError('give --id, or --tenant with --reference');
+      }
+      if (!row) throw new OperatorRefusal('not_found', 'no such transfer');
+      const journal = await journalOf(em, `transfer:${row.id}:`);
+      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      let workflow: object;
+      try {
+        workflow = await withTemporal(config, async (client) => {
+          const described = await client.workflow.getHandle(workflowId).describe();
+          return {
+            status: described.status.name,
+            run_id: described.runId,
+            history_length: described.historyLength,
+            started_at: described.startTime.toISOString(),
+          };
+        });
+      } catch (error) {
+        workflow = { status: 'unknown', error: error instanceof Error ? error.message : String(error) };
+      }
+      const ui = config.temporalUiUrl
+        ? `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`
+        : null;
+      return {
+        transfer: {
+          ...row,
+          created_at: row.created_at.toISOString(),
+          updated_at: row.updated_at.toISOString(),
+          completed_at: row.completed_at?.toISOString() ?? null,
+          stuck_since: row.stuck_since?.toISOString() ?? null,
+        },
+        journal,
+        workflow: { workflow_id: workflowId, ...workflow, history_url: ui },
+      };
+    },
+  },
+];

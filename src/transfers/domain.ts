@@ -1,0 +1,186 @@
+// The transfer domain's rules (decisions §4, §12), in one pure module: amounts and fees, the daily
+// limit, the statuses and how each vocabulary reads them, when a bank's answer contradicts the
+// books, the request fingerprint, and every failure a transfer can end a step with. No I/O and no
+// Node built-ins: the API, the activities and the transfer workflow all decide with this code, so
+// the workflow may import it (the architecture check lets workflows import domain modules).
+import { ApplicationFailure } from '@temporalio/common';
+import { canonicalJson, sha256 } from '../lib/canonical.ts';
+
+// ---- amounts ---------------------------------------------------------------------------------
+
+export const MIN_TRANSFER_MINOR = 100; // ₦1
+export const MAX_TRANSFER_MINOR = 1_000_000_000; // ₦10,000,000
+
+/** ₦10 up to ₦5,000; ₦25 up to ₦50,000; ₦50 above. */
+export function transferFee(amountMinor: number): number {
+  if (amountMinor <= 500_000) return 1_000;
+  if (amountMinor <= 5_000_000) return 2_500;
+  return 5_000;
+}
+
+/**
+ * The daily limit: a transfer passes when the amounts of today's transfers (Africa/Lagos day, not
+ * failed) plus its own stay within the tenant's limit. Fees do not count towards it.
+ */
+export function withinDailyLimit(input: { limitMinor: number; usedMinor: number; amountMinor: number }): boolean {
+  return input.usedMinor + input.amountMinor <= input.limitMinor;
+}
+
+// ---- statuses --------------------------------------------------------------------------------
+
+/** The create vocabulary, which the projection stores: pending → processing → completed | failed. */
+export const TRANSFER_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+/** The get/list vocabulary: pending for pending and processing. */
+export type PublicTransferStatus = 'pending' | 'successful' | 'failed';
+
+export function isFinal(status: TransferStatus): boolean {
+  return status === 'completed' || status === 'failed';
+}
+
+export function publicStatus(status: TransferStatus): PublicTransferStatus {
+  if (status === 'completed') return 'successful';
+  if (status === 'failed') return 'failed';
+  return 'pending';
+}
+
+/** The statuses of the create vocabulary that a get/list status filter stands for. */
+export function internalStatuses(status: PublicTransferStatus): TransferStatus[] {
+  if (status === 'successful') return ['completed'];
+  if (status === 'failed') return ['failed'];
+  return ['pending', 'processing'];
+}
+
+/**
+ * Whether the bank's answer contradicts our books (decisions §12): only a final status can be
+ * contradicted, and only by the opposite answer.
+ */
+export function contradictsBooks(ours: TransferStatus | 'refused', bank: 'successful' | 'failed'): boolean {
+  return (ours === 'completed' && bank === 'failed') || (ours === 'failed' && bank === 'successful');
+}
+
+// ---- the request -----------------------------------------------------------------------------
+
+/** What of a create request its fingerprint covers: everything but the reference. */
+export interface FingerprintedRequest {
+  amount_minor: number;
+  recipient_account: string;
+  recipient_bank_code: string;
+  narration: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * SHA-256 of the request's canonical JSON: a repeat of a reference with another fingerprint is a
+ * `duplicate_reference`, one with the same is the same transfer.
+ */
+export function transferFingerprint(request: FingerprintedRequest): string {
+  return sha256(
+    canonicalJson({
+      amount_minor: request.amount_minor,
+      recipient_account: request.recipient_account,
+      recipient_bank_code: request.recipient_bank_code,
+      narration: request.narration,
+      currency: 'NGN',
+      metadata: request.metadata,
+    }),
+  );
+}
+
+/**
+ * The reference of a create that names none but carries an Idempotency-Key: derived from the key, so
+ * a client retrying after an uncertain answer meets the same transfer.
+ */
+export function referenceFromIdempotencyKey(tenantId: string, idempotencyKey: string): string {
+  return `idem_${sha256(`${tenantId}:${idempotencyKey}`).slice(0, 40)}`;
+}
+
+// ---- failures --------------------------------------------------------------------------------
+
+/** Business refusals of a create: each is also the API's error code (decisions §4, interface §7.2). */
+export const REFUSALS = ['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference'] as const;
+export type TransferRefusal = (typeof REFUSALS)[number];
+/** What a refused `create` may say: a business refusal, or `unavailable` (retry later). */
+export const CREATE_REFUSALS = [...REFUSALS, 'unavailable'] as const;
+export type CreateRefusal = (typeof CREATE_REFUSALS)[number];
+
+/** Each failure a transfer's steps raise, with the details it carries (the API shows a refusal's). */
+export interface TransferFailureDetails {
+  insufficient_balance: { required: number; available: number };
+  limit_exceeded: { limit: number; used: number };
+  duplicate_reference: { transfer_id: string | null };
+  invalid_account: undefined;
+  unavailable: undefined;
+  /** The create was refused: the run ends failed, so the reference may be tried again. */
+  transfer_refused: undefined;
+  /** No connector of the key's mode (other than those tried) serves transfers. */
+  no_connector: undefined;
+  /** A definitive refusal by the bank that says it did not take the transfer: the next connector may. */
+  bank_not_taken: ProviderRefusalDetails;
+  /** Any other definitive refusal by the bank: the transfer fails. */
+  bank_rejected: ProviderRefusalDetails;
+  /** A definitive refusal of the name enquiry other than "no such account". */
+  name_enquiry_failed: ProviderRefusalDetails;
+  /** A reservation attempt that arrived after the create path gave up on it. */
+  reservation_abandoned: undefined;
+  unknown_tenant: undefined;
+  unknown_transfer: undefined;
+  /** An operator's resolution sent to a run that has no reserved transfer (yet). */
+  not_created: undefined;
+}
+export type TransferFailureType = keyof TransferFailureDetails;
+
+/** What a provider's definitive refusal carries: its outcome and raw code. */
+export interface ProviderRefusalDetails {
+  outcome: string;
+  providerCode: string | null;
+}
+
+export function isCreateRefusal(type: string | null | undefined): type is CreateRefusal {
+  return (CREATE_REFUSALS as readonly (string | null | undefined)[]).includes(type);
+}
+
+export function isRefusal(type: string | null | undefined): type is TransferRefusal {
+  return (REFUSALS as readonly (string | null | undefined)[]).includes(type);
+}
+
+/**
+ * The one way a transfer step fails for good: a non-retryable ApplicationFailure whose type is a
+ * known failure and whose details have that failure's shape (read back by `failureDetails`).
+ */
+export function transferFailure<T extends TransferFailureType>(
+  type: T,
+  message: string,
+  ...[details, cause]: TransferFailureDetails[T] extends undefined
+    ? [details?: undefined, cause?: unknown]
+    : [details: TransferFailureDetails[T], cause?: unknown]
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: true,
+    details: details === undefined ? [] : [details],
+    ...(cause instanceof Error ? { cause } : {}),
+  });
+}
+
+/** A step's refusal passed on as the create's answer: its type, message and details, without its causes. */
+export function passedOnRefusal(error: unknown): ApplicationFailure | undefined {
+  if (!(error instanceof ApplicationFailure) || !isRefusal(error.type)) return undefined;
+  return ApplicationFailure.create({
+    type: error.type,
+    message: error.message,
+    nonRetryable: true,
+    details: error.details ? [...error.details] : [],
+  });
+}
+
+/** The details a failure of `type` carries, or undefined when it has none. */
+export function failureDetails<T extends TransferFailureType>(
+  failure: ApplicationFailure,
+  type: T,
+): TransferFailureDetails[T] | undefined {
+  if (failure.type !== type) return undefined;
+  return failure.details?.[0] as TransferFailureDetails[T] | undefined;
+}

@@ -1,0 +1,140 @@
+// The architecture check (docs/architecture.md): the import rules of scripts/dependency-cruiser.cjs
+// over the product's code, and table ownership on the SQL and ORM writes the code contains. Each
+// rule is also shown to fail on a violation planted for the purpose, so a check that cannot fail
+// never passes for the wrong reason.
+import { randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import {
+  TABLE_OWNERS,
+  entityTables,
+  ownershipViolations,
+  productSources,
+  tableWrites,
+} from '../support/table-owners.ts';
+
+const config = createRequire(import.meta.url)(join(PROJECT_ROOT, 'scripts/dependency-cruiser.cjs')) as IConfiguration;
+
+async function importViolations(paths: string[]): Promise<string[]> {
+  const cwd = process.cwd();
+  process.chdir(PROJECT_ROOT);
+  try {
+    const { output } = await cruise(paths, {
+      ...config.options,
+      validate: true,
+      ruleSet: { forbidden: config.forbidden ?? [] },
+    });
+    const result = output as ICruiseResult;
+    return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+/** Cruises `path` with `source` planted there for the duration. */
+async function plantedImportViolations(path: string, source: string): Promise<string[]> {
+  const file = join(PROJECT_ROOT, path);
+  writeFileSync(file, source);
+  try {
+    return await importViolations([path]);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+describe('import rules', () => {
+  it('hold over the whole product', async () => {
+    expect(await importViolations(['src', 'workflows', 'activities', 'worker'])).toEqual([]);
+  }, 60_000);
+
+  const planted = `planted-violation-${randomUUID().slice(0, 8)}`;
+  it.each([
+    [
+      'workflows-import-types-only',
+      `workflows/${planted}.ts`,
+      "import { pageOf } from '../src/db/pages.ts';\nexport const x = pageOf;\n",
+    ],
+    [
+      'workflows-deterministic',
+      `workflows/${planted}.ts`,
+      "import { randomUUID } from 'node:crypto';\nexport const x = randomUUID;\n",
+    ],
+    ['domain-is-pure', `src/lib/${planted}.ts`, "import { pageOf } from '../db/pages.ts';\nexport const x = pageOf;\n"],
+    [
+      'feature-store-is-private',
+      `src/webhooks/${planted}.ts`,
+      "import { findTransfer } from '../transfers/store.ts';\nexport const x = findTransfer;\n",
+    ],
+    [
+      'only-the-worker-runs-activities',
+      `src/transfers/${planted}.ts`,
+      "import { createTransferActivities } from '../../activities/transfers.ts';\nexport const x = createTransferActivities;\n",
+    ],
+    [
+      'no-workflow-implementation-outside-workflows',
+      `src/transfers/${planted}.ts`,
+      "import { nextStatusCheckMs } from '../../workflows/transfer.ts';\nexport const x = nextStatusCheckMs;\n",
+    ],
+  ])(
+    '%s fails on a planted violation',
+    async (rule, path, source) => {
+      const violations = await plantedImportViolations(path, source);
+      expect(violations.some((violation) => violation.startsWith(`${rule}: ${path} → `))).toBe(true);
+    },
+    60_000,
+  );
+});
+
+describe('table ownership', () => {
+  const sources = productSources(PROJECT_ROOT);
+  const entities = entityTables(sources);
+
+  it('knows the entity of every table an entity maps', () => {
+    for (const table of entities.values()) expect(Object.keys(TABLE_OWNERS)).toContain(table);
+    expect(entities.get('Transfer')).toBe('transfers');
+    expect(entities.get('Tenant')).toBe('tenants');
+  });
+
+  it('only the owner writes its tables', () => {
+    const writes = [...sources].flatMap(([file, text]) => tableWrites(file, text, entities));
+    // The reader sees the writes it must: the ledger's own and the events insert.
+    expect(writes.some((write) => write.file === 'src/ledger/ledger.ts' && write.table === 'postings')).toBe(true);
+    expect(writes.some((write) => write.file === 'src/events/events.ts' && write.table === 'events')).toBe(true);
+    expect(
+      ownershipViolations(writes).map((write) => `${write.file}:${write.line} ${write.how} ${write.table}`),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ['raw SQL', "await em.execute('insert into postings (entry_id) values (?)', [id]);", 'insert into', 'postings'],
+    [
+      'a template',
+      'const sql = `update ledger_accounts set balance_minor = 0 where id = ${id}`;',
+      'update',
+      'ledger_accounts',
+    ],
+    ['delete', "await tx.execute('delete from events where id = ?', [id]);", 'delete from', 'events'],
+    ['the ORM', 'await em.nativeUpdate(Transfer, { id }, { status: "failed" });', 'nativeUpdate', 'transfers'],
+    [
+      'a query builder',
+      'await em.createQueryBuilder(Event).insert({ id }).onConflict("source_key").ignore().execute();',
+      'createQueryBuilder().insert',
+      'events',
+    ],
+  ])('fails on a planted write by another module: %s', (_what, line, how, table) => {
+    const writes = tableWrites('src/webhooks/service.ts', line, entities);
+    expect(ownershipViolations(writes)).toEqual([{ file: 'src/webhooks/service.ts', line: 1, table, how }]);
+  });
+
+  it('leaves reads, locks and upserts of the statement itself alone', () => {
+    const text = [
+      "await em.execute('select id from ledger_accounts where id = ? for update', [id]);",
+      "await em.execute('insert into events (id) values (?) on conflict (id) do update set id = excluded.id', [id]);",
+    ].join('\n');
+    expect(tableWrites('src/events/events.ts', text, entities).map((write) => write.table)).toEqual(['events']);
+  });
+});

@@ -1,0 +1,184 @@
+// The transfer domain's rules (src/transfers/domain.ts), table-driven: fees, the daily limit, the
+// statuses in each vocabulary, contradicting answers, the request fingerprint and the failures.
+import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import {
+  CREATE_REFUSALS,
+  REFUSALS,
+  TRANSFER_STATUSES,
+  contradictsBooks,
+  failureDetails,
+  internalStatuses,
+  isCreateRefusal,
+  isFinal,
+  passedOnRefusal,
+  publicStatus,
+  referenceFromIdempotencyKey,
+  transferFailure,
+  transferFee,
+  transferFingerprint,
+  withinDailyLimit,
+} from '../../src/transfers/domain.ts';
+import { canonicalJson } from '../../src/lib/canonical.ts';
+import { FEE_TIERS } from '../support/fee-tiers.ts';
+
+describe('transferFee', () => {
+  it.each(FEE_TIERS)('%i kobo → %i kobo', (amount, fee) => {
+    expect(transferFee(amount)).toBe(fee);
+  });
+});
+
+describe('withinDailyLimit', () => {
+  it.each([
+    // limit, used today, amount, passes
+    [1_000_000, 0, 1_000_000, true],
+    [1_000_000, 0, 1_000_001, false],
+    [1_000_000, 999_999, 1, true],
+    [1_000_000, 999_999, 2, false],
+    [1_000_000, 1_000_000, 100, false],
+    [0, 0, 100, false],
+    [500_000_000_000, 499_000_000_000, 1_000_000_000, true],
+  ])('limit %i, %i used: %i passes → %s', (limitMinor, usedMinor, amountMinor, passes) => {
+    expect(withinDailyLimit({ limitMinor, usedMinor, amountMinor })).toBe(passes);
+  });
+});
+
+describe('transfer statuses', () => {
+  it.each([
+    // create vocabulary, get/list vocabulary, final
+    ['pending', 'pending', false],
+    ['processing', 'pending', false],
+    ['completed', 'successful', true],
+    ['failed', 'failed', true],
+  ] as const)('%s reads as %s on get and list (final: %s)', (internal, shown, final) => {
+    expect(publicStatus(internal)).toBe(shown);
+    expect(isFinal(internal)).toBe(final);
+    expect(internalStatuses(shown)).toContain(internal);
+  });
+
+  it.each([
+    ['pending', ['pending', 'processing']],
+    ['successful', ['completed']],
+    ['failed', ['failed']],
+  ] as const)('a %s filter stands for %j', (shown, internal) => {
+    expect(internalStatuses(shown)).toEqual(internal);
+  });
+
+  it('names every status the projection stores', () => {
+    expect(TRANSFER_STATUSES).toEqual(['pending', 'processing', 'completed', 'failed']);
+  });
+});
+
+describe('contradictsBooks', () => {
+  it.each([
+    ['completed', 'failed', true],
+    ['failed', 'successful', true],
+    ['completed', 'successful', false],
+    ['failed', 'failed', false],
+    ['pending', 'successful', false],
+    ['pending', 'failed', false],
+    ['processing', 'successful', false],
+    ['processing', 'failed', false],
+    ['refused', 'successful', false],
+  ] as const)('ours %s, bank %s → %s', (ours, bank, contradicts) => {
+    expect(contradictsBooks(ours, bank)).toBe(contradicts);
+  });
+});
+
+describe('transferFingerprint', () => {
+  const request = {
+    amount_minor: 1_500_000,
+    recipient_account: '0123456789',
+    recipient_bank_code: '058',
+    narration: 'invoice 42',
+    metadata: { order: 'A-1', lines: [1, 2] },
+  };
+
+  it('is the SHA-256 of the canonical body stored on transfers made before it moved here', () => {
+    // Rows written before keep their hashes: a repeat of their reference must still match.
+    const stored = createHash('sha256')
+      .update(canonicalJson({ ...request, currency: 'NGN' }))
+      .digest('hex');
+    expect(transferFingerprint(request)).toBe(stored);
+  });
+
+  it('ignores key order and the reference', () => {
+    const reordered = {
+      reference: 'inv-42',
+      metadata: { lines: [1, 2], order: 'A-1' },
+      narration: request.narration,
+      recipient_bank_code: request.recipient_bank_code,
+      recipient_account: request.recipient_account,
+      amount_minor: request.amount_minor,
+    };
+    expect(transferFingerprint(reordered)).toBe(transferFingerprint(request));
+  });
+
+  it.each([
+    ['amount_minor', 1_500_001],
+    ['recipient_account', '0123456788'],
+    ['recipient_bank_code', '044'],
+    ['narration', 'invoice 43'],
+    ['metadata', { order: 'A-2', lines: [1, 2] }],
+  ] as const)('changes with %s', (field, value) => {
+    expect(transferFingerprint({ ...request, [field]: value })).not.toBe(transferFingerprint(request));
+  });
+});
+
+describe('referenceFromIdempotencyKey', () => {
+  it('derives one reference per tenant and key: idem_ and 40 hex digits', () => {
+    const reference = referenceFromIdempotencyKey('tenant-a', 'key-1');
+    expect(reference).toMatch(/^idem_[0-9a-f]{40}$/);
+    expect(referenceFromIdempotencyKey('tenant-a', 'key-1')).toBe(reference);
+    expect(referenceFromIdempotencyKey('tenant-b', 'key-1')).not.toBe(reference);
+    expect(referenceFromIdempotencyKey('tenant-a', 'key-2')).not.toBe(reference);
+  });
+});
+
+describe('transfer failures', () => {
+  it.each([
+    ['insufficient_balance', { required: 1_502_500, available: 1_000_000 }],
+    ['limit_exceeded', { limit: 500_000_000, used: 499_000_000 }],
+    ['duplicate_reference', { transfer_id: null }],
+    ['bank_rejected', { outcome: 'rejected', providerCode: '57' }],
+  ] as const)('%s is non-retryable and carries its details', (type, details) => {
+    const failure = transferFailure(type, 'refused', details as never);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure.type).toBe(type);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failureDetails(failure, type)).toEqual(details);
+    expect(failureDetails(failure, 'invalid_account')).toBeUndefined();
+  });
+
+  it('carries no details where the failure has none, and keeps its cause', () => {
+    const cause = new Error('socket hang up');
+    const failure = transferFailure('invalid_account', 'no such account', undefined, cause);
+    expect(failure.details).toEqual([]);
+    expect(failure.cause).toBe(cause);
+  });
+
+  it('refusals are the API error codes a create may answer, with unavailable beside them', () => {
+    expect([...REFUSALS]).toEqual(['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference']);
+    expect([...CREATE_REFUSALS]).toEqual([...REFUSALS, 'unavailable']);
+    expect(isCreateRefusal('unavailable')).toBe(true);
+    expect(isCreateRefusal('bank_rejected')).toBe(false);
+    expect(isCreateRefusal(undefined)).toBe(false);
+  });
+
+  it('passes a refusal on without its causes, and nothing else', () => {
+    const refusal = transferFailure(
+      'insufficient_balance',
+      'wallet balance 1000 is below the 2100 kobo required (amount plus fee)',
+      { required: 2_100, available: 1_000 },
+      new Error('from the ledger'),
+    );
+    const passed = passedOnRefusal(refusal)!;
+    expect(passed.type).toBe('insufficient_balance');
+    expect(passed.message).toBe(refusal.message);
+    expect(passed.details).toEqual([{ required: 2_100, available: 1_000 }]);
+    expect(passed.cause).toBeUndefined();
+    expect(passedOnRefusal(transferFailure('reservation_abandoned', 'late'))).toBeUndefined();
+    expect(passedOnRefusal(new Error('insufficient_balance'))).toBeUndefined();
+  });
+});
