@@ -25,13 +25,12 @@ import {
   type TransferAnswer,
   VirtualAccountRequest,
   type VirtualAccountAnswer,
-  type VirtualAccountCreditedData,
   type CardAuthorizationRequestData,
   callbackHeaders,
   fastifyPath,
 } from '../connectors/generic/contract.ts';
 import { maskLast4, maskUrl, maskedErrorSerializer } from '../runtime/log-masking.ts';
-import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
+import { BANKS, accountNameFor, bankByCode } from './banks.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox reports as a transfer's `code`. */
@@ -353,30 +352,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       if (!isProvider(provider))
         return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
-      const settings = VIRTUAL_ACCOUNT_PROVIDERS[provider];
-      const body = request.body;
-      const found = await store.pool.query<VirtualAccountRow>(
-        'select * from sandbox_bank.virtual_accounts where provider = $1 and reference = $2',
-        [provider, body.reference],
-      );
-      if (found.rows[0]) return reply.status(201).send(accountView(found.rows[0]));
-      const serial = await store.nextSerial(provider, settings.serialBase);
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        `insert into sandbox_bank.virtual_accounts
-           (provider, account_number, reference, account_name, customer_id, bank_code, status, bvn_last4)
-         values ($1, $2, $3, $4, $5, $6, 'active', $7)
-         on conflict (provider, reference) do update set reference = excluded.reference returning *`,
-        [
-          provider,
-          nuban(settings.bankCode, serial),
-          body.reference,
-          body.account_name,
-          body.customer_id,
-          settings.bankCode,
-          body.bvn?.slice(-4) ?? null,
-        ],
-      );
-      return reply.status(201).send(accountView(rows[0]!));
+      const account = await store.openVirtualAccount(provider, VIRTUAL_ACCOUNT_PROVIDERS[provider], request.body);
+      return reply.status(201).send(accountView(account));
     },
   );
 
@@ -387,13 +364,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       if (!isProvider(provider))
         return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        `update sandbox_bank.virtual_accounts set status = 'closed', close_reason = coalesce(close_reason, $3)
-          where provider = $1 and account_number = $2 returning *`,
-        [provider, accountNumber, request.body?.reason ?? null],
-      );
-      if (!rows[0]) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
-      return { account_number: rows[0].account_number, status: rows[0].status };
+      const closed = await store.closeVirtualAccount(provider, accountNumber, request.body?.reason ?? null);
+      if (!closed) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
+      return { account_number: closed.account_number, status: closed.status };
     },
   );
 
@@ -401,18 +374,13 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
 
   app.post(CONTRACT_PATHS.cards, { schema: { body: IssueCardRequest } }, async (request, reply) => {
     if (await unavailable('cards', reply)) return reply;
-    const cardReference = `crd_${randomBytes(8).toString('hex')}`;
-    const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
-    await store.pool.query(
-      `insert into sandbox_bank.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
-         on conflict (reference) do nothing`,
-      [cardReference, request.body.reference, request.body.customer_id, last4],
-    );
-    const { rows } = await store.pool.query<{ card_reference: string; last4: string }>(
-      'select card_reference, last4 from sandbox_bank.cards where reference = $1',
-      [request.body.reference],
-    );
-    return reply.status(201).send(rows[0]);
+    const card = await store.issueCard({
+      cardReference: `crd_${randomBytes(8).toString('hex')}`,
+      reference: request.body.reference,
+      customerId: request.body.customer_id,
+      last4: String(randomInt(0, 10_000)).padStart(4, '0'),
+    });
+    return reply.status(201).send(card);
   });
 
   for (const action of ['lock', 'unlock'] as const) {
@@ -421,12 +389,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       { schema: { params: z.object({ card_reference: z.string() }) } },
       async (request, reply) => {
         if (await unavailable('cards', reply)) return reply;
-        const { rows } = await store.pool.query<{ card_reference: string; locked: boolean }>(
-          'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning card_reference, locked',
-          [request.params.card_reference, action === 'lock'],
-        );
-        if (!rows[0]) return reply.status(404).send(refusal('not_found', 'no such card'));
-        return { card_reference: rows[0].card_reference, status: rows[0].locked ? 'locked' : 'active' };
+        const card = await store.setCardLocked(request.params.card_reference, action === 'lock');
+        if (!card) return reply.status(404).send(refusal('not_found', 'no such card'));
+        return { card_reference: card.card_reference, status: card.locked ? 'locked' : 'active' };
       },
     );
   }
@@ -438,13 +403,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       if (await unavailable('cards', reply)) return reply;
       const { card_reference: cardReference } = request.params;
       // A card steered by the control route below: its new loads answered unavailable, or refused.
-      const {
-        rows: [steered],
-      } = await store.pool.query<{ load_answer: 'accept' | 'unavailable' | 'refuse'; loaded: boolean }>(
-        `select c.load_answer, exists (select 1 from sandbox_bank.card_fundings f where f.reference = $2) as loaded
-           from sandbox_bank.cards c where c.card_reference = $1`,
-        [cardReference, request.body.reference],
-      );
+      const steered = await store.loadSteering(cardReference, request.body.reference);
       if (steered && !steered.loaded && steered.load_answer === 'unavailable') {
         return reply.status(503).send(refusal('unavailable', 'card loads are unavailable'));
       }
@@ -452,18 +411,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         return reply.status(422).send(refusal('not_permitted', 'load not permitted on this card'));
       }
       // A repeat of the reference loads nothing more and answers the same.
-      await store.transaction(async (client) => {
-        const inserted = await client.query(
-          `insert into sandbox_bank.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
-           on conflict (reference) do nothing`,
-          [request.body.reference, cardReference, request.body.amount_minor],
-        );
-        const { rows } = await client.query(
-          `update sandbox_bank.cards set balance_minor = balance_minor + $2 where card_reference = $1 returning balance_minor`,
-          [cardReference, inserted.rowCount ? request.body.amount_minor : 0],
-        );
-        if (!rows[0]) throw Object.assign(new Error('no such card'), { statusCode: 404 });
-      });
+      if (!(await store.fundCard(cardReference, request.body.reference, request.body.amount_minor))) {
+        throw Object.assign(new Error('no such card'), { statusCode: 404 });
+      }
       return { reference: request.body.reference, status: 'successful' };
     },
   );
@@ -484,18 +434,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const authorizationId = request.body.authorization_id ?? `auth_${randomBytes(12).toString('hex')}`;
       const purchase = { ...request.body, authorization_id: authorizationId };
       // Authorization ids are per card: the same id on another card is another purchase.
-      await store.pool.query(
-        `insert into sandbox_bank.card_authorizations (authorization_id, card_reference, request) values ($1, $2, $3)
-         on conflict (card_reference, authorization_id) do nothing`,
-        [authorizationId, cardReference, JSON.stringify(purchase)],
-      );
-      const {
-        rows: [known],
-      } = await store.pool.query<{ request: typeof purchase; reason: string | null }>(
-        `select request, reason from sandbox_bank.card_authorizations
-          where card_reference = $1 and authorization_id = $2`,
-        [cardReference, authorizationId],
-      );
+      const known = await store.recordAuthorization(cardReference, authorizationId, purchase);
       if (!known) {
         return reply
           .status(500)
@@ -518,20 +457,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         } satisfies CardAuthorizationRequestData,
       });
       const decision = answer ?? { decision: 'declined' as const, reason: 'timeout' };
-      await store.transaction(async (client) => {
-        await client.query(
-          `update sandbox_bank.card_authorizations set decision = $3, reason = $4
-            where card_reference = $1 and authorization_id = $2`,
-          [cardReference, authorizationId, decision.decision, decision.reason],
-        );
-        if (!answer) {
-          await store.queueCallback(client, 'card.authorization.reversed', {
-            authorization_id: authorizationId,
-            card_reference: cardReference,
-            reason: 'timeout',
-          });
-        }
-      });
+      // Without the gateway's answer, the processor's reversal advice goes out with the decision.
+      await store.decideAuthorization(cardReference, authorizationId, decision, { reverse: !answer });
       return { authorization_id: authorizationId, decision: decision.decision, reason: decision.reason };
     },
   );
@@ -559,11 +486,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         const body = (request.body ?? {}) as z.infer<typeof SettlementBody>;
         let cardReference = body.card_reference;
         if (cardReference === undefined) {
-          const { rows } = await store.pool.query<{ card_reference: string }>(
-            'select card_reference from sandbox_bank.card_authorizations where authorization_id = $1 limit 2',
-            [authorizationId],
-          );
-          if (rows.length > 1) {
+          const cards = await store.authorizationCards(authorizationId);
+          if (cards.length > 1) {
             return reply
               .status(409)
               .send(
@@ -573,7 +497,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
                 ),
               );
           }
-          cardReference = rows[0]?.card_reference;
+          cardReference = cards[0];
         }
         const eventId = await store.transaction((client) =>
           store.queueCallback(
@@ -604,12 +528,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       },
     },
     async (request, reply) => {
-      const { rows } = await store.pool.query<{ load_answer: string }>(
-        'update sandbox_bank.cards set load_answer = $2 where card_reference = $1 returning load_answer',
-        [request.params.cardReference, request.body.answer],
-      );
-      if (!rows[0]) return reply.status(404).send({ message: `no card ${request.params.cardReference}` });
-      return { card_reference: request.params.cardReference, load_answer: rows[0].load_answer };
+      const loadAnswer = await store.setLoadAnswer(request.params.cardReference, request.body.answer);
+      if (!loadAnswer) return reply.status(404).send({ message: `no card ${request.params.cardReference}` });
+      return { card_reference: request.params.cardReference, load_answer: loadAnswer };
     },
   );
 
@@ -752,11 +673,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     async (request, reply) => {
       const { provider, accountNumber } = request.params;
       const body = request.body;
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        'select * from sandbox_bank.virtual_accounts where provider = $1 and account_number = $2',
-        [provider, accountNumber],
-      );
-      const account = rows[0];
+      const account = await store.findVirtualAccount(provider, accountNumber);
       // The number shown by its last 4 only: the gateway may log this answer.
       if (!account) {
         return reply.status(404).send(refusal('not_found', `no ${provider} account ${maskLast4(accountNumber)}`));
@@ -766,47 +683,21 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const transactionReference = body.reference
         ? `SBXCR${createHash('sha256').update(`${provider}:${accountNumber}:${body.reference}`).digest('hex').slice(0, 24).toUpperCase()}`
         : `SBXCR${newSessionId().slice(-20)}`;
-      const result = await store.transaction(async (client) => {
-        await client.query(
-          `insert into sandbox_bank.inbound_credits
-             (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference)
-           values ($1, $2, $3, $4, $5, $6, $7) on conflict (transaction_reference) do nothing`,
-          [
-            transactionReference,
-            newSessionId(),
-            provider,
-            accountNumber,
-            body.amount_minor,
-            body.sender_name ?? 'SANDBOX SENDER',
-            body.reference ?? null,
-          ],
-        );
-        const {
-          rows: [credit],
-        } = await client.query<{ session_id: string; amount_minor: string; sender_name: string }>(
-          `select session_id, amount_minor, sender_name from sandbox_bank.inbound_credits
-            where transaction_reference = $1 for update`,
-          [transactionReference],
-        );
-        // The same reference for another amount is another credit under a used reference.
-        if (!credit || Number(credit.amount_minor) !== body.amount_minor) return undefined;
-        // A repeat sends the same notification again, as a real bank's duplicate does.
-        const eventId = await store.queueCallback(client, 'virtual_account.credited', {
-          account_number: accountNumber,
-          amount_minor: body.amount_minor,
-          transaction_reference: transactionReference,
-          sender_name: credit.sender_name,
-          session_id: credit.session_id,
-          // Which of this bank's account ranges received it.
-          provider,
-        } satisfies z.input<typeof VirtualAccountCreditedData>);
-        return {
-          transaction_reference: transactionReference,
-          reference: body.reference ?? null,
-          session_id: credit.session_id,
-          event_id: eventId,
-        };
+      // A repeat sends the same notification again, as a real bank's duplicate does.
+      const received = await store.receiveCredit({
+        transactionReference,
+        provider,
+        accountNumber,
+        amountMinor: body.amount_minor,
+        senderName: body.sender_name ?? 'SANDBOX SENDER',
+        clientReference: body.reference ?? null,
       });
+      const result = received && {
+        transaction_reference: transactionReference,
+        reference: body.reference ?? null,
+        session_id: received.sessionId,
+        event_id: received.eventId,
+      };
       if (!result) {
         return reply
           .status(409)
