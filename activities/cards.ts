@@ -20,6 +20,7 @@ import {
   InsufficientFundsError,
   UnknownAccountError,
   cardAccountCode,
+  lockTenantAccountsIn,
   openCardAccount,
   postMovement,
 } from '../src/ledger/ledger.ts';
@@ -31,31 +32,35 @@ import { ProviderError } from '../src/providers/types.ts';
 import { modeOf } from '../src/tenants/tenants.ts';
 import { providerFailure } from './provider-failure.ts';
 
-/** Posts a card movement; a card without its account is a fault no retry mends. */
-async function postCardMovement(em: EntityManager, card: CardRow, movement: Movement): Promise<void> {
-  try {
-    await postMovement(em, card.tenant_id, movement, { currency: card.currency as Currency });
-  } catch (error) {
+/** A card without its account is a fault no retry mends. */
+function cardAccountFault(card: CardRow) {
+  return (error: unknown): never => {
     if (error instanceof UnknownAccountError) {
       throw ApplicationFailure.nonRetryable(`card ${card.id}: ${error.message}`, 'card_account_missing');
     }
     throw error;
-  }
+  };
+}
+
+/** Posts a card movement. */
+async function postCardMovement(em: EntityManager, card: CardRow, movement: Movement): Promise<void> {
+  await postMovement(em, card.tenant_id, movement, { currency: card.currency as Currency }).catch(
+    cardAccountFault(card),
+  );
 }
 
 /**
  * The card's available balance, its account and the wallet locked in id order (as every posting
- * and the authorization decision lock them), for the caller's transaction.
+ * and the authorization decision lock them: src/ledger, lockTenantAccounts), for the caller's
+ * transaction.
  */
 async function lockedCardBalance(tx: EntityManager, card: CardRow): Promise<number> {
-  const rows = await tx.execute<{ code: string; balance_minor: string }[]>(
-    `select code, balance_minor::text as balance_minor from ledger_accounts
-      where tenant_id = ? and currency = ? and code in (?, 'wallet') order by id for update`,
-    [card.tenant_id, card.currency, cardAccountCode(card.id)],
-  );
-  const account = rows.find((row) => row.code === cardAccountCode(card.id));
-  if (!account) throw ApplicationFailure.nonRetryable(`card ${card.id} has no account`, 'card_account_missing');
-  return Number(account.balance_minor);
+  const accounts = await lockTenantAccountsIn(tx, {
+    tenantId: card.tenant_id,
+    currency: card.currency as Currency,
+    codes: [cardAccountCode(card.id), 'wallet'],
+  }).catch(cardAccountFault(card));
+  return accounts.get(cardAccountCode(card.id))!.balanceMinor;
 }
 
 async function fundingWithCard(em: EntityManager, fundingId: string, lock = false) {

@@ -3,8 +3,8 @@
 // workflows and attempts on the webhook task queue (TEMPORAL_WEBHOOK_TASK_QUEUE), with its own slots
 // (WEBHOOK_WORKER_SLOTS) of which one tenant holds at most WEBHOOK_TENANT_CONCURRENCY. Its own
 // process, not a second Worker beside the gateway's: one that dies, leaks or stalls takes no
-// transfer with it, and it scales and reports its metrics on its own (README, "Webhooks",
-// "Delivery queue").
+// transfer with it, and it scales and reports its metrics on its own
+// (docs/workflows.md, "Webhook deliveries").
 // Shuts down gracefully on SIGINT/SIGTERM.
 import { Worker } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.ts';

@@ -2,7 +2,9 @@
 // gateway decides at once (src/cards/decision.ts). An approval holds the amount in the card's hold
 // account; the processor later clears it (to the card processor's settlement account, the rest
 // back to the card) or reverses it, each applied once (here), and operators list the holds left
-// pending.
+// pending. This is the cards feature's store of authorizations: the only code that writes
+// `card_authorizations` and `card_authorization_voids` (the decision's row as a step of its one
+// statement, `insertAuthorizationStep`), and that reads a card's spending against its daily limit.
 //
 // Authorization ids are the processor's, per card (decisions §16): an authorization is its card
 // and its id. The same id on two cards (of one tenant or two) is two authorizations, each decided,
@@ -11,7 +13,10 @@
 import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, tableEntity, timestamps } from '../db/columns.ts';
+import { startOfLagosDay } from '../db/lagos-day.ts';
+import { type SqlClient, prepared } from '../db/numbered-sql.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import type { WriteStep } from '../db/write-statement.ts';
 import { recordEvent } from '../events/events.ts';
 import { postMovement } from '../ledger/ledger.ts';
 import { cardAuthorizationClear, cardAuthorizationRelease } from '../ledger/movements.ts';
@@ -118,6 +123,51 @@ export const authorizationIdLock = (reference: string, id: string) =>
 /** The key of an authorization's events and journal entries: its card and its id. */
 export const authorizationKey = (cardId: string, authorizationId: string) =>
   `card:${cardId}:authorization:${authorizationId}`;
+
+/** A decision's authorization row, as a step of the decision's one write statement. */
+export function insertAuthorizationStep(row: AuthorizationRow): WriteStep {
+  return {
+    name: 'authorization_row',
+    text: `insert into card_authorizations (id, tenant_id, card_id, amount_minor, currency, merchant_name,
+      merchant_category, channel, decision, reason, status, jit_funded_minor)
+    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning 1`,
+    values: [
+      row.id,
+      row.tenant_id,
+      row.card_id,
+      row.amount_minor,
+      row.currency,
+      row.merchant_name,
+      row.merchant_category,
+      row.channel,
+      row.decision,
+      row.reason ?? null,
+      row.status,
+      row.jit_funded_minor,
+    ],
+    rows: 1,
+  };
+}
+
+/**
+ * What the card has spent today, for its daily limit: approved amounts since 00:00 Africa/Lagos,
+ * pending holds whole and cleared ones for what they took. On the decision's connection, as a named
+ * prepared statement, after it has locked the card's accounts: a statement that waits for a lock
+ * keeps the snapshot it started with for every row it did not lock, so read together with the
+ * lock it would miss a reversal or clearing that committed while the decision waited (and decline
+ * on a total already released).
+ */
+export async function spentToday(client: SqlClient, cardId: string): Promise<number> {
+  const { rows } = await prepared(
+    client,
+    'card-authorizations-spent-today',
+    `select coalesce(sum(case when status = 'pending' then amount_minor else cleared_minor end), 0)::text as spent
+       from card_authorizations
+      where card_id = $1 and status in ('pending', 'cleared') and created_at >= ${startOfLagosDay}`,
+    [cardId],
+  );
+  return Number(rows[0]!.spent);
+}
 
 /**
  * How the processor names the authorization it clears or reverses: by its card (`cardReference`,

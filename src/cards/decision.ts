@@ -9,11 +9,14 @@
 // It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, as named
 // prepared statements (parsed and planned once per connection), in six round trips: begin; the
 // authorization's advisory lock (its card and id); the card, locked; its accounts, locked in id
-// order; one statement that writes everything; commit (seven with a daily limit: today's total, read after
-// the locks). What it writes follows the same rules as every other
-// movement: the movements come from src/ledger/movements.ts, worked out on the locked accounts by
-// planEntriesOnLockedAccounts, and each account changes only if its balance is still the one
-// locked (a count that differs rolls the whole decision back).
+// order (src/ledger, lockTenantAccounts; two more, the first time, to open the card's hold
+// account); one statement that writes everything; commit (seven with a daily limit: today's total,
+// read after the locks). It writes no table of its own: the one statement is composed
+// (src/db/write-statement.ts) of each table's owner's steps — the authorization (./authorizations.ts),
+// the journal (src/ledger: the movements of src/ledger/movements.ts, worked out on the locked
+// accounts by planEntriesOnLockedAccounts, each account changed only while its balance is still
+// the one locked and by postEntry's own guard), the fundings (./store.ts) and the events
+// (src/events) — and a step that writes another count than it declared rolls the decision back.
 //
 // An authorization is its card and its id (decisions §16): the lock, the stored decision, the void,
 // the journal keys and the events are all the card's own. A purchase under an id another card has
@@ -22,15 +25,18 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { inPooledTransaction, prepared } from '../db/numbered-sql.ts';
 import { entityColumns } from '../db/prepared.ts';
-import { activeTraceparent } from '../events/events.ts';
+import { runWrite } from '../db/write-statement.ts';
+import { type EventInput, recordEventsStep } from '../events/events.ts';
 import {
-  type LockedAccount,
-  type PlannedEntries,
   cardAccountCode,
   cardHoldAccountCode,
+  lockTenantAccounts,
   planEntriesOnLockedAccounts,
+  postPlanSteps,
 } from '../ledger/ledger.ts';
+import type { Currency } from '../ledger/money.ts';
 import { type Movement, cardAuthorizationHold, cardFunding } from '../ledger/movements.ts';
 import {
   type AuthorizationDecision,
@@ -40,9 +46,11 @@ import {
   authorizationIdLock,
   authorizationKey,
   authorizationView,
+  insertAuthorizationStep,
   shouldAutoReload,
+  spentToday,
 } from './authorizations.ts';
-import { Card, type CardRow, type FundingRow } from './store.ts';
+import { Card, type CardRow, type FundingRow, insertFundingsSteps } from './store.ts';
 import { fundingView } from './views.ts';
 
 export interface AuthorizationOutcome {
@@ -51,44 +59,13 @@ export interface AuthorizationOutcome {
   autoReload?: { card: CardRow; funding: FundingRow };
 }
 
-/** An event to insert with the decision. */
-interface EventRow {
-  type: string;
-  sourceKey: string;
-  payload: Record<string, unknown>;
-}
-
-/** A card operation and its funding to insert with the decision (a JIT funding, or auto-reload's). */
-interface FundingInsert {
-  operationKey: string;
-  funding: FundingRow;
-}
-
 /**
  * Decides one authorization, once per card and authorization id: a repeat on the card (the
  * processor's retry) gets the stored decision and places no second hold.
  */
 export async function decideAuthorization(orm: MikroORM, request: AuthorizationRequest): Promise<AuthorizationOutcome> {
-  const em = orm.em.fork();
-  const pool = await em.getConnection().getNativeClient();
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const outcome = await decide(client, em, request);
-    await client.query('commit');
-    client.release();
-    return outcome;
-  } catch (error) {
-    // Closed, not rolled back and reused: after a statement timed out on our side, or a failed
-    // begin or commit, the connection's state is unknown, and the next borrower must never find
-    // itself inside this transaction. Closing it rolls back whatever is open.
-    client.release(error instanceof Error ? error : new Error(String(error)));
-    throw error;
-  }
+  return inPooledTransaction(orm, (client, em) => decide(client, em, request));
 }
-
-const prepared = (client: pg.PoolClient, name: string, text: string, values: unknown[]) =>
-  client.query<Record<string, unknown>>({ name, text, values });
 
 let cardStatement: string | undefined;
 
@@ -111,72 +88,6 @@ function cardStatementText(em: EntityManager): string {
   }
   return cardStatement;
 }
-
-/** The card's accounts (and the wallet, for a JIT card), locked in id order, as every posting locks them. */
-const ACCOUNTS = `select id, code, balance_minor::text as balance_minor from ledger_accounts
-   where tenant_id = $1 and code = any($2::text[]) order by id for update`;
-
-/**
- * What the card has spent today, for its daily limit: approved amounts since 00:00 Africa/Lagos,
- * pending holds whole and cleared ones for what they took. Its own statement, after the accounts
- * are locked: a statement that waits for a lock keeps the snapshot it started with for every row
- * it did not lock, so read together with the lock it would miss a reversal or clearing that
- * committed while this decision waited (and decline on a total already released).
- */
-const SPENT_TODAY = `select coalesce(sum(case when status = 'pending' then amount_minor else cleared_minor end), 0)::text as spent
-    from card_authorizations
-   where card_id = $1 and status in ('pending', 'cleared')
-     and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`;
-
-const OPEN_HOLD_ACCOUNT = `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative)
-  values ($1, $2, $3, $4, false) on conflict on constraint ledger_accounts_owner_code do nothing`;
-
-/**
- * Everything the decision writes, in one statement: the authorization; the journal entries, their
- * postings and each account's net change (only where the balance is still the one locked); the
- * card operations and fundings (JIT, auto-reload); the events. It answers how many rows of each it
- * wrote, which the caller checks.
- */
-const WRITE = `with
-  authorization_row as (
-    insert into card_authorizations (id, tenant_id, card_id, amount_minor, currency, merchant_name,
-      merchant_category, channel, decision, reason, status, jit_funded_minor)
-    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning 1),
-  entries as (
-    insert into journal_entries (id, tenant_id, kind, idempotency_key, description)
-    select e.id, $2, e.kind, e.key, e.description
-      from unnest($13::uuid[], $14::text[], $15::text[], $16::text[]) as e (id, kind, key, description)
-    on conflict (idempotency_key) do nothing returning 1),
-  moved as (
-    update ledger_accounts a set balance_minor = a.balance_minor + m.delta, updated_at = now()
-      from unnest($17::uuid[], $18::bigint[], $19::bigint[]) as m (id, before, delta)
-     where a.id = m.id and a.balance_minor = m.before returning 1),
-  posted as (
-    insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
-    select * from unnest($20::uuid[], $21::uuid[], $22::bigint[], $23::bigint[]) returning 1),
-  operations as (
-    insert into card_operations (id, card_id, action, status, idempotency_key, completed_at)
-    select o.id, $3, 'fund', o.status, o.key, case when o.status = 'applied' then now() end
-      from unnest($24::uuid[], $25::text[], $26::text[]) as o (id, status, key) returning 1),
-  fundings as (
-    insert into card_fundings (id, card_id, operation_id, amount_minor, currency, status,
-      transaction_reference, idempotency_key, source, completed_at)
-    select f.id, $3, f.operation_id, f.amount, $5, f.status, f.reference, f.key, f.source,
-           case when f.status = 'succeeded' then now() end
-      from unnest($27::uuid[], $28::uuid[], $29::bigint[], $30::text[], $31::text[], $32::text[], $33::text[])
-        as f (id, operation_id, amount, status, reference, key, source) returning 1),
-  recorded as (
-    insert into events (id, tenant_id, type, source_key, payload, traceparent)
-    select v.id, $2, v.type, v.source_key, v.payload, $34
-      from unnest($35::uuid[], $36::text[], $37::text[], $38::jsonb[]) as v (id, type, source_key, payload)
-    on conflict (source_key) do nothing returning 1)
-  select (select count(*) from authorization_row)::int as "authorizations",
-         (select count(*) from entries)::int as "entries",
-         (select count(*) from moved)::int as "moved",
-         (select count(*) from posted)::int as "posted",
-         (select count(*) from operations)::int as "operations",
-         (select count(*) from fundings)::int as "fundings",
-         (select count(*) from recorded)::int as "events"`;
 
 /** The first decided check the purchase fails, or null when only funds remain to be checked. */
 export function policyRefusal(
@@ -227,11 +138,19 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
   const card: CardRow = em.map(Card, columns as never);
   const now = new Date(Number(nowMs));
 
-  const { accounts, spentToday } = await lockAccounts(client, card);
+  // The card's balance, its holds and (for a JIT card) the wallet, locked; the card's first
+  // authorization opens its hold account.
+  const accounts = await lockTenantAccounts(client, {
+    tenantId: card.tenant_id,
+    currency: card.currency as Currency,
+    codes: [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])],
+    openMissing: [cardHoldAccountCode(card.id)],
+  });
+  const spent = (card.daily_limit_minor ?? null) !== null ? await spentToday(client, card.id) : 0;
   const cardBalance = accounts.get(cardAccountCode(card.id))!.balanceMinor;
   const walletBalance = accounts.get('wallet')?.balanceMinor ?? 0;
 
-  let reason: StoredDeclineReason | null = voided ? 'timeout' : policyRefusal(card, request, spentToday);
+  let reason: StoredDeclineReason | null = voided ? 'timeout' : policyRefusal(card, request, spent);
   let jitFundedMinor = 0;
   if (reason === null && cardBalance < request.amountMinor) {
     const shortfall = request.amountMinor - cardBalance;
@@ -258,8 +177,8 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
   };
 
   const movements: Movement[] = [];
-  const fundings: FundingInsert[] = [];
-  const events: EventRow[] = [];
+  const fundings: FundingRow[] = [];
+  const events: Omit<EventInput, 'tenantId'>[] = [];
   let autoReload: AuthorizationOutcome['autoReload'];
   if (jitFundedMinor > 0) {
     // A funding that is done as it is recorded: the processor is the one asking.
@@ -270,7 +189,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
       idempotencyKey: null,
       source: 'jit',
     });
-    fundings.push({ operationKey: `reference:${jit.transaction_reference}`, funding: jit });
+    fundings.push(jit);
     movements.push(cardFunding({ fundingId: jit.id, cardId: card.id, amountMinor: jitFundedMinor }));
     events.push({
       type: 'card.funded',
@@ -292,7 +211,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
         idempotencyKey: `auto-reload:${id}`,
         source: 'auto_reload',
       });
-      fundings.push({ operationKey: `key:${funding.idempotency_key}`, funding });
+      fundings.push(funding);
       autoReload = { card, funding };
     }
   }
@@ -302,38 +221,16 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
     payload: authorizationView(stored),
   });
 
-  await write(client, stored, planEntriesOnLockedAccounts(movements, accounts), fundings, events);
+  // Under the locks no step's count can differ; if one ever does, the throw closes the connection
+  // (inPooledTransaction) and nothing of the decision is kept.
+  await runWrite(client, 'card-decision-write', `authorization ${id}`, [
+    insertAuthorizationStep(stored),
+    ...postPlanSteps(card.tenant_id, planEntriesOnLockedAccounts(movements, accounts)),
+    ...insertFundingsSteps(card, fundings),
+    recordEventsStep(card.tenant_id, events),
+  ]);
   const decision: AuthorizationDecision = { authorization_id: id, decision: stored.decision, reason };
   return autoReload ? { decision, autoReload } : { decision };
-}
-
-/** The card's balance, its holds and (for a JIT card) the wallet, locked; and today's spending when it has a daily limit. */
-async function lockAccounts(client: pg.PoolClient, card: CardRow) {
-  const codes = [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])];
-  const lock = () => prepared(client, 'card-decision-accounts', ACCOUNTS, [card.tenant_id, codes]);
-  let { rows } = await lock();
-  if (!rows.some((row) => row.code === cardHoldAccountCode(card.id))) {
-    // The card's first authorization opens its hold account.
-    await prepared(client, 'card-decision-open-hold', OPEN_HOLD_ACCOUNT, [
-      randomUUID(),
-      card.tenant_id,
-      cardHoldAccountCode(card.id),
-      card.currency,
-    ]);
-    ({ rows } = await lock());
-  }
-  const accounts = new Map<string, LockedAccount>(
-    rows.map((row) => [row.code as string, { id: row.id as string, balanceMinor: Number(row.balance_minor) }]),
-  );
-  for (const code of codes) {
-    if (!accounts.has(code)) throw new Error(`card ${card.id} has no ${code} account`);
-  }
-  let spentToday = 0;
-  if ((card.daily_limit_minor ?? null) !== null) {
-    const spent = await prepared(client, 'card-decision-spent-today', SPENT_TODAY, [card.id]);
-    spentToday = Number(spent.rows[0]!.spent);
-  }
-  return { accounts, spentToday };
 }
 
 function fundingRow(
@@ -360,69 +257,4 @@ function fundingRow(
     created_at: now,
     completed_at: funding.status === 'succeeded' ? now : null,
   };
-}
-
-async function write(
-  client: pg.PoolClient,
-  stored: AuthorizationRow,
-  plan: PlannedEntries,
-  fundings: FundingInsert[],
-  events: EventRow[],
-): Promise<void> {
-  const { rows } = await prepared(client, 'card-decision-write', WRITE, [
-    stored.id,
-    stored.tenant_id,
-    stored.card_id,
-    stored.amount_minor,
-    stored.currency,
-    stored.merchant_name,
-    stored.merchant_category,
-    stored.channel,
-    stored.decision,
-    stored.reason,
-    stored.status,
-    stored.jit_funded_minor,
-    plan.entries.map((entry) => entry.id),
-    plan.entries.map((entry) => entry.kind),
-    plan.entries.map((entry) => entry.idempotencyKey),
-    plan.entries.map((entry) => entry.description),
-    plan.accounts.map((account) => account.id),
-    plan.accounts.map((account) => account.beforeMinor),
-    plan.accounts.map((account) => account.deltaMinor),
-    plan.postings.map((posting) => posting.entryId),
-    plan.postings.map((posting) => posting.accountId),
-    plan.postings.map((posting) => posting.amountMinor),
-    plan.postings.map((posting) => posting.balanceAfterMinor),
-    fundings.map(({ funding }) => funding.operation_id),
-    fundings.map(({ funding }) => (funding.status === 'succeeded' ? 'applied' : 'accepted')),
-    fundings.map(({ operationKey }) => operationKey),
-    fundings.map(({ funding }) => funding.id),
-    fundings.map(({ funding }) => funding.operation_id),
-    fundings.map(({ funding }) => funding.amount_minor),
-    fundings.map(({ funding }) => funding.status),
-    fundings.map(({ funding }) => funding.transaction_reference ?? null),
-    fundings.map(({ funding }) => funding.idempotency_key ?? null),
-    fundings.map(({ funding }) => funding.source),
-    activeTraceparent(),
-    events.map(() => randomUUID()),
-    events.map((event) => event.type),
-    events.map((event) => event.sourceKey),
-    events.map((event) => JSON.stringify(event.payload)),
-  ]);
-  const written = rows[0] as Record<string, number>;
-  const expected = {
-    authorizations: 1,
-    entries: plan.entries.length,
-    moved: plan.accounts.length,
-    posted: plan.postings.length,
-    operations: fundings.length,
-    fundings: fundings.length,
-    events: events.length,
-  };
-  for (const [what, count] of Object.entries(expected)) {
-    if (written[what] !== count) {
-      // Under the locks this cannot differ; if it ever does, nothing of the decision is kept.
-      throw new Error(`authorization ${stored.id}: wrote ${written[what]} ${what}, expected ${count}`);
-    }
-  }
 }

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { routeSchemasOf } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
@@ -93,51 +94,54 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       ok(request, await deps.cards.update(tenantOf(request).tenantId, request.params.card_id, request.body)),
   );
 
-  typed.get(
-    '/api/v1/cards/:card_id/security-settings',
-    {
-      schema: doc('The card security settings applied at authorization', {
-        params,
-        response: { 200: envelopeSchema(SecuritySettings) },
-      }),
+  // A card's settings, each read and replaced whole. Fastify cannot resolve the reply type of a
+  // schema that is a type parameter, so the handlers' types are checked against `View` and `Body`
+  // here instead; the body was validated with `schemas.body` before the handler runs.
+  const setting = <View, Body>(
+    path: string,
+    summaries: { read: string; replace: string },
+    schemas: { view: z.ZodType<View>; body: z.ZodType<Body> },
+    service: {
+      read: (tenantId: string, cardId: string) => Promise<View>;
+      replace: (tenantId: string, cardId: string, body: Body) => Promise<View>;
     },
-    async (request) =>
-      ok(request, await deps.cards.securitySettings(tenantOf(request).tenantId, request.params.card_id)),
-  );
-
-  typed.put(
-    '/api/v1/cards/:card_id/security-settings',
+  ) => {
+    const response = { 200: envelopeSchema(schemas.view) };
+    typed.get(
+      `/api/v1/cards/:card_id/${path}`,
+      { schema: doc(summaries.read, { params, response }) },
+      async (request) => ok(request, await service.read(tenantOf(request).tenantId, request.params.card_id)) as never,
+    );
+    typed.put(
+      `/api/v1/cards/:card_id/${path}`,
+      { schema: doc(summaries.replace, { params, body: schemas.body, response }) },
+      async (request) =>
+        ok(
+          request,
+          await service.replace(tenantOf(request).tenantId, request.params.card_id, request.body as Body),
+        ) as never,
+    );
+  };
+  setting(
+    'security-settings',
     {
-      schema: doc('Replace the card security settings (limits, channels, blocked merchant categories)', {
-        params,
-        body: SecuritySettings,
-        response: { 200: envelopeSchema(SecuritySettings) },
-      }),
+      read: 'The card security settings applied at authorization',
+      replace: 'Replace the card security settings (limits, channels, blocked merchant categories)',
     },
-    async (request) =>
-      ok(
-        request,
-        await deps.cards.putSecuritySettings(tenantOf(request).tenantId, request.params.card_id, request.body),
-      ),
-  );
-
-  typed.get(
-    '/api/v1/cards/:card_id/auto-reload',
-    { schema: doc('The card auto-reload settings', { params, response: { 200: envelopeSchema(AutoReloadView) } }) },
-    async (request) => ok(request, await deps.cards.autoReload(tenantOf(request).tenantId, request.params.card_id)),
-  );
-
-  typed.put(
-    '/api/v1/cards/:card_id/auto-reload',
+    { view: SecuritySettings, body: SecuritySettings },
     {
-      schema: doc('Replace the card auto-reload settings', {
-        params,
-        body: AutoReloadSettings,
-        response: { 200: envelopeSchema(AutoReloadView) },
-      }),
+      read: (tenantId, cardId) => deps.cards.securitySettings(tenantId, cardId),
+      replace: (tenantId, cardId, body) => deps.cards.putSecuritySettings(tenantId, cardId, body),
     },
-    async (request) =>
-      ok(request, await deps.cards.putAutoReload(tenantOf(request).tenantId, request.params.card_id, request.body)),
+  );
+  setting(
+    'auto-reload',
+    { read: 'The card auto-reload settings', replace: 'Replace the card auto-reload settings' },
+    { view: AutoReloadView, body: AutoReloadSettings },
+    {
+      read: (tenantId, cardId) => deps.cards.autoReload(tenantId, cardId),
+      replace: (tenantId, cardId, body) => deps.cards.putAutoReload(tenantId, cardId, body),
+    },
   );
 
   typed.post(
@@ -211,45 +215,35 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
 
   typed.get(
     '/api/v1/cards/:card_id/balance',
-    {
-      schema: doc('Card balance', { params, response: { 200: envelopeSchema(CardBalance) } }),
-    },
+    { schema: doc('Card balance', { params, response: { 200: envelopeSchema(CardBalance) } }) },
     async (request) => ok(request, await deps.cards.balance(tenantOf(request).tenantId, request.params.card_id)),
   );
 
-  typed.get(
-    '/api/v1/cards/:card_id/funding/history',
-    {
-      // Paginated like the virtual-account list (decisions §16), wrapper payloads refused alike.
-      preValidation: refuseWrapperPayloads,
-      schema: doc('Card funding history, newest first', {
-        params,
-        querystring: PaginationQuery,
-        response: { 200: envelopeSchema(FundingHistory) },
-      }),
-    },
-    async (request) =>
-      ok(
-        request,
-        await deps.cards.history(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query)),
-      ),
+  // A card's lists, newest first: paginated like the virtual-account list (decisions §16), wrapper
+  // payloads refused alike.
+  const cardList = <Page>(
+    path: string,
+    summary: string,
+    page: z.ZodType<Page>,
+    read: (tenantId: string, cardId: string, window: ReturnType<typeof windowOf>) => Promise<Page>,
+  ) =>
+    typed.get(
+      `/api/v1/cards/:card_id/${path}`,
+      {
+        preValidation: refuseWrapperPayloads,
+        schema: doc(summary, { params, querystring: PaginationQuery, response: { 200: envelopeSchema(page) } }),
+      },
+      async (request) =>
+        ok(request, await read(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query))) as never,
+    );
+  cardList('funding/history', 'Card funding history, newest first', FundingHistory, (tenantId, cardId, window) =>
+    deps.cards.history(tenantId, cardId, window),
   );
-
-  typed.get(
-    '/api/v1/cards/:card_id/authorizations',
-    {
-      preValidation: refuseWrapperPayloads,
-      schema: doc('Card authorizations (purchases the processor asked about), newest first', {
-        params,
-        querystring: PaginationQuery,
-        response: { 200: envelopeSchema(AuthorizationList) },
-      }),
-    },
-    async (request) =>
-      ok(
-        request,
-        await deps.cards.authorizations(tenantOf(request).tenantId, request.params.card_id, windowOf(request.query)),
-      ),
+  cardList(
+    'authorizations',
+    'Card authorizations (purchases the processor asked about), newest first',
+    AuthorizationList,
+    (tenantId, cardId, window) => deps.cards.authorizations(tenantId, cardId, window),
   );
 
   typed.post(
@@ -266,61 +260,41 @@ export function cardRoutes(app: FastifyInstance, deps: { orm: MikroORM; cards: C
       ok(request, await deps.cards.sandboxPurchase(tenantOf(request), request.params.card_id, request.body)),
   );
 
-  typed.post(
-    '/api/v1/sandbox/card-authorizations/:authorization_id/clear',
-    {
-      config: { reachesProvider: 'cards' },
-      schema: tenantRouteSchema(
-        'sandbox',
-        'Sandbox keys: the card processor clears (captures) an authorization (card_id when two of your cards have its id)',
-        {
+  // The processor's word on an authorization, cleared (captured) or reversed: 202 with its settlement.
+  const settlement = <Body>(
+    action: 'clear' | 'reverse',
+    summary: string,
+    body: z.ZodType<Body>,
+    settle: (body: Body) => { cardId: string | undefined; how: Parameters<CardService['sandboxSettle']>[2] },
+  ) =>
+    typed.post(
+      `/api/v1/sandbox/card-authorizations/:authorization_id/${action}`,
+      {
+        config: { reachesProvider: 'cards' },
+        schema: tenantRouteSchema('sandbox', summary, {
           params: AuthorizationParams,
-          body: SandboxClearBody,
+          body,
           response: { 202: envelopeSchema(SandboxSettlementView) },
-        },
-      ),
-    },
-    async (request, reply) =>
-      reply
-        .status(202)
-        .send(
-          ok(
-            request,
-            await deps.cards.sandboxSettle(
-              tenantOf(request),
-              { authorizationId: request.params.authorization_id, cardId: request.body.card_id },
-              { kind: 'clear', amountMinor: request.body.amount_minor },
-            ),
-          ),
-        ),
+        }),
+      },
+      async (request, reply) => {
+        const { cardId, how } = settle(request.body as Body);
+        const authorization = { authorizationId: request.params.authorization_id, cardId };
+        return reply
+          .status(202)
+          .send(ok(request, await deps.cards.sandboxSettle(tenantOf(request), authorization, how)));
+      },
+    );
+  settlement(
+    'clear',
+    'Sandbox keys: the card processor clears (captures) an authorization (card_id when two of your cards have its id)',
+    SandboxClearBody,
+    (body) => ({ cardId: body.card_id, how: { kind: 'clear', amountMinor: body.amount_minor } }),
   );
-
-  typed.post(
-    '/api/v1/sandbox/card-authorizations/:authorization_id/reverse',
-    {
-      config: { reachesProvider: 'cards' },
-      schema: tenantRouteSchema(
-        'sandbox',
-        'Sandbox keys: the card processor reverses an authorization (no body, or card_id when two of your cards have its id)',
-        {
-          params: AuthorizationParams,
-          body: SandboxReverseBody,
-          response: { 202: envelopeSchema(SandboxSettlementView) },
-        },
-      ),
-    },
-    async (request, reply) =>
-      reply
-        .status(202)
-        .send(
-          ok(
-            request,
-            await deps.cards.sandboxSettle(
-              tenantOf(request),
-              { authorizationId: request.params.authorization_id, cardId: request.body?.card_id },
-              { kind: 'reverse' },
-            ),
-          ),
-        ),
+  settlement(
+    'reverse',
+    'Sandbox keys: the card processor reverses an authorization (no body, or card_id when two of your cards have its id)',
+    SandboxReverseBody,
+    (body) => ({ cardId: body?.card_id, how: { kind: 'reverse' } }),
   );
 }

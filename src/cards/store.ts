@@ -1,13 +1,16 @@
 // The only code that touches the card tables: `cards`, `card_operations` (lock, unlock and fund
-// requests, keyed by the client's idempotency key) and `card_fundings`. Rows come typed from the
-// MikroORM entities below, amounts as numbers (kobo). Properties are named as their columns.
-// Every status change is conditional on the status it leaves, so a retried activity changes a
-// card, an operation or a funding once.
+// requests, keyed by the client's idempotency key) and `card_fundings` (card authorizations have
+// theirs: ./authorizations.ts). Rows come typed from the MikroORM entities below, amounts as
+// numbers (kobo). Properties are named as their columns. Every status change is conditional on
+// the status it leaves, so a retried activity changes a card, an operation or a funding once. The
+// fundings a card authorization's decision makes are written as steps of its one statement
+// (`insertFundingsSteps`, src/db/write-statement.ts).
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import type { WriteStep } from '../db/write-statement.ts';
 
 export const Card = tableEntity('Card', 'cards', {
   ...tenantOwned(),
@@ -207,9 +210,21 @@ export async function findFunding(
 }
 
 /**
- * A funding and its operation, in one transaction. Keys and references are two namespaces on the
- * operation: a key never meets a reference of the same text. A concurrent request with the same
- * key or reference makes this throw UniqueConstraintViolationException.
+ * A funding operation's key: the client's idempotency key or the transaction reference, in two
+ * namespaces, so a key never meets a reference of the same text.
+ */
+function operationKeyOf(funding: { idempotencyKey?: string | null; transactionReference?: string | null }) {
+  return funding.idempotencyKey != null
+    ? `key:${funding.idempotencyKey}`
+    : funding.transactionReference != null
+      ? `reference:${funding.transactionReference}`
+      : null;
+}
+
+/**
+ * A funding and its operation, in one transaction (the operation keyed by `operationKeyOf`). A
+ * concurrent request with the same key or reference makes this throw
+ * UniqueConstraintViolationException.
  */
 export async function insertFunding(
   em: EntityManager,
@@ -228,12 +243,7 @@ export async function insertFunding(
       card_id: funding.cardId,
       action: 'fund',
       status: 'accepted',
-      idempotency_key:
-        funding.idempotencyKey !== undefined
-          ? `key:${funding.idempotencyKey}`
-          : funding.transactionReference !== undefined
-            ? `reference:${funding.transactionReference}`
-            : null,
+      idempotency_key: operationKeyOf(funding),
     });
     const id = randomUUID();
     await tx.insert(CardFunding, {
@@ -246,11 +256,63 @@ export async function insertFunding(
       transaction_reference: funding.transactionReference ?? null,
       idempotency_key: funding.idempotencyKey ?? null,
       // The API's (`/fund`, `/jit-fund`); an authorization's JIT funding and auto-reload's are
-      // written with its decision (src/cards/decision.ts).
+      // written with its decision (insertFundingsSteps).
       source: 'api',
     });
     return tx.findOneOrFail(CardFunding, { id });
   });
+}
+
+/**
+ * The fundings a card authorization's decision makes (src/cards/decision.ts: its JIT funding,
+ * `succeeded` as it is recorded, and auto-reload's, `pending`), each with its operation (`applied`
+ * or `accepted`, keyed as insertFunding keys it), as steps of the decision's one write statement.
+ */
+export function insertFundingsSteps(
+  card: { id: string; currency: string },
+  fundings: readonly FundingRow[],
+): WriteStep[] {
+  return [
+    {
+      name: 'operations',
+      text: `insert into card_operations (id, card_id, action, status, idempotency_key, completed_at)
+    select o.id, $1, 'fund', o.status, o.key, case when o.status = 'applied' then now() end
+      from unnest($2::uuid[], $3::text[], $4::text[]) as o (id, status, key) returning 1`,
+      values: [
+        card.id,
+        fundings.map((funding) => funding.operation_id),
+        fundings.map((funding) => (funding.status === 'succeeded' ? 'applied' : 'accepted')),
+        fundings.map((funding) =>
+          operationKeyOf({
+            idempotencyKey: funding.idempotency_key,
+            transactionReference: funding.transaction_reference,
+          }),
+        ),
+      ],
+      rows: fundings.length,
+    },
+    {
+      name: 'fundings',
+      text: `insert into card_fundings (id, card_id, operation_id, amount_minor, currency, status,
+      transaction_reference, idempotency_key, source, completed_at)
+    select f.id, $1, f.operation_id, f.amount, $2, f.status, f.reference, f.key, f.source,
+           case when f.status = 'succeeded' then now() end
+      from unnest($3::uuid[], $4::uuid[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[])
+        as f (id, operation_id, amount, status, reference, key, source) returning 1`,
+      values: [
+        card.id,
+        card.currency,
+        fundings.map((funding) => funding.id),
+        fundings.map((funding) => funding.operation_id),
+        fundings.map((funding) => funding.amount_minor),
+        fundings.map((funding) => funding.status),
+        fundings.map((funding) => funding.transaction_reference ?? null),
+        fundings.map((funding) => funding.idempotency_key ?? null),
+        fundings.map((funding) => funding.source),
+      ],
+      rows: fundings.length,
+    },
+  ];
 }
 
 /** A page of the card's fundings, newest first. */

@@ -1,14 +1,18 @@
 // The tenant event log, and the only code that touches the `events` table. Events are written in
 // the same transaction as the state change that causes them, keyed by what caused them
-// (`source_key`), so a retried activity writes each once. Webhook delivery fans out from this
-// table under claims (below): raw SQL there, because the claim statement is the rule that lets
-// several fan-out loops share the table without a transaction held open.
+// (`source_key`), so a retried activity writes each once: `recordEvent` in the caller's ORM
+// transaction, or `recordEventsStep` as a step of a caller's one write statement (the card
+// decision, src/db/write-statement.ts), both by the one insert below. Webhook delivery fans out
+// from this table under claims (below): raw SQL there, because the claim statement is the rule that
+// lets several fan-out loops share the table without a transaction held open.
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, p, raw } from '@mikro-orm/core';
 import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import type { WriteStep } from '../db/write-statement.ts';
 
 export const Event = tableEntity('Event', 'events', {
   ...tenantOwned(),
@@ -43,26 +47,42 @@ export function activeTraceparent(): string | null {
 }
 
 /**
- * Inserts the event unless one with the same source key exists; returns its id either way. The
- * event keeps the trace it was recorded in, where its webhook deliveries then start.
+ * The tenant's ($1) events, each unless one with its source key exists, keeping the trace ($2) they
+ * were recorded in, where their webhook deliveries then start: the ids of those inserted.
  */
+const INSERT_EVENTS = `insert into events (id, tenant_id, type, source_key, payload, traceparent)
+    select v.id, $1, v.type, v.source_key, v.payload, $2
+      from unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[]) as v (id, type, source_key, payload)
+    on conflict (source_key) do nothing returning id`;
+
+function insertEventsValues(tenantId: string, events: readonly Omit<EventInput, 'tenantId'>[]) {
+  return [
+    tenantId,
+    activeTraceparent(),
+    events.map(() => randomUUID()),
+    events.map((event) => event.type),
+    events.map((event) => event.sourceKey),
+    events.map((event) => JSON.stringify(event.payload)),
+  ];
+}
+
+/** Inserts the event unless one with the same source key exists; returns its id either way. */
 export async function recordEvent(em: EntityManager, input: EventInput): Promise<string> {
-  const [inserted] = await em
-    .createQueryBuilder(Event)
-    .insert({
-      id: randomUUID(),
-      tenant_id: input.tenantId,
-      type: input.type,
-      source_key: input.sourceKey,
-      payload: input.payload,
-      traceparent: activeTraceparent(),
-    })
-    .onConflict('source_key')
-    .ignore()
-    .returning('id')
-    .execute<{ id: string }[]>('all');
+  const [inserted] = await executeNumbered<{ id: string }[]>(
+    em,
+    INSERT_EVENTS,
+    insertEventsValues(input.tenantId, [input]),
+  );
   if (inserted) return inserted.id;
   return (await em.findOneOrFail(Event, { source_key: input.sourceKey }, { fields: ['id'] })).id;
+}
+
+/**
+ * The tenant's events as a step of the caller's one write statement: every one of them new (a
+ * source key already recorded writes fewer rows than declared, and the write throws).
+ */
+export function recordEventsStep(tenantId: string, events: readonly Omit<EventInput, 'tenantId'>[]): WriteStep {
+  return { name: 'recorded', text: INSERT_EVENTS, values: insertEventsValues(tenantId, events), rows: events.length };
 }
 
 export async function findEvent(em: EntityManager, tenantId: string, id: string): Promise<EventRow | null> {

@@ -1,4 +1,4 @@
-// How a BVN is kept (README, "Identity customers"): never in the clear at rest, in logs, events,
+// How a BVN is kept (docs/identity.md): never in the clear at rest, in logs, events,
 // answers or workflow histories. Two keys are derived from BVN_SECRET_KEY (HKDF-SHA256, one per
 // use): an HMAC-SHA256 key for the BVN's lasting fingerprint, and an AES-256-GCM key for the copy
 // the worker reads while the lookup runs (erased when the verification ends) or while a virtual

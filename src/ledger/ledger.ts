@@ -1,10 +1,20 @@
-// The double-entry journal. Every movement of money is one journal entry whose postings sum to
-// zero, written in one transaction with the balance updates it causes. A debit is a conditional
-// update (the row is only changed if it stays >= 0 for accounts that may not go negative), so
-// concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency key:
-// posting the same entry twice applies it once.
+// The double-entry journal, and the only code that writes `journal_entries`, `postings` and
+// `ledger_accounts`. Every movement of money is one journal entry whose postings sum to zero,
+// written in one transaction with the balance updates it causes. A debit is a conditional update
+// (`keepsBalance`: the row is only changed if it stays >= 0 for accounts that may not go negative),
+// so concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency
+// key: posting the same entry twice applies it once.
+//
+// Two writers, one set of rules: `postEntry` posts an entry on its own (locking each account as it
+// goes); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
+// already holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
+// (src/db/write-statement.ts; the card decision). Both write entries and postings by the same
+// inserts and move balances under the same guard, and they give the same postings and balances
+// and refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
+import type { WriteStep } from '../db/write-statement.ts';
 import { type Currency, assertMinorUnits } from './money.ts';
 import type { AccountRef, Movement } from './movements.ts';
 
@@ -40,8 +50,12 @@ export interface PostedEntry {
   balances: Map<string, number>;
 }
 
+/**
+ * An account that may not go negative would. Its code is the transfer API's word for it; a card
+ * authorization declined for want of funds says `insufficient_funds` (decisions §11), its own word.
+ */
 export class InsufficientFundsError extends Error {
-  readonly code = 'insufficient_funds';
+  readonly code = 'insufficient_balance';
   readonly accountId: string;
   readonly requiredMinor: number;
   readonly availableMinor: number;
@@ -82,12 +96,63 @@ function validateEntry(input: JournalEntryInput): void {
   if (sum !== 0n) throw new LedgerConflictError(`postings of ${input.idempotencyKey} sum to ${sum}, not zero`);
 }
 
+/**
+ * The conditional debit, as SQL: the `ledger_accounts` row under `account` may take `amount` when it
+ * may go negative or stays at or above zero. Every write that moves a balance uses this predicate.
+ */
+const keepsBalance = (account: string, amount: string) =>
+  `(${account}.allow_negative or ${account}.balance_minor + ${amount} >= 0)`;
+
+/** The same rule in code, for a balance the caller holds locked: refuse before writing, with a typed error. */
+function staysWithinBalance(allowNegative: boolean, afterMinor: number): boolean {
+  return allowNegative || afterMinor >= 0;
+}
+
 /** Same accounts and amounts, in any order. */
 function samePostings(a: PostingInput[], b: PostingInput[]): boolean {
   const key = (p: PostingInput) => `${p.accountId}:${p.amountMinor}`;
   const left = a.map(key).sort();
   const right = b.map(key).sort();
   return left.length === right.length && left.every((value, i) => value === right[i]);
+}
+
+/** Journal entries of one tenant ($1), each unless its key is already posted: the ids of those written. */
+const INSERT_ENTRIES = `insert into journal_entries (id, tenant_id, kind, idempotency_key, description, metadata)
+    select e.id, $1, e.kind, e.key, e.description, e.metadata
+      from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) as e (id, kind, key, description, metadata)
+    on conflict (idempotency_key) do nothing returning id`;
+
+function entriesValues(
+  tenantId: string | null,
+  entries: readonly {
+    id: string;
+    kind: string;
+    idempotencyKey: string;
+    description: string | null;
+    metadata: Record<string, unknown> | null;
+  }[],
+) {
+  return [
+    tenantId,
+    entries.map((entry) => entry.id),
+    entries.map((entry) => entry.kind),
+    entries.map((entry) => entry.idempotencyKey),
+    entries.map((entry) => entry.description),
+    entries.map((entry) => (entry.metadata ? JSON.stringify(entry.metadata) : null)),
+  ];
+}
+
+/** Postings, each with its account's balance after it. */
+const INSERT_POSTINGS = `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
+    select * from unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[]) returning 1`;
+
+function postingsValues(postings: readonly PlannedEntries['postings'][number][]) {
+  return [
+    postings.map((posting) => posting.entryId),
+    postings.map((posting) => posting.accountId),
+    postings.map((posting) => posting.amountMinor),
+    postings.map((posting) => posting.balanceAfterMinor),
+  ];
 }
 
 /**
@@ -99,17 +164,18 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
   validateEntry(input);
   return em.transactional(async (tx) => {
     const entryId = randomUUID();
-    const inserted = await tx.execute<{ id: string }[]>(
-      `insert into journal_entries (id, tenant_id, kind, idempotency_key, description, metadata)
-       values (?, ?, ?, ?, ?, ?) on conflict (idempotency_key) do nothing returning id`,
-      [
-        entryId,
-        input.tenantId,
-        input.kind,
-        input.idempotencyKey,
-        input.description ?? null,
-        input.metadata ? JSON.stringify(input.metadata) : null,
-      ],
+    const inserted = await executeNumbered<{ id: string }[]>(
+      tx,
+      INSERT_ENTRIES,
+      entriesValues(input.tenantId, [
+        {
+          id: entryId,
+          kind: input.kind,
+          idempotencyKey: input.idempotencyKey,
+          description: input.description ?? null,
+          metadata: input.metadata ?? null,
+        },
+      ]),
     );
     if (inserted.length === 0) {
       const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
@@ -131,8 +197,8 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
       // The conditional debit: this statement is the rule, so it stays SQL.
       const apply = () =>
         tx.execute<{ balance_minor: string }[]>(
-          `update ledger_accounts set balance_minor = balance_minor + ?, updated_at = now()
-            where id = ? and (allow_negative or balance_minor + ? >= 0) returning balance_minor`,
+          `update ledger_accounts a set balance_minor = a.balance_minor + ?, updated_at = now()
+            where a.id = ? and ${keepsBalance('a', '?')} returning a.balance_minor`,
           [posting.amountMinor, posting.accountId, posting.amountMinor],
         );
       let updated = await apply();
@@ -141,13 +207,13 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
         // when that version falls short, even if a credit to it is committing meanwhile. Look again
         // under the row lock, at the latest committed balance: refuse only when that one falls short
         // (and report that balance, never one that would have covered the debit); otherwise apply.
-        const [account] = await tx.execute<{ balance_minor: string }[]>(
-          'select balance_minor from ledger_accounts where id = ? for update',
+        const [account] = await tx.execute<{ balance_minor: string; allow_negative: boolean }[]>(
+          'select balance_minor, allow_negative from ledger_accounts where id = ? for update',
           [posting.accountId],
         );
         if (!account) throw new UnknownAccountError(`ledger account ${posting.accountId} does not exist`);
         const available = Number(account.balance_minor);
-        if (available + posting.amountMinor < 0) {
+        if (!staysWithinBalance(account.allow_negative, available + posting.amountMinor)) {
           throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, available);
         }
         updated = await apply();
@@ -155,9 +221,12 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
       }
       const after = Number(updated[0]!.balance_minor);
       balances.set(posting.accountId, after);
-      await tx.execute(
-        'insert into postings (entry_id, account_id, amount_minor, balance_after_minor) values (?, ?, ?, ?)',
-        [entryId, posting.accountId, posting.amountMinor, after],
+      await executeNumbered(
+        tx,
+        INSERT_POSTINGS,
+        postingsValues([
+          { entryId, accountId: posting.accountId, amountMinor: posting.amountMinor, balanceAfterMinor: after },
+        ]),
       );
     }
     return { entryId, created: true, balances };
@@ -205,13 +274,13 @@ export function cardHoldAccountCode(cardId: string): string {
   return `card-hold:${cardId}`;
 }
 
+/** Opens one of a tenant's accounts ($2, code $3, currency $4) if it has none of that code yet. */
+const OPEN_ACCOUNT = `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative)
+  values ($1, $2, $3, $4, false) on conflict on constraint ledger_accounts_owner_code do nothing`;
+
 /** Opens one of a tenant's accounts if it has none of that code yet (inside the caller's transaction). */
 async function openTenantAccount(em: EntityManager, tenantId: string, code: string, currency: Currency) {
-  await em.execute(
-    `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative) values (?, ?, ?, ?, false)
-     on conflict on constraint ledger_accounts_owner_code do nothing`,
-    [randomUUID(), tenantId, code, currency],
-  );
+  await executeNumbered(em, OPEN_ACCOUNT, [randomUUID(), tenantId, code, currency]);
 }
 
 /** Opens a card's account (inside the caller's transaction, with the card's row). */
@@ -374,6 +443,65 @@ export async function postingsTotal(em: EntityManager): Promise<number> {
 export interface LockedAccount {
   id: string;
   balanceMinor: number;
+  allowNegative: boolean;
+}
+
+/** The tenant's accounts of these codes, locked in id order (as every posting locks them). */
+const LOCK_ACCOUNTS = `select id, code, balance_minor::text as balance_minor, allow_negative from ledger_accounts
+   where tenant_id = $1 and currency = $2 and code = any($3::text[]) order by id for update`;
+
+/** Which of a tenant's accounts to lock, by code. */
+export interface AccountsToLock {
+  tenantId: string;
+  currency: Currency;
+  codes: readonly string[];
+}
+
+/** The locked rows by code; a code of `which` with no row is an UnknownAccountError. */
+function lockedByCode(rows: Record<string, unknown>[], which: AccountsToLock): Map<string, LockedAccount> {
+  const locked = new Map<string, LockedAccount>(
+    rows.map((row) => [
+      row.code as string,
+      { id: row.id as string, balanceMinor: Number(row.balance_minor), allowNegative: row.allow_negative as boolean },
+    ]),
+  );
+  for (const code of which.codes) {
+    if (!locked.has(code)) {
+      throw new UnknownAccountError(`tenant ${which.tenantId} has no ${code} account in ${which.currency}`);
+    }
+  }
+  return locked;
+}
+
+/**
+ * Locks the tenant's accounts of `codes` on the caller's connection, inside its transaction, as
+ * named prepared statements (the card decision's hot path): one round trip, and two more (open,
+ * lock again) the first time an account of `openMissing` is not there yet. The accounts by code,
+ * for planEntriesOnLockedAccounts.
+ */
+export async function lockTenantAccounts(
+  client: SqlClient,
+  which: AccountsToLock & { openMissing?: readonly string[] },
+): Promise<Map<string, LockedAccount>> {
+  const lock = () =>
+    prepared(client, 'ledger-lock-accounts', LOCK_ACCOUNTS, [which.tenantId, which.currency, which.codes]);
+  let { rows } = await lock();
+  const missing = (which.openMissing ?? []).filter((code) => !rows.some((row) => row.code === code));
+  if (missing.length > 0) {
+    for (const code of missing) {
+      await prepared(client, 'ledger-open-account', OPEN_ACCOUNT, [randomUUID(), which.tenantId, code, which.currency]);
+    }
+    ({ rows } = await lock());
+  }
+  return lockedByCode(rows, which);
+}
+
+/** The same lock in the caller's ORM transaction (an activity's). */
+export async function lockTenantAccountsIn(
+  em: EntityManager,
+  which: AccountsToLock,
+): Promise<Map<string, LockedAccount>> {
+  return lockedByCode(await executeNumbered(em, LOCK_ACCOUNTS, [which.tenantId, which.currency, which.codes]), which);
 }
 
 /** Journal entries worked out against locked accounts: rows to write, and each account's net change. */
@@ -386,11 +514,10 @@ export interface PlannedEntries {
 
 /**
  * Works out movements, in order, on tenant accounts the caller already holds locked (by code, as
- * `tenantAccountCodeOf` names them), for a caller that writes them in one statement: the same
- * rules as postEntry (balanced, non-zero, whole kobo), each posting's balance after it, and no
- * account below zero — these accounts may never go negative, so a shortfall is an
- * InsufficientFundsError and nothing is planned. The statement must apply each account's net
- * change only where the balance is still the one locked (see the caller).
+ * `tenantAccountCodeOf` names them), for postPlanSteps to write: the same rules as postEntry
+ * (balanced, non-zero, whole kobo; no account that may not go negative below zero, checked after
+ * each posting, a shortfall the same InsufficientFundsError and nothing planned), and each
+ * posting's balance after it.
  */
 export function planEntriesOnLockedAccounts(
   movements: readonly Movement[],
@@ -425,7 +552,9 @@ export function planEntriesOnLockedAccounts(
         balance: posting.account.balanceMinor,
       };
       const after = state.balance + posting.amountMinor;
-      if (after < 0) throw new InsufficientFundsError(posting.account.id, -posting.amountMinor, state.balance);
+      if (!staysWithinBalance(posting.account.allowNegative, after)) {
+        throw new InsufficientFundsError(posting.account.id, -posting.amountMinor, state.balance);
+      }
       state.balance = after;
       balances.set(posting.account.id, state);
       plan.postings.push({
@@ -444,4 +573,39 @@ export function planEntriesOnLockedAccounts(
     });
   }
   return plan;
+}
+
+/**
+ * The plan's writes, as steps of the caller's one statement (src/db/write-statement.ts): its
+ * entries, each account's net change, its postings. An account changes only where its balance is
+ * still the one locked and the change keeps it within `keepsBalance` (the rule postEntry debits
+ * by); anything else writes fewer rows than planned, and the write throws. So does an entry whose
+ * key is already posted: unlike postEntry, this is no idempotent repeat — the caller posts a plan
+ * once (the card decision: once per authorization, under its lock).
+ */
+export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep[] {
+  return [
+    {
+      name: 'entries',
+      text: INSERT_ENTRIES,
+      values: entriesValues(
+        tenantId,
+        plan.entries.map((entry) => ({ ...entry, metadata: null })),
+      ),
+      rows: plan.entries.length,
+    },
+    {
+      name: 'moved',
+      text: `update ledger_accounts a set balance_minor = a.balance_minor + m.delta, updated_at = now()
+      from unnest($1::uuid[], $2::bigint[], $3::bigint[]) as m (id, before, delta)
+     where a.id = m.id and a.balance_minor = m.before and ${keepsBalance('a', 'm.delta')} returning 1`,
+      values: [
+        plan.accounts.map((account) => account.id),
+        plan.accounts.map((account) => account.beforeMinor),
+        plan.accounts.map((account) => account.deltaMinor),
+      ],
+      rows: plan.accounts.length,
+    },
+    { name: 'posted', text: INSERT_POSTINGS, values: postingsValues(plan.postings), rows: plan.postings.length },
+  ];
 }

@@ -276,7 +276,7 @@ try {
     say('stack', `  API            ${apiUrl}`);
     say('stack', `  API docs       ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`);
     say('stack', `  Temporal UI    ${config.temporalUiUrl ?? '(external cluster: see your Temporal UI)'}`);
-    say('stack', `  Sandbox bank   ${config.sandboxBankUrl}   (control routes: see README, "Sandbox")`);
+    say('stack', `  Sandbox bank   ${config.sandboxBankUrl}   (control routes: docs/sandbox.md)`);
     if (config.METRICS_PORT > 0) {
       const worker =
         config.WORKER_METRICS_PORT > 0

@@ -9,6 +9,7 @@ import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
@@ -177,13 +178,14 @@ export async function listTransfers(
 
 /**
  * Today's usage against the daily limit: the amounts of the tenant's transfers not failed, since
- * midnight in Lagos by the database's clock. Raw SQL because the day boundary is the rule.
+ * midnight in Lagos by the database's clock (src/db/lagos-day.ts). Raw SQL because the day
+ * boundary is the rule.
  */
 export async function usedToday(em: EntityManager, tenantId: string): Promise<number> {
   const [usage] = await em.execute<{ used: string }[]>(
     `select coalesce(sum(amount_minor), 0)::text as used from transfers
       where tenant_id = ? and status <> 'failed'
-        and created_at >= (date_trunc('day', now() at time zone 'Africa/Lagos') at time zone 'Africa/Lagos')`,
+        and created_at >= ${startOfLagosDay}`,
     [tenantId],
   );
   return Number(usage!.used);

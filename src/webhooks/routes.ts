@@ -24,6 +24,9 @@ import {
 import type { WebhookService } from './service.ts';
 
 const doc = routeSchemasOf('webhooks');
+/** The schema of a route on one endpoint or delivery, by its id. */
+const byId = <const Response extends object>(summary: string, response: Response) =>
+  doc(summary, { params: IdParams, response });
 
 export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webhooks: WebhookService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
@@ -66,12 +69,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
 
   typed.delete(
     '/api/v1/webhook-endpoints/:id',
-    {
-      schema: doc('Delete a webhook endpoint (its deliveries stop)', {
-        params: IdParams,
-        response: { 200: envelopeSchema(EndpointView) },
-      }),
-    },
+    { schema: byId('Delete a webhook endpoint (its deliveries stop)', { 200: envelopeSchema(EndpointView) }) },
     async (request) => ok(request, await deps.webhooks.deleteEndpoint(tenantOf(request).tenantId, request.params.id)),
   );
 
@@ -101,23 +99,13 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
 
   typed.get(
     '/api/v1/webhook-deliveries/:id',
-    {
-      schema: doc('One delivery with its attempts', {
-        params: IdParams,
-        response: { 200: envelopeSchema(DeliveryView) },
-      }),
-    },
+    { schema: byId('One delivery with its attempts', { 200: envelopeSchema(DeliveryView) }) },
     async (request) => ok(request, await deps.webhooks.getDelivery(tenantOf(request).tenantId, request.params.id)),
   );
 
   typed.post(
     '/api/v1/webhook-deliveries/:id/replay',
-    {
-      schema: doc('Deliver the event again now (same webhook-id)', {
-        params: IdParams,
-        response: { 202: envelopeSchema(ReplayAccepted) },
-      }),
-    },
+    { schema: byId('Deliver the event again now (same webhook-id)', { 202: envelopeSchema(ReplayAccepted) }) },
     async (request, reply) =>
       reply.status(202).send(ok(request, await deps.webhooks.replay(tenantOf(request).tenantId, request.params.id))),
   );

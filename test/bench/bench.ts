@@ -1,20 +1,23 @@
 // `npm run bench`: what the gateway costs on top of Temporal and PostgreSQL, measured in one run
-// beside the floors on the same machine and servers (see README, "Performance"):
+// beside the floors on the same machine and servers (docs/performance.md):
 //   create   POST /api/v1/transfers  vs  a bare Update-with-Start of an empty workflow
 //   get      GET /api/v1/transfers/{id}  vs  Fastify's hello world in its own process
+//   cost     what one transfer costs: statements, rows, Temporal events and writes (cost.ts)
 //   e2e      create → signed transfer.settled received (sequential)  vs  empty workflow start → result
 //   webhooks deliveries per second to a local receiver
 //   jit      JIT fundings per second on one card and across 100 cards
 //   credits  virtual-account credits per second
+//   authorizations  card authorization decisions  vs  one PostgreSQL round trip
 // with the API's and worker's CPU and RSS per phase. Starts its own gateway (`npm start`'s launcher,
 // fresh state, sandbox bank completing at once, rate limit out of the way) unless DATABASE_URL /
-// TEMPORAL_ADDRESS point elsewhere. Prints a table, writes JSON and an SVG chart, and checks at the
-// end that every posting ever made sums to zero.
-//   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128] [--phases create,get,e2e,webhooks,jit,credits]
-//                    [--e2e-count 20] [--batch 100] [--out test/bench/results]
-import { spawn } from 'node:child_process';
+// TEMPORAL_ADDRESS point elsewhere. Prints the tables and writes them to the output folder as
+// latest.json, latest.md (the same tables as a page) and latest.svg, and checks at the end that
+// every posting ever made sums to zero and that `ledger verify` passes.
+//   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128]
+//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations]
+//                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--out test/bench/results]
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,9 +31,9 @@ import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
 import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.ts';
 import { type PointResult, keepAlivePoster, progress, runPoint, runSequential, sampler } from './load.ts';
-import { chart, table } from './report.ts';
+import { type BenchResults, costRows, ledgerLine, measureRows, pathRows, table, writeResults } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
-import { type TransferCost, measureTransferCost } from './cost.ts';
+import { measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/runtime/secrets.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
@@ -76,7 +79,7 @@ say(
 );
 say('starting the gateway…');
 const stack: BenchStack = await startBenchStack(say);
-const results: Record<string, unknown> = {
+const results: BenchResults = {
   machine: {
     cpus: cpus().length,
     model: cpus()[0]?.model ?? 'unknown',
@@ -84,9 +87,10 @@ const results: Record<string, unknown> = {
     node: process.versions.node,
   },
   startedAt: new Date().toISOString(),
+  ...codeVersion(),
   params: { durationMs, concurrencies, phases: [...phases], e2eCount, batch, costCount },
 };
-const usage: Record<string, unknown> = {};
+const usage: NonNullable<BenchResults['usage']> = {};
 const closers: (() => Promise<unknown>)[] = [() => stack.stop()];
 
 try {
@@ -534,146 +538,32 @@ try {
     balanced: total === '0',
     verified: verified.ok,
     breaches: verified.checks.filter((check) => !check.ok),
+    checks: verified.checks.length,
+    entries: verified.counts.entries,
+    transfers: verified.counts.transfers,
   };
   results.usage = usage;
-  say(`\nledger: every posting ever made sums to ${total} kobo${total === '0' ? ' (balanced)' : ' — NOT BALANCED'}`);
-  say(
-    `ledger verify: ${
-      verified.ok
-        ? `all ${verified.checks.length} checks pass`
-        : `BREACHED: ${verified.checks
-            .filter((check) => !check.ok)
-            .map((check) => `${check.name} (${check.breaches})`)
-            .join(', ')}`
-    } over ${verified.counts.entries} entries and ${verified.counts.transfers} transfers`,
-  );
+  say(`\nledger: ${ledgerLine(results.ledger)}`);
 
-  // The table: each path at each concurrency beside its floor, and the headline ratios.
-  const rows = [['path', 'concurrency', 'gateway', 'floor', 'throughput ratio', 'p99 ratio']];
-  const pairs = [
-    ['POST /api/v1/transfers vs Update-with-Start', results.create],
-    ['GET /api/v1/transfers/{id} vs hello world', results.get],
-    ['card authorization decision vs one PostgreSQL round trip', results.authorizations],
-  ] as const;
-  for (const [name, pair] of pairs) {
-    if (!pair) continue;
-    const { gateway, floor } = pair as { gateway: PointResult[]; floor: PointResult[] };
-    gateway.forEach((point, i) => {
-      const base = floor[i]!;
-      rows.push([
-        name,
-        String(point.concurrency),
-        `${point.perSecond.toFixed(1)}/s, p50 ${point.p50Ms.toFixed(0)} ms, p99 ${point.p99Ms.toFixed(0)} ms`,
-        `${base.perSecond.toFixed(1)}/s, p99 ${base.p99Ms.toFixed(0)} ms`,
-        `${(point.perSecond / base.perSecond).toFixed(2)}×`,
-        `${(point.p99Ms / base.p99Ms).toFixed(2)}×`,
-      ]);
-    });
-  }
-  if (results.e2e) {
-    const { gateway, floor } = results.e2e as { gateway: PointResult; floor: PointResult };
-    rows.push([
-      'create → transfer.settled received vs start → result',
-      '1',
-      `p50 ${gateway.p50Ms.toFixed(0)} ms, p99 ${gateway.p99Ms.toFixed(0)} ms`,
-      `p50 ${floor.p50Ms.toFixed(0)} ms`,
-      '',
-      `p50 ${(gateway.p50Ms / floor.p50Ms).toFixed(2)}×`,
-    ]);
-  }
-  const others: [string, string][] = [];
-  if (results.webhooks) {
-    const hooks = results.webhooks as { perSecond: number; arrivingPerSecond: number };
-    others.push(['webhook deliveries, first create to last delivery', `${hooks.perSecond.toFixed(1)}/s`]);
-    others.push(['webhook deliveries, first delivery to last', `${hooks.arrivingPerSecond.toFixed(1)}/s`]);
-  }
-  if (results.jit) {
-    const jit = results.jit as { oneCardPerSecond: number; acrossCardsPerSecond: number };
-    others.push(['JIT fundings, one card', `${jit.oneCardPerSecond.toFixed(1)}/s`]);
-    others.push(['JIT fundings, 100 cards', `${jit.acrossCardsPerSecond.toFixed(1)}/s`]);
-  }
-  if (results.credits)
-    others.push(['virtual-account credits', `${(results.credits as { perSecond: number }).perSecond.toFixed(1)}/s`]);
-  for (const [phase, byProcess] of Object.entries(usage)) {
-    others.push([
-      `CPU / peak RSS in ${phase.split(':')[0]}`,
-      Object.entries(byProcess as Record<string, { cpuPercent: number; rssMiB: number }>)
-        .map(([name, use]) => `${name} ${use.cpuPercent.toFixed(0)}% / ${use.rssMiB.toFixed(0)} MiB`)
-        .join(', '),
-    ]);
-  }
-  if (rows.length > 1) say(`\n${table(rows)}\n`);
-  if (others.length) say(`${table([['measure', 'figure'], ...others])}\n`);
-  if (results.cost) say(`${table(costRows(results.cost as TransferCost))}\n`);
+  const paths = pathRows(results);
+  const measures = measureRows(results);
+  if (paths.length > 1) say(`\n${table(paths)}\n`);
+  if (measures.length > 1) say(`${table(measures)}\n`);
+  if (results.cost) say(`${table(costRows(results.cost))}\n`);
 
-  const out = resolve(PROJECT_ROOT, flags.out);
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const series = [];
-  if (results.create) {
-    const { gateway, floor } = results.create as { gateway: PointResult[]; floor: PointResult[] };
-    series.push({ name: 'POST /api/v1/transfers', colour: '#d62728', points: gateway });
-    series.push({ name: 'floor: Update-with-Start', colour: '#d62728', dashed: true, points: floor });
-  }
-  if (results.get) {
-    const { gateway, floor } = results.get as { gateway: PointResult[]; floor: PointResult[] };
-    series.push({ name: 'GET /api/v1/transfers/{id}', colour: '#1f77b4', points: gateway });
-    series.push({ name: 'floor: Fastify hello', colour: '#1f77b4', dashed: true, points: floor });
-  }
-  if (series.length) {
-    writeFileSync(
-      join(out, 'latest.svg'),
-      chart(
-        series,
-        `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${new Date().toISOString().slice(0, 10)}, ${durationMs / 1000} s per point`,
-      ),
-    );
-  }
-  say(`written: ${join(flags.out, 'latest.json')}${series.length ? `, ${join(flags.out, 'latest.svg')}` : ''}`);
-  if (total !== '0' || !verified.ok) process.exitCode = 1;
+  const written = writeResults(resolve(PROJECT_ROOT, flags.out), results);
+  say(`written: ${written.map((file) => join(flags.out, file)).join(', ')}`);
+  if (!results.ledger.balanced || !verified.ok) process.exitCode = 1;
 } finally {
   for (const close of closers) await close().catch(() => undefined);
 }
 
-/** The cost of one transfer as table rows. */
-function costRows(cost: TransferCost): string[][] {
-  const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
-  const { temporal: t, providerCalls: calls, database: db } = cost;
-  rows.push(['Temporal history events', String(t.historyEvents)]);
-  rows.push([
-    'Temporal server writes (start, task started/completed, activity started/finished, signal)',
-    String(t.serverWrites),
-  ]);
-  rows.push([
-    'workflow tasks / activity tasks / local activities',
-    `${t.workflowTasks} / ${t.activityTasks} / ${t.localActivities}`,
-  ]);
-  rows.push(['signals / updates', `${t.signals} / ${t.updates}`]);
-  rows.push([
-    'provider calls: name enquiry / submission / status query',
-    `${calls.nameEnquiry} / ${calls.submit} / ${calls.statusQuery}`,
-  ]);
-  if (db) {
-    rows.push(['PostgreSQL statements (idle poll taken out)', String(db.statementsPerTransfer)]);
-    rows.push([
-      'statements by kind',
-      Object.entries(db.byKind)
-        .map(([kind, n]) => `${kind} ${n}`)
-        .join(', '),
-    ]);
-    rows.push(['transactions (commits)', String(db.transactionsPerTransfer)]);
-    rows.push(['rows written', String(db.rowsWrittenPerTransfer)]);
-    rows.push([
-      'rows written by table',
-      Object.entries(db.rowsWrittenByTable)
-        .sort((a, b) => b[1] - a[1])
-        .map(([name, n]) => `${name} ${n}`)
-        .join(', '),
-    ]);
-    rows.push(["the sandbox bank's own statements", String(db.sandboxBankStatementsPerTransfer)]);
-    rows.push(['idle statements per second (fan-out poll)', String(db.idleStatementsPerSecond)]);
-  } else {
-    rows.push(['PostgreSQL statements', 'not counted: pg_stat_statements is not loaded']);
+/** The code measured, as `git describe` names it; nothing when git cannot say (no repository). */
+function codeVersion(): { commit?: string } {
+  try {
+    const commit = execFileSync('git', ['describe', '--always', '--dirty'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    return { commit: commit.trim() };
+  } catch {
+    return {};
   }
-  return rows;
 }

@@ -1,6 +1,52 @@
-// The benchmark's outputs: one text table, and an SVG chart of throughput and p99 against
-// concurrency for each measured path and its floor.
+// The benchmark's outputs, all made from one run's results: the tables it prints, latest.md (the
+// same tables as a page the docs link, docs/performance.md), and an SVG chart of throughput and
+// p99 against concurrency for each measured path and its floor.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TransferCost } from './cost.ts';
 import type { PointResult } from './load.ts';
+
+/** A path measured at each concurrency beside its floor, point for point. */
+export interface Paired {
+  gateway: PointResult[];
+  floor: PointResult[];
+}
+
+/** What `npm run bench` writes to latest.json; fields of phases that did not run are absent. */
+export interface BenchResults {
+  machine: { cpus: number; model: string; memoryGiB: number; node: string };
+  startedAt: string;
+  /** The measured code: `git describe --always --dirty` (absent in results written before it was kept). */
+  commit?: string;
+  params: {
+    durationMs: number;
+    concurrencies: number[];
+    phases: string[];
+    e2eCount: number;
+    batch: number;
+    costCount: number;
+  };
+  create?: Paired;
+  get?: Paired;
+  cost?: TransferCost;
+  e2e?: { gateway: PointResult; floor: PointResult };
+  webhooks?: { deliveries: number; refused: number; perSecond: number; arrivingPerSecond: number; spanMs: number };
+  jit?: { fundings: number; oneCardPerSecond: number; acrossCardsPerSecond: number };
+  credits?: { credits: number; perSecond: number };
+  authorizations?: Paired & { cards: number };
+  ledger?: {
+    postingsTotalMinor: number;
+    balanced: boolean;
+    verified: boolean;
+    breaches: { name: string; breaches: number }[];
+    /** How many checks `ledger verify` ran, over how many entries and transfers (absent in older results). */
+    checks?: number;
+    entries?: number;
+    transfers?: number;
+  };
+  /** CPU (share of one core, averaged over the phase) and peak RSS per process, by phase. */
+  usage?: Record<string, Record<string, { cpuPercent: number; rssMiB: number }>>;
+}
 
 export interface Series {
   name: string;
@@ -93,4 +139,178 @@ export function chart(series: Series[], caption: string): string {
     '</svg>',
     '',
   ].join('\n');
+}
+
+/** Each path at each concurrency beside its floor, with the ratios the targets are stated in. */
+export function pathRows(results: BenchResults): string[][] {
+  const rows = [['path', 'concurrency', 'gateway', 'floor', 'throughput ratio', 'p99 ratio']];
+  const pairs = [
+    ['POST /api/v1/transfers vs Update-with-Start', results.create],
+    ['GET /api/v1/transfers/{id} vs hello world', results.get],
+    ['card authorization decision vs one PostgreSQL round trip', results.authorizations],
+  ] as const;
+  for (const [name, pair] of pairs) {
+    if (!pair) continue;
+    pair.gateway.forEach((point, i) => {
+      const base = pair.floor[i]!;
+      rows.push([
+        name,
+        String(point.concurrency),
+        `${point.perSecond.toFixed(1)}/s, p50 ${point.p50Ms.toFixed(0)} ms, p99 ${point.p99Ms.toFixed(0)} ms`,
+        `${base.perSecond.toFixed(1)}/s, p99 ${base.p99Ms.toFixed(0)} ms`,
+        `${(point.perSecond / base.perSecond).toFixed(2)}×`,
+        `${(point.p99Ms / base.p99Ms).toFixed(2)}×`,
+      ]);
+    });
+  }
+  if (results.e2e) {
+    const { gateway, floor } = results.e2e;
+    rows.push([
+      'create → transfer.settled received vs start → result',
+      '1',
+      `p50 ${gateway.p50Ms.toFixed(0)} ms, p99 ${gateway.p99Ms.toFixed(0)} ms`,
+      `p50 ${floor.p50Ms.toFixed(0)} ms`,
+      '',
+      `p50 ${(gateway.p50Ms / floor.p50Ms).toFixed(2)}×`,
+    ]);
+  }
+  return rows;
+}
+
+/** Rates that have no floor, and each process's CPU and memory per phase. */
+export function measureRows(results: BenchResults): string[][] {
+  const rows = [['measure', 'figure']];
+  if (results.webhooks) {
+    rows.push(['webhook deliveries, first create to last delivery', `${results.webhooks.perSecond.toFixed(1)}/s`]);
+    rows.push(['webhook deliveries, first delivery to last', `${results.webhooks.arrivingPerSecond.toFixed(1)}/s`]);
+  }
+  if (results.jit) {
+    rows.push(['JIT fundings, one card', `${results.jit.oneCardPerSecond.toFixed(1)}/s`]);
+    rows.push(['JIT fundings, 100 cards', `${results.jit.acrossCardsPerSecond.toFixed(1)}/s`]);
+  }
+  if (results.credits) rows.push(['virtual-account credits', `${results.credits.perSecond.toFixed(1)}/s`]);
+  for (const [phase, byProcess] of Object.entries(results.usage ?? {})) {
+    rows.push([
+      `CPU / peak RSS in ${phase.split(':')[0]}`,
+      Object.entries(byProcess)
+        .map(([name, use]) => `${name} ${use.cpuPercent.toFixed(0)}% / ${use.rssMiB.toFixed(0)} MiB`)
+        .join(', '),
+    ]);
+  }
+  return rows;
+}
+
+/** The cost of one transfer as table rows. */
+export function costRows(cost: TransferCost): string[][] {
+  const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
+  const { temporal: t, providerCalls: calls, database: db } = cost;
+  rows.push(['Temporal history events', String(t.historyEvents)]);
+  rows.push([
+    'Temporal server writes (start, task started/completed, activity started/finished, signal)',
+    String(t.serverWrites),
+  ]);
+  rows.push([
+    'workflow tasks / activity tasks / local activities',
+    `${t.workflowTasks} / ${t.activityTasks} / ${t.localActivities}`,
+  ]);
+  rows.push(['signals / updates', `${t.signals} / ${t.updates}`]);
+  rows.push([
+    'provider calls: name enquiry / submission / status query',
+    `${calls.nameEnquiry} / ${calls.submit} / ${calls.statusQuery}`,
+  ]);
+  if (db) {
+    rows.push(['PostgreSQL statements (idle poll taken out)', String(db.statementsPerTransfer)]);
+    rows.push([
+      'statements by kind',
+      Object.entries(db.byKind)
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(', '),
+    ]);
+    rows.push(['transactions (commits)', String(db.transactionsPerTransfer)]);
+    rows.push(['rows written', String(db.rowsWrittenPerTransfer)]);
+    rows.push([
+      'rows written by table',
+      Object.entries(db.rowsWrittenByTable)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, n]) => `${name} ${n}`)
+        .join(', '),
+    ]);
+    rows.push(["the sandbox bank's own statements", String(db.sandboxBankStatementsPerTransfer)]);
+    rows.push(['idle statements per second (fan-out poll)', String(db.idleStatementsPerSecond)]);
+  } else {
+    rows.push(['PostgreSQL statements', 'not counted: pg_stat_statements is not loaded']);
+  }
+  return rows;
+}
+
+/** The ledger's verdict at the end of the run, in one sentence. */
+export function ledgerLine(ledger: NonNullable<BenchResults['ledger']>): string {
+  const sum = `every posting sums to ${ledger.postingsTotalMinor} kobo${ledger.balanced ? '' : ' — NOT BALANCED'}`;
+  const over =
+    ledger.entries === undefined ? '' : ` over ${ledger.entries} entries and ${ledger.transfers ?? '?'} transfers`;
+  const checks = ledger.checks === undefined ? 'its checks' : `all ${ledger.checks} checks`;
+  return ledger.verified
+    ? `${sum}; \`ledger verify\`: ${checks} pass${over}`
+    : `${sum}; \`ledger verify\` BREACHED: ${ledger.breaches.map((check) => `${check.name} (${check.breaches})`).join(', ')}${over}`;
+}
+
+/**
+ * latest.md: the run's tables as a page. Written by every run beside latest.json (its source) and
+ * latest.svg, so the docs link the latest figures instead of copying them.
+ */
+export function markdownReport(results: BenchResults, files: { svg: boolean }): string {
+  const { machine, params } = results;
+  const lines = [
+    '# Benchmark: the latest run',
+    '',
+    '<!-- Written by `npm run bench` (test/bench/report.ts) from latest.json; a new run replaces it. -->',
+    '',
+    `- **When**: ${results.startedAt}`,
+    `- **Code**: ${results.commit ? `\`${results.commit}\`` : 'not recorded (results written before the bench kept it)'}`,
+    `- **Machine**: ${machine.cpus} × ${machine.model}, ${machine.memoryGiB} GiB, Node ${machine.node}; the load generator on the same machine`,
+    `- **Parameters**: ${params.durationMs / 1000} s per point, concurrency ${params.concurrencies.join(', ')}; phases ${params.phases.join(', ')}`,
+  ];
+  if (results.ledger) lines.push(`- **Ledger at the end**: ${ledgerLine(results.ledger)}`);
+  lines.push(
+    '',
+    'Compare ratios, not absolute figures: the floors run on the same machine and servers in the same run,',
+    'so a busier or slower machine moves both. What each path is compared with, and the targets:',
+    '[docs/performance.md](../../../docs/performance.md).',
+  );
+  const paths = pathRows(results);
+  if (paths.length > 1) lines.push('', '## Paths against their floors', '', table(paths));
+  if (files.svg) lines.push('', '![throughput and p99 against concurrency](latest.svg)');
+  const measures = measureRows(results);
+  if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
+  if (results.cost) lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** The chart's lines: creates and reads, each beside its floor. */
+function chartSeries(results: BenchResults): Series[] {
+  const series: Series[] = [];
+  if (results.create) {
+    series.push({ name: 'POST /api/v1/transfers', colour: '#d62728', points: results.create.gateway });
+    series.push({ name: 'floor: Update-with-Start', colour: '#d62728', dashed: true, points: results.create.floor });
+  }
+  if (results.get) {
+    series.push({ name: 'GET /api/v1/transfers/{id}', colour: '#1f77b4', points: results.get.gateway });
+    series.push({ name: 'floor: Fastify hello', colour: '#1f77b4', dashed: true, points: results.get.floor });
+  }
+  return series;
+}
+
+/** Writes latest.json, latest.md and (when creates or reads ran) latest.svg into `out`; returns their names. */
+export function writeResults(out: string, results: BenchResults): string[] {
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const series = chartSeries(results);
+  if (series.length) {
+    const { machine, startedAt, params } = results;
+    const caption = `${machine.cpus} × ${machine.model}, ${startedAt.slice(0, 10)}, ${params.durationMs / 1000} s per point`;
+    writeFileSync(join(out, 'latest.svg'), chart(series, caption));
+  }
+  writeFileSync(join(out, 'latest.md'), markdownReport(results, { svg: series.length > 0 }));
+  return ['latest.json', 'latest.md', ...(series.length ? ['latest.svg'] : [])];
 }

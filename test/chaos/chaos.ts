@@ -1256,7 +1256,7 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
       if (transfer.recipient === 'throttled') {
         // Its submission, answered 429 every time, is the activity the operator sees pending; once
         // its hour of retries has run out the transfer is `processing`, waiting for the bank's word
-        // (README, "Failure semantics"), and in `admin transfers stuck`.
+        // (docs/transfers.md, "Statuses"), and in `admin transfers stuck`.
         const pending = description.raw.pendingActivities ?? [];
         if (!pending.some((activity) => activity.activityType?.name === 'submitToBank') && !listed.has(transfer.id)) {
           transferBreaches.push(

@@ -1,8 +1,11 @@
 // The HTTP platform as a tenant's client sees it: envelopes of both styles, request ids, auth,
 // health, body limits, OpenAPI, and that a 500 says nothing of the internals.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { revokeKey } from '../../src/tenants/tenants.ts';
 import { eventually } from '../support/eventually.ts';
 import { auth, fieldPaths } from '../support/api.ts';
@@ -347,6 +350,19 @@ describe('API documentation', () => {
     }
     expect(routes.length).toBeGreaterThan(20);
     expect(untyped).toEqual([]);
+  });
+
+  it("lists every operation of the document in docs/api.md's endpoint table", async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, unknown>>;
+    }>();
+    const page = readFileSync(join(PROJECT_ROOT, 'docs/api.md'), 'utf8');
+    // This file's own probe routes (error-handling fixtures) are not the gateway's.
+    const operations = Object.entries(doc.paths)
+      .filter(([path]) => !path.includes('/probe'))
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `| ${method.toUpperCase()} | \`${path}\` |`));
+    expect(operations.length).toBeGreaterThan(40);
+    expect(operations.filter((row) => !page.includes(row))).toEqual([]);
   });
 
   it('serves the interactive docs page without a key', async () => {

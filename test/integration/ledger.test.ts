@@ -65,6 +65,7 @@ describe('ledger', () => {
     const { tenantId } = await createFundedTenant(db.orm, 99_999);
     const error = await debit(tenantId, `short:${tenantId}`, 100_000).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InsufficientFundsError);
+    expect((error as InsufficientFundsError).code).toBe('insufficient_balance');
     expect((error as InsufficientFundsError).requiredMinor).toBe(100_000);
     expect((error as InsufficientFundsError).availableMinor).toBe(99_999);
     const balance = await walletBalance(db.orm.em.fork(), tenantId);

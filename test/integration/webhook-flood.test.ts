@@ -6,7 +6,7 @@
 // attempted, another tenant creates 20 transfers, one after another: every one must answer 201.
 // The creates' latencies, and the same creates' before the flood, are printed for the record (no
 // timing is asserted). Before webhook deliveries had their own queue and process, most of these
-// creates answered 503 at the 10 s deadline (README, "Performance", "A webhook flood").
+// creates answered 503 at the 10 s deadline (docs/performance.md, "A webhook flood").
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -2,7 +2,7 @@
 // (3000) and the balancer (3001) are published on the host's interfaces; everything else stays on
 // the compose network or on 127.0.0.1; and the secrets have no defaults, so a deployment cannot run
 // on values printed in this repository. Read with a YAML parser (merge keys resolved, as compose
-// does), so the check does not need docker-compose; README "Security" shows `docker-compose config`.
+// does), so the check does not need docker-compose; docs/running.md, "Docker Compose", describes the file.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -213,11 +213,11 @@ describe('amounts a movement refuses', () => {
 
 describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it holds locked)', () => {
   const card = 'c-1';
-  const locked = (cardMinor: number, walletMinor: number) =>
+  const locked = (cardMinor: number, walletMinor: number, allowNegative = false) =>
     new Map([
-      [`card:${card}`, { id: 'a-card', balanceMinor: cardMinor }],
-      [`card-hold:${card}`, { id: 'a-hold', balanceMinor: 7_000 }],
-      ['wallet', { id: 'a-wallet', balanceMinor: walletMinor }],
+      [`card:${card}`, { id: 'a-card', balanceMinor: cardMinor, allowNegative }],
+      [`card-hold:${card}`, { id: 'a-hold', balanceMinor: 7_000, allowNegative }],
+      ['wallet', { id: 'a-wallet', balanceMinor: walletMinor, allowNegative }],
     ]);
 
   it('works out a JIT funding then a hold: each posting its balance after, each account its net change', () => {
@@ -256,6 +256,27 @@ describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it
       id: 'a-card',
       beforeMinor: 10_001,
       deltaMinor: -10_001,
+    });
+  });
+
+  it("refuses with the ledger's error, code and shortfall, as postEntry does", () => {
+    const hold = cardAuthorizationHold({ authorizationId: 'auth-2', cardId: card, amountMinor: 10_001 });
+    expect(() => planEntriesOnLockedAccounts([hold], locked(10_000, 0))).toThrow(
+      expect.objectContaining({
+        code: 'insufficient_balance',
+        accountId: 'a-card',
+        requiredMinor: 10_001,
+        availableMinor: 10_000,
+      }),
+    );
+  });
+
+  it('takes an account that may go negative below zero, as postEntry does', () => {
+    const hold = cardAuthorizationHold({ authorizationId: 'auth-2', cardId: card, amountMinor: 10_001 });
+    expect(planEntriesOnLockedAccounts([hold], locked(10_000, 0, true)).postings[0]).toMatchObject({
+      accountId: 'a-card',
+      amountMinor: -10_001,
+      balanceAfterMinor: -1,
     });
   });
 

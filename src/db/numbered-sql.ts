@@ -1,0 +1,80 @@
+// One SQL text, written with PostgreSQL's numbered parameters ($1, $2…), run two ways: on a raw
+// pg client from the ORM's pool as a named prepared statement (`prepared`, in a transaction of
+// `inPooledTransaction`: the card decision's, parsed and planned once per connection), or in the
+// ORM's own transaction (`executeNumbered`). So an owner writes a statement once and serves both
+// kinds of caller: the ledger's "open account", the events insert.
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+
+/** A connection the caller holds (inside its transaction): what `prepared` runs on. */
+export type SqlClient = Pick<pg.ClientBase, 'query'>;
+
+/** A value of a numbered parameter: a scalar, or an array of scalars (for `unnest($n::type[])`). */
+export type SqlValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
+
+/**
+ * Runs `work` in one transaction on a raw client of the ORM's own pool, with a fork of its entity
+ * manager (to map rows). On a throw the connection is closed, not rolled back and reused: after a
+ * statement timed out on our side, or a failed begin or commit, its state is unknown, and the next
+ * borrower must never find itself inside this transaction. Closing it rolls back whatever is open.
+ */
+export async function inPooledTransaction<T>(
+  orm: MikroORM,
+  work: (client: pg.PoolClient, em: EntityManager) => Promise<T>,
+): Promise<T> {
+  const em = orm.em.fork();
+  const pool = await em.getConnection().getNativeClient();
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await work(client, em);
+    await client.query('commit');
+    client.release();
+    return result;
+  } catch (error) {
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  }
+}
+
+/** Runs `text` as the named prepared statement `name`: one name, one text, for the life of the process. */
+export function prepared(client: SqlClient, name: string, text: string, values: readonly SqlValue[]) {
+  return client.query<Record<string, unknown>>({ name, text, values: [...values] });
+}
+
+/**
+ * Runs `text` in the entity manager's transaction (or on its pool). The ORM speaks `?` and quotes
+ * each value into the text itself, an array as a comma list; so each `$n` becomes `?` with its
+ * value (in the order they appear, repeats included), and an array goes as a PostgreSQL array
+ * literal, which the statement casts (`$3::uuid[]`), as it must for a prepared statement too.
+ * The text holds no `?` and no `$` but its parameters.
+ */
+export function executeNumbered<T extends Record<string, unknown>[] = Record<string, unknown>[]>(
+  em: EntityManager,
+  text: string,
+  values: readonly SqlValue[],
+): Promise<T> {
+  const { sql, params } = toQuestionMarks(text, values);
+  return em.execute<T>(sql, params);
+}
+
+/** Exported for unit tests. */
+export function toQuestionMarks(text: string, values: readonly SqlValue[]): { sql: string; params: unknown[] } {
+  if (text.includes('?')) throw new Error('a numbered statement cannot hold `?`');
+  const params: unknown[] = [];
+  const sql = text.replace(/\$(\d+)/g, (_, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= values.length) throw new Error(`no value for $${n} (${values.length} given)`);
+    const value = values[index]!;
+    params.push(Array.isArray(value) ? arrayLiteral(value) : value);
+    return '?';
+  });
+  return { sql, params };
+}
+
+/** `{"a","b",NULL}`: each element quoted, its backslashes and double quotes escaped. */
+export function arrayLiteral(items: readonly (string | number | boolean | null)[]): string {
+  const element = (item: string | number | boolean | null) =>
+    item === null ? 'NULL' : `"${String(item).replace(/[\\"]/g, '\\$&')}"`;
+  return `{${items.map(element).join(',')}}`;
+}

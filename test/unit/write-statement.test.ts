@@ -1,0 +1,118 @@
+// The pure pieces under the card decision's one write statement: composing owners' steps into one
+// statement (src/db/write-statement.ts), the steps the decision composes, and running a numbered
+// statement through the ORM (src/db/numbered-sql.ts). Run against PostgreSQL by the card and
+// ledger integration tests (test/integration/ledger-plan-parity.test.ts among them).
+import { describe, expect, it } from 'vitest';
+import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/authorizations.ts';
+import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
+import { arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
+import { type WriteStep, composeWrite } from '../../src/db/write-statement.ts';
+import { recordEventsStep } from '../../src/events/events.ts';
+import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
+import { cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
+
+const step = (name: string, text: string, values: WriteStep['values']): WriteStep => ({ name, text, values, rows: 1 });
+
+describe('composeWrite', () => {
+  it('chains the steps as CTEs, each one’s placeholders after those of the steps before it, and counts each', () => {
+    const { text, values } = composeWrite([
+      step('first', 'insert into a (x, y) values ($1, $2) returning 1', ['x', 1]),
+      step('second', 'update b set n = n + $2 where id = $1 and m = $2 returning 1', ['id', 5]),
+      step('third', 'insert into c select * from unnest($1::text[]) returning 1', [['p', 'q']]),
+    ]);
+    expect(text).toBe(
+      [
+        'with',
+        '  first as (',
+        'insert into a (x, y) values ($1, $2) returning 1),',
+        '  second as (',
+        'update b set n = n + $4 where id = $3 and m = $4 returning 1),',
+        '  third as (',
+        'insert into c select * from unnest($5::text[]) returning 1)',
+        'select (select count(*) from first)::int as "first",',
+        '       (select count(*) from second)::int as "second",',
+        '       (select count(*) from third)::int as "third"',
+      ].join('\n'),
+    );
+    expect(values).toEqual(['x', 1, 'id', 5, ['p', 'q']]);
+  });
+
+  it('gives the same text whatever the values, so it stays one named prepared statement', () => {
+    const steps = (rows: string[]) => [
+      step('only', 'insert into a select * from unnest($1::text[]) returning 1', [rows]),
+    ];
+    expect(composeWrite(steps([])).text).toBe(composeWrite(steps(['a', 'b', 'c'])).text);
+  });
+
+  it('refuses a step naming a placeholder it has no value for, and two steps of one name', () => {
+    expect(() => composeWrite([step('one', 'insert into a values ($1, $2) returning 1', ['x'])])).toThrow(
+      'write step one names $2 and has 1 values',
+    );
+    expect(() =>
+      composeWrite([step('one', 'delete from a returning 1', []), step('one', 'delete from b returning 1', [])]),
+    ).toThrow('write step name one is taken or not a name');
+  });
+});
+
+describe('toQuestionMarks (a numbered statement through the ORM)', () => {
+  it('puts each value where its number stands, repeats and arrays included', () => {
+    expect(toQuestionMarks('select $2, $1, $2, $3::text[]', ['a', 2, ['x', null]])).toEqual({
+      sql: 'select ?, ?, ?, ?::text[]',
+      params: [2, 'a', 2, '{"x",NULL}'],
+    });
+  });
+
+  it('refuses a number with no value and a text holding `?`', () => {
+    expect(() => toQuestionMarks('select $2', ['a'])).toThrow('no value for $2 (1 given)');
+    expect(() => toQuestionMarks("select '{}'::jsonb ? 'a'", [])).toThrow('cannot hold `?`');
+  });
+
+  it('writes array literals: each element quoted, its quotes and backslashes escaped, NULL bare', () => {
+    expect(arrayLiteral(['a"b', 'c\\d', '{"k":"v,w"}', null, 7, 'NULL'])).toBe(
+      '{"a\\"b","c\\\\d","{\\"k\\":\\"v,w\\"}",NULL,"7","NULL"}',
+    );
+    expect(arrayLiteral([])).toBe('{}');
+  });
+});
+
+describe("the card decision's write, as its owners' steps compose it", () => {
+  const card = { id: 'c-1', currency: 'NGN' };
+  const locked = new Map([
+    ['card:c-1', { id: 'a-card', balanceMinor: 1_000, allowNegative: false }],
+    ['card-hold:c-1', { id: 'a-hold', balanceMinor: 0, allowNegative: false }],
+    ['wallet', { id: 'a-wallet', balanceMinor: 5_000, allowNegative: false }],
+  ]);
+  const authorization = { id: 'auth-1', tenant_id: 't-1', card_id: 'c-1', reason: null } as AuthorizationRow;
+  const jit = { id: 'f-1', operation_id: 'o-1', status: 'succeeded', transaction_reference: 'authorization:auth-1' };
+  const steps = (approved: boolean) => {
+    const movements = approved
+      ? [
+          cardFunding({ fundingId: 'f-1', cardId: 'c-1', amountMinor: 500 }),
+          cardAuthorizationHold({ authorizationId: 'auth-1', cardId: 'c-1', amountMinor: 1_500 }),
+        ]
+      : [];
+    return [
+      insertAuthorizationStep(authorization),
+      ...postPlanSteps('t-1', planEntriesOnLockedAccounts(movements, locked)),
+      ...insertFundingsSteps(card, approved ? [jit as FundingRow] : []),
+      recordEventsStep('t-1', [{ type: 'card.authorization.declined', sourceKey: 'k', payload: {} }]),
+    ];
+  };
+
+  it('is one text for a decline and a JIT approval alike, so one named prepared statement serves both', () => {
+    expect(composeWrite(steps(true)).text).toBe(composeWrite(steps(false)).text);
+  });
+
+  it('declares, step by step, as many rows as the decision writes', () => {
+    expect(steps(true).map((step) => [step.name, step.rows])).toEqual([
+      ['authorization_row', 1],
+      ['entries', 2],
+      ['moved', 3],
+      ['posted', 4],
+      ['operations', 1],
+      ['fundings', 1],
+      ['recorded', 1],
+    ]);
+    expect(steps(false).map((step) => step.rows)).toEqual([1, 0, 0, 0, 0, 0, 1]);
+  });
+});
