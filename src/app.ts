@@ -24,7 +24,7 @@ import { registerGracefulClose } from './http/shutdown.ts';
 import { idempotencyFingerprintKey, registerIdempotency } from './http/idempotency.ts';
 import { registerLiveModeGuard } from './http/live-mode.ts';
 import { requestIdFor } from './http/request-id.ts';
-import { maskUrl, maskedErrorSerializer } from './http/log-masking.ts';
+import { maskUrl, maskedErrorSerializer } from './runtime/log-masking.ts';
 import { registerRequestTracing } from './http/tracing.ts';
 import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';

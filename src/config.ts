@@ -1,123 +1,53 @@
-// Configuration, parsed once from the environment with zod. Every bad variable is reported in a
-// single error at start. Local runs need no variables at all: the embedded PostgreSQL and
-// Temporal dev server defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set.
-// In production mode those two and every secret are required; nothing secret has a fallback, and
-// no secret may be one the repository publishes (PUBLISHED_SECRETS) or shorter than 32 bytes. The
+// The API's and the workers' configuration, parsed once from the environment with zod (the sandbox
+// bank, a process of its own, reads its own: src/sandbox-bank/config.ts; the variables both read,
+// and the secret rules, are in src/runtime/). Every bad variable is reported in a single error at
+// start. Local runs need no variables at all: the embedded PostgreSQL and Temporal dev server
+// defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set. In production mode those
+// two and every secret are required; nothing secret has a fallback, and no secret may be one the
+// repository publishes (PUBLISHED_SECRETS, src/runtime/secrets.ts) or shorter than 32 bytes. The
 // secret rules hold too whenever the API listens beyond loopback (HOST), whatever NODE_ENV says.
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { connectorKind } from './connectors/index.ts';
-
-const port = z.coerce.number().int().min(1).max(65535);
-
-/** The shortest secret production accepts (and the sandbox bank's control token, anywhere). */
-export const MIN_SECRET_BYTES = 32;
-
-/** The secrets production checks against PUBLISHED_SECRETS, and how each value becomes key bytes. */
-export const SECRET_VARIABLES = {
-  PROVIDER_CALLBACK_SECRET: 'utf8',
-  WEBHOOK_ENCRYPTION_KEY: 'base64',
-  BVN_SECRET_KEY: 'base64',
-  SANDBOX_BANK_CONTROL_TOKEN: 'utf8',
-  SANDBOX_BANK_API_KEY: 'utf8',
-} as const;
-export type SecretVariable = keyof typeof SECRET_VARIABLES;
-
-/** Used only when NODE_ENV is not production, where PROVIDER_CALLBACK_SECRET is required. */
-export const DEVELOPMENT_CALLBACK_SECRET = 'sandbox-callback-secret-for-development-only';
-const DEVELOPMENT_WEBHOOK_KEY_TEXT = 'development-only-webhook-key-32b';
-const DEVELOPMENT_BVN_KEY_TEXT = 'development-only-bvn-secret-32by';
-/** Used only when NODE_ENV is not production, where SANDBOX_BANK_API_KEY is required. */
-export const DEVELOPMENT_SANDBOX_BANK_API_KEY = 'sandbox-bank-api-key-for-development-only';
-
-/**
- * Every secret value this repository publishes or has published — the development defaults above,
- * the test suite's fixed secrets (test/support/app.ts) and the defaults docker-compose.yml once
- * carried — kept in this one place. Production refuses each of them, in any spelling that gives
- * the same key bytes (a base64 key with or without padding, or the text whose bytes it encodes).
- * test/unit/config.test.ts scans docker-compose.yml, README.md and docs/ for example values given
- * to the secret variables and fails on any that production would accept: a new example goes here.
- */
-export const PUBLISHED_SECRETS: readonly string[] = [
-  DEVELOPMENT_CALLBACK_SECRET,
-  DEVELOPMENT_WEBHOOK_KEY_TEXT,
+import {
+  SHARED_VARIABLES,
+  databaseUrlOf,
+  gatewayCallbackUrlOf,
+  isLoopbackHost,
+  loadOrExit,
+  parseEnvironment,
+  port,
+  ConfigError,
+  sandboxBankDatabaseUrlOf,
+  sandboxBankUrlOf,
+  setVariables,
+} from './runtime/environment.ts';
+import {
   DEVELOPMENT_BVN_KEY_TEXT,
+  DEVELOPMENT_CALLBACK_SECRET,
   DEVELOPMENT_SANDBOX_BANK_API_KEY,
-  // docker-compose.yml's defaults until #27.
-  'change-me-sandbox-callback-secret',
-  'Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI=',
-  'Y2hhbmdlLW1lLWNoYW5nZS1tZS1idm4tc2VjcmV0MzI=',
-  // test/support/app.ts: TEST_CALLBACK_SECRET, TEST_WEBHOOK_KEY (32 × 0x07), TEST_BVN_SECRET (32 × 0x0b),
-  // TEST_SANDBOX_CONTROL_TOKEN, TEST_SANDBOX_BANK_API_KEY.
-  'test-callback-secret-0123456789',
-  'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=',
-  'CwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCws=',
-  'test-sandbox-bank-control-token-0123456789',
-  'test-sandbox-bank-api-key-0123456789',
-];
+  DEVELOPMENT_WEBHOOK_KEY_TEXT,
+  SECRET_VARIABLES,
+  type SecretVariable,
+  exposedSecretIssues,
+  sandboxControlTokenIssue,
+  secretVariable,
+} from './runtime/secrets.ts';
 
-const PUBLISHED_MESSAGE =
-  'is a value published in the repository (a development default or an example); ' +
-  'set a secret of your own (e.g. openssl rand -hex 32, or openssl rand -base64 32 for a key)';
-
-const isKey32 = (value: string) => Buffer.from(value, 'base64').length === 32;
-/** What each secret's own field accepts in every mode; production then also refuses published and short ones. */
-const SECRET_FORMATS: Record<SecretVariable, (value: string) => boolean> = {
-  PROVIDER_CALLBACK_SECRET: (value) => value.length >= 16,
-  WEBHOOK_ENCRYPTION_KEY: isKey32,
-  BVN_SECRET_KEY: isKey32,
-  SANDBOX_BANK_CONTROL_TOKEN: (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
-  SANDBOX_BANK_API_KEY: (value) => value.length >= 16 && /^[\x21-\x7e]+$/.test(value),
-};
-
-/** The key bytes a secret variable's value stands for. */
-export function secretBytes(variable: SecretVariable, value: string): Buffer {
-  return Buffer.from(value, SECRET_VARIABLES[variable]);
-}
-
-/** Each published value as key bytes: its text, and what it decodes to when it reads as base64. */
-const PUBLISHED_BYTES = new Set(
-  PUBLISHED_SECRETS.flatMap((value) => {
-    const forms = [Buffer.from(value, 'utf8').toString('hex')];
-    if (/^[A-Za-z0-9+/]+={0,2}$/.test(value)) forms.push(Buffer.from(value, 'base64').toString('hex'));
-    return forms;
-  }),
-);
-
-/** Whether the value is one the repository publishes (as its text or as the key bytes it gives). */
-export function isPublishedSecret(variable: SecretVariable, value: string): boolean {
-  return (
-    PUBLISHED_BYTES.has(secretBytes(variable, value).toString('hex')) ||
-    PUBLISHED_BYTES.has(Buffer.from(value.trim(), 'utf8').toString('hex'))
-  );
-}
-
-/** `localhost`, or an address in 127.0.0.0/8 or ::1 (also IPv4-mapped); 0.0.0.0 and :: are every interface. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  if (!ipaddr.isValid(bare)) return false;
-  const address = ipaddr.process(bare);
-  return address.range() === 'loopback';
-}
+/** Every secret the API reads (all of the repository's), in the order their issues are named. */
+const API_SECRETS = Object.keys(SECRET_VARIABLES) as SecretVariable[];
 
 const EnvSchema = z
   .object({
-    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-    HOST: z.string().min(1).default('127.0.0.1'),
-    PORT: port.default(3000),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    NODE_ENV: SHARED_VARIABLES.NODE_ENV,
+    HOST: SHARED_VARIABLES.HOST,
+    PORT: SHARED_VARIABLES.PORT,
+    LOG_LEVEL: SHARED_VARIABLES.LOG_LEVEL,
     DATA_DIR: z.string().min(1).default('.data'),
-    DATABASE_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-      .optional(),
+    DATABASE_URL: SHARED_VARIABLES.DATABASE_URL,
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
-    EMBEDDED_PG_PORT: port.default(54329),
+    EMBEDDED_PG_PORT: SHARED_VARIABLES.EMBEDDED_PG_PORT,
     /**
      * As root, where embedded PostgreSQL's binaries and data go when user postgres cannot enter
      * the checkout (a mode-700 directory); see src/stack/postgres-placement.ts.
@@ -143,38 +73,26 @@ const EnvSchema = z
      * (default), or start that process again (`restart`; the chaos run kills them on purpose).
      */
     STACK_CHILD_EXIT: z.enum(['stop', 'restart'], { error: 'must be stop or restart' }).default('stop'),
-    SANDBOX_BANK_HOST: z.string().min(1).default('127.0.0.1'),
-    SANDBOX_BANK_PORT: port.default(4010),
-    SANDBOX_BANK_URL: z.url().optional(),
-    SANDBOX_BANK_DATABASE_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-      .optional(),
-    SANDBOX_BANK_COMPLETION_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
-    SANDBOX_BANK_HANG_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+    // Where the sandbox bank is (it runs as its own process, src/sandbox-bank/, with its own config),
+    // and its database: the gateway never sends webhooks there.
+    SANDBOX_BANK_HOST: SHARED_VARIABLES.SANDBOX_BANK_HOST,
+    SANDBOX_BANK_PORT: SHARED_VARIABLES.SANDBOX_BANK_PORT,
+    SANDBOX_BANK_URL: SHARED_VARIABLES.SANDBOX_BANK_URL,
+    SANDBOX_BANK_DATABASE_URL: SHARED_VARIABLES.SANDBOX_BANK_DATABASE_URL,
     /**
      * The credential of the sandbox bank's /control/* routes (sandbox credits, card purchases,
      * statement edits…): `Authorization: Bearer <token>`. Required when the bank listens beyond
      * loopback or is reached at a non-loopback address, and in production; unset on loopback, the
      * control routes stay open to local callers (development).
      */
-    SANDBOX_BANK_CONTROL_TOKEN: z
-      .string()
-      .refine(SECRET_FORMATS.SANDBOX_BANK_CONTROL_TOKEN, `must be at least ${MIN_SECRET_BYTES} bytes`)
-      .optional(),
+    SANDBOX_BANK_CONTROL_TOKEN: secretVariable('SANDBOX_BANK_CONTROL_TOKEN'),
     /**
      * The sandbox bank's API key (the generic contract's bearer key): the bank refuses its contract
      * routes without it, and the gateway sends it. A development default outside production.
      */
-    SANDBOX_BANK_API_KEY: z
-      .string()
-      .refine(SECRET_FORMATS.SANDBOX_BANK_API_KEY, 'must be at least 16 printable characters, without spaces')
-      .optional(),
-    GATEWAY_CALLBACK_URL: z.url().optional(),
-    PROVIDER_CALLBACK_SECRET: z
-      .string()
-      .refine(SECRET_FORMATS.PROVIDER_CALLBACK_SECRET, 'must be at least 16 characters')
-      .optional(),
+    SANDBOX_BANK_API_KEY: secretVariable('SANDBOX_BANK_API_KEY'),
+    GATEWAY_CALLBACK_URL: SHARED_VARIABLES.GATEWAY_CALLBACK_URL,
+    PROVIDER_CALLBACK_SECRET: secretVariable('PROVIDER_CALLBACK_SECRET'),
     /**
      * The connectors live keys route to, in priority order (decisions §13): `generic`, `paystack`.
      * Each one's own settings are then required (src/connectors/<name>/).
@@ -206,12 +124,9 @@ const EnvSchema = z
     PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5_000),
     /** How long an account-name resolution (GET /api/v1/banks/resolve) is kept per bank and account. */
     NAME_ENQUIRY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
-    WEBHOOK_ENCRYPTION_KEY: z
-      .string()
-      .refine(SECRET_FORMATS.WEBHOOK_ENCRYPTION_KEY, 'must be 32 bytes, base64-encoded')
-      .optional(),
+    WEBHOOK_ENCRYPTION_KEY: secretVariable('WEBHOOK_ENCRYPTION_KEY'),
     /** Server secret for BVNs (32 bytes, base64): their keyed hash and the copy a lookup reads. */
-    BVN_SECRET_KEY: z.string().refine(SECRET_FORMATS.BVN_SECRET_KEY, 'must be 32 bytes, base64-encoded').optional(),
+    BVN_SECRET_KEY: secretVariable('BVN_SECRET_KEY'),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
       .regex(/^\s*\d+(ms|s|m|h)(\s*,\s*\d+(ms|s|m|h))*\s*$/, 'must be a comma-separated list like 0s,5s,5m,30m')
@@ -284,25 +199,8 @@ const EnvSchema = z
       ctx.addIssue({ code: 'custom', path: ['HEADERS_TIMEOUT_MS'], message: 'must not exceed REQUEST_TIMEOUT_MS' });
     }
     const production = env.NODE_ENV === 'production';
-    // The control routes can credit wallets through the provider path: never open beyond loopback.
-    if (!env.SANDBOX_BANK_CONTROL_TOKEN) {
-      const reason = production
-        ? 'NODE_ENV=production'
-        : !isLoopbackHost(env.SANDBOX_BANK_HOST)
-          ? `the sandbox bank listens on ${env.SANDBOX_BANK_HOST}, beyond loopback`
-          : env.SANDBOX_BANK_URL &&
-              URL.canParse(env.SANDBOX_BANK_URL) &&
-              !isLoopbackHost(new URL(env.SANDBOX_BANK_URL).hostname)
-            ? 'SANDBOX_BANK_URL is not a loopback address'
-            : undefined;
-      if (reason) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['SANDBOX_BANK_CONTROL_TOKEN'],
-          message: `is required when ${reason} (at least ${MIN_SECRET_BYTES} random bytes, e.g. openssl rand -hex 32)`,
-        });
-      }
-    }
+    const controlToken = sandboxControlTokenIssue(env);
+    if (controlToken) ctx.addIssue({ code: 'custom', path: [controlToken.variable], message: controlToken.message });
 
     if (env.TEMPORAL_WEBHOOK_TASK_QUEUE === env.TEMPORAL_TASK_QUEUE) {
       // One queue would put every tenant's webhook attempts back in front of the transfers (issue #27).
@@ -325,25 +223,8 @@ const EnvSchema = z
       }
     }
     // …nor runs on a secret that anyone who reads the repository knows, or one short enough to guess.
-    // (A value its own field already refused, e.g. a key that is not 32 bytes, is named once, there.)
-    for (const key of Object.keys(SECRET_VARIABLES) as SecretVariable[]) {
-      const value = env[key];
-      if (!value) {
-        // The control token's absence is named above, with the reason it is needed.
-        if (key !== 'SANDBOX_BANK_CONTROL_TOKEN') {
-          ctx.addIssue({ code: 'custom', path: [key], message: `is required when ${exposed}` });
-        }
-      } else if (!SECRET_FORMATS[key](value)) {
-        continue;
-      } else if (isPublishedSecret(key, value)) {
-        ctx.addIssue({ code: 'custom', path: [key], message: PUBLISHED_MESSAGE });
-      } else if (secretBytes(key, value).length < MIN_SECRET_BYTES) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `must be at least ${MIN_SECRET_BYTES} bytes when ${exposed} (e.g. openssl rand -hex 32)`,
-        });
-      }
+    for (const issue of exposedSecretIssues(env, API_SECRETS, exposed)) {
+      ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
     }
   });
 
@@ -400,19 +281,6 @@ export function parseDurationsMs(list: string): number[] {
   });
 }
 
-export class ConfigError extends Error {
-  readonly issues: string[];
-  constructor(issues: string[]) {
-    super(`invalid configuration:\n  - ${issues.join('\n  - ')}`);
-    this.name = 'ConfigError';
-    this.issues = issues;
-  }
-}
-
-export const EMBEDDED_PG_USER = 'postgres';
-export const EMBEDDED_PG_PASSWORD = 'postgres';
-export const EMBEDDED_PG_DATABASE = 'gateway';
-
 function isAddressOrRange(entry: string): boolean {
   try {
     if (entry.includes('/')) ipaddr.parseCIDR(entry);
@@ -423,43 +291,29 @@ function isAddressOrRange(entry: string): boolean {
   }
 }
 
-export function embeddedDatabaseUrl(portNumber: number, database = EMBEDDED_PG_DATABASE): string {
-  return `postgres://${EMBEDDED_PG_USER}:${EMBEDDED_PG_PASSWORD}@127.0.0.1:${portNumber}/${database}`;
-}
-
 /** Parses an environment (process.env by default); throws ConfigError naming every bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  // Empty strings count as unset, as shells and compose files often produce them.
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
-  const parsed = EnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
-    );
-  }
-  const env = parsed.data;
+  const env = parseEnvironment(EnvSchema, source);
   const liveConnectors: Config['liveConnectors'] = [];
   const connectorIssues: string[] = [];
   for (const name of env.LIVE_CONNECTORS) {
-    const read = connectorKind(name)!.parse(cleaned);
+    const read = connectorKind(name)!.parse(setVariables(source));
     if (read.ok) liveConnectors.push({ name, settings: read.settings });
     else connectorIssues.push(...read.issues.map((issue) => `${issue} (LIVE_CONNECTORS names ${name})`));
   }
   if (connectorIssues.length > 0) throw new ConfigError(connectorIssues);
   const embeddedTemporal = env.TEMPORAL_ADDRESS === undefined;
-  const databaseUrl = env.DATABASE_URL ?? embeddedDatabaseUrl(env.EMBEDDED_PG_PORT);
-  const localHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host);
   return {
     ...env,
     dataDir: resolve(env.DATA_DIR),
-    databaseUrl,
+    databaseUrl: databaseUrlOf(env),
     temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
     temporalUiUrl: env.TEMPORAL_UI_URL ?? (embeddedTemporal ? `http://127.0.0.1:${env.TEMPORAL_UI_PORT}` : undefined),
     embeddedDatabase: env.DATABASE_URL === undefined,
     embeddedTemporal,
-    sandboxBankUrl: env.SANDBOX_BANK_URL ?? `http://${localHost(env.SANDBOX_BANK_HOST)}:${env.SANDBOX_BANK_PORT}`,
-    sandboxBankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL ?? databaseUrl,
-    gatewayCallbackUrl: (env.GATEWAY_CALLBACK_URL ?? `http://${localHost(env.HOST)}:${env.PORT}`).replace(/\/$/, ''),
+    sandboxBankUrl: sandboxBankUrlOf(env),
+    sandboxBankDatabaseUrl: sandboxBankDatabaseUrlOf(env),
+    gatewayCallbackUrl: gatewayCallbackUrlOf(env),
     providerCallbackSecret: env.PROVIDER_CALLBACK_SECRET ?? DEVELOPMENT_CALLBACK_SECRET,
     sandboxBankApiKey: env.SANDBOX_BANK_API_KEY ?? DEVELOPMENT_SANDBOX_BANK_API_KEY,
     webhookEncryptionKey: env.WEBHOOK_ENCRYPTION_KEY
@@ -479,11 +333,5 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
  * never its value), not a stack trace.
  */
 export function loadConfigOrExit(source: NodeJS.ProcessEnv = process.env): Config {
-  try {
-    return loadConfig(source);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(error.message);
-    process.exit(2);
-  }
+  return loadOrExit(() => loadConfig(source))[0];
 }

@@ -10,7 +10,7 @@ import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { createProviders } from './providers/registry.ts';
 import { egressPolicyFor } from './webhooks/destinations.ts';
 import { serveMetrics } from './metrics/server.ts';
-import { assertNodeVersion } from './stack/node-version.ts';
+import { assertNodeVersion } from './runtime/node-version.ts';
 import { startTracing } from './telemetry/tracing.ts';
 
 assertNodeVersion();

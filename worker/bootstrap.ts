@@ -1,21 +1,23 @@
 // What both worker processes (worker/main.ts, worker/webhooks.ts) start with: the configuration,
 // tracing (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set), the SDK runtime with its Prometheus
 // metrics on the process's own port, PostgreSQL, the workflow bundle, and a Temporal client for
-// the activities and loops that start or signal workflows. Closes them in order afterwards.
+// the activities and loops that start or signal workflows; then runs the worker with its loop and
+// closes them in order afterwards.
 import { createRequire } from 'node:module';
 import {
   DefaultLogger,
   NativeConnection,
   Runtime,
+  type Worker,
   type WorkflowBundleWithSourceMap,
   bundleWorkflowCode,
   makeTelemetryFilterString,
 } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { type Config, loadConfigOrExit } from '../src/config.ts';
-import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/http/log-masking.ts';
+import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/runtime/log-masking.ts';
 import { type MikroORM, openOrm } from '../src/db/orm.ts';
-import { assertNodeVersion } from '../src/stack/node-version.ts';
+import { assertNodeVersion } from '../src/runtime/node-version.ts';
 import { WORKFLOW_TRACING_MODULES, workflowClientTracing } from '../src/telemetry/temporal.ts';
 import { type Tracing, startTracing } from '../src/telemetry/tracing.ts';
 
@@ -28,7 +30,16 @@ export interface WorkerProcess {
   bundle: WorkflowBundleWithSourceMap;
   /** One JSON log line on stderr, as the SDK's own lines go. */
   log: (level: 30 | 40 | 50, msg: string, fields?: Record<string, unknown>) => void;
-  close: () => Promise<void>;
+  /**
+   * Says the process is running (`<service> running`, with `details` and whether it traces), then
+   * runs the worker until it shuts down (SIGINT/SIGTERM: the SDK drains in-flight activities) with
+   * the process's own polling loop beside it; then stops the loop and closes the rest.
+   */
+  run: (
+    worker: Worker,
+    loop: { start(): void; stop(): Promise<void> },
+    details: Record<string, unknown>,
+  ) => Promise<void>;
 }
 
 export async function startWorkerProcess(options: {
@@ -39,7 +50,7 @@ export async function startWorkerProcess(options: {
   assertNodeVersion();
   const config = loadConfigOrExit();
   const require = createRequire(import.meta.url);
-  // Masked like every other line (src/http/log-masking.ts): a loop's error may quote an account number.
+  // Masked like every other line (src/runtime/log-masking.ts): a loop's error may quote an account number.
   const log: WorkerProcess['log'] = (level, msg, fields = {}) =>
     console.error(
       JSON.stringify({
@@ -78,20 +89,25 @@ export async function startWorkerProcess(options: {
     namespace: config.TEMPORAL_NAMESPACE,
     ...(tracing ? { interceptors: workflowClientTracing() } : {}),
   });
-  return {
-    config,
-    tracing,
-    orm,
-    connection,
-    client,
-    bundle,
-    log,
-    close: async () => {
-      await clientConnection.close();
-      await connection.close();
-      await orm.close();
-      // Spans still buffered (the last activities, workflows that just ended) leave before the process does.
-      await tracing?.shutdown();
-    },
+  const close = async () => {
+    await clientConnection.close();
+    await connection.close();
+    await orm.close();
+    // Spans still buffered (the last activities, workflows that just ended) leave before the process does.
+    await tracing?.shutdown();
   };
+  const run: WorkerProcess['run'] = async (worker, loop, details) => {
+    log(30, `${options.service.replaceAll('-', ' ')} running`, {
+      ...details,
+      tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
+    });
+    loop.start();
+    try {
+      await worker.run();
+    } finally {
+      await loop.stop();
+      await close();
+    }
+  };
+  return { config, tracing, orm, connection, client, bundle, log, run };
 }

@@ -6,7 +6,7 @@
 // gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { CardOperationSweep } from '../src/cards/operation-sweep.ts';
+import { CardOperationSweep } from './card-operation-sweep.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
@@ -14,7 +14,7 @@ import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts'
 import { workerTracing } from '../src/telemetry/temporal.ts';
 import { startWorkerProcess } from './bootstrap.ts';
 
-const { config, tracing, orm, connection, client, bundle, log, close } = await startWorkerProcess({
+const { config, tracing, orm, connection, client, bundle, log, run } = await startWorkerProcess({
   service: 'worker',
   metricsPort: (loaded) => loaded.WORKER_METRICS_PORT,
 });
@@ -47,20 +47,10 @@ const worker = await Worker.create({
   }),
   ...(tracing ? workerTracing(tracing) : {}),
 });
-log(30, 'worker running', {
-  taskQueue: config.TEMPORAL_TASK_QUEUE,
-  tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
-});
 const cardOperations = new CardOperationSweep({
   orm,
   client,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   log: (message, fields) => log(40, message, fields),
 });
-cardOperations.start();
-try {
-  await worker.run();
-} finally {
-  await cardOperations.stop();
-  await close();
-}
+await run(worker, cardOperations, { taskQueue: config.TEMPORAL_TASK_QUEUE });

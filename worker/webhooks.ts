@@ -1,5 +1,5 @@
 // The webhook worker process (`npm run webhook-worker`): webhook deliveries apart from transfers
-// and cards (issue #27). It fans events out to deliveries (src/webhooks/fanout.ts) and runs their
+// and cards (issue #27). It fans events out to deliveries (worker/webhook-fanout.ts) and runs their
 // workflows and attempts on the webhook task queue (TEMPORAL_WEBHOOK_TASK_QUEUE), with its own slots
 // (WEBHOOK_WORKER_SLOTS) of which one tenant holds at most WEBHOOK_TENANT_CONCURRENCY. Its own
 // process, not a second Worker beside the gateway's: one that dies, leaks or stalls takes no
@@ -9,13 +9,13 @@
 import { Worker } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.ts';
 import { webhookActivityDeps } from '../activities/index.ts';
-import { EventFanout } from '../src/webhooks/fanout.ts';
+import { EventFanout } from './webhook-fanout.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { workerTracing } from '../src/telemetry/temporal.ts';
 import { startWorkerProcess } from './bootstrap.ts';
 import { webhookWorkerSlots } from './options.ts';
 
-const { config, tracing, orm, connection, client, bundle, log, close } = await startWorkerProcess({
+const { config, tracing, orm, connection, client, bundle, log, run } = await startWorkerProcess({
   service: 'webhook-worker',
   metricsPort: (loaded) => loaded.WEBHOOK_WORKER_METRICS_PORT,
 });
@@ -39,13 +39,7 @@ const worker = await Worker.create({
   ...webhookWorkerSlots(config.WEBHOOK_WORKER_SLOTS),
   ...(tracing ? workerTracing(tracing) : {}),
 });
-log(30, 'webhook worker running', {
-  taskQueue: config.webhookTaskQueue,
-  slots: config.WEBHOOK_WORKER_SLOTS,
-  tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
-  tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
-});
-// Events to deliveries (see src/webhooks/fanout.ts): their workflows start on the webhook queue.
+// Events to deliveries (see worker/webhook-fanout.ts): their workflows start on the webhook queue.
 const fanout = new EventFanout({
   orm,
   client,
@@ -54,10 +48,8 @@ const fanout = new EventFanout({
   listen: { connectionString: config.databaseUrl },
   log: (message, fields) => log(40, message, fields),
 });
-fanout.start();
-try {
-  await worker.run();
-} finally {
-  await fanout.stop();
-  await close();
-}
+await run(worker, fanout, {
+  taskQueue: config.webhookTaskQueue,
+  slots: config.WEBHOOK_WORKER_SLOTS,
+  tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+});

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
-import { assertNodeVersion } from '../stack/node-version.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { recordAudit } from './audit.ts';
 import { type AuditOutcome, endingOf } from './errors.ts';
 import { Flags, parseOptions } from './flags.ts';

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { RETRY_AFTER_SECONDS, isDependencyUnavailable, unavailable } from './deadlines.ts';
-import { maskAccountNumbers } from './log-masking.ts';
+import { maskAccountNumbers } from '../runtime/log-masking.ts';
 import { ApiError, type EnvelopeStyle, type FieldIssue, envelopeStyleFor, renderError } from './errors.ts';
 
 function fieldPath(instancePath: string, context: string | undefined): string {

@@ -18,30 +18,17 @@ import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import type { RateLimitCheck } from '../http/rate-limits.ts';
 import type { CallbackReceiver, NormalizedCallback } from '../connectors/types.ts';
+import { CardAuthorizationDecision, CardAuthorizationRequestData } from '../connectors/generic/contract.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
 
 /** The most a provider callback's body may hold; larger → 413 PAYLOAD_TOO_LARGE. */
 export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024;
 
-/** A card processor's authorization request (decisions §11), answered with the decision itself. */
+/**
+ * A card processor's authorization request (decisions §11), answered with the decision itself; its
+ * data and the decision are the generic bank contract's (src/connectors/generic/contract.ts).
+ */
 export const AUTHORIZATION_REQUEST = 'card.authorization.request';
-
-const AuthorizationRequestData = z.object({
-  authorization_id: z.string().min(1).max(100),
-  card_reference: z.string().min(1).max(200),
-  amount_minor: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  currency: z.string().length(3),
-  merchant_name: z.string().min(1).max(200),
-  merchant_category: z.string().regex(/^[0-9]{4}$/),
-  channel: z.enum(['pos', 'web', 'atm']),
-});
-export type AuthorizationRequestData = z.infer<typeof AuthorizationRequestData>;
-
-const AuthorizationAnswer = z.object({
-  authorization_id: z.string(),
-  decision: z.enum(['approved', 'declined']),
-  reason: z.string().nullable(),
-});
 
 export interface CallbackRouteDeps {
   orm: MikroORM;
@@ -62,11 +49,11 @@ export interface CallbackRouteDeps {
    * record, and a repeat gets the stored decision.
    */
   authorize?: (
-    request: AuthorizationRequestData,
+    request: CardAuthorizationRequestData,
     log: FastifyBaseLogger,
     /** The processor asking (the callback route's provider name). */
     provider: string,
-  ) => Promise<z.infer<typeof AuthorizationAnswer>>;
+  ) => Promise<z.infer<typeof CardAuthorizationDecision>>;
 }
 
 export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
@@ -91,7 +78,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
               z.object({
                 event_id: z.string(),
                 status: z.enum(['accepted', 'duplicate']),
-                authorization: AuthorizationAnswer.optional(),
+                authorization: CardAuthorizationDecision.optional(),
               }),
             ),
             // Public (no API key), yet refused 401 when the signature or its timestamp is wrong.
@@ -122,7 +109,7 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
         const parsed: NormalizedCallback = normalized.callback;
 
         if (parsed.type === AUTHORIZATION_REQUEST && deps.authorize) {
-          const data = AuthorizationRequestData.safeParse(parsed.data);
+          const data = CardAuthorizationRequestData.safeParse(parsed.data);
           if (!data.success) {
             throw ApiError.validation(
               data.error.issues.map((issue) => ({ path: ['data', ...issue.path].join('.'), message: issue.message })),

@@ -13,9 +13,24 @@ import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { BANKS, accountNameFor, bankByCode, nuban } from './banks.ts';
-import { signWebhook } from '../webhooks/signing.ts';
-import { maskLast4, maskUrl, maskedErrorSerializer } from '../http/log-masking.ts';
+import {
+  BvnLookupRequest,
+  CONTRACT_PATHS,
+  type ContractError,
+  FundCardRequest,
+  IssueCardRequest,
+  NameEnquiryRequest,
+  type SettlementStatementAnswer,
+  TransferRequest,
+  type TransferAnswer,
+  VirtualAccountRequest,
+  type VirtualAccountAnswer,
+  type CardAuthorizationRequestData,
+  callbackHeaders,
+  fastifyPath,
+} from '../connectors/generic/contract.ts';
+import { maskLast4, maskUrl, maskedErrorSerializer } from '../runtime/log-masking.ts';
+import { BANKS, accountNameFor, bankByCode } from './banks.ts';
 import { type SandboxStore, type TransferRow, type VirtualAccountRow, newSessionId } from './store.ts';
 
 /** NIP response codes the sandbox reports as a transfer's `code`. */
@@ -92,34 +107,12 @@ export function carriesControlToken(header: string | undefined, token: string): 
 const digits10 = z.string().regex(/^\d{10}$/, 'must be 10 digits');
 const bankCode = z.string().refine((code) => bankByCode(code) !== undefined, 'is not a known bank code');
 
-const NameEnquiryBody = z.object({ bank_code: bankCode, account_number: digits10 });
-const TransferBody = z.object({
-  reference: z.string().min(1).max(100),
-  amount_minor: z.number().int().positive(),
-  currency: z.literal('NGN'),
+// The contract's requests, with this bank's own rules on top: it knows its bank codes, and takes a
+// transfer without a narration (this switch starts its own session whatever the gateway passes on).
+const NameEnquiryBody = NameEnquiryRequest.extend({ bank_code: bankCode });
+const TransferBody = TransferRequest.extend({
   bank_code: bankCode,
-  account_number: digits10,
-  account_name: z.string().min(1).max(200),
-  narration: z.string().max(100).default(''),
-  // The name enquiry's session, if the gateway passes it on; this switch starts its own.
-  session_id: z.string().max(100).optional(),
-});
-const AllocateBody = z.object({
-  reference: z.string().min(1).max(200),
-  account_name: z.string().min(1).max(200),
-  customer_id: z.string().min(1).max(200),
-  // Named by the rule only, like the BVN service's: the value is never repeated back.
-  bvn: z
-    .string()
-    .regex(/^\d{11}$/, 'must be 11 digits')
-    .optional(),
-  preferred_bank: z.string().optional(),
-});
-// Messages name the rule, never the value: a BVN is not repeated back, even to the gateway's logs.
-const BvnLookupBody = z.object({
-  bvn: z.string().regex(/^\d{11}$/, 'must be 11 digits'),
-  first_name: z.string().min(1).max(200),
-  last_name: z.string().min(1).max(200),
+  narration: TransferRequest.shape.narration.default(''),
 });
 const CreditBody = z.object({
   amount_minor: z.number().int().positive(),
@@ -167,17 +160,12 @@ export const NIP_MESSAGES: Record<string, string> = {
 };
 
 /** A transfer as the contract reports it (the submission's answer and the status query's). */
-function transferView(transfer: TransferRow) {
-  return {
-    reference: transfer.reference,
-    status: transfer.status,
-    session_id: transfer.session_id,
-    code: transfer.response_code,
-    message: NIP_MESSAGES[transfer.response_code] ?? null,
-  };
+function transferView(transfer: TransferRow): TransferAnswer {
+  const { reference, status, session_id, response_code: code } = transfer;
+  return { reference, status, session_id, code, message: NIP_MESSAGES[code] ?? null };
 }
 
-function accountView(account: VirtualAccountRow) {
+function accountView(account: VirtualAccountRow): z.input<typeof VirtualAccountAnswer> {
   return {
     account_number: account.account_number,
     bank_code: account.bank_code,
@@ -186,7 +174,7 @@ function accountView(account: VirtualAccountRow) {
 }
 
 /** The contract's error body. */
-function refusal(code: string, message: string) {
+function refusal(code: string, message: string): ContractError {
   return { code, message };
 }
 
@@ -264,9 +252,11 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   }
 
   app.get('/health', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/banks', (_request, reply) => reply.send({ banks: BANKS.map(({ code, name }) => ({ code, name })) }));
+  app.get(CONTRACT_PATHS.banks, (_request, reply) =>
+    reply.send({ banks: BANKS.map(({ code, name }) => ({ code, name })) }),
+  );
 
-  app.post('/name-enquiry', { schema: { body: NameEnquiryBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.nameEnquiry, { schema: { body: NameEnquiryBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const { account_number } = request.body;
     if (account_number === MAGIC_ACCOUNTS.invalid) {
@@ -276,7 +266,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   });
 
   // BVN lookup, as a BVN-match service answers it: the holder's names on record, or 404 not_found.
-  app.post('/identity/bvn-lookup', { schema: { body: BvnLookupBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.bvnLookup, { schema: { body: BvnLookupRequest } }, async (request, reply) => {
     if (await unavailable('bvn', reply)) return reply;
     const { bvn, first_name, last_name } = request.body;
     if (bvn === MAGIC_BVNS.notFound) {
@@ -299,7 +289,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     transfer.bank_code === body.bank_code &&
     transfer.account_number === body.account_number;
 
-  app.post('/transfers', { schema: { body: TransferBody } }, async (request, reply) => {
+  app.post(CONTRACT_PATHS.transfers, { schema: { body: TransferBody } }, async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const body = request.body;
     const existing = await store.findTransfer(body.reference);
@@ -336,14 +326,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         : body.account_number === MAGIC_ACCOUNTS.neverConfirms
           ? 'held'
           : 'successful';
-    const { transfer } = await store.acceptTransfer({
-      reference: body.reference,
-      amountMinor: body.amount_minor,
-      bankCode: body.bank_code,
-      accountNumber: body.account_number,
-      accountName: body.account_name,
-      narration: body.narration,
-      plannedOutcome,
+    const { transfer } = await store.acceptTransfer(body, {
+      outcome: plannedOutcome,
       completeInMs: options.completionDelayMs,
     });
     // Another request with this reference may have been first: the same rule as a repeat.
@@ -353,7 +337,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     return transferAnswer(reply, transfer);
   });
 
-  app.get<{ Params: { reference: string } }>('/transfers/:reference', async (request, reply) => {
+  app.get<{ Params: { reference: string } }>(fastifyPath(CONTRACT_PATHS.transfer), async (request, reply) => {
     if (await unavailable('nip', reply)) return reply;
     const transfer = await store.findTransfer(request.params.reference);
     if (!transfer) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
@@ -361,114 +345,65 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   });
 
   app.post(
-    '/providers/:provider/virtual-accounts',
-    { schema: { params: z.object({ provider: z.string() }), body: AllocateBody } },
+    `/providers/:provider${CONTRACT_PATHS.virtualAccounts}`,
+    { schema: { params: z.object({ provider: z.string() }), body: VirtualAccountRequest } },
     async (request, reply) => {
       const { provider } = request.params;
       if (!isProvider(provider))
         return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
-      const settings = VIRTUAL_ACCOUNT_PROVIDERS[provider];
-      const body = request.body;
-      const found = await store.pool.query<VirtualAccountRow>(
-        'select * from sandbox_bank.virtual_accounts where provider = $1 and reference = $2',
-        [provider, body.reference],
-      );
-      if (found.rows[0]) return reply.status(201).send(accountView(found.rows[0]));
-      const serial = await store.nextSerial(provider, settings.serialBase);
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        `insert into sandbox_bank.virtual_accounts
-           (provider, account_number, reference, account_name, customer_id, bank_code, status, bvn_last4)
-         values ($1, $2, $3, $4, $5, $6, 'active', $7)
-         on conflict (provider, reference) do update set reference = excluded.reference returning *`,
-        [
-          provider,
-          nuban(settings.bankCode, serial),
-          body.reference,
-          body.account_name,
-          body.customer_id,
-          settings.bankCode,
-          body.bvn?.slice(-4) ?? null,
-        ],
-      );
-      return reply.status(201).send(accountView(rows[0]!));
+      const account = await store.openVirtualAccount(provider, VIRTUAL_ACCOUNT_PROVIDERS[provider], request.body);
+      return reply.status(201).send(accountView(account));
     },
   );
 
-  app.post<{ Params: { provider: string; accountNumber: string }; Body: { reason?: string } | undefined }>(
-    '/providers/:provider/virtual-accounts/:accountNumber/close',
+  app.post<{ Params: { provider: string; account_number: string }; Body: { reason?: string } | undefined }>(
+    `/providers/:provider${fastifyPath(CONTRACT_PATHS.closeVirtualAccount)}`,
     async (request, reply) => {
-      const { provider, accountNumber } = request.params;
+      const { provider, account_number: accountNumber } = request.params;
       if (!isProvider(provider))
         return reply.status(404).send(refusal('unknown_route', `unknown provider ${provider}`));
       if (await unavailable(provider, reply)) return reply;
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        `update sandbox_bank.virtual_accounts set status = 'closed', close_reason = coalesce(close_reason, $3)
-          where provider = $1 and account_number = $2 returning *`,
-        [provider, accountNumber, request.body?.reason ?? null],
-      );
-      if (!rows[0]) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
-      return { account_number: rows[0].account_number, status: rows[0].status };
+      const closed = await store.closeVirtualAccount(provider, accountNumber, request.body?.reason ?? null);
+      if (!closed) return reply.status(404).send(refusal('not_found', 'Unable to locate record'));
+      return { account_number: closed.account_number, status: closed.status };
     },
   );
 
   // ---- card processor ----
 
-  app.post(
-    '/cards',
-    { schema: { body: z.object({ reference: z.string().min(1).max(200), customer_id: z.string().min(1).max(200) }) } },
-    async (request, reply) => {
-      if (await unavailable('cards', reply)) return reply;
-      const cardReference = `crd_${randomBytes(8).toString('hex')}`;
-      const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
-      await store.pool.query(
-        `insert into sandbox_bank.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
-         on conflict (reference) do nothing`,
-        [cardReference, request.body.reference, request.body.customer_id, last4],
-      );
-      const { rows } = await store.pool.query<{ card_reference: string; last4: string }>(
-        'select card_reference, last4 from sandbox_bank.cards where reference = $1',
-        [request.body.reference],
-      );
-      return reply.status(201).send(rows[0]);
-    },
-  );
+  app.post(CONTRACT_PATHS.cards, { schema: { body: IssueCardRequest } }, async (request, reply) => {
+    if (await unavailable('cards', reply)) return reply;
+    const card = await store.issueCard({
+      cardReference: `crd_${randomBytes(8).toString('hex')}`,
+      reference: request.body.reference,
+      customerId: request.body.customer_id,
+      last4: String(randomInt(0, 10_000)).padStart(4, '0'),
+    });
+    return reply.status(201).send(card);
+  });
 
   for (const action of ['lock', 'unlock'] as const) {
     app.post(
-      `/cards/:cardReference/${action}`,
-      { schema: { params: z.object({ cardReference: z.string() }) } },
+      fastifyPath(action === 'lock' ? CONTRACT_PATHS.lockCard : CONTRACT_PATHS.unlockCard),
+      { schema: { params: z.object({ card_reference: z.string() }) } },
       async (request, reply) => {
         if (await unavailable('cards', reply)) return reply;
-        const { rows } = await store.pool.query<{ card_reference: string; locked: boolean }>(
-          'update sandbox_bank.cards set locked = $2 where card_reference = $1 returning card_reference, locked',
-          [request.params.cardReference, action === 'lock'],
-        );
-        if (!rows[0]) return reply.status(404).send(refusal('not_found', 'no such card'));
-        return { card_reference: rows[0].card_reference, status: rows[0].locked ? 'locked' : 'active' };
+        const card = await store.setCardLocked(request.params.card_reference, action === 'lock');
+        if (!card) return reply.status(404).send(refusal('not_found', 'no such card'));
+        return { card_reference: card.card_reference, status: card.locked ? 'locked' : 'active' };
       },
     );
   }
 
   app.post(
-    '/cards/:cardReference/fund',
-    {
-      schema: {
-        params: z.object({ cardReference: z.string() }),
-        body: z.object({ reference: z.string().min(1).max(200), amount_minor: z.number().int().positive() }),
-      },
-    },
+    fastifyPath(CONTRACT_PATHS.fundCard),
+    { schema: { params: z.object({ card_reference: z.string() }), body: FundCardRequest } },
     async (request, reply) => {
       if (await unavailable('cards', reply)) return reply;
-      const { cardReference } = request.params;
+      const { card_reference: cardReference } = request.params;
       // A card steered by the control route below: its new loads answered unavailable, or refused.
-      const {
-        rows: [steered],
-      } = await store.pool.query<{ load_answer: 'accept' | 'unavailable' | 'refuse'; loaded: boolean }>(
-        `select c.load_answer, exists (select 1 from sandbox_bank.card_fundings f where f.reference = $2) as loaded
-           from sandbox_bank.cards c where c.card_reference = $1`,
-        [cardReference, request.body.reference],
-      );
+      const steered = await store.loadSteering(cardReference, request.body.reference);
       if (steered && !steered.loaded && steered.load_answer === 'unavailable') {
         return reply.status(503).send(refusal('unavailable', 'card loads are unavailable'));
       }
@@ -476,18 +411,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         return reply.status(422).send(refusal('not_permitted', 'load not permitted on this card'));
       }
       // A repeat of the reference loads nothing more and answers the same.
-      await store.transaction(async (client) => {
-        const inserted = await client.query(
-          `insert into sandbox_bank.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
-           on conflict (reference) do nothing`,
-          [request.body.reference, cardReference, request.body.amount_minor],
-        );
-        const { rows } = await client.query(
-          `update sandbox_bank.cards set balance_minor = balance_minor + $2 where card_reference = $1 returning balance_minor`,
-          [cardReference, inserted.rowCount ? request.body.amount_minor : 0],
-        );
-        if (!rows[0]) throw Object.assign(new Error('no such card'), { statusCode: 404 });
-      });
+      if (!(await store.fundCard(cardReference, request.body.reference, request.body.amount_minor))) {
+        throw Object.assign(new Error('no such card'), { statusCode: 404 });
+      }
       return { reference: request.body.reference, status: 'successful' };
     },
   );
@@ -508,18 +434,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const authorizationId = request.body.authorization_id ?? `auth_${randomBytes(12).toString('hex')}`;
       const purchase = { ...request.body, authorization_id: authorizationId };
       // Authorization ids are per card: the same id on another card is another purchase.
-      await store.pool.query(
-        `insert into sandbox_bank.card_authorizations (authorization_id, card_reference, request) values ($1, $2, $3)
-         on conflict (card_reference, authorization_id) do nothing`,
-        [authorizationId, cardReference, JSON.stringify(purchase)],
-      );
-      const {
-        rows: [known],
-      } = await store.pool.query<{ request: typeof purchase; reason: string | null }>(
-        `select request, reason from sandbox_bank.card_authorizations
-          where card_reference = $1 and authorization_id = $2`,
-        [cardReference, authorizationId],
-      );
+      const known = await store.recordAuthorization(cardReference, authorizationId, purchase);
       if (!known) {
         return reply
           .status(500)
@@ -539,23 +454,11 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           merchant_name: sent.merchant_name,
           merchant_category: sent.merchant_category,
           channel: sent.channel,
-        },
+        } satisfies CardAuthorizationRequestData,
       });
       const decision = answer ?? { decision: 'declined' as const, reason: 'timeout' };
-      await store.transaction(async (client) => {
-        await client.query(
-          `update sandbox_bank.card_authorizations set decision = $3, reason = $4
-            where card_reference = $1 and authorization_id = $2`,
-          [cardReference, authorizationId, decision.decision, decision.reason],
-        );
-        if (!answer) {
-          await store.queueCallback(client, 'card.authorization.reversed', {
-            authorization_id: authorizationId,
-            card_reference: cardReference,
-            reason: 'timeout',
-          });
-        }
-      });
+      // Without the gateway's answer, the processor's reversal advice goes out with the decision.
+      await store.decideAuthorization(cardReference, authorizationId, decision, { reverse: !answer });
       return { authorization_id: authorizationId, decision: decision.decision, reason: decision.reason };
     },
   );
@@ -583,11 +486,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         const body = (request.body ?? {}) as z.infer<typeof SettlementBody>;
         let cardReference = body.card_reference;
         if (cardReference === undefined) {
-          const { rows } = await store.pool.query<{ card_reference: string }>(
-            'select card_reference from sandbox_bank.card_authorizations where authorization_id = $1 limit 2',
-            [authorizationId],
-          );
-          if (rows.length > 1) {
+          const cards = await store.authorizationCards(authorizationId);
+          if (cards.length > 1) {
             return reply
               .status(409)
               .send(
@@ -597,7 +497,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
                 ),
               );
           }
-          cardReference = rows[0]?.card_reference;
+          cardReference = cards[0];
         }
         const eventId = await store.transaction((client) =>
           store.queueCallback(
@@ -628,20 +528,17 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       },
     },
     async (request, reply) => {
-      const { rows } = await store.pool.query<{ load_answer: string }>(
-        'update sandbox_bank.cards set load_answer = $2 where card_reference = $1 returning load_answer',
-        [request.params.cardReference, request.body.answer],
-      );
-      if (!rows[0]) return reply.status(404).send({ message: `no card ${request.params.cardReference}` });
-      return { card_reference: request.params.cardReference, load_answer: rows[0].load_answer };
+      const loadAnswer = await store.setLoadAnswer(request.params.cardReference, request.body.answer);
+      if (!loadAnswer) return reply.status(404).send({ message: `no card ${request.params.cardReference}` });
+      return { card_reference: request.params.cardReference, load_answer: loadAnswer };
     },
   );
 
   /** The gateway's decision, or undefined when it gave none within the processor's time. */
   async function askGateway(payload: {
     id: string;
-    type: string;
-    data: Record<string, unknown>;
+    type: 'card.authorization.request';
+    data: CardAuthorizationRequestData;
   }): Promise<{ decision: 'approved' | 'declined'; reason: string | null } | undefined> {
     if (!options.authorizationUrl || !options.callbackSecret) return undefined;
     const body = JSON.stringify(payload);
@@ -669,7 +566,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   // The day's settlement statement, as a bank's statement download: every transfer it settled or
   // failed and every inbound credit it received that UTC day, with session ids and amounts.
   app.get(
-    '/statements/settlement/:date',
+    fastifyPath(CONTRACT_PATHS.settlementStatement),
     { schema: { params: z.object({ date: isoDate }) } },
     async (request, reply) => {
       if (await unavailable('nip', reply)) return reply;
@@ -688,7 +585,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
           account_number: item.account_number,
           value_time: item.value_time,
         })),
-      });
+      } satisfies z.input<typeof SettlementStatementAnswer>);
     },
   );
 
@@ -776,11 +673,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     async (request, reply) => {
       const { provider, accountNumber } = request.params;
       const body = request.body;
-      const { rows } = await store.pool.query<VirtualAccountRow>(
-        'select * from sandbox_bank.virtual_accounts where provider = $1 and account_number = $2',
-        [provider, accountNumber],
-      );
-      const account = rows[0];
+      const account = await store.findVirtualAccount(provider, accountNumber);
       // The number shown by its last 4 only: the gateway may log this answer.
       if (!account) {
         return reply.status(404).send(refusal('not_found', `no ${provider} account ${maskLast4(accountNumber)}`));
@@ -790,47 +683,21 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       const transactionReference = body.reference
         ? `SBXCR${createHash('sha256').update(`${provider}:${accountNumber}:${body.reference}`).digest('hex').slice(0, 24).toUpperCase()}`
         : `SBXCR${newSessionId().slice(-20)}`;
-      const result = await store.transaction(async (client) => {
-        await client.query(
-          `insert into sandbox_bank.inbound_credits
-             (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference)
-           values ($1, $2, $3, $4, $5, $6, $7) on conflict (transaction_reference) do nothing`,
-          [
-            transactionReference,
-            newSessionId(),
-            provider,
-            accountNumber,
-            body.amount_minor,
-            body.sender_name ?? 'SANDBOX SENDER',
-            body.reference ?? null,
-          ],
-        );
-        const {
-          rows: [credit],
-        } = await client.query<{ session_id: string; amount_minor: string; sender_name: string }>(
-          `select session_id, amount_minor, sender_name from sandbox_bank.inbound_credits
-            where transaction_reference = $1 for update`,
-          [transactionReference],
-        );
-        // The same reference for another amount is another credit under a used reference.
-        if (!credit || Number(credit.amount_minor) !== body.amount_minor) return undefined;
-        // A repeat sends the same notification again, as a real bank's duplicate does.
-        const eventId = await store.queueCallback(client, 'virtual_account.credited', {
-          account_number: accountNumber,
-          amount_minor: body.amount_minor,
-          transaction_reference: transactionReference,
-          sender_name: credit.sender_name,
-          session_id: credit.session_id,
-          // Which of this bank's account ranges received it.
-          provider,
-        });
-        return {
-          transaction_reference: transactionReference,
-          reference: body.reference ?? null,
-          session_id: credit.session_id,
-          event_id: eventId,
-        };
+      // A repeat sends the same notification again, as a real bank's duplicate does.
+      const received = await store.receiveCredit({
+        transactionReference,
+        provider,
+        accountNumber,
+        amountMinor: body.amount_minor,
+        senderName: body.sender_name ?? 'SANDBOX SENDER',
+        clientReference: body.reference ?? null,
       });
+      const result = received && {
+        transaction_reference: transactionReference,
+        reference: body.reference ?? null,
+        session_id: received.sessionId,
+        event_id: received.eventId,
+      };
       if (!result) {
         return reply
           .status(409)
@@ -845,13 +712,5 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
   return server;
 }
 
-/** Standard Webhooks headers over the exact body, keyed by the secret's UTF-8 bytes (src/webhooks/signing.ts). */
-export function callbackHeaders(secret: string, id: string, body: string): Record<string, string> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  return {
-    'content-type': 'application/json',
-    'webhook-id': id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
-  };
-}
+// The contract's callback headers, which this bank's callbacks carry (and tests sign with).
+export { callbackHeaders };

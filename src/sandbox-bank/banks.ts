@@ -1,34 +1,31 @@
-// The sandbox bank's bank list (CBN / NIBSS institution codes of real Nigerian banks) and NUBAN
-// account numbers: a 9-digit serial plus the CBN check digit computed over bank code and serial.
-
-export interface Bank {
-  code: string;
-  name: string;
-  slug: string;
-}
+// The sandbox bank's bank list (CBN / NIBSS institution codes of real Nigerian banks, as the
+// contract's `GET /banks` carries them) and NUBAN account numbers: a 9-digit serial plus the CBN
+// check digit computed over bank code and serial. The generic test bank (test/simulators/) lists a
+// part of these banks and makes its account numbers the same way.
+import type { Bank } from '../connectors/generic/contract.ts';
 
 export const BANKS: readonly Bank[] = [
-  { code: '044', name: 'Access Bank', slug: 'access-bank' },
-  { code: '023', name: 'Citibank Nigeria', slug: 'citibank-nigeria' },
-  { code: '050', name: 'Ecobank Nigeria', slug: 'ecobank-nigeria' },
-  { code: '070', name: 'Fidelity Bank', slug: 'fidelity-bank' },
-  { code: '011', name: 'First Bank of Nigeria', slug: 'first-bank-of-nigeria' },
-  { code: '214', name: 'First City Monument Bank', slug: 'first-city-monument-bank' },
-  { code: '058', name: 'Guaranty Trust Bank', slug: 'guaranty-trust-bank' },
-  { code: '030', name: 'Heritage Bank', slug: 'heritage-bank' },
-  { code: '301', name: 'Jaiz Bank', slug: 'jaiz-bank' },
-  { code: '082', name: 'Keystone Bank', slug: 'keystone-bank' },
-  { code: '076', name: 'Polaris Bank', slug: 'polaris-bank' },
-  { code: '101', name: 'Providus Bank', slug: 'providus-bank' },
-  { code: '221', name: 'Stanbic IBTC Bank', slug: 'stanbic-ibtc-bank' },
-  { code: '068', name: 'Standard Chartered Bank', slug: 'standard-chartered-bank' },
-  { code: '232', name: 'Sterling Bank', slug: 'sterling-bank' },
-  { code: '100', name: 'Suntrust Bank', slug: 'suntrust-bank' },
-  { code: '032', name: 'Union Bank of Nigeria', slug: 'union-bank-of-nigeria' },
-  { code: '033', name: 'United Bank For Africa', slug: 'united-bank-for-africa' },
-  { code: '215', name: 'Unity Bank', slug: 'unity-bank' },
-  { code: '035', name: 'Wema Bank', slug: 'wema-bank' },
-  { code: '057', name: 'Zenith Bank', slug: 'zenith-bank' },
+  { code: '044', name: 'Access Bank' },
+  { code: '023', name: 'Citibank Nigeria' },
+  { code: '050', name: 'Ecobank Nigeria' },
+  { code: '070', name: 'Fidelity Bank' },
+  { code: '011', name: 'First Bank of Nigeria' },
+  { code: '214', name: 'First City Monument Bank' },
+  { code: '058', name: 'Guaranty Trust Bank' },
+  { code: '030', name: 'Heritage Bank' },
+  { code: '301', name: 'Jaiz Bank' },
+  { code: '082', name: 'Keystone Bank' },
+  { code: '076', name: 'Polaris Bank' },
+  { code: '101', name: 'Providus Bank' },
+  { code: '221', name: 'Stanbic IBTC Bank' },
+  { code: '068', name: 'Standard Chartered Bank' },
+  { code: '232', name: 'Sterling Bank' },
+  { code: '100', name: 'Suntrust Bank' },
+  { code: '032', name: 'Union Bank of Nigeria' },
+  { code: '033', name: 'United Bank For Africa' },
+  { code: '215', name: 'Unity Bank' },
+  { code: '035', name: 'Wema Bank' },
+  { code: '057', name: 'Zenith Bank' },
 ];
 
 export function bankByCode(code: string): Bank | undefined {

@@ -1,7 +1,8 @@
 // The sandbox bank's background work: completing accepted transfers when their time comes, and
 // delivering queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
-import { PollingLoop } from '../stack/polling-loop.ts';
-import { NIP, NIP_MESSAGES, callbackHeaders } from './app.ts';
+import { PollingLoop } from '../runtime/polling-loop.ts';
+import { callbackHeaders } from '../connectors/generic/contract.ts';
+import { NIP, NIP_MESSAGES } from './app.ts';
 import type { CallbackRow, SandboxStore } from './store.ts';
 
 export interface RunnerOptions {
@@ -107,17 +108,10 @@ export class SandboxRunner {
           error = cause instanceof Error ? cause.message : String(cause);
         }
         if (error === undefined) {
-          await client.query(
-            'update sandbox_bank.callbacks set delivered_at = now(), attempts = attempts + 1 where event_id = $1',
-            [callback.event_id],
-          );
+          await store.markCallbackDelivered(client, callback.event_id);
         } else {
           const attempts = callback.attempts + 1;
-          await client.query(
-            `update sandbox_bank.callbacks set attempts = $2, last_error = $3,
-                    next_attempt_at = now() + ($4::integer * interval '1 millisecond') where event_id = $1`,
-            [callback.event_id, attempts, error, backoffMs(attempts)],
-          );
+          await store.postponeCallback(client, callback.event_id, { attempts, error, retryInMs: backoffMs(attempts) });
           this.options.log?.('callback delivery failed', { event_id: callback.event_id, attempts, error });
         }
       }

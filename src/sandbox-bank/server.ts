@@ -1,30 +1,31 @@
-// The sandbox bank process (started by `npm start` beside the API and worker). Its state lives in
-// the `sandbox_bank` schema of SANDBOX_BANK_DATABASE_URL (by default the gateway's database
-// server), apart from the gateway's own tables.
-import { loadConfigOrExit } from '../config.ts';
-import { assertNodeVersion } from '../stack/node-version.ts';
+// The sandbox bank process (`npm run sandbox-bank`, and started by `npm start` beside the API and
+// the workers), configured by its own variables (./config.ts). Its state lives in the
+// `sandbox_bank` schema of SANDBOX_BANK_DATABASE_URL (by default the gateway's database server),
+// apart from the gateway's own tables.
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { buildSandboxBank } from './app.ts';
+import { loadSandboxBankConfigOrExit } from './config.ts';
 import { SandboxRunner } from './runner.ts';
 import { SandboxStore } from './store.ts';
 
 assertNodeVersion();
-const config = loadConfigOrExit();
-const store = new SandboxStore(config.sandboxBankDatabaseUrl);
+const config = loadSandboxBankConfigOrExit();
+const store = new SandboxStore(config.databaseUrl);
 await store.migrate();
 const app = await buildSandboxBank({
   store,
   completionDelayMs: config.SANDBOX_BANK_COMPLETION_DELAY_MS,
   hangMs: config.SANDBOX_BANK_HANG_MS,
   logLevel: config.LOG_LEVEL,
-  apiKey: config.sandboxBankApiKey,
+  apiKey: config.apiKey,
   authorizationUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
-  callbackSecret: config.providerCallbackSecret,
+  callbackSecret: config.callbackSecret,
   ...(config.SANDBOX_BANK_CONTROL_TOKEN ? { controlToken: config.SANDBOX_BANK_CONTROL_TOKEN } : {}),
 });
 const runner = new SandboxRunner({
   store,
   callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
-  callbackSecret: config.providerCallbackSecret,
+  callbackSecret: config.callbackSecret,
   log: (message, fields) => app.log.warn(fields ?? {}, message),
 });
 

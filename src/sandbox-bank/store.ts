@@ -1,8 +1,18 @@
-// The sandbox bank's own state, in its own PostgreSQL schema (`sandbox_bank`). It knows nothing
-// of the gateway's tables. Callbacks to the gateway go through an outbox table, written in the
-// same transaction as the state change they announce, so a restart never loses one.
+// The sandbox bank's own state, in its own PostgreSQL schema (`sandbox_bank`), and the only code
+// that writes it. It knows nothing of the gateway's tables. Callbacks to the gateway go through an
+// outbox table, written in the same transaction as the state change they announce, so a restart
+// never loses one.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import type { z } from 'zod';
+import type {
+  StatementItem as ContractStatementItem,
+  TransferCompletedData,
+  TransferRequest,
+  VirtualAccountCreditedData,
+  VirtualAccountRequest,
+} from '../connectors/generic/contract.ts';
+import { nuban } from './banks.ts';
 
 export const SCHEMA = 'sandbox_bank';
 
@@ -160,18 +170,8 @@ export interface VirtualAccountRow {
   created_at: Date;
 }
 
-/** One line of the daily settlement statement. */
-export interface StatementItem {
-  kind: 'transfer' | 'inbound_credit';
-  reference: string;
-  session_id: string;
-  amount_minor: number;
-  status: 'successful' | 'failed';
-  provider: string | null;
-  bank_code: string | null;
-  account_number: string;
-  value_time: string;
-}
+/** One line of the daily settlement statement: the contract's, and the bank code this bank keeps. */
+export type StatementItem = ContractStatementItem & { bank_code: string | null };
 
 export type StatementAdjustment =
   | { action: 'forget'; reference: string }
@@ -188,6 +188,9 @@ export type StatementAdjustment =
       bankCode: string | null;
       accountNumber: string;
     };
+
+/** How the processor answers a card's new loads (steered by a control route). */
+export type LoadAnswer = 'accept' | 'unavailable' | 'refuse';
 
 export interface CallbackRow {
   event_id: string;
@@ -283,16 +286,10 @@ export class SandboxStore {
   }
 
   /** Records an accepted transfer; a repeat of the same reference returns the first one. */
-  async acceptTransfer(input: {
-    reference: string;
-    amountMinor: number;
-    bankCode: string;
-    accountNumber: string;
-    accountName: string;
-    narration: string;
-    plannedOutcome: 'successful' | 'failed' | 'held';
-    completeInMs: number;
-  }): Promise<{ transfer: TransferRow; created: boolean }> {
+  async acceptTransfer(
+    request: z.output<typeof TransferRequest>,
+    plan: { outcome: 'successful' | 'failed' | 'held'; completeInMs: number },
+  ): Promise<{ transfer: TransferRow; created: boolean }> {
     const { rows } = await this.pool.query<TransferRow>(
       `insert into ${SCHEMA}.transfers
          (reference, session_id, amount_minor, bank_code, account_number, account_name, narration, status,
@@ -301,19 +298,19 @@ export class SandboxStore {
                case when $8 = 'held' then null else now() + ($9::integer * interval '1 millisecond') end)
        on conflict (reference) do nothing returning *`,
       [
-        input.reference,
+        request.reference,
         newSessionId(),
-        input.amountMinor,
-        input.bankCode,
-        input.accountNumber,
-        input.accountName,
-        input.narration,
-        input.plannedOutcome,
-        input.completeInMs,
+        request.amount_minor,
+        request.bank_code,
+        request.account_number,
+        request.account_name,
+        request.narration,
+        plan.outcome,
+        plan.completeInMs,
       ],
     );
     if (rows[0]) return { transfer: rows[0], created: true };
-    return { transfer: (await this.findTransfer(input.reference))!, created: false };
+    return { transfer: (await this.findTransfer(request.reference))!, created: false };
   }
 
   /** Settles a pending transfer and queues its callback, in one transaction. */
@@ -337,7 +334,7 @@ export class SandboxStore {
       session_id: transfer.session_id,
       code: responseCode,
       message,
-    });
+    } satisfies z.input<typeof TransferCompletedData>);
     return transfer;
   }
 
@@ -373,6 +370,26 @@ export class SandboxStore {
       [limit],
     );
     return rows;
+  }
+
+  async markCallbackDelivered(client: pg.PoolClient, eventId: string): Promise<void> {
+    await client.query(
+      `update ${SCHEMA}.callbacks set delivered_at = now(), attempts = attempts + 1 where event_id = $1`,
+      [eventId],
+    );
+  }
+
+  /** A failed delivery: counted, its error kept, and the callback due again after `retryInMs`. */
+  async postponeCallback(
+    client: pg.PoolClient,
+    eventId: string,
+    failure: { attempts: number; error: string; retryInMs: number },
+  ): Promise<void> {
+    await client.query(
+      `update ${SCHEMA}.callbacks set attempts = $2, last_error = $3,
+              next_attempt_at = now() + ($4::integer * interval '1 millisecond') where event_id = $1`,
+      [eventId, failure.attempts, failure.error, failure.retryInMs],
+    );
   }
 
   /**
@@ -453,6 +470,46 @@ export class SandboxStore {
     return rows.length > 0;
   }
 
+  // ---- virtual accounts ----
+
+  async findVirtualAccount(provider: string, accountNumber: string): Promise<VirtualAccountRow | undefined> {
+    const { rows } = await this.pool.query<VirtualAccountRow>(
+      `select * from ${SCHEMA}.virtual_accounts where provider = $1 and account_number = $2`,
+      [provider, accountNumber],
+    );
+    return rows[0];
+  }
+
+  /** Opens an account in the provider's NUBAN range; a repeat of the reference returns the first one. */
+  async openVirtualAccount(
+    provider: string,
+    range: { bankCode: string; serialBase: number },
+    request: z.output<typeof VirtualAccountRequest>,
+  ): Promise<VirtualAccountRow> {
+    const found = await this.pool.query<VirtualAccountRow>(
+      `select * from ${SCHEMA}.virtual_accounts where provider = $1 and reference = $2`,
+      [provider, request.reference],
+    );
+    if (found.rows[0]) return found.rows[0];
+    const serial = await this.nextSerial(provider, range.serialBase);
+    const { rows } = await this.pool.query<VirtualAccountRow>(
+      `insert into ${SCHEMA}.virtual_accounts
+         (provider, account_number, reference, account_name, customer_id, bank_code, status, bvn_last4)
+       values ($1, $2, $3, $4, $5, $6, 'active', $7)
+       on conflict (provider, reference) do update set reference = excluded.reference returning *`,
+      [
+        provider,
+        nuban(range.bankCode, serial),
+        request.reference,
+        request.account_name,
+        request.customer_id,
+        range.bankCode,
+        request.bvn?.slice(-4) ?? null,
+      ],
+    );
+    return rows[0]!;
+  }
+
   async nextSerial(provider: string, base: number): Promise<number> {
     const { rows } = await this.pool.query<{ serial: string }>(
       `insert into ${SCHEMA}.account_serials (provider, next_serial) values ($1, $2 + 1)
@@ -461,5 +518,200 @@ export class SandboxStore {
       [provider, base],
     );
     return Number(rows[0]!.serial);
+  }
+  /** Closes an account (a closed one stays closed, with its first reason). */
+  async closeVirtualAccount(
+    provider: string,
+    accountNumber: string,
+    reason: string | null,
+  ): Promise<VirtualAccountRow | undefined> {
+    const { rows } = await this.pool.query<VirtualAccountRow>(
+      `update ${SCHEMA}.virtual_accounts set status = 'closed', close_reason = coalesce(close_reason, $3)
+        where provider = $1 and account_number = $2 returning *`,
+      [provider, accountNumber, reason],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Money arriving in an account, and its `virtual_account.credited` callback queued in the same
+   * transaction. A repeat of the transaction reference is the same credit (notified again); one for
+   * another amount is refused (undefined).
+   */
+  async receiveCredit(credit: {
+    transactionReference: string;
+    provider: string;
+    accountNumber: string;
+    amountMinor: number;
+    senderName: string;
+    clientReference: string | null;
+  }): Promise<{ sessionId: string; eventId: string } | undefined> {
+    return this.transaction(async (client) => {
+      await client.query(
+        `insert into ${SCHEMA}.inbound_credits
+           (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference)
+         values ($1, $2, $3, $4, $5, $6, $7) on conflict (transaction_reference) do nothing`,
+        [
+          credit.transactionReference,
+          newSessionId(),
+          credit.provider,
+          credit.accountNumber,
+          credit.amountMinor,
+          credit.senderName,
+          credit.clientReference,
+        ],
+      );
+      const {
+        rows: [received],
+      } = await client.query<{ session_id: string; amount_minor: string; sender_name: string }>(
+        `select session_id, amount_minor, sender_name from ${SCHEMA}.inbound_credits
+          where transaction_reference = $1 for update`,
+        [credit.transactionReference],
+      );
+      // The same reference for another amount is another credit under a used reference.
+      if (!received || Number(received.amount_minor) !== credit.amountMinor) return undefined;
+      const eventId = await this.queueCallback(client, 'virtual_account.credited', {
+        account_number: credit.accountNumber,
+        amount_minor: credit.amountMinor,
+        transaction_reference: credit.transactionReference,
+        sender_name: received.sender_name,
+        session_id: received.session_id,
+        // Which of this bank's account ranges received it.
+        provider: credit.provider,
+      } satisfies z.input<typeof VirtualAccountCreditedData>);
+      return { sessionId: received.session_id, eventId };
+    });
+  }
+
+  // ---- cards ----
+
+  /** Issues a card; a repeat of the reference returns the first card. */
+  async issueCard(card: {
+    cardReference: string;
+    reference: string;
+    customerId: string;
+    last4: string;
+  }): Promise<{ card_reference: string; last4: string }> {
+    await this.pool.query(
+      `insert into ${SCHEMA}.cards (card_reference, reference, customer_id, last4) values ($1, $2, $3, $4)
+       on conflict (reference) do nothing`,
+      [card.cardReference, card.reference, card.customerId, card.last4],
+    );
+    const { rows } = await this.pool.query<{ card_reference: string; last4: string }>(
+      `select card_reference, last4 from ${SCHEMA}.cards where reference = $1`,
+      [card.reference],
+    );
+    return rows[0]!;
+  }
+
+  async setCardLocked(
+    cardReference: string,
+    locked: boolean,
+  ): Promise<{ card_reference: string; locked: boolean } | undefined> {
+    const { rows } = await this.pool.query<{ card_reference: string; locked: boolean }>(
+      `update ${SCHEMA}.cards set locked = $2 where card_reference = $1 returning card_reference, locked`,
+      [cardReference, locked],
+    );
+    return rows[0];
+  }
+
+  /** How the processor answers the card's loads, and whether this funding reference was loaded already. */
+  async loadSteering(
+    cardReference: string,
+    fundingReference: string,
+  ): Promise<{ load_answer: LoadAnswer; loaded: boolean } | undefined> {
+    const { rows } = await this.pool.query<{ load_answer: LoadAnswer; loaded: boolean }>(
+      `select c.load_answer, exists (select 1 from ${SCHEMA}.card_fundings f where f.reference = $2) as loaded
+         from ${SCHEMA}.cards c where c.card_reference = $1`,
+      [cardReference, fundingReference],
+    );
+    return rows[0];
+  }
+
+  async setLoadAnswer(cardReference: string, answer: LoadAnswer): Promise<LoadAnswer | undefined> {
+    const { rows } = await this.pool.query<{ load_answer: LoadAnswer }>(
+      `update ${SCHEMA}.cards set load_answer = $2 where card_reference = $1 returning load_answer`,
+      [cardReference, answer],
+    );
+    return rows[0]?.load_answer;
+  }
+
+  /** Loads a card; a repeat of the funding reference loads nothing more. False when there is no such card. */
+  async fundCard(cardReference: string, reference: string, amountMinor: number): Promise<boolean> {
+    const noCard = new Error('no such card');
+    try {
+      await this.transaction(async (client) => {
+        const inserted = await client.query(
+          `insert into ${SCHEMA}.card_fundings (reference, card_reference, amount_minor) values ($1, $2, $3)
+           on conflict (reference) do nothing`,
+          [reference, cardReference, amountMinor],
+        );
+        const { rows } = await client.query(
+          `update ${SCHEMA}.cards set balance_minor = balance_minor + $2 where card_reference = $1 returning balance_minor`,
+          [cardReference, inserted.rowCount ? amountMinor : 0],
+        );
+        // Nothing kept of a funding for a card this processor never issued.
+        if (!rows[0]) throw noCard;
+      });
+      return true;
+    } catch (error) {
+      if (error === noCard) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Records a purchase's authorization request (ids are per card: the same id on another card is
+   * another purchase) and returns what is known of it: the first request sent under this id, and
+   * its decline reason once decided.
+   */
+  async recordAuthorization<T extends object>(
+    cardReference: string,
+    authorizationId: string,
+    request: T,
+  ): Promise<{ request: T; reason: string | null } | undefined> {
+    await this.pool.query(
+      `insert into ${SCHEMA}.card_authorizations (authorization_id, card_reference, request) values ($1, $2, $3)
+       on conflict (card_reference, authorization_id) do nothing`,
+      [authorizationId, cardReference, JSON.stringify(request)],
+    );
+    const { rows } = await this.pool.query<{ request: T; reason: string | null }>(
+      `select request, reason from ${SCHEMA}.card_authorizations
+        where card_reference = $1 and authorization_id = $2`,
+      [cardReference, authorizationId],
+    );
+    return rows[0];
+  }
+
+  /** The decision on an authorization, and with `reverse` its reversal advice queued in the same transaction. */
+  async decideAuthorization(
+    cardReference: string,
+    authorizationId: string,
+    decision: { decision: 'approved' | 'declined'; reason: string | null },
+    options: { reverse: boolean },
+  ): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query(
+        `update ${SCHEMA}.card_authorizations set decision = $3, reason = $4
+          where card_reference = $1 and authorization_id = $2`,
+        [cardReference, authorizationId, decision.decision, decision.reason],
+      );
+      if (options.reverse) {
+        await this.queueCallback(client, 'card.authorization.reversed', {
+          authorization_id: authorizationId,
+          card_reference: cardReference,
+          reason: decision.reason,
+        });
+      }
+    });
+  }
+
+  /** The cards an authorization id is on (at most two: enough to know it is ambiguous). */
+  async authorizationCards(authorizationId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ card_reference: string }>(
+      `select card_reference from ${SCHEMA}.card_authorizations where authorization_id = $1 limit 2`,
+      [authorizationId],
+    );
+    return rows.map((row) => row.card_reference);
   }
 }

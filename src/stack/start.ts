@@ -1,12 +1,16 @@
 // `npm start`: the whole gateway on one machine. Starts (or connects to) PostgreSQL and Temporal,
-// applies migrations, then runs the worker and the API as child processes with prefixed logs.
+// applies migrations, then runs the sandbox bank, the two workers and the API as child processes
+// with prefixed logs. Each child reads its own configuration; the launcher reads the API's and the
+// sandbox bank's first, so that a bad variable of either stops the start before anything runs.
 // Ctrl-C / SIGTERM stops every child, then Temporal, then PostgreSQL; their data stays in .data/
 // so the next start finds it again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { type Config, loadConfigOrExit } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { migrate, openOrm } from '../db/orm.ts';
-import { assertNodeVersion } from './node-version.ts';
+import { loadOrExit } from '../runtime/environment.ts';
+import { assertNodeVersion } from '../runtime/node-version.ts';
+import { type SandboxBankConfig, loadSandboxBankConfig } from '../sandbox-bank/config.ts';
 import { type EmbeddedPostgresHandle, ensureDatabase, startEmbeddedPostgres } from './postgres.ts';
 import { type Placement, PlacementError, placeEmbeddedPostgres } from './postgres-placement.ts';
 import { stackProcesses, stopLeftovers, takenPort } from './leftovers.ts';
@@ -32,7 +36,10 @@ function say(source: string, line: string): void {
   process.stdout.write(`${label} ${line}\n`);
 }
 
-const config: Config = loadConfigOrExit();
+const [config, bankConfig]: [Config, SandboxBankConfig] = loadOrExit(
+  () => loadConfig(),
+  () => loadSandboxBankConfig(),
+);
 
 const children: { name: string; child: ChildProcess }[] = [];
 let postgres: EmbeddedPostgresHandle | undefined;
@@ -166,7 +173,7 @@ async function prepare(): Promise<Placement | undefined> {
   await stopLeftovers(found.leftovers);
   const taken = await takenPort([
     { variable: 'PORT', port: config.PORT, host: config.HOST },
-    { variable: 'SANDBOX_BANK_PORT', port: config.SANDBOX_BANK_PORT, host: config.SANDBOX_BANK_HOST },
+    { variable: 'SANDBOX_BANK_PORT', port: bankConfig.SANDBOX_BANK_PORT, host: bankConfig.SANDBOX_BANK_HOST },
     ...(config.METRICS_PORT > 0
       ? [{ variable: 'METRICS_PORT', port: config.METRICS_PORT, host: config.METRICS_HOST }]
       : []),

@@ -5,7 +5,7 @@
 // third parties.
 import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TRACER_NAME, tracingStarted } from './tracing.ts';
-import { maskAccountNumbers } from '../http/log-masking.ts';
+import { maskAccountNumbers } from '../runtime/log-masking.ts';
 
 export async function withHttpClientSpan<T extends { status: number }>(
   name: string,

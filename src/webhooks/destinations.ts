@@ -13,7 +13,8 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { type Config, isLoopbackHost } from '../config.ts';
+import type { Config } from '../config.ts';
+import { isLoopbackHost } from '../runtime/environment.ts';
 import type { KeyMode } from '../tenants/api-keys.ts';
 
 export class DestinationRefused extends Error {

@@ -1,26 +1,7 @@
-// Standard Webhooks signatures (https://www.standardwebhooks.com): headers `webhook-id`,
-// `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256(key,
-// "{id}.{timestamp}.{body}")>`. The key is the base64 part of a `whsec_…` secret, otherwise the
-// secret's UTF-8 bytes. The `standardwebhooks` library verifies these unchanged (tested).
-import { createHmac } from 'node:crypto';
-
-export function signingKey(secret: string): Buffer {
-  return secret.startsWith('whsec_')
-    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
-    : Buffer.from(secret, 'utf8');
-}
-
-export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  const digest = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`).digest('base64');
-  return `v1,${digest}`;
-}
+// The headers of the gateway's webhooks to tenants: Standard Webhooks (src/runtime/standard-webhooks.ts)
+// keyed by the endpoint's secret, and the gateway's user agent.
+import { signedHeaders } from '../runtime/standard-webhooks.ts';
 
 export function webhookHeaders(secret: string, id: string, timestamp: number, body: string): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'user-agent': 'naira-gateway-webhooks/1',
-    'webhook-id': id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
-  };
+  return { ...signedHeaders(secret, id, timestamp, body), 'user-agent': 'naira-gateway-webhooks/1' };
 }

@@ -25,7 +25,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { assertNodeVersion } from '../../src/stack/node-version.ts';
+import { assertNodeVersion } from '../../src/runtime/node-version.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
@@ -35,8 +35,8 @@ import { type BenchResults, costRows, ledgerLine, measureRows, pathRows, table, 
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
-import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/config.ts';
-import { signWebhook } from '../../src/webhooks/signing.ts';
+import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/runtime/secrets.ts';
+import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 
 assertNodeVersion();
 

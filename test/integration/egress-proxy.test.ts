@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { type Resolver, egressPolicyFor } from '../../src/webhooks/destinations.ts';
-import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type EgressProxy, startEgressProxy } from '../support/egress-proxy.ts';

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { deliveryStatusQuery, deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { ATTEMPTS_PER_RUN, HISTORY_EVENTS_PER_RUN } from '../../workflows/webhook-delivery.ts';
 import { auth, issueCard, newSigningSecret, registerEndpoint } from '../support/api.ts';

@@ -4,7 +4,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookTaskQueue, parseDurationsMs } from '../../src/config.ts';
-import { EventFanout, deliveryIdFor } from '../../src/webhooks/fanout.ts';
+import { EventFanout, deliveryIdFor } from '../../worker/webhook-fanout.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant, resolvedTestKey } from '../support/app.ts';

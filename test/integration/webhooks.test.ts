@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
-import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { auth, expectFieldRefused, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';

@@ -1,7 +1,7 @@
 // Provider callbacks as the sandbox bank sends them (the generic contract): a raw JSON body
 // `{id, type, data}` signed as Standard Webhooks with the test secret.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { signWebhook } from '../../src/webhooks/signing.ts';
+import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 import { TEST_CALLBACK_SECRET } from './app.ts';
 
 /** Standard Webhooks headers for `raw`, signed with `secret` at `timestamp` (now by default). */

@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { embeddedDatabaseUrl } from '../../src/config.ts';
+import { embeddedDatabaseUrl } from '../../src/runtime/environment.ts';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/stack/postgres.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { freePorts } from './ports.ts';

@@ -4,7 +4,7 @@
 // tenant's real resources of each kind, so that requests can reach the handlers.
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { EventFanout } from '../../src/webhooks/fanout.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from './api.ts';
 import { eventually } from './eventually.ts';
 import { type Receiver, startReceiver } from './receiver.ts';

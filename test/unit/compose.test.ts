@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SECRET_VARIABLES } from '../../src/config.ts';
+import { SECRET_VARIABLES } from '../../src/runtime/secrets.ts';
+import { SANDBOX_BANK_SECRETS } from '../../src/sandbox-bank/config.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 
 interface Service {
@@ -73,12 +74,25 @@ describe('docker-compose.yml', () => {
       expect(uses.length, name).toBeGreaterThan(0);
       for (const use of uses) expect(use, `\${${name}${use}}`).toMatch(/^:\?/);
     }
-    // And every process of the gateway gets all of them (the sandbox bank and the API need the control token and the API key).
-    for (const name of ['api', 'api-2', 'worker', 'worker-2', 'sandbox-bank', 'setup']) {
+    // And every process of the gateway gets all of them (the API needs the control token and the API key too).
+    for (const name of ['api', 'api-2', 'worker', 'worker-2', 'setup']) {
       const env = environmentOf(compose.services[name]!);
       expect(env.NODE_ENV, name).toBe('production');
       for (const secret of secrets)
         expect(env[secret], `${name} ${secret}`).toMatch(new RegExp(`^\\$\\{${secret}:\\?`));
     }
+  });
+
+  it("gives the sandbox bank, a process of its own, its own secrets, required, and none of the API's others", () => {
+    const env = environmentOf(compose.services['sandbox-bank']!);
+    expect(env.NODE_ENV).toBe('production');
+    for (const secret of SANDBOX_BANK_SECRETS) {
+      expect(env[secret], secret).toMatch(new RegExp(`^\\$\\{${secret}:\\?`));
+    }
+    const others = Object.keys(SECRET_VARIABLES).filter(
+      (secret) => !(SANDBOX_BANK_SECRETS as string[]).includes(secret),
+    );
+    expect(others.sort()).toEqual(['BVN_SECRET_KEY', 'WEBHOOK_ENCRYPTION_KEY']);
+    for (const secret of others) expect(env[secret], secret).toBeUndefined();
   });
 });

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { ConfigError } from '../../src/runtime/environment.ts';
 import {
-  ConfigError,
   DEVELOPMENT_SANDBOX_BANK_API_KEY,
   PUBLISHED_SECRETS,
   SECRET_VARIABLES,
   type SecretVariable,
-  loadConfig,
-} from '../../src/config.ts';
+} from '../../src/runtime/secrets.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import {
   TEST_BVN_SECRET,
@@ -18,6 +18,7 @@ import {
   TEST_SANDBOX_CONTROL_TOKEN,
   TEST_WEBHOOK_KEY,
 } from '../support/app.ts';
+import { configIssues } from '../support/config-issues.ts';
 
 /** Secrets of this run's own, as a deployment would make them (openssl rand). */
 const OWN: Record<SecretVariable, string> = {
@@ -41,15 +42,7 @@ function productionEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEn
 }
 
 /** The ConfigError's lines, or [] when the environment is accepted. */
-function issuesOf(env: NodeJS.ProcessEnv): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return error.issues;
-  }
-}
+const issuesOf = (env: NodeJS.ProcessEnv) => configIssues(loadConfig, env);
 
 describe('loadConfig', () => {
   it('runs on embedded defaults with no variables at all', () => {

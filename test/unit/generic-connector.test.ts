@@ -6,9 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createGenericConnector, genericConnector, GenericSettings } from '../../src/connectors/generic/index.ts';
-import { normalizeContractCallback, verifyStandardWebhook } from '../../src/connectors/generic/receiver.ts';
+import { verifyStandardWebhook } from '../../src/connectors/generic/contract.ts';
+import { normalizeContractCallback } from '../../src/connectors/generic/receiver.ts';
 import { ProviderError } from '../../src/providers/types.ts';
-import { signWebhook } from '../../src/webhooks/signing.ts';
+import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 import { freePort } from '../support/ports.ts';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void;

@@ -2,7 +2,7 @@
 // in error messages, whatever the spelling; ids that only look numeric keep their shape.
 import { LogTimestamp, type LogEntry, DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { maskAccountNumbers, maskUrl, maskedErrorSerializer, maskingLogger } from '../../src/http/log-masking.ts';
+import { maskAccountNumbers, maskUrl, maskedErrorSerializer, maskingLogger } from '../../src/runtime/log-masking.ts';
 
 describe('maskUrl', () => {
   it.each([

@@ -7,10 +7,11 @@
 // a half-deployed bank can send those, and none of them is the bank's word. Any other 4xx with
 // the contract's body is definitive. With tracing on, each call is a client span named by its
 // method and route (`POST /transfers`), never by an id in the path.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
 import { TRANSIENT_HTTP_STATUSES } from '../../providers/codes.ts';
 import { ProviderError, type ProviderOutcome } from '../../providers/types.ts';
+import { ContractError } from './contract.ts';
 
 export interface GenericClientOptions {
   /** Named on every error and span: the connector's (or its virtual-account provider's) name. */
@@ -20,13 +21,6 @@ export interface GenericClientOptions {
   apiKey: string;
   timeoutMs: number;
 }
-
-/** The contract's error body: `{code, message}` (a bare `{code}` is taken too). */
-export const ContractError = z.object({
-  code: z.string().min(1).max(200),
-  message: z.string().max(2_000).optional(),
-});
-export type ContractError = z.infer<typeof ContractError>;
 
 /** A call's route (`/transfers/{reference}`) and its parameters, filled in encoded. */
 export interface Route {

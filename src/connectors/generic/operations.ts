@@ -19,59 +19,29 @@ import {
   type VirtualAccountProvider,
 } from '../../providers/types.ts';
 import type { GenericBankClient } from './client.ts';
+import {
+  BankListAnswer,
+  BvnHolderAnswer,
+  type BvnLookupRequest,
+  CONTRACT_PATHS,
+  CardAnswer,
+  CardFundingAnswer,
+  CardStatusAnswer,
+  type CloseVirtualAccountRequest,
+  type FundCardRequest,
+  type IssueCardRequest,
+  NameEnquiryAnswer,
+  type NameEnquiryRequest,
+  SettlementStatementAnswer,
+  TransferAnswer,
+  type TransferRequest,
+  TransferStatusAnswer,
+  VirtualAccountAnswer,
+  type VirtualAccountRequest,
+  bankSlug,
+} from './contract.ts';
 
-const text = z.string().max(2_000);
-const optionalText = text.nullish();
-
-const BanksAnswer = z.object({
-  banks: z.array(z.object({ code: z.string().min(1).max(20), name: z.string().min(1).max(200) })).max(10_000),
-});
-const NameEnquiryAnswer = z.object({ account_name: z.string().min(1).max(200), session_id: text });
-/** A transfer as the bank reports it: the submission's answer and the status query's. */
-const TransferAnswer = z.object({
-  reference: z.string().min(1).max(200),
-  status: z.enum(['pending', 'successful', 'failed']),
-  session_id: optionalText,
-  code: optionalText,
-  message: optionalText,
-});
-const TransferStatusAnswer = TransferAnswer.extend({ session_id: text });
-const AllocationAnswer = z.object({
-  account_number: z.string().regex(/^\d{10}$/, 'must be 10 digits'),
-  bank_code: z.string().min(1).max(20),
-  bank_name: z.string().min(1).max(200),
-});
-/** The statement as the bank sends it: checked field by field, since reconciliation trusts nothing it reads. */
-const StatementAnswer = z.object({
-  date: z.string(),
-  generated_at: z.string(),
-  items: z.array(
-    z.object({
-      kind: z.enum(['transfer', 'inbound_credit']),
-      reference: z.string().min(1),
-      session_id: z.string(),
-      amount_minor: z.number().int().positive(),
-      status: z.enum(['successful', 'failed']),
-      provider: z.string().nullable(),
-      account_number: z.string(),
-      value_time: z.string(),
-    }),
-  ),
-});
-const BvnAnswer = z.object({ first_name: z.string().min(1).max(200), last_name: z.string().min(1).max(200) });
-const CardAnswer = z.object({ card_reference: z.string().min(1).max(200), last4: z.string().regex(/^\d{4}$/) });
-const CardStatusAnswer = z.object({ card_reference: z.string().min(1).max(200), status: z.enum(['locked', 'active']) });
-const FundingAnswer = z.object({ reference: z.string().min(1).max(200), status: z.literal('successful') });
-
-/** `Guaranty Trust Bank` → `guaranty-trust-bank`: the contract's banks carry code and name only. */
-export function bankSlug(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-}
-
-function statusResult(answer: z.infer<typeof TransferAnswer>): TransferStatusResult {
+function statusResult(answer: TransferAnswer): TransferStatusResult {
   return {
     status: answer.status,
     sessionId: answer.session_id ?? '',
@@ -80,30 +50,33 @@ function statusResult(answer: z.infer<typeof TransferAnswer>): TransferStatusRes
   };
 }
 
-export class GenericBankSwitch implements BankSwitch {
+/** A capability object over the client, named as the client's provider. */
+abstract class GenericCapability {
   readonly name: string;
-  private readonly client: GenericBankClient;
+  protected readonly client: GenericBankClient;
 
   constructor(client: GenericBankClient) {
     this.client = client;
     this.name = client.provider;
   }
+}
 
+export class GenericBankSwitch extends GenericCapability implements BankSwitch {
   async listBanks(): Promise<Bank[]> {
-    const answer = await this.client.call({ method: 'GET', route: '/banks' }, BanksAnswer);
+    const answer = await this.client.call({ method: 'GET', route: CONTRACT_PATHS.banks }, BankListAnswer);
     return answer.banks.map((bank) => ({ code: bank.code, name: bank.name, slug: bankSlug(bank.name) }));
   }
 
   async nameEnquiry(bankCode: string, accountNumber: string): Promise<NameEnquiryResult> {
     // 404 `invalid_account` becomes a definitive invalid_account error (refusalOutcome).
-    const answer = await this.client.call({ method: 'POST', route: '/name-enquiry' }, NameEnquiryAnswer, {
-      body: { bank_code: bankCode, account_number: accountNumber },
+    const answer = await this.client.call({ method: 'POST', route: CONTRACT_PATHS.nameEnquiry }, NameEnquiryAnswer, {
+      body: { bank_code: bankCode, account_number: accountNumber } satisfies z.input<typeof NameEnquiryRequest>,
     });
     return { accountNumber, bankCode, accountName: answer.account_name, sessionId: answer.session_id };
   }
 
   async submitTransfer(input: SubmitTransferInput): Promise<TransferStatusResult> {
-    const route = { method: 'POST', route: '/transfers' } as const;
+    const route = { method: 'POST', route: CONTRACT_PATHS.transfers } as const;
     const answer = await this.client.call(route, TransferAnswer, {
       body: {
         reference: input.reference,
@@ -115,7 +88,7 @@ export class GenericBankSwitch implements BankSwitch {
         narration: input.narration,
         // The name enquiry's session, where the caller has it; the bank may start its own.
         ...(input.sessionId ? { session_id: input.sessionId } : {}),
-      },
+      } satisfies z.input<typeof TransferRequest>,
       // 422 is the contract's "refused, not taken": the only refusal that lets the transfer go
       // elsewhere. A 409 (the reference with another body) or any other 4xx leaves the doubt.
       refused: (refusal) => {
@@ -129,7 +102,7 @@ export class GenericBankSwitch implements BankSwitch {
   async transferStatus(reference: string): Promise<TransferStatusResult> {
     // 404: the bank never took it — a definitive not_found (refusalOutcome).
     const answer = await this.client.call(
-      { method: 'GET', route: '/transfers/{reference}', params: { reference } },
+      { method: 'GET', route: CONTRACT_PATHS.transfer, params: { reference } },
       TransferStatusAnswer,
     );
     this.sameTransfer(reference, answer.reference, 'GET /transfers/{reference}');
@@ -137,8 +110,8 @@ export class GenericBankSwitch implements BankSwitch {
   }
 
   async settlementReport(date: string): Promise<SettlementReport> {
-    const route = '/statements/settlement/{date}';
-    const statement = await this.client.call({ method: 'GET', route, params: { date } }, StatementAnswer);
+    const route = CONTRACT_PATHS.settlementStatement;
+    const statement = await this.client.call({ method: 'GET', route, params: { date } }, SettlementStatementAnswer);
     if (statement.date !== date) {
       throw new ProviderError(
         this.name,
@@ -170,25 +143,21 @@ export class GenericBankSwitch implements BankSwitch {
   }
 }
 
-export class GenericVirtualAccountProvider implements VirtualAccountProvider {
-  readonly name: string;
-  private readonly client: GenericBankClient;
-
-  constructor(client: GenericBankClient) {
-    this.client = client;
-    this.name = client.provider;
-  }
-
+export class GenericVirtualAccountProvider extends GenericCapability implements VirtualAccountProvider {
   async allocate(input: AllocateVirtualAccountInput): Promise<AllocatedVirtualAccount> {
-    const answer = await this.client.call({ method: 'POST', route: '/virtual-accounts' }, AllocationAnswer, {
-      body: {
-        reference: input.reference,
-        account_name: input.accountName,
-        customer_id: input.customerId,
-        ...(input.bvn ? { bvn: input.bvn } : {}),
-        ...(input.preferredBank ? { preferred_bank: input.preferredBank } : {}),
+    const answer = await this.client.call(
+      { method: 'POST', route: CONTRACT_PATHS.virtualAccounts },
+      VirtualAccountAnswer,
+      {
+        body: {
+          reference: input.reference,
+          account_name: input.accountName,
+          customer_id: input.customerId,
+          ...(input.bvn ? { bvn: input.bvn } : {}),
+          ...(input.preferredBank ? { preferred_bank: input.preferredBank } : {}),
+        } satisfies z.input<typeof VirtualAccountRequest>,
       },
-    });
+    );
     return {
       accountNumber: answer.account_number,
       bankCode: answer.bank_code,
@@ -200,29 +169,17 @@ export class GenericVirtualAccountProvider implements VirtualAccountProvider {
 
   async close(accountNumber: string, reason?: string): Promise<void> {
     await this.client.call(
-      {
-        method: 'POST',
-        route: '/virtual-accounts/{account_number}/close',
-        params: { account_number: accountNumber },
-      },
+      { method: 'POST', route: CONTRACT_PATHS.closeVirtualAccount, params: { account_number: accountNumber } },
       z.unknown(),
-      { body: reason ? { reason } : {} },
+      { body: (reason ? { reason } : {}) satisfies z.input<typeof CloseVirtualAccountRequest> },
     );
   }
 }
 
-export class GenericCardProcessor implements CardProcessor {
-  readonly name: string;
-  private readonly client: GenericBankClient;
-
-  constructor(client: GenericBankClient) {
-    this.client = client;
-    this.name = client.provider;
-  }
-
+export class GenericCardProcessor extends GenericCapability implements CardProcessor {
   async issue(input: { reference: string; customerId: string }): Promise<{ cardReference: string; last4: string }> {
-    const answer = await this.client.call({ method: 'POST', route: '/cards' }, CardAnswer, {
-      body: { reference: input.reference, customer_id: input.customerId },
+    const answer = await this.client.call({ method: 'POST', route: CONTRACT_PATHS.cards }, CardAnswer, {
+      body: { reference: input.reference, customer_id: input.customerId } satisfies z.input<typeof IssueCardRequest>,
     });
     return { cardReference: answer.card_reference, last4: answer.last4 };
   }
@@ -231,7 +188,7 @@ export class GenericCardProcessor implements CardProcessor {
     const answer = await this.client.call(
       {
         method: 'POST',
-        route: `/cards/{card_reference}/${locked ? 'lock' : 'unlock'}`,
+        route: locked ? CONTRACT_PATHS.lockCard : CONTRACT_PATHS.unlockCard,
         params: { card_reference: cardReference },
       },
       CardStatusAnswer,
@@ -244,9 +201,11 @@ export class GenericCardProcessor implements CardProcessor {
 
   async fund(input: { cardReference: string; reference: string; amountMinor: number }): Promise<void> {
     await this.client.call(
-      { method: 'POST', route: '/cards/{card_reference}/fund', params: { card_reference: input.cardReference } },
-      FundingAnswer,
-      { body: { reference: input.reference, amount_minor: input.amountMinor } },
+      { method: 'POST', route: CONTRACT_PATHS.fundCard, params: { card_reference: input.cardReference } },
+      CardFundingAnswer,
+      {
+        body: { reference: input.reference, amount_minor: input.amountMinor } satisfies z.input<typeof FundCardRequest>,
+      },
     );
   }
 }
@@ -255,18 +214,12 @@ export class GenericCardProcessor implements CardProcessor {
  * BVN lookups. The BVN travels in the request body only (never in a path, which logs and spans
  * carry), and no error raised here repeats it.
  */
-export class GenericIdentityVerifier implements IdentityVerifier {
-  readonly name: string;
-  private readonly client: GenericBankClient;
-
-  constructor(client: GenericBankClient) {
-    this.client = client;
-    this.name = client.provider;
-  }
-
+export class GenericIdentityVerifier extends GenericCapability implements IdentityVerifier {
   async lookUpBvn(input: { bvn: string; firstName: string; lastName: string }): Promise<BvnHolder | null> {
-    const holder = await this.client.call({ method: 'POST', route: '/identity/bvn-lookup' }, BvnAnswer, {
-      body: { bvn: input.bvn, first_name: input.firstName, last_name: input.lastName },
+    const holder = await this.client.call({ method: 'POST', route: CONTRACT_PATHS.bvnLookup }, BvnHolderAnswer, {
+      body: { bvn: input.bvn, first_name: input.firstName, last_name: input.lastName } satisfies z.input<
+        typeof BvnLookupRequest
+      >,
       refused: (refusal) => (refusal.status === 404 && refusal.error.code === 'not_found' ? null : undefined),
     });
     return holder === null ? null : { firstName: holder.first_name, lastName: holder.last_name };

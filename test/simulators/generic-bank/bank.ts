@@ -5,7 +5,15 @@
 // memory by the same `apply` that replays the journal at start. So what a restarted bank knows
 // is, by construction, what the bank it replaces had said.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { ACCOUNT_ISSUERS, holderName, institution, issuerFor, nuban } from './banks.ts';
+import type { z } from 'zod';
+import type {
+  StatementItem as ContractStatementItem,
+  TransferAnswer,
+  TransferRequest as ContractTransferRequest,
+  VirtualAccountAnswer,
+} from '../../../src/connectors/generic/contract.ts';
+import { nuban } from '../../../src/sandbox-bank/banks.ts';
+import { ACCOUNT_ISSUERS, holderName, institution, issuerFor } from './banks.ts';
 import { Journal } from './journal.ts';
 
 /** Recipient accounts with a fixed fate (decisions §9, plus the refusal this contract has). */
@@ -32,18 +40,11 @@ export const CODES = {
 export type TransferStatus = 'pending' | 'successful' | 'failed';
 type PlannedOutcome = 'successful' | 'failed' | 'held';
 
-/** A submission's body, as the bank took it: a repeat of the reference must say the same. */
-export interface TransferRequest {
-  reference: string;
-  amount_minor: number;
-  currency: 'NGN';
-  bank_code: string;
-  account_number: string;
-  account_name: string;
-  narration: string;
-  /** The name enquiry's session, when the gateway gave one (never compared for idempotency). */
-  session_id?: string | undefined;
-}
+/**
+ * A submission's body, as the bank took it: a repeat of the reference must say the same. The name
+ * enquiry's `session_id`, when the gateway gave one, is never compared for idempotency.
+ */
+export type TransferRequest = z.output<typeof ContractTransferRequest>;
 
 export interface Transfer {
   request: TransferRequest;
@@ -116,17 +117,8 @@ export type Entry =
   | { kind: 'callback.attempted'; id: string; ok: boolean; error: string | null; gaveUp: boolean }
   | { kind: 'callbacks.mode'; mode: CallbackMode };
 
-export interface StatementItem {
-  kind: 'transfer' | 'inbound_credit';
-  reference: string;
-  session_id: string;
-  amount_minor: number;
-  status: 'successful' | 'failed';
-  provider: string | null;
-  bank_code: string;
-  account_number: string;
-  value_time: string;
-}
+/** One line of the day's statement: the contract's, and the bank code this bank gives too. */
+export type StatementItem = ContractStatementItem & { bank_code: string };
 
 export type Submission =
   { taken: true; transfer: Transfer } | { taken: false; status: number; code: string; message: string };
@@ -500,7 +492,7 @@ function sameTransfer(taken: TransferRequest, repeat: TransferRequest): boolean 
 }
 
 /** `GET /transfers/{reference}`'s body, and `transfer.completed`'s data. */
-export function transferView(transfer: Transfer) {
+export function transferView(transfer: Transfer): TransferAnswer {
   return {
     reference: transfer.request.reference,
     status: transfer.status,
@@ -510,7 +502,7 @@ export function transferView(transfer: Transfer) {
   };
 }
 
-export function accountView(account: VirtualAccount) {
+export function accountView(account: VirtualAccount): z.input<typeof VirtualAccountAnswer> {
   return {
     account_number: account.accountNumber,
     bank_code: account.bankCode,

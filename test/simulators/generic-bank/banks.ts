@@ -1,30 +1,16 @@
-// The institutions the test bank lists (CBN / NIBSS codes of real Nigerian banks), the two it opens
-// virtual accounts at, NUBAN account numbers for those, and a stable made-up holder name for any
-// other account number. Its own copy, so that the test bank stays a stranger to the gateway's code.
+// The institutions the test bank lists (a part of the sandbox bank's CBN / NIBSS list, in its
+// order), the two it opens virtual accounts at, NUBAN account numbers for those (made as the sandbox
+// bank makes them), and a stable made-up holder name of its own for any other account number. It
+// shares the contract (src/connectors/generic/contract.ts) and the sandbox bank's bank facts, never
+// the gateway's code.
+import { type Bank, bankSlug } from '../../../src/connectors/generic/contract.ts';
+import { bankByCode } from '../../../src/sandbox-bank/banks.ts';
 
-export interface Institution {
-  code: string;
-  name: string;
-  slug: string;
-}
+const LISTED = ['044', '050', '070', '011', '214', '058', '101', '221', '232', '032', '033', '035', '057'];
 
-export const INSTITUTIONS: readonly Institution[] = [
-  { code: '044', name: 'Access Bank', slug: 'access-bank' },
-  { code: '050', name: 'Ecobank Nigeria', slug: 'ecobank-nigeria' },
-  { code: '070', name: 'Fidelity Bank', slug: 'fidelity-bank' },
-  { code: '011', name: 'First Bank of Nigeria', slug: 'first-bank-of-nigeria' },
-  { code: '214', name: 'First City Monument Bank', slug: 'first-city-monument-bank' },
-  { code: '058', name: 'Guaranty Trust Bank', slug: 'guaranty-trust-bank' },
-  { code: '101', name: 'Providus Bank', slug: 'providus-bank' },
-  { code: '221', name: 'Stanbic IBTC Bank', slug: 'stanbic-ibtc-bank' },
-  { code: '232', name: 'Sterling Bank', slug: 'sterling-bank' },
-  { code: '032', name: 'Union Bank of Nigeria', slug: 'union-bank-of-nigeria' },
-  { code: '033', name: 'United Bank For Africa', slug: 'united-bank-for-africa' },
-  { code: '035', name: 'Wema Bank', slug: 'wema-bank' },
-  { code: '057', name: 'Zenith Bank', slug: 'zenith-bank' },
-];
+export const INSTITUTIONS: readonly Bank[] = LISTED.map((code) => bankByCode(code)!);
 
-export function institution(code: string): Institution | undefined {
+export function institution(code: string): Bank | undefined {
   return INSTITUTIONS.find((candidate) => candidate.code === code);
 }
 
@@ -42,18 +28,9 @@ export function issuerFor(preferredBank: string | undefined): (typeof ACCOUNT_IS
   const wish = preferredBank?.trim().toLowerCase();
   const named = ACCOUNT_ISSUERS.find((issuer) => {
     const known = institution(issuer.code)!;
-    return wish === known.code || wish === known.slug || wish === known.name.toLowerCase();
+    return wish === known.code || wish === bankSlug(known.name) || wish === known.name.toLowerCase();
   });
   return named ?? ACCOUNT_ISSUERS[0];
-}
-
-const NUBAN_WEIGHTS = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];
-
-/** A 10-digit NUBAN: the 9-digit serial and the CBN check digit over bank code and serial. */
-export function nuban(bankCode: string, serial: number): string {
-  const digits = `${bankCode}${String(serial).padStart(9, '0')}`;
-  const sum = [...digits].reduce((total, digit, i) => total + Number(digit) * NUBAN_WEIGHTS[i]!, 0);
-  return `${digits.slice(3)}${(10 - (sum % 10)) % 10}`;
 }
 
 const GIVEN = [

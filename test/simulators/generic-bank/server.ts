@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
+import { CONTRACT_PATHS, type ContractError } from '../../../src/connectors/generic/contract.ts';
 import { INSTITUTIONS, institution } from './banks.ts';
 import { type Bank, CODES, accountView, transferView } from './bank.ts';
 import type { Faults } from './faults.ts';
@@ -97,6 +98,11 @@ function carriesKey(header: string | undefined, key: string): boolean {
 
 type Handler = (params: string[], body: () => unknown) => Answer;
 
+/** A contract path as a pattern over the request's path, each `{parameter}` one captured segment. */
+function contractPattern(path: string): RegExp {
+  return new RegExp(`^${path.replace(/\{\w+\}/g, '([^/]+)')}$`);
+}
+
 export function createBankServer(options: BankServerOptions): { server: Server; sockets: Set<Socket> } {
   const { bank, faults } = options;
   const ok = (status: number, body: unknown): Answer => ({ status, body });
@@ -104,12 +110,12 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
   const routes: { method: string; pattern: RegExp; handle: Handler }[] = [
     {
       method: 'GET',
-      pattern: /^\/banks$/,
+      pattern: contractPattern(CONTRACT_PATHS.banks),
       handle: () => ok(200, { banks: INSTITUTIONS.map(({ code, name }) => ({ code, name })) }),
     },
     {
       method: 'POST',
-      pattern: /^\/name-enquiry$/,
+      pattern: contractPattern(CONTRACT_PATHS.nameEnquiry),
       handle: (_params, body) => {
         const { bank_code, account_number } = parse(NameEnquiryBody, body());
         const found = bank.nameEnquiry(bank_code, account_number);
@@ -119,7 +125,7 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
     },
     {
       method: 'POST',
-      pattern: /^\/transfers$/,
+      pattern: contractPattern(CONTRACT_PATHS.transfers),
       handle: (_params, body) => {
         const request = parse(TransferBody, body());
         const result = bank.submit(request);
@@ -139,7 +145,7 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
     },
     {
       method: 'GET',
-      pattern: /^\/transfers\/([^/]+)$/,
+      pattern: contractPattern(CONTRACT_PATHS.transfer),
       handle: ([reference]) => {
         const transfer = bank.transfers.get(reference!);
         if (!transfer) throw new Refusal(404, 'not_found', 'The bank never took a transfer with this reference');
@@ -148,12 +154,12 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
     },
     {
       method: 'POST',
-      pattern: /^\/virtual-accounts$/,
+      pattern: contractPattern(CONTRACT_PATHS.virtualAccounts),
       handle: (_params, body) => ok(201, accountView(bank.openAccount(parse(VirtualAccountBody, body())))),
     },
     {
       method: 'POST',
-      pattern: /^\/virtual-accounts\/([^/]+)\/close$/,
+      pattern: contractPattern(CONTRACT_PATHS.closeVirtualAccount),
       handle: ([accountNumber]) => {
         const account = bank.closeAccount(accountNumber!);
         if (!account) throw new Refusal(404, 'not_found', 'No virtual account with this number');
@@ -162,7 +168,7 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
     },
     {
       method: 'GET',
-      pattern: /^\/statements\/settlement\/([^/]+)$/,
+      pattern: contractPattern(CONTRACT_PATHS.settlementStatement),
       handle: ([date]) => {
         const { date: day } = parse(z.object({ date: isoDate }), { date });
         return ok(200, { date: day, generated_at: bank.settings.now().toISOString(), items: bank.statement(day) });
@@ -352,11 +358,11 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
       }
       answer =
         error instanceof Refusal
-          ? { status: error.status, body: { code: error.code, message: error.message } }
+          ? { status: error.status, body: { code: error.code, message: error.message } satisfies ContractError }
           : { status: 500, body: { code: 'internal_error', message: 'The bank failed to process the request' } };
     }
     // The work is done (and journaled) whatever the answer was; only the answer is lost.
-    if (method === 'POST' && path === '/transfers' && faults.losesAnswer()) answer = { lost: true };
+    if (method === 'POST' && path === CONTRACT_PATHS.transfers && faults.losesAnswer()) answer = { lost: true };
     if ('lost' in answer) {
       request.socket.destroy();
       return;

@@ -8,9 +8,9 @@
 // load are idempotent on the funding id.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { PollingLoop } from '../stack/polling-loop.ts';
-import type { CardOperation } from '../../workflows/card-definitions.ts';
-import { requestCardOperation } from './service.ts';
+import { PollingLoop } from '../src/runtime/polling-loop.ts';
+import type { CardOperation } from '../workflows/card-definitions.ts';
+import { requestCardOperation } from '../src/cards/service.ts';
 
 /** How old an accepted operation must be before the sweep hands it over again. */
 export const HAND_OVER_GRACE_MS = 30_000;

@@ -29,17 +29,17 @@ import {
   postponeFanout,
   recordEvent,
   releaseClaims,
-} from '../events/events.ts';
-import { EventNotifications } from '../events/notifications.ts';
-import { PollingLoop } from '../stack/polling-loop.ts';
+} from '../src/events/events.ts';
+import { EventNotifications } from '../src/events/notifications.ts';
+import { PollingLoop } from '../src/runtime/polling-loop.ts';
 import {
   DELIVERY_WORKFLOW_TYPE,
   type DeliveryInput,
   deliveryWorkflowId,
-} from '../../workflows/webhook-delivery-definitions.ts';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
-import { isDeliveryEvent, subscribes } from './event-types.ts';
-import { deliveryEndpointIds, listeningEndpoints, queueDelivery } from './store.ts';
+} from '../workflows/webhook-delivery-definitions.ts';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.ts';
+import { isDeliveryEvent, subscribes } from '../src/webhooks/event-types.ts';
+import { deliveryEndpointIds, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
 
 /** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
 export function deliveryIdFor(eventId: string, endpointId: string): string {
