@@ -7,7 +7,7 @@ import type { RunSummary } from '../src/reconciliation/store.ts';
 
 export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 
-/** Reconciliation per connector: the runs recorded before it reconciled the sandbox bank only. */
+/** Reconciliation per connector (deprecated patch: the runs recorded before it reconciled the sandbox bank only). */
 export const RECONCILIATION_PER_CONNECTOR = 'reconciliation-per-connector';
 
 export interface ReconciliationInput {

@@ -14,8 +14,8 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  deprecatePatch,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -51,7 +51,9 @@ import {
 
 const HOUR = 60 * 60 * 1000;
 
-// Changes to the commands a run issues, kept replayable for runs recorded before them.
+// Changes to the commands a run issues. Deprecated: no run recorded before them remains, so every
+// run takes their new path; the markers are still written, so that runs recorded while the patches
+// were live replay on workers that have them deprecated, until the ids are removed.
 /** Every refusal after a reservation attempt settles that reservation (not only timeouts). */
 export const SETTLE_EVERY_UNFINISHED_RESERVATION = 'settle-every-unfinished-reservation';
 /**
@@ -89,7 +91,6 @@ const CREATE_PATH = {
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
 } as const;
-const createPathActivities = proxyActivities<TransferActivities>(CREATE_PATH);
 const createPathLocal = proxyLocalActivities<TransferActivities>(CREATE_PATH);
 // The bank may be down for a while: keep retrying transient faults for up to an hour.
 const bank = proxyActivities<TransferActivities>({
@@ -105,10 +106,10 @@ const statusCheck = proxyActivities<TransferActivities>({
 const ledger = proxyActivities<TransferActivities>(UNTIL_RECORDED);
 const ledgerLocal = proxyLocalActivities<TransferActivities>(UNTIL_RECORDED);
 
-/** Where the create path's steps run: local activities, or activities in runs recorded before them. */
+/** Where the create path's steps run: local activities. */
 function createPathSteps() {
-  const local = patched(CREATE_PATH_LOCAL);
-  return { createPath: local ? createPathLocal : createPathActivities, books: local ? ledgerLocal : ledger };
+  deprecatePatch(CREATE_PATH_LOCAL);
+  return { createPath: createPathLocal, books: ledgerLocal };
 }
 
 /** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
@@ -179,7 +180,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     { key: TransferStatusKey, value: state.status },
     { key: AmountMinorKey, value: input.request.amountMinor },
   ]);
-  if (state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+  if (state.connector !== undefined) {
+    deprecatePatch(CONNECTOR_FAILOVER);
     upsertSearchAttributes([{ key: TransferConnectorKey, value: state.connector }]);
   }
   if (!input.resume) await submit(input.request, transfer, state);
@@ -285,19 +287,15 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
     return { transferId, recipientName, nameEnquirySessionId: enquiry.sessionId };
   } catch (error) {
     const refusal = refusalFrom(error);
-    if (recipientName !== undefined || patched(SETTLE_AFTER_ANY_FAILED_STEP)) {
-      if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
-        // An earlier reservation attempt (timed out, still on its way when a later one was
-        // refused, or made by an execution of this task whose completion was lost) may have
-        // committed or yet commit. Settle that for certain before answering: a reservation that
-        // committed makes the transfer after all; otherwise none can commit any more, and the
-        // reference stays free for the client's retry.
-        const settled = await books.settleReservation({ transferId, request });
-        if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName ?? '' };
-      } else if (refusal.type === 'unavailable' && recipientName !== undefined) {
-        await books.abandonReservation({ transferId, request, recipientName });
-      }
-    }
+    if (recipientName === undefined) deprecatePatch(SETTLE_AFTER_ANY_FAILED_STEP);
+    deprecatePatch(SETTLE_EVERY_UNFINISHED_RESERVATION);
+    // An earlier reservation attempt (timed out, still on its way when a later one was refused,
+    // or made by an execution of this task whose completion was lost) may have committed or yet
+    // commit. Settle that for certain before answering: a reservation that committed makes the
+    // transfer after all; otherwise none can commit any more, and the reference stays free for
+    // the client's retry.
+    const settled = await books.settleReservation({ transferId, request });
+    if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName ?? '' };
     throw refusal;
   }
 }
@@ -334,7 +332,8 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
     } catch (error) {
       const cause = error instanceof ActivityFailure ? error.cause : undefined;
       const refused = cause instanceof ApplicationFailure ? cause.type : undefined;
-      if (refused === 'bank_not_taken' && state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+      if (refused === 'bank_not_taken' && state.connector !== undefined) {
+        deprecatePatch(CONNECTOR_FAILOVER);
         tried.push(state.connector);
         const next = await nextConnector(request, tried);
         if (next) {
@@ -406,9 +405,7 @@ async function askAfterFailedSubmission(transferId: string, state: TransferState
       // "No such transfer" right after our last attempt is no proof: that attempt may still
       // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
       // stays processing and the bank is asked again on the usual schedule.
-      if (!patched(UNKNOWN_KEEPS_PROCESSING)) {
-        state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
-      }
+      deprecatePatch(UNKNOWN_KEEPS_PROCESSING);
     } else if (known.status === 'successful' || known.status === 'failed') {
       state.bankOutcome ??= known;
     }
@@ -504,10 +501,9 @@ async function finish(
   // now, before this run ends (a signal that lands after the last handler still reaches this line:
   // the run cannot complete over an unprocessed signal). If it says the opposite, the books stand
   // and the answer is kept for operators (decisions §12).
-  if (patched(RECORD_LATE_DISCREPANCY)) {
-    const lateAnswer = state.bankOutcome;
-    if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
-      await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
-    }
+  deprecatePatch(RECORD_LATE_DISCREPANCY);
+  const lateAnswer = state.bankOutcome;
+  if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
+    await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
   }
 }

@@ -187,13 +187,20 @@ describe('POST /api/v1/transfers', () => {
 
   it('refuses 0000000000 with invalid_account and reserves nothing', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const response = await create(tenant.apiKey, body({ recipient_account: '0000000000' }));
+    const payload = body({ recipient_account: '0000000000' });
+    const response = await create(tenant.apiKey, payload);
     expect(response.statusCode).toBe(422);
     expect(response.json()).toEqual({
       success: false,
       error: { code: 'invalid_account', message: expect.stringContaining('0000000000'), status: 422 },
     });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    // The refused run ends failed, so that the reference may be used again.
+    const workflowId = transferWorkflowId(tenant.tenantId, payload.reference);
+    await expect(client.workflow.getHandle(workflowId).result()).rejects.toMatchObject({
+      cause: { type: 'transfer_refused' },
+    });
+    recordHistory('transfer-refused-invalid-account', workflowId);
   });
 
   it('refuses past the daily limit with limit_exceeded {limit, used}, counting only transfers that did not fail', async () => {
