@@ -5,14 +5,9 @@
 // history: a busy day's would outgrow a payload). Each is retried on its own for as long as its
 // provider's record is unavailable (up to 6 h), so one provider being down neither holds up nor
 // fails another's run. The workflow adds the Schedule and a place in the Web UI. It never moves money.
-import { deprecatePatch, log, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { log, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ReconciliationActivities } from '../activities/reconciliation.ts';
-import {
-  RECONCILIATION_PER_CONNECTOR,
-  type ReconciliationInput,
-  type ReconciliationResult,
-  dayBefore,
-} from './reconciliation-definitions.ts';
+import { type ReconciliationInput, type ReconciliationResult, dayBefore } from './reconciliation-definitions.ts';
 
 const { reconcileConnectorDay } = proxyActivities<ReconciliationActivities>({
   startToCloseTimeout: '5 minutes',
@@ -30,8 +25,6 @@ export async function reconciliationWorkflow(input: ReconciliationInput): Promis
   // A scheduled run reconciles the day before it was due, however late a worker picks it up.
   const date = input.date ?? dayBefore(info.startTime);
   const day = { date, trigger: input.trigger, workflowId: info.workflowId, startedAt: info.startTime.toISOString() };
-  // Deprecated: no run from before reconciliation was per connector remains.
-  deprecatePatch(RECONCILIATION_PER_CONNECTOR);
   const { connectors, unknown } = await reconciliationConnectors(input.connectors ? { only: input.connectors } : {});
   const settled = await Promise.allSettled(
     connectors.map((connector) => reconcileConnectorDay({ runId: uuid4(), connector, ...day })),

@@ -10,7 +10,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  deprecatePatch,
   log,
   proxyActivities,
   setHandler,
@@ -30,22 +29,6 @@ import {
 
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-// Changes to the commands a run issues. Deprecated: no run recorded before them remains, so every
-// run takes their new path; the markers are still written, so that runs recorded while the patches
-// were live replay on workers that have them deprecated, until the ids are removed. (The earlier
-// `attempts-local` patch, which `attempts-as-activities` undid, is gone: no current run asks for it.)
-/**
- * Attempts are activities, not local activities: an attempt holds its tenant's slot and may
- * wait 15 s on a receiver, and a local activity that long keeps its workflow task open while
- * signals (replays, granted slots) arrive for the same run — which the SDK's core mishandled now
- * and then ("Trying to send a new WFT for a run which already has one!"), delaying the run by a
- * workflow task timeout or more (a replay seen 20 s late in CI). An activity's run is free to take
- * its signals meanwhile.
- */
-export const ATTEMPTS_AS_ACTIVITIES = 'attempts-as-activities';
-
-/** Attempts take a slot of their tenant's (WEBHOOK_TENANT_CONCURRENCY) and runs continue as new. */
-export const BOUNDED_ATTEMPTS = 'bounded-attempts';
 /** A run continues as new after this many attempts… */
 export const ATTEMPTS_PER_RUN = 50;
 /** …or once its history holds this many events (a long wait for a slot), or when Temporal suggests it. */
@@ -53,12 +36,17 @@ export const HISTORY_EVENTS_PER_RUN = 1_000;
 /** A delivery waiting for a slot asks again this often, in case the signal that granted it was lost. */
 const SLOT_RECHECK_MS = 5 * 60 * 1000;
 
-const ATTEMPT = {
+// Attempts are activities, not local activities: an attempt holds its tenant's slot and may wait
+// 15 s on a receiver, and a local activity that long keeps its workflow task open while signals
+// (replays, granted slots) arrive for the same run — which the SDK's core mishandled now and then
+// ("Trying to send a new WFT for a run which already has one!"), delaying the run by a workflow
+// task timeout or more (a replay seen 20 s late in CI). An activity's run is free to take its
+// signals meanwhile.
+const attempts = proxyActivities<WebhookActivities>({
   // The HTTP call itself times out at 15 s; the rest is bookkeeping.
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 1 },
-} as const;
-const attempts = proxyActivities<WebhookActivities>(ATTEMPT);
+});
 const bookkeeping = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
@@ -87,8 +75,6 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   // Attempts of the whole delivery, earlier runs (continued as new, or ended and replayed) included.
   setHandler(deliveryStatusQuery, () => ({ ...state, attempts: (input.previousAttempts ?? 0) + state.attempts }));
 
-  deprecatePatch(ATTEMPTS_AS_ACTIVITIES);
-  deprecatePatch(BOUNDED_ATTEMPTS);
   let step = resume?.step ?? 0;
   let overrideMs = resume?.overrideMs;
   let due = resume?.due;
@@ -147,7 +133,6 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
           deliveryId: input.deliveryId,
           attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
           ...(replayId ? { replayId } : {}),
-          slot: true,
         });
       } catch (error) {
         // The attempt could not even be made or recorded (database, worker restart): it counts as a
