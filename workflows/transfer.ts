@@ -115,7 +115,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   setHandler(
     resolveUpdate,
     async (resolution: OperatorResolution): Promise<ResolveResult> => {
-      // The bank's own word still wins when it came first (finish reads it before this).
+      // Kept, and applied only if the bank has not answered by the time the transfer is finished:
+      // the bank's own word wins when it came first.
       state.resolution ??= resolution;
       await condition(() => decidedBy !== undefined);
       return {
@@ -129,7 +130,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         if (!transfer) {
           throw ApplicationFailure.create({
             type: 'not_created',
-            message: `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
+            message: `reference ${input.request.reference} has no transfer yet (no money reserved); nothing to resolve`,
             nonRetryable: true,
           });
         }
