@@ -66,14 +66,6 @@ export function createReconciliationActivities(deps: Pick<ActivityDeps, 'orm' | 
       const { connector, ...day } = input;
       return reconcileConnector(connector, day);
     },
-
-    /**
-     * The sandbox bank's day, as runs started before reconciliation was per connector call it
-     * (one still retrying when the worker is upgraded finishes through here).
-     */
-    async reconcileDay(input: DayInput): Promise<RunSummary> {
-      return reconcileConnector(deps.providers.connectors[0]?.name ?? 'sandbox', input);
-    },
   };
 }
 

@@ -44,9 +44,10 @@ export interface TransferActivityDeps {
 }
 
 /**
- * The bank switch of the connector that took a transfer (the sandbox's for runs recorded before
- * connectors). A connector the deployment no longer has is a fault to retry, never a reason to
- * ask or pay elsewhere: its transfers wait until it is configured again or an operator resolves them.
+ * The bank switch of the connector that took a transfer (the default one's when the run does not
+ * know it: see connectorOf in workflows/transfer.ts). A connector the deployment no longer has is
+ * a fault to retry, never a reason to ask or pay elsewhere: its transfers wait until it is
+ * configured again or an operator resolves them.
  */
 function transfersOf(providers: Providers, connector: string | undefined): BankSwitch {
   if (connector === undefined) return providers.bankSwitch;
@@ -80,24 +81,23 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
      * The recipient's name from the first connector of the transfer's mode whose name enquiry
      * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
      * next; an account the bank does not know refuses it. `exclude` names connectors already tried
-     * (after a definitive "not taken"). Runs recorded before connectors give neither mode nor
-     * exclude, and get the sandbox.
+     * (after a definitive "not taken").
      */
     async nameEnquiry(input: {
       bankCode: string;
       accountNumber: string;
-      mode?: KeyMode;
+      mode: KeyMode;
       exclude?: string[];
     }): Promise<{ accountName: string; sessionId: string; connector: string }> {
-      const candidates = serving(providers, input.mode ?? 'test', 'transfers').filter(
+      const candidates = serving(providers, input.mode, 'transfers').filter(
         (connector) => !input.exclude?.includes(connector.name),
       );
       if (candidates.length === 0) {
         throw transferFailure(
           'no_connector',
           input.exclude?.length
-            ? `no other ${input.mode ?? 'test'} connector can take this transfer (tried ${input.exclude.join(', ')})`
-            : `no ${input.mode ?? 'test'} connector serves transfers`,
+            ? `no other ${input.mode} connector can take this transfer (tried ${input.exclude.join(', ')})`
+            : `no ${input.mode} connector serves transfers`,
         );
       }
       let lastFault: unknown;
@@ -136,8 +136,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       request: TransferRequest;
       recipientName: string;
       nameEnquirySessionId: string;
-      /** The connector whose name enquiry answered (absent in runs recorded before connectors). */
-      connector?: string;
+      /** The connector whose name enquiry answered. */
+      connector: string;
     }): Promise<TransferRecord> {
       const { request } = input;
       const total = request.amountMinor + request.feeMinor;
@@ -170,7 +170,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
             status: 'pending',
             nameEnquirySessionId: input.nameEnquirySessionId,
-            connector: input.connector ?? 'sandbox',
+            connector: input.connector,
           });
         } catch (error) {
           // Another transfer holds the reference: a conflict, never worth retrying.
@@ -300,34 +300,6 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       return finishTransfer(orm, input, 'transfer.failed', (tx, current) =>
         reverse(tx, current, input.reason, input.providerCode),
       );
-    },
-
-    /**
-     * Superseded by settleReservation; kept for create paths recorded before it (replay).
-     * The create path gave up on a reservation whose outcome is unknown. Under the tenant lock (the
-     * lock reserveFunds takes first): a reservation that committed is reversed; otherwise a failed
-     * placeholder takes the transfer id, so a late reservation finds it and reserves nothing.
-     */
-    async abandonReservation(input: {
-      transferId: string;
-      request: TransferRequest;
-      recipientName: string;
-    }): Promise<string> {
-      const { request } = input;
-      const placed = await orm.em.fork().transactional(async (tx) => {
-        await lockTenant(tx, request.tenantId);
-        if (await findTransfer(tx, input.transferId)) return false;
-        await insertTransfer(tx, input.transferId, request, input.recipientName, {
-          status: 'failed',
-          failureReason: 'not created: the reservation did not complete in time; nothing was reserved',
-        });
-        return true;
-      });
-      if (placed) return 'placeholder';
-      await finishTransfer(orm, { transferId: input.transferId }, 'transfer.failed', (tx, current) =>
-        reverse(tx, current, 'not created: the reservation completed too late and was returned'),
-      );
-      return 'reversed';
     },
 
     /**

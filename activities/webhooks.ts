@@ -138,8 +138,6 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       deliveryId: string;
       attemptNumber: number;
       replayId?: string;
-      /** Take a slot of the tenant first (runs from before the bound had none: not asked). */
-      slot?: boolean;
     }): Promise<AttemptResult> {
       const em = deps.orm.em.fork();
       const context = await deliveryContext(em, input.deliveryId);
@@ -148,24 +146,22 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       if (context.endpoint_status !== 'listening') {
         await setDeliveryStatus(em, input.deliveryId, 'failed', { evenIfSucceeded: true });
         // Nothing is sent: a slot or a place in the queue it had goes to the next.
-        if (input.slot) await handOn(holder);
+        await handOn(holder);
         return { outcome: 'endpoint_disabled', statusCode: null, retryAfterMs: null };
       }
-      if (input.slot) {
-        const workflowId = deliveryWorkflowId(context.event_id, context.endpoint_id);
-        if (!(await takeSlot(deps.orm.em.fork(), { ...holder, workflowId }, deps.slots))) {
-          return { outcome: 'wait', statusCode: null, retryAfterMs: null };
-        }
-        try {
-          return await send(em, context, input);
-        } finally {
-          // Never the attempt's outcome: a slot not handed on now lapses after its lease.
-          await handOn(holder).catch((error: unknown) => {
-            log.warn('webhook attempt slot not handed on', { deliveryId: input.deliveryId, error: String(error) });
-          });
-        }
+      // A slot of the tenant first: with its limit of attempts in flight, the delivery waits.
+      const workflowId = deliveryWorkflowId(context.event_id, context.endpoint_id);
+      if (!(await takeSlot(deps.orm.em.fork(), { ...holder, workflowId }, deps.slots))) {
+        return { outcome: 'wait', statusCode: null, retryAfterMs: null };
       }
-      return send(em, context, input);
+      try {
+        return await send(em, context, input);
+      } finally {
+        // Never the attempt's outcome: a slot not handed on now lapses after its lease.
+        await handOn(holder).catch((error: unknown) => {
+          log.warn('webhook attempt slot not handed on', { deliveryId: input.deliveryId, error: String(error) });
+        });
+      }
     },
 
     async finishDelivery(input: { deliveryId: string; status: 'failed' }): Promise<void> {

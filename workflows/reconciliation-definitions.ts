@@ -7,9 +7,6 @@ import type { RunSummary } from '../src/reconciliation/store.ts';
 
 export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 
-/** Reconciliation per connector: the runs recorded before it reconciled the sandbox bank only. */
-export const RECONCILIATION_PER_CONNECTOR = 'reconciliation-per-connector';
-
 export interface ReconciliationInput {
   /** The UTC day to reconcile (YYYY-MM-DD); absent → the day before the workflow started. */
   date?: string;

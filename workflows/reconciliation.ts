@@ -5,16 +5,11 @@
 // history: a busy day's would outgrow a payload). Each is retried on its own for as long as its
 // provider's record is unavailable (up to 6 h), so one provider being down neither holds up nor
 // fails another's run. The workflow adds the Schedule and a place in the Web UI. It never moves money.
-import { log, patched, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { log, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ReconciliationActivities } from '../activities/reconciliation.ts';
-import {
-  RECONCILIATION_PER_CONNECTOR,
-  type ReconciliationInput,
-  type ReconciliationResult,
-  dayBefore,
-} from './reconciliation-definitions.ts';
+import { type ReconciliationInput, type ReconciliationResult, dayBefore } from './reconciliation-definitions.ts';
 
-const { reconcileDay, reconcileConnectorDay } = proxyActivities<ReconciliationActivities>({
+const { reconcileConnectorDay } = proxyActivities<ReconciliationActivities>({
   startToCloseTimeout: '5 minutes',
   scheduleToCloseTimeout: '6 hours',
   retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '10 minutes' },
@@ -30,11 +25,6 @@ export async function reconciliationWorkflow(input: ReconciliationInput): Promis
   // A scheduled run reconciles the day before it was due, however late a worker picks it up.
   const date = input.date ?? dayBefore(info.startTime);
   const day = { date, trigger: input.trigger, workflowId: info.workflowId, startedAt: info.startTime.toISOString() };
-  if (!patched(RECONCILIATION_PER_CONNECTOR)) {
-    // Recorded before reconciliation was per connector: the sandbox bank's statement alone.
-    const run = await reconcileDay({ runId: uuid4(), ...day });
-    return { date, runs: [run], unavailable: [] };
-  }
   const { connectors, unknown } = await reconciliationConnectors(input.connectors ? { only: input.connectors } : {});
   const settled = await Promise.allSettled(
     connectors.map((connector) => reconcileConnectorDay({ runId: uuid4(), connector, ...day })),

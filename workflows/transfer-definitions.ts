@@ -27,22 +27,19 @@ export interface TransferRequest {
   recipientBankName: string;
   narration: string;
   metadata: Record<string, unknown>;
-  /** The key's mode, which picks the connectors (absent in runs recorded before connectors: test). */
-  mode?: 'test' | 'live';
+  /** The key's mode, which picks the connectors. */
+  mode: 'test' | 'live';
 }
 
 /** What the transfer's activities report of its projection row. */
 export interface TransferRecord {
   id: string;
   status: TransferStatus;
-  /** The name enquiry's answer kept with the transfer (absent in runs recorded before it was returned). */
-  recipientName?: string;
+  /** The name enquiry's answer kept with the transfer. */
+  recipientName: string;
 }
 
-/**
- * The `create` update's answer. Runs recorded before it carried the create view under `transfer`;
- * an update's result is not replayed, so only this shape is read.
- */
+/** The `create` update's answer. */
 export interface CreateResult {
   transferId: string;
   /** True only for the update call that created the transfer (201); repeats get false (200). */
@@ -79,7 +76,7 @@ export interface TransferState {
   bankOutcome: BankOutcome | undefined;
   resolution: OperatorResolution | undefined;
   statusChecks: number;
-  /** The connector that took the transfer (absent in runs recorded before connectors: the sandbox). */
+  /** The connector that took the transfer (undefined until its name enquiry answers). */
   connector?: string | undefined;
 }
 
@@ -94,14 +91,9 @@ export interface TransferResume {
   connector?: string | undefined;
 }
 
-/** A resume written by runs recorded before TransferResume: the create view stood for the id and name. */
-export type RecordedTransferResume = Omit<TransferResume, 'transferId' | 'recipientName'> & {
-  transfer: { id: string; recipient_name: string };
-};
-
 export interface TransferWorkflowInput {
   request: TransferRequest;
-  resume?: TransferResume | RecordedTransferResume;
+  resume?: TransferResume;
 }
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');

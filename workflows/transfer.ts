@@ -15,7 +15,6 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -29,7 +28,6 @@ import { contradictsBooks, passedOnRefusal, transferFailure } from '../src/trans
 import {
   type BankOutcome,
   type OperatorResolution,
-  type RecordedTransferResume,
   type ResolveResult,
   type TransferRequest,
   type TransferResume,
@@ -50,46 +48,20 @@ import {
 
 const HOUR = 60 * 60 * 1000;
 
-// Changes to the commands a run issues, kept replayable for runs recorded before them.
-/** Every refusal after a reservation attempt settles that reservation (not only timeouts). */
-export const SETTLE_EVERY_UNFINISHED_RESERVATION = 'settle-every-unfinished-reservation';
-/**
- * A workflow task whose completion was lost (Temporal paused while the worker finished it) runs
- * again from the start under the same transfer id: its first execution may have reserved even
- * though this one's name enquiry fails. Found by `npm run chaos`: the run ended "not created" and
- * left a pending transfer with its money reserved and no workflow. So the reservation is settled
- * whatever step failed.
- */
-export const SETTLE_AFTER_ANY_FAILED_STEP = 'settle-after-any-failed-step';
-/** The bank's "unknown" after the submission retries no longer fails the transfer. */
-export const UNKNOWN_KEEPS_PROCESSING = 'unknown-keeps-processing';
-/** A bank answer contradicting a finished transfer is recorded as a discrepancy. */
-export const RECORD_LATE_DISCREPANCY = 'record-late-discrepancy';
-/**
- * The create path's steps (the name enquiry, the reservation, and settling a reservation a refused
- * create left behind) and marking the transfer processing run as local activities, inside the
- * workflow task that reaches them: a create then takes one workflow task instead of three round
- * trips through the server. None of them depends on which signal came first, so a workflow task
- * that fails and runs again takes the same steps. Settling or reversing does depend on it (the
- * bank's word against an operator's), so it stays an activity, scheduled by a completed task
- * before it moves money; so do the bank calls, which operators see pending in the Web UI.
- */
-export const CREATE_PATH_LOCAL = 'create-path-local';
-/**
- * Connectors (decisions §13): the transfer's connector is a search attribute, and a definitive
- * "not taken" passes the transfer to the next connector whose name enquiry answers, instead of
- * failing it. Runs recorded before had one bank and a not-taken refusal never came.
- */
-export const CONNECTOR_FAILOVER = 'connector-failover';
 export const STUCK_AFTER_MS = 24 * HOUR;
 
-// The create path runs while the API request waits: few, quick retries.
-const CREATE_PATH = {
+// The create path's steps (the name enquiry, the reservation, and settling a reservation a refused
+// create left behind) and marking the transfer processing run as local activities (createPath,
+// ledgerLocal), inside the workflow task that reaches them: a create then takes one workflow task
+// instead of three round trips through the server. None of them depends on which signal came
+// first, so a workflow task that fails and runs again takes the same steps. Settling or reversing
+// does depend on it (the bank's word against an operator's), so it stays an activity, scheduled by
+// a completed task before it moves money; so do the bank calls, which operators see pending in the
+// Web UI. The create path runs while the API request waits: few, quick retries.
+const createPath = proxyLocalActivities<TransferActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
-} as const;
-const createPathActivities = proxyActivities<TransferActivities>(CREATE_PATH);
-const createPathLocal = proxyLocalActivities<TransferActivities>(CREATE_PATH);
+});
 // The bank may be down for a while: keep retrying transient faults for up to an hour.
 const bank = proxyActivities<TransferActivities>({
   startToCloseTimeout: '1m',
@@ -103,12 +75,6 @@ const statusCheck = proxyActivities<TransferActivities>({
 // Ledger and projection writes must happen eventually, whatever the database's hiccups.
 const ledger = proxyActivities<TransferActivities>(UNTIL_RECORDED);
 const ledgerLocal = proxyLocalActivities<TransferActivities>(UNTIL_RECORDED);
-
-/** Where the create path's steps run: local activities, or activities in runs recorded before them. */
-function createPathSteps() {
-  const local = patched(CREATE_PATH_LOCAL);
-  return { createPath: local ? createPathLocal : createPathActivities, books: local ? ledgerLocal : ledger };
-}
 
 /** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
 export function nextStatusCheckMs(checks: number, waitedMs: number): number {
@@ -138,7 +104,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   setHandler(
     resolveUpdate,
     async (resolution: OperatorResolution): Promise<ResolveResult> => {
-      // The bank's own word still wins when it came first (finish reads it before this).
+      // Kept, and applied only if the bank has not answered by the time the transfer is finished:
+      // the bank's own word wins when it came first.
       state.resolution ??= resolution;
       await condition(() => decidedBy !== undefined);
       return {
@@ -152,7 +119,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         if (!transfer) {
           throw transferFailure(
             'not_created',
-            `transfer ${input.request.reference} has no reserved transfer yet; nothing to resolve`,
+            `reference ${input.request.reference} has no transfer yet (no money reserved); nothing to resolve`,
           );
         }
       },
@@ -167,7 +134,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     { key: TransferStatusKey, value: state.status },
     { key: AmountMinorKey, value: input.request.amountMinor },
   ]);
-  if (state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+  if (state.connector !== undefined) {
     upsertSearchAttributes([{ key: TransferConnectorKey, value: state.connector }]);
   }
   if (!input.resume) await submit(input.request, transfer, state);
@@ -182,14 +149,12 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 interface Accepted {
   transferId: string;
   recipientName: string;
-  /** The name enquiry's session at the transfer's connector (absent in runs recorded before connectors). */
+  /** The name enquiry's session at the transfer's connector (unknown to a run continued as new). */
   nameEnquirySessionId?: string;
 }
 
-function resumed(resume: TransferResume | RecordedTransferResume): Accepted {
-  return 'transfer' in resume
-    ? { transferId: resume.transfer.id, recipientName: resume.transfer.recipient_name }
-    : { transferId: resume.transferId, recipientName: resume.recipientName };
+function resumed(resume: TransferResume): Accepted {
+  return { transferId: resume.transferId, recipientName: resume.recipientName };
 }
 
 function startingState(input: TransferWorkflowInput): TransferState {
@@ -250,40 +215,35 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
 async function reserve(request: TransferRequest, state: TransferState): Promise<Accepted> {
   const transferId = uuid4();
   state.transferId = transferId;
-  const { createPath, books } = createPathSteps();
   let recipientName: string | undefined;
   try {
     const enquiry = await createPath.nameEnquiry({
       bankCode: request.recipientBankCode,
       accountNumber: request.recipientAccount,
-      ...(request.mode ? { mode: request.mode } : {}),
+      mode: request.mode,
     });
     recipientName = enquiry.accountName;
-    // Runs recorded before connectors have no connector in the enquiry's result.
-    state.connector = (enquiry as { connector?: string }).connector;
+    state.connector = enquiry.connector;
     await createPath.reserveFunds({
       transferId,
       request,
       recipientName: enquiry.accountName,
       nameEnquirySessionId: enquiry.sessionId,
-      ...(state.connector !== undefined ? { connector: state.connector } : {}),
+      connector: enquiry.connector,
     });
     return { transferId, recipientName, nameEnquirySessionId: enquiry.sessionId };
   } catch (error) {
     const refusal = refusalFrom(error);
-    if (recipientName !== undefined || patched(SETTLE_AFTER_ANY_FAILED_STEP)) {
-      if (patched(SETTLE_EVERY_UNFINISHED_RESERVATION)) {
-        // An earlier reservation attempt (timed out, still on its way when a later one was
-        // refused, or made by an execution of this task whose completion was lost) may have
-        // committed or yet commit. Settle that for certain before answering: a reservation that
-        // committed makes the transfer after all; otherwise none can commit any more, and the
-        // reference stays free for the client's retry.
-        const settled = await books.settleReservation({ transferId, request });
-        if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName ?? '' };
-      } else if (refusal.type === 'unavailable' && recipientName !== undefined) {
-        await books.abandonReservation({ transferId, request, recipientName });
-      }
-    }
+    // An earlier reservation attempt (timed out, still on its way when a later one was refused,
+    // or made by an execution of this task whose completion was lost) may have committed or yet
+    // commit, whatever step failed here: a task whose completion was lost runs again from the
+    // start under the same transfer id, and its name enquiry may fail where the first one's
+    // reservation committed (found by `npm run chaos`: a pending transfer with its money reserved
+    // and no workflow). Settle that for certain before answering: a reservation that committed
+    // makes the transfer after all; otherwise none can commit any more, and the reference stays
+    // free for the client's retry.
+    const settled = await ledgerLocal.settleReservation({ transferId, request });
+    if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName };
     throw refusal;
   }
 }
@@ -320,7 +280,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
     } catch (error) {
       const cause = error instanceof ActivityFailure ? error.cause : undefined;
       const refused = cause instanceof ApplicationFailure ? cause.type : undefined;
-      if (refused === 'bank_not_taken' && state.connector !== undefined && patched(CONNECTOR_FAILOVER)) {
+      if (refused === 'bank_not_taken' && state.connector !== undefined) {
         tried.push(state.connector);
         const next = await nextConnector(request, tried);
         if (next) {
@@ -353,7 +313,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
     }
     break;
   }
-  await createPathSteps().books.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
+  await ledgerLocal.markProcessing({ transferId, sessionId: state.sessionId ?? '' });
   state.status = 'processing';
   upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
 }
@@ -371,7 +331,7 @@ async function nextConnector(
     return await statusCheck.nameEnquiry({
       bankCode: request.recipientBankCode,
       accountNumber: request.recipientAccount,
-      ...(request.mode ? { mode: request.mode } : {}),
+      mode: request.mode,
       exclude: [...tried],
     });
   } catch (error) {
@@ -388,22 +348,19 @@ async function nextConnector(
 async function askAfterFailedSubmission(transferId: string, state: TransferState): Promise<void> {
   try {
     const known = await statusCheck.queryBankStatus({ transferId, ...connectorOf(state) });
-    if (known.status === 'unknown') {
-      // "No such transfer" right after our last attempt is no proof: that attempt may still
-      // reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
-      // stays processing and the bank is asked again on the usual schedule.
-      if (!patched(UNKNOWN_KEEPS_PROCESSING)) {
-        state.bankOutcome ??= { status: 'failed', message: 'the bank could not be reached', source: 'submission' };
-      }
-    } else if (known.status === 'successful' || known.status === 'failed') {
-      state.bankOutcome ??= known;
-    }
+    // "Unknown" (no such transfer) right after our last attempt is no proof: that attempt may
+    // still reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
+    // stays processing and the bank is asked again on the usual schedule.
+    if (known.status === 'successful' || known.status === 'failed') state.bankOutcome ??= known;
   } catch (error) {
     log.warn('bank unreachable after submission retries; waiting for its answer', { transferId, error: String(error) });
   }
 }
 
-/** The connector a bank call goes to: the transfer's own (none in runs recorded before connectors). */
+/**
+ * The connector a bank call goes to: the transfer's own. None when this execution's name enquiry
+ * failed and it took over a reservation an earlier execution of its task made (see reserve).
+ */
 function connectorOf(state: TransferState): { connector?: string } {
   return state.connector !== undefined ? { connector: state.connector } : {};
 }
@@ -490,10 +447,8 @@ async function finish(
   // now, before this run ends (a signal that lands after the last handler still reaches this line:
   // the run cannot complete over an unprocessed signal). If it says the opposite, the books stand
   // and the answer is kept for operators (decisions §12).
-  if (patched(RECORD_LATE_DISCREPANCY)) {
-    const lateAnswer = state.bankOutcome;
-    if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
-      await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
-    }
+  const lateAnswer = state.bankOutcome;
+  if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
+    await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
   }
 }

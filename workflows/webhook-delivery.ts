@@ -2,18 +2,16 @@
 // workflow owns the schedule, as durable timers (±jitter), so a worker that dies during a wait
 // resumes the schedule where it was. Retry-After is honoured; 410 ends the delivery and disables
 // the endpoint. A `replay` signal delivers again at once, without moving the schedule on.
-// Bounded (patch `bounded-attempts`): each attempt first takes one of its tenant's attempt slots,
-// waiting for a `slot` signal when the tenant has its limit in flight (src/webhooks/attempt-slots.ts),
-// and a run continues as new every 50 attempts (or 1,000 history events, or when Temporal suggests
-// it), carrying its place in the schedule, so a delivery replayed without end keeps a short history.
+// Bounded: each attempt first takes one of its tenant's attempt slots, waiting for a `slot` signal
+// when the tenant has its limit in flight (src/webhooks/attempt-slots.ts), and a run continues as
+// new every 50 attempts (or 1,000 history events, or when Temporal suggests it), carrying its place
+// in the schedule, so a delivery replayed without end keeps a short history.
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
   log,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -31,28 +29,6 @@ import {
 
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Attempts run as local activities, in the workflow task that reaches them: a delivery then costs
- * one workflow task per attempt instead of a round trip through the server for the activity too.
- * Runs recorded before keep their attempts as activities.
- */
-export const ATTEMPTS_LOCAL = 'attempts-local';
-
-/**
- * Attempts are activities again, not local activities: an attempt holds its tenant's slot and may
- * wait 15 s on a receiver, and a local activity that long keeps its workflow task open while
- * signals (replays, granted slots) arrive for the same run — which the SDK's core mishandled now
- * and then ("Trying to send a new WFT for a run which already has one!"), delaying the run by a
- * workflow task timeout or more (a replay seen 20 s late in CI). An activity's run is free to take
- * its signals meanwhile. Runs recorded before keep their attempts as local activities.
- */
-export const ATTEMPTS_AS_ACTIVITIES = 'attempts-as-activities';
-
-/**
- * Attempts take a slot of their tenant's (WEBHOOK_TENANT_CONCURRENCY) and runs continue as new.
- * Runs recorded before neither wait for slots nor continue as new.
- */
-export const BOUNDED_ATTEMPTS = 'bounded-attempts';
 /** A run continues as new after this many attempts… */
 export const ATTEMPTS_PER_RUN = 50;
 /** …or once its history holds this many events (a long wait for a slot), or when Temporal suggests it. */
@@ -60,13 +36,17 @@ export const HISTORY_EVENTS_PER_RUN = 1_000;
 /** A delivery waiting for a slot asks again this often, in case the signal that granted it was lost. */
 const SLOT_RECHECK_MS = 5 * 60 * 1000;
 
-const ATTEMPT = {
+// Attempts are activities, not local activities: an attempt holds its tenant's slot and may wait
+// 15 s on a receiver, and a local activity that long keeps its workflow task open while signals
+// (replays, granted slots) arrive for the same run — which the SDK's core mishandled now and then
+// ("Trying to send a new WFT for a run which already has one!"), delaying the run by a workflow
+// task timeout or more (a replay seen 20 s late in CI). An activity's run is free to take its
+// signals meanwhile.
+const attempts = proxyActivities<WebhookActivities>({
   // The HTTP call itself times out at 15 s; the rest is bookkeeping.
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 1 },
-} as const;
-const attemptActivities = proxyActivities<WebhookActivities>(ATTEMPT);
-const attemptsLocal = proxyLocalActivities<WebhookActivities>(ATTEMPT);
+});
 const bookkeeping = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
@@ -95,13 +75,6 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   // Attempts of the whole delivery, earlier runs (continued as new, or ended and replayed) included.
   setHandler(deliveryStatusQuery, () => ({ ...state, attempts: (input.previousAttempts ?? 0) + state.attempts }));
 
-  // Asked first: a run recorded with local attempts has no marker of it, and goes on as it was.
-  const attempts = patched(ATTEMPTS_AS_ACTIVITIES)
-    ? attemptActivities
-    : patched(ATTEMPTS_LOCAL)
-      ? attemptsLocal
-      : attemptActivities;
-  const bounded = patched(BOUNDED_ATTEMPTS);
   let step = resume?.step ?? 0;
   let overrideMs = resume?.overrideMs;
   let due = resume?.due;
@@ -128,7 +101,7 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   };
 
   for (;;) {
-    if (bounded && state.attempts > 0 && (state.attempts >= ATTEMPTS_PER_RUN || historyLong())) await continueFrom();
+    if (state.attempts > 0 && (state.attempts >= ATTEMPTS_PER_RUN || historyLong())) await continueFrom();
     let interrupted: boolean;
     let replayId: string | undefined;
     if (due) {
@@ -160,7 +133,6 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
           deliveryId: input.deliveryId,
           attemptNumber: (input.previousAttempts ?? 0) + state.attempts + 1,
           ...(replayId ? { replayId } : {}),
-          ...(bounded ? { slot: true } : {}),
         });
       } catch (error) {
         // The attempt could not even be made or recorded (database, worker restart): it counts as a

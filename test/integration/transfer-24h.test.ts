@@ -11,6 +11,7 @@ import { type TransferRow, findTransfer } from '../../src/transfers/store.ts';
 import { resolveUpdate, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
+import { recordHistoryOf } from '../support/histories.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
 import { useTimeSkippingStack } from '../support/time-skipping.ts';
 
@@ -84,6 +85,7 @@ describe('a transfer the bank never confirms', () => {
     const settled = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect([settled.availableMinor, settled.pendingMinor]).toEqual([599_000, 0]);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+    await recordHistoryOf('transfer-stuck-then-confirmed', handle);
   }, 120_000);
 });
 
@@ -116,5 +118,6 @@ describe('a transfer whose submissions the bank throttles for longer than the re
     const refunded = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect([refunded.availableMinor, refunded.pendingMinor]).toEqual([1_000_000, 0]);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+    await recordHistoryOf('transfer-unknown-at-bank-resolved', handle);
   }, 120_000);
 });

@@ -187,13 +187,20 @@ describe('POST /api/v1/transfers', () => {
 
   it('refuses 0000000000 with invalid_account and reserves nothing', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const response = await create(tenant.apiKey, body({ recipient_account: '0000000000' }));
+    const payload = body({ recipient_account: '0000000000' });
+    const response = await create(tenant.apiKey, payload);
     expect(response.statusCode).toBe(422);
     expect(response.json()).toEqual({
       success: false,
       error: { code: 'invalid_account', message: expect.stringContaining('0000000000'), status: 422 },
     });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    // The refused run ends failed, so that the reference may be used again.
+    const workflowId = transferWorkflowId(tenant.tenantId, payload.reference);
+    await expect(client.workflow.getHandle(workflowId).result()).rejects.toMatchObject({
+      cause: { type: 'transfer_refused' },
+    });
+    recordHistory('transfer-refused-invalid-account', workflowId);
   });
 
   it('refuses past the daily limit with limit_exceeded {limit, used}, counting only transfers that did not fail', async () => {
@@ -531,6 +538,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     recipientBankName: 'Guaranty Trust Bank',
     narration: 'late',
     metadata: {},
+    mode: 'test' as const,
   });
 
   /**
@@ -546,34 +554,12 @@ describe('a reservation whose outcome the create path could not wait for', () =>
           request: request(tenantId, reference),
           recipientName: 'X',
           nameEnquirySessionId: 's',
+          connector: 'sandbox',
         }),
-      abandon: (transferId: string, reference: string) =>
-        activities.abandonReservation({ transferId, request: request(tenantId, reference), recipientName: 'X' }),
       settle: (transferId: string, reference: string) =>
         activities.settleReservation({ transferId, request: request(tenantId, reference) }),
     };
   }
-
-  it('is reversed if it committed, and cannot commit afterwards if it had not', async () => {
-    const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const { reserve, abandon } = reservationSteps(tenant.tenantId);
-
-    // Committed before the abandon: returned to the wallet.
-    const late = randomUUID();
-    await reserve(late, 'late-1');
-    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
-    expect(await abandon(late, 'late-1')).toBe('reversed');
-    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
-
-    // Not yet committed: the placeholder makes the late reservation a no-op.
-    const never = randomUUID();
-    expect(await abandon(never, 'late-2')).toBe('placeholder');
-    const view = await reserve(never, 'late-2');
-    expect(view.status).toBe('failed');
-    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
-    expect(await entries(never)).toEqual([]);
-    expect(await entries(late)).toEqual(['transfer_reserve', 'transfer_reverse']);
-  });
 
   const refusalOf = async (work: Promise<unknown>) =>
     work.then(

@@ -72,6 +72,7 @@ function request(tenantId: string, reference: string, amountMinor: number): Tran
     recipientBankName: 'Guaranty Trust Bank',
     narration: 'property',
     metadata: {},
+    mode: 'test',
   };
 }
 
@@ -122,6 +123,7 @@ describe('transfer activities under concurrency', () => {
                   request: request(tenantId, transfer.reference, transfer.amount),
                   recipientName: 'ADA OBI',
                   nameEnquirySessionId: 'session',
+                  connector: 'sandbox',
                 }),
               ),
             ),

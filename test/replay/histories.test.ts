@@ -19,30 +19,21 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it("cover the transfer paths (success, bank failure, flaky bank, stuck then resolved by an operator's update), those but the operator's also as recorded before their quick steps ran as local activities, webhook deliveries also as recorded before their quick steps ran as local activities, webhook deliveries as recorded before their attempts were bounded (tenant slots, continue-as-new) and after (a wait for a slot, a run continued as new and the run it continued in), each of those also as recorded while bounded attempts were local activities, inbound credits, account expiry, cards, reconciliation (per connector, and as recorded when it reconciled the sandbox bank alone) and BVN verification", () => {
+  it('cover every workflow type: transfers (success, bank failure, flaky bank, refused at the name enquiry, stuck then resolved by an operator\'s update, unconfirmed for a day then confirmed by a status query, "no such transfer" after the submission retries then resolved), webhook deliveries (retried then delivered, replayed after success, a wait for a slot, a run continued as new and the run it continued in), inbound credits, account expiry, virtual-account create (also as recorded with a BVN in its input) and close, cards, reconciliation per connector and BVN verification; the transfer, webhook and reconciliation runs recorded with their patches deprecated', () => {
     expect(files).toEqual(
       expect.arrayContaining([
+        'transfer-success.json',
         'transfer-bank-failure.json',
         'transfer-flaky-bank.json',
+        'transfer-refused-invalid-account.json',
         'transfer-stuck-resolved.json',
-        'transfer-success.json',
+        'transfer-stuck-then-confirmed.json',
+        'transfer-unknown-at-bank-resolved.json',
         'webhook-retry-then-success.json',
         'webhook-replay-after-success.json',
-        'transfer-bank-failure-before-local-steps.json',
-        'transfer-flaky-bank-before-local-steps.json',
-        'transfer-success-before-local-steps.json',
-        'webhook-retry-then-success-before-local-steps.json',
-        'webhook-replay-after-success-before-local-steps.json',
-        'webhook-retry-then-success-before-bounds.json',
-        'webhook-replay-after-success-before-bounds.json',
         'webhook-waited-for-slot.json',
         'webhook-replays-continue-as-new.json',
         'webhook-replays-continued.json',
-        'webhook-retry-then-success-local-attempts.json',
-        'webhook-replay-after-success-local-attempts.json',
-        'webhook-waited-for-slot-local-attempts.json',
-        'webhook-replays-continue-as-new-local-attempts.json',
-        'webhook-replays-continued-local-attempts.json',
         'inbound-credit-applied.json',
         'virtual-account-expiry.json',
         'virtual-account-create-failover.json',
@@ -57,9 +48,6 @@ describe('recorded workflow histories', () => {
         'reconciliation-operator.json',
         'reconciliation-statement-unavailable.json',
         'reconciliation-scheduled.json',
-        'reconciliation-operator-before-connectors.json',
-        'reconciliation-statement-unavailable-before-connectors.json',
-        'reconciliation-scheduled-before-connectors.json',
         'bvn-verification-verified.json',
         'bvn-verification-name-mismatch.json',
         'bvn-verification-after-outage.json',

@@ -13,11 +13,23 @@ import { type TestDatabase, createTestDatabase } from './database.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, installRuntime, startTestWorker } from './worker.ts';
 
-export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+/** `searchAttributes`: register the workflows' custom search attributes (those that upsert need them). */
+export async function startTimeSkippingEnv(
+  options: { searchAttributes?: boolean } = {},
+): Promise<TestWorkflowEnvironment> {
   installRuntime();
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
   });
+  if (options.searchAttributes) {
+    // The time-skipping server knows no custom search attributes until told, like a real
+    // cluster. (It cannot list them, so all are added at once.)
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: allSearchAttributes(),
+    });
+  }
+  return env;
 }
 
 export interface TimeSkippingStack {
@@ -38,16 +50,8 @@ export function useTimeSkippingStack(
 ): void {
   let stack: Partial<TimeSkippingStack> = {};
   beforeAll(async () => {
-    const env = await startTimeSkippingEnv();
+    const env = await startTimeSkippingEnv({ searchAttributes: options.searchAttributes ?? false });
     stack.env = env;
-    if (options.searchAttributes) {
-      // The time-skipping server knows no custom search attributes until told, like a real
-      // cluster. (It cannot list them, so all are added at once.)
-      await env.connection.operatorService.addSearchAttributes({
-        namespace: 'default',
-        searchAttributes: allSearchAttributes(),
-      });
-    }
     const db = await createTestDatabase();
     stack.db = db;
     const bank = options.bank

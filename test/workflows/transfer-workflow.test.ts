@@ -1,0 +1,602 @@
+// transferWorkflow alone, phase by phase, under Temporal's time-skipping test server: its
+// activities are stubs that record every call (no database, no bank), so each test states what the
+// workflow asked of them, with which arguments, in which order. The whole stack's behaviour is
+// tested in test/integration/transfers.test.ts and transfer-24h.test.ts.
+import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import type { TransferActivities } from '../../activities/transfers.ts';
+import {
+  type BankOutcome,
+  type OperatorResolution,
+  TRANSFER_WORKFLOW_TYPE,
+  type TransferRequest,
+  type TransferWorkflowInput,
+  bankConfirmedSignal,
+  createUpdate,
+  resolveUpdate,
+  statusQuery,
+  transferWorkflowId,
+} from '../../workflows/transfer-definitions.ts';
+import { STUCK_AFTER_MS, type transferWorkflow } from '../../workflows/transfer.ts';
+import { gate, recordingStubs, useStubWorkflowEnv } from '../support/stub-activities.ts';
+
+const stub = useStubWorkflowEnv('transfer-workflow');
+
+const HOUR = 60 * 60 * 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let references = 0;
+/** A transfer of ₦12,345.67 (fee ₦25) to 0123456789 at bank 058, under a reference of its own. */
+function transferRequest(): TransferRequest {
+  references += 1;
+  return {
+    tenantId: 'tenant-a',
+    reference: `invoice-${references}`,
+    requestHash: 'hash-of-the-body',
+    amountMinor: 1_234_567,
+    feeMinor: 2_500,
+    currency: 'NGN',
+    recipientAccount: '0123456789',
+    recipientBankCode: '058',
+    recipientBankName: 'Guaranty Trust Bank',
+    narration: 'Invoice 42',
+    metadata: { invoice: 'INV-42' },
+    mode: 'test',
+  };
+}
+
+const ENQUIRY = { accountName: 'ADA OBI', sessionId: 'enquiry-session', connector: 'sandbox' };
+const BANK_SESSION = 'bank-session';
+/** The bank's status query finds the transfer paid out. */
+const PAID: BankOutcome = { status: 'successful', sessionId: BANK_SESSION, providerCode: '00', source: 'status_query' };
+
+/** Stubs that reserve, hand the transfer to a bank that says "pending", and record money moves. */
+const DEFAULT_STUBS: TransferActivities = {
+  nameEnquiry: async () => ({ ...ENQUIRY }),
+  reserveFunds: async (input) => ({ id: input.transferId, status: 'pending', recipientName: input.recipientName }),
+  submitToBank: async () => ({ status: 'pending', sessionId: BANK_SESSION, providerCode: '09' }),
+  assignConnector: async () => undefined,
+  markProcessing: async () => undefined,
+  queryBankStatus: async () => ({ status: 'pending' }),
+  settleTransfer: async (input) => ({ id: input.transferId, status: 'completed', recipientName: 'ADA OBI' }),
+  reverseTransfer: async (input) => ({ id: input.transferId, status: 'failed', recipientName: 'ADA OBI' }),
+  settleReservation: async () => null,
+  flagStuck: async () => undefined,
+  recordDiscrepancy: async () => true,
+};
+
+function transferStubs(overrides: Partial<TransferActivities> = {}) {
+  return recordingStubs({ ...DEFAULT_STUBS, ...overrides });
+}
+
+/** The default stubs, but `name` answers only once the test opens `held`: the test acts meanwhile. */
+function transferStubsHolding(name: keyof TransferActivities) {
+  const held = gate();
+  const answer: (input: unknown) => Promise<unknown> = (input) =>
+    (DEFAULT_STUBS[name] as (input: unknown) => Promise<unknown>)(input);
+  const stubs = transferStubs({
+    [name]: async (input: unknown) => {
+      await held.opened;
+      return answer(input);
+    },
+  });
+  return { stubs, held };
+}
+
+/** Answers in turn, the last one again and again. */
+function answers<T>(...list: T[]): () => Promise<T> {
+  let next = 0;
+  return async () => list[Math.min(next++, list.length - 1)]!;
+}
+
+/** A refusal as the activities raise it: non-retryable, with a stable type. */
+function refusal(type: string, message: string, details?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, ...(details ? { details: [details] } : {}) });
+}
+
+/** Starts the transfer's workflow with its `create` update, as the API does. */
+async function create(taskQueue: string, request: TransferRequest) {
+  const workflowId = transferWorkflowId(request.tenantId, request.reference);
+  const created = stub.env.client.workflow.executeUpdateWithStart(createUpdate, {
+    args: [request],
+    startWorkflowOperation: new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue,
+      args: [{ request } satisfies TransferWorkflowInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  return { created, handle: stub.env.client.workflow.getHandle<typeof transferWorkflow>(workflowId) };
+}
+
+/** A transfer created through its workflow's `create` update: its request, handle and id. */
+async function accepted(taskQueue: string) {
+  const request = transferRequest();
+  const { created, handle } = await create(taskQueue, request);
+  const { transferId } = await created;
+  return { request, handle, transferId };
+}
+
+/** What reserveFunds is asked for the request: the transfer, its recipient and the connector that answered. */
+const reservation = (transferId: string, request: TransferRequest) => ({
+  transferId,
+  request,
+  recipientName: 'ADA OBI',
+  nameEnquirySessionId: 'enquiry-session',
+  connector: 'sandbox',
+});
+const enquiry = { bankCode: '058', accountNumber: '0123456789', mode: 'test' };
+const submission = (transferId: string, request: TransferRequest) => ({
+  transferId,
+  request,
+  recipientName: 'ADA OBI',
+  connector: 'sandbox',
+  sessionId: 'enquiry-session',
+});
+const bankSays = (status: 'successful' | 'failed', extra: Partial<BankOutcome> = {}): BankOutcome => ({
+  status,
+  sessionId: BANK_SESSION,
+  providerCode: status === 'successful' ? '00' : '51',
+  source: 'callback',
+  ...extra,
+});
+const operator = (outcome: 'successful' | 'failed'): OperatorResolution => ({
+  outcome,
+  note: 'confirmed with the bank by phone',
+  operator: 'ops@example.com',
+});
+
+describe('accept: the create update', () => {
+  it('answers the transfer id once its money is reserved, before the bank has the transfer', async () => {
+    const { stubs, held: bankHeld } = transferStubsHolding('submitToBank');
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const { created, handle } = await create(taskQueue, request);
+      const answer = await created;
+      expect(answer).toEqual({ transferId: expect.stringMatching(UUID), created: true });
+      expect(stubs.seen().slice(0, 2)).toEqual([
+        { name: 'nameEnquiry', input: enquiry },
+        { name: 'reserveFunds', input: reservation(answer.transferId, request) },
+      ]);
+      expect(stubs.inputsOf('reserveFunds')[0].request).toMatchObject({ amountMinor: 1_234_567, feeMinor: 2_500 });
+      expect(await handle.query(statusQuery)).toMatchObject({
+        transferId: answer.transferId,
+        status: 'pending',
+        connector: 'sandbox',
+      });
+      bankHeld.open();
+      await handle.signal(bankConfirmedSignal, bankSays('successful'));
+      expect(await handle.result()).toMatchObject({ status: 'completed' });
+    });
+  });
+
+  it('answers repeats of the same request with the same id (created: false), reserving once', async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const { created, handle } = await create(taskQueue, request);
+      const first = await created;
+      const again = await handle.executeUpdate(createUpdate, { args: [request] });
+      expect(again).toEqual({ transferId: first.transferId, created: false });
+      expect(stubs.inputsOf('nameEnquiry')).toEqual([enquiry]);
+      expect(stubs.inputsOf('reserveFunds')).toEqual([reservation(first.transferId, request)]);
+      await handle.signal(bankConfirmedSignal, bankSays('successful'));
+      await handle.result();
+    });
+  });
+
+  it('refuses another body under the same reference as duplicate_reference, naming the transfer', async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      await expect(
+        handle.executeUpdate(createUpdate, { args: [{ ...request, amountMinor: 1_234_568, requestHash: 'another' }] }),
+      ).rejects.toMatchObject({ cause: { type: 'duplicate_reference', details: [{ transfer_id: transferId }] } });
+      expect(stubs.inputsOf('reserveFunds')).toEqual([reservation(transferId, request)]);
+      await handle.signal(bankConfirmedSignal, bankSays('successful'));
+      expect(await handle.result()).toMatchObject({ transferId, status: 'completed' });
+    });
+  });
+
+  it('ends the run refused when reserveFunds refuses, after settling the reservation attempt', async () => {
+    const stubs = transferStubs({
+      reserveFunds: async () => {
+        throw refusal('insufficient_balance', 'wallet balance 1000 is below the 1237067 kobo required', {
+          required: 1_237_067,
+          available: 1_000,
+        });
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const { created, handle } = await create(taskQueue, request);
+      await expect(created).rejects.toMatchObject({
+        cause: { type: 'insufficient_balance', details: [{ required: 1_237_067, available: 1_000 }] },
+      });
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'transfer_refused' } });
+      const [reserved] = stubs.inputsOf('reserveFunds');
+      expect(stubs.names()).toEqual(['nameEnquiry', 'reserveFunds', 'settleReservation']);
+      expect(stubs.inputsOf('settleReservation')).toEqual([{ transferId: reserved.transferId, request }]);
+    });
+  });
+
+  it('settles the reservation when the name enquiry refuses too, and ends the run refused', async () => {
+    const stubs = transferStubs({
+      nameEnquiry: async () => {
+        throw refusal('invalid_account', 'recipient account 0123456789 was not found at bank 058');
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const { created, handle } = await create(taskQueue, request);
+      await expect(created).rejects.toMatchObject({ cause: { type: 'invalid_account' } });
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'transfer_refused' } });
+      expect(stubs.names()).toEqual(['nameEnquiry', 'settleReservation']);
+      expect(stubs.inputsOf('settleReservation')).toEqual([{ transferId: expect.stringMatching(UUID), request }]);
+    });
+  });
+});
+
+describe('submit: the bank gets the transfer', () => {
+  it('sends it to the connector whose name enquiry answered, marks it processing, and keeps an immediate answer', async () => {
+    const stubs = transferStubs({
+      submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      const outcome = { status: 'successful', sessionId: BANK_SESSION, providerCode: '00', source: 'submission' };
+      expect(await handle.result()).toMatchObject({
+        status: 'completed',
+        sessionId: BANK_SESSION,
+        bankOutcome: outcome,
+      });
+      expect(stubs.seen()).toEqual([
+        { name: 'nameEnquiry', input: enquiry },
+        { name: 'reserveFunds', input: reservation(transferId, request) },
+        { name: 'submitToBank', input: submission(transferId, request) },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION } },
+        { name: 'settleTransfer', input: { transferId, outcome } },
+      ]);
+    });
+  });
+
+  it('reverses a transfer the bank rejects definitively, with its reason and code', async () => {
+    const stubs = transferStubs({
+      submitToBank: async () => {
+        throw refusal('bank_rejected', 'Do not honour', { providerCode: '05' });
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({
+        status: 'failed',
+        bankOutcome: { status: 'failed', message: 'Do not honour', providerCode: '05', source: 'submission' },
+      });
+      expect(stubs.names().slice(2)).toEqual(['submitToBank', 'markProcessing', 'reverseTransfer']);
+      expect(stubs.inputsOf('markProcessing')).toEqual([{ transferId, sessionId: '' }]);
+      expect(stubs.inputsOf('reverseTransfer')).toEqual([{ transferId, reason: 'Do not honour', providerCode: '05' }]);
+    });
+  });
+
+  it('passes a transfer the bank did not take to the next connector whose name enquiry answers', async () => {
+    const stubs = transferStubs({
+      nameEnquiry: answers(ENQUIRY, { accountName: 'ADA OBI', sessionId: 'generic-enquiry', connector: 'generic' }),
+      submitToBank: async (input) => {
+        if (input.connector === 'sandbox') throw refusal('bank_not_taken', 'service unavailable for this bank');
+        return { status: 'successful', sessionId: BANK_SESSION, providerCode: '00' };
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', connector: 'generic' });
+      expect(stubs.seen().slice(2)).toEqual([
+        { name: 'submitToBank', input: submission(transferId, request) },
+        { name: 'nameEnquiry', input: { ...enquiry, exclude: ['sandbox'] } },
+        { name: 'assignConnector', input: { transferId, connector: 'generic', sessionId: 'generic-enquiry' } },
+        {
+          name: 'submitToBank',
+          input: { ...submission(transferId, request), connector: 'generic', sessionId: 'generic-enquiry' },
+        },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION } },
+        {
+          name: 'settleTransfer',
+          input: {
+            transferId,
+            outcome: { status: 'successful', sessionId: BANK_SESSION, providerCode: '00', source: 'submission' },
+          },
+        },
+      ]);
+    });
+  });
+
+  it('reverses a transfer no connector takes', async () => {
+    const stubs = transferStubs({
+      nameEnquiry: async (input) => {
+        if (input.exclude) throw refusal('no_connector', 'no other test connector can take this transfer');
+        return { ...ENQUIRY };
+      },
+      submitToBank: async () => {
+        throw refusal('bank_not_taken', 'service unavailable for this bank');
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'failed', connector: 'sandbox' });
+      expect(stubs.names().slice(2)).toEqual(['submitToBank', 'nameEnquiry', 'markProcessing', 'reverseTransfer']);
+      expect(stubs.inputsOf('reverseTransfer')).toEqual([{ transferId, reason: 'service unavailable for this bank' }]);
+    });
+  });
+
+  it('asks the bank once the submission retries run out, and its answer decides', async () => {
+    const stubs = transferStubs({
+      submitToBank: async () => {
+        throw new Error('bank unreachable');
+      },
+      queryBankStatus: async () => PAID,
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: PAID });
+      const submissions = stubs.inputsOf('submitToBank');
+      expect(submissions.length).toBeGreaterThan(1);
+      expect(submissions).toEqual(Array(submissions.length).fill(submission(transferId, request)));
+      expect(stubs.seen().slice(2 + submissions.length)).toEqual([
+        { name: 'queryBankStatus', input: { transferId, connector: 'sandbox' } },
+        { name: 'markProcessing', input: { transferId, sessionId: '' } },
+        { name: 'settleTransfer', input: { transferId, outcome: PAID } },
+      ]);
+    });
+  });
+
+  it('keeps a transfer the bank does not know after the retries processing, until its definitive answer', async () => {
+    const stubs = transferStubs({
+      submitToBank: async () => {
+        throw new Error('bank unreachable');
+      },
+      queryBankStatus: answers<Awaited<ReturnType<TransferActivities['queryBankStatus']>>>(
+        { status: 'unknown' },
+        {
+          status: 'failed',
+          sessionId: '',
+          providerCode: '25',
+          message: 'unable to locate record',
+          source: 'status_query',
+        },
+      ),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'failed', statusChecks: 1 });
+      const afterSubmissions = stubs.names().filter((name) => name !== 'submitToBank');
+      expect(afterSubmissions.slice(2)).toEqual([
+        'queryBankStatus',
+        'markProcessing',
+        'queryBankStatus',
+        'reverseTransfer',
+      ]);
+      expect(stubs.inputsOf('reverseTransfer')).toEqual([
+        { transferId, reason: 'unable to locate record', providerCode: '25' },
+      ]);
+    });
+  });
+});
+
+describe('await: the bank’s answer', () => {
+  it('settles on the bank’s confirmation signal', async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      await handle.signal(bankConfirmedSignal, bankSays('successful'));
+      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: bankSays('successful') });
+      expect(stubs.names()).toEqual([
+        'nameEnquiry',
+        'reserveFunds',
+        'submitToBank',
+        'markProcessing',
+        'settleTransfer',
+      ]);
+      expect(stubs.inputsOf('settleTransfer')).toEqual([{ transferId, outcome: bankSays('successful') }]);
+    });
+  });
+
+  it('asks the bank on its own schedule (15 s, 30 s, 1 min, 2 min, …) until it answers', async () => {
+    const stubs = transferStubs({
+      queryBankStatus: answers<Awaited<ReturnType<TransferActivities['queryBankStatus']>>>(
+        { status: 'pending' },
+        { status: 'pending' },
+        { status: 'pending' },
+        PAID,
+      ),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', statusChecks: 4, stuck: false });
+      expect(stubs.names().slice(4)).toEqual([...Array(4).fill('queryBankStatus'), 'settleTransfer']);
+      expect(stubs.inputsOf('queryBankStatus')).toEqual(Array(4).fill({ transferId, connector: 'sandbox' }));
+      // Server time: no check comes before its time.
+      const [submitted] = stubs.calls.filter((call) => call.name === 'submitToBank');
+      const checks = stubs.calls.filter((call) => call.name === 'queryBankStatus');
+      const waits = checks.map((check, i) => check.scheduledAtMs - (checks[i - 1] ?? submitted!).scheduledAtMs);
+      for (const [i, atLeast] of [15_000, 30_000, 60_000, 120_000].entries()) {
+        expect(waits[i]).toBeGreaterThanOrEqual(atLeast);
+      }
+    });
+  });
+
+  it('flags a transfer unconfirmed after 24 h as stuck, keeps it processing, and settles when the bank answers', async () => {
+    const pendingChecks = Array(31).fill({ status: 'pending' });
+    const stubs = transferStubs({
+      queryBankStatus: answers<Awaited<ReturnType<TransferActivities['queryBankStatus']>>>(...pendingChecks, PAID),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', stuck: true, statusChecks: 32 });
+      // 7 early checks, then hourly: the 31st is the first past 24 h of waiting.
+      expect(stubs.names().slice(4)).toEqual([
+        ...Array(31).fill('queryBankStatus'),
+        'flagStuck',
+        'queryBankStatus',
+        'settleTransfer',
+      ]);
+      expect(stubs.inputsOf('flagStuck')).toEqual([{ transferId }]);
+      const at = (name: string) => stubs.calls.find((call) => call.name === name)!.scheduledAtMs;
+      expect(at('flagStuck') - at('submitToBank')).toBeGreaterThanOrEqual(STUCK_AFTER_MS);
+    });
+  });
+
+  it('goes on waiting in a run continued as new: no new reservation or submission, its checks and stuck flag kept', async () => {
+    const stubs = transferStubs({
+      queryBankStatus: async () => PAID,
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const transferId = '6f1c2e0a-5d43-4c1e-9d55-0f4a3b2c1d0e';
+      const input: TransferWorkflowInput = {
+        request,
+        resume: {
+          transferId,
+          recipientName: 'ADA OBI',
+          sessionId: BANK_SESSION,
+          waitedMs: 30 * HOUR,
+          stuck: true,
+          statusChecks: 33,
+          connector: 'generic',
+        },
+      };
+      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+        workflowId: transferWorkflowId(request.tenantId, request.reference),
+        taskQueue,
+        args: [input],
+      });
+      expect(await handle.result()).toMatchObject({
+        transferId,
+        status: 'completed',
+        sessionId: BANK_SESSION,
+        stuck: true,
+        statusChecks: 34,
+        connector: 'generic',
+      });
+      expect(stubs.seen()).toEqual([
+        { name: 'queryBankStatus', input: { transferId, connector: 'generic' } },
+        { name: 'settleTransfer', input: { transferId, outcome: PAID } },
+      ]);
+      // Past 24 h, a stuck transfer's bank is asked every 6 h.
+      const started = (await handle.describe()).startTime.getTime();
+      expect(stubs.calls[0]!.scheduledAtMs - started).toBeGreaterThanOrEqual(6 * HOUR);
+    });
+  });
+});
+
+describe('finish: settle or reverse once', () => {
+  it('reverses on the bank’s failure, with its reason and code', async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      const failed = bankSays('failed', { message: 'beneficiary account closed' });
+      await handle.signal(bankConfirmedSignal, failed);
+      expect(await handle.result()).toMatchObject({ status: 'failed', bankOutcome: failed });
+      expect(stubs.names().slice(4)).toEqual(['reverseTransfer']);
+      expect(stubs.inputsOf('reverseTransfer')).toEqual([
+        { transferId, reason: 'beneficiary account closed', providerCode: '51' },
+      ]);
+    });
+  });
+
+  it.each([
+    ['failed', 'reverseTransfer'],
+    ['successful', 'settleTransfer'],
+  ] as const)(
+    'applies an operator’s %s resolution (resolveUpdate) when the bank is silent, and answers once done',
+    async (outcome, moved) => {
+      const stubs = transferStubs();
+      await stub.withWorker(stubs.activities, async (taskQueue) => {
+        const { handle, transferId } = await accepted(taskQueue);
+        const resolution = operator(outcome);
+        const resolved = await handle.executeUpdate(resolveUpdate, { args: [resolution] });
+        expect(resolved).toEqual({
+          transferId,
+          status: outcome === 'failed' ? 'failed' : 'completed',
+          decidedBy: 'operator',
+        });
+        expect(stubs.names().slice(4)).toEqual([moved]);
+        expect(stubs.inputsOf(moved)).toEqual([
+          outcome === 'failed'
+            ? { transferId, reason: 'resolved by operator: confirmed with the bank by phone', resolution }
+            : {
+                transferId,
+                outcome: { status: 'successful', source: 'callback', sessionId: BANK_SESSION },
+                resolution,
+              },
+        ]);
+        expect(await handle.result()).toMatchObject({ resolution });
+      });
+    },
+  );
+
+  it('refuses a resolution while the run has no transfer yet', async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      // Started without its create update (as by hand): it waits a minute for one, then ends.
+      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+        workflowId: transferWorkflowId(request.tenantId, request.reference),
+        taskQueue,
+        args: [{ request }],
+      });
+      await expect(handle.executeUpdate(resolveUpdate, { args: [operator('failed')] })).rejects.toMatchObject({
+        cause: { type: 'not_created' },
+      });
+      // Neither an id nor a resolution (undefined fields do not cross the wire).
+      expect(await handle.result()).toEqual({ status: 'pending', stuck: false, statusChecks: 0 });
+      expect(stubs.calls).toEqual([]);
+    });
+  });
+
+  it('keeps the bank’s word when it came first: the operator’s resolution is recorded, not applied', async () => {
+    const { stubs, held: bankHeld } = transferStubsHolding('submitToBank');
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      await stubs.calledWith('submitToBank');
+      // Both words are in before the transfer is finished: the bank's first, then an operator's.
+      await handle.signal(bankConfirmedSignal, bankSays('failed', { message: 'beneficiary account closed' }));
+      const resolution = operator('successful');
+      const resolving = await handle.startUpdate(resolveUpdate, {
+        args: [resolution],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      bankHeld.open();
+      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'bank' });
+      expect(await handle.result()).toMatchObject({ status: 'failed', resolution });
+      expect(stubs.names().slice(4)).toEqual(['reverseTransfer']);
+      expect(stubs.inputsOf('reverseTransfer')).toEqual([
+        { transferId, reason: 'beneficiary account closed', providerCode: '51' },
+      ]);
+    });
+  });
+
+  it('records a late bank answer that contradicts the operator’s resolution as a discrepancy, moving nothing', async () => {
+    const { stubs, held: reversalHeld } = transferStubsHolding('reverseTransfer');
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      const resolution = operator('failed');
+      const resolving = await handle.startUpdate(resolveUpdate, {
+        args: [resolution],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      await stubs.calledWith('reverseTransfer');
+      // The bank pays it out after all, while the reversal is being written.
+      await handle.signal(bankConfirmedSignal, bankSays('successful'));
+      reversalHeld.open();
+      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'operator' });
+      expect(await handle.result()).toMatchObject({ status: 'failed', bankOutcome: bankSays('successful') });
+      expect(stubs.seen().slice(4)).toEqual([
+        {
+          name: 'reverseTransfer',
+          input: { transferId, reason: 'resolved by operator: confirmed with the bank by phone', resolution },
+        },
+        { name: 'recordDiscrepancy', input: { transferId, bank: bankSays('successful') } },
+      ]);
+    });
+  });
+});
