@@ -1,8 +1,9 @@
 // Cards' request and response shapes (decisions §6, endpoints 7–11). Types come from these schemas
 // (z.infer), so a view and its documented shape cannot drift.
 import { z } from 'zod';
+import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
-import { PaginationQuery, PaginationSchema } from '../http/pagination.ts';
+import { PaginationQuery, listOf } from '../http/pagination.ts';
 import { MAX_CARD_FUNDING_MINOR, MIN_CARD_FUNDING_MINOR } from '../ledger/money.ts';
 
 const Currency = z.literal('NGN', { error: 'only NGN is supported' });
@@ -30,11 +31,7 @@ export const LockCardBody = z
   .nullish();
 
 export const FundCardBody = z.object({
-  amount_minor: z
-    .number({ error: 'is required' })
-    .int('must be a whole number of kobo')
-    .min(MIN_CARD_FUNDING_MINOR, `must be at least ${MIN_CARD_FUNDING_MINOR} kobo (₦1)`)
-    .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
+  amount_minor: koboAmount(MIN_CARD_FUNDING_MINOR, MAX_CARD_FUNDING_MINOR),
   currency: Currency.optional(),
   transaction_reference: z.string().min(1).max(200).optional(),
   idempotency_key: z.string().min(1).max(255).optional(),
@@ -54,7 +51,7 @@ export const CardView = z.object({
 });
 export type CardView = z.infer<typeof CardView>;
 
-export const CardList = z.object({ items: z.array(CardView), pagination: PaginationSchema });
+export const CardList = listOf(CardView);
 
 export const FundingView = z.object({
   id: z.string(),
@@ -69,7 +66,7 @@ export const FundingView = z.object({
 });
 export type FundingView = z.infer<typeof FundingView>;
 
-export const FundingHistory = z.object({ items: z.array(FundingView), pagination: PaginationSchema });
+export const FundingHistory = listOf(FundingView);
 
 /** Lock, unlock and fund answer 202 once the card's workflow has the operation. */
 export const OperationAccepted = z.object({
@@ -122,16 +119,8 @@ export type SecuritySettings = z.infer<typeof SecuritySettings>;
 /** Auto-reload (decisions §11): PUT replaces the settings, and answers them. */
 export const AutoReloadSettings = z.strictObject({
   enabled: z.boolean({ error: 'is required and must be true or false' }),
-  threshold_minor: z
-    .number({ error: 'is required (kobo)' })
-    .int('must be a whole number of kobo')
-    .min(0, 'must not be negative')
-    .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
-  amount_minor: z
-    .number({ error: 'is required (kobo)' })
-    .int('must be a whole number of kobo')
-    .min(MIN_CARD_FUNDING_MINOR, `must be at least ${MIN_CARD_FUNDING_MINOR} kobo (₦1)`)
-    .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`),
+  threshold_minor: koboAmount(0, MAX_CARD_FUNDING_MINOR, 'is required (kobo)'),
+  amount_minor: koboAmount(MIN_CARD_FUNDING_MINOR, MAX_CARD_FUNDING_MINOR, 'is required (kobo)'),
 });
 export type AutoReloadSettings = z.infer<typeof AutoReloadSettings>;
 
@@ -158,13 +147,9 @@ export const AuthorizationView = z.object({
 });
 export type AuthorizationView = z.infer<typeof AuthorizationView>;
 
-export const AuthorizationList = z.object({ items: z.array(AuthorizationView), pagination: PaginationSchema });
+export const AuthorizationList = listOf(AuthorizationView);
 
-const AmountMinor = z
-  .number({ error: 'is required (kobo)' })
-  .int('must be a whole number of kobo')
-  .min(1, 'must be at least 1 kobo')
-  .max(MAX_CARD_FUNDING_MINOR, `must be at most ${MAX_CARD_FUNDING_MINOR} kobo (₦10,000,000)`);
+const AmountMinor = koboAmount(1, MAX_CARD_FUNDING_MINOR, 'is required (kobo)');
 
 /** Sandbox keys: a purchase the sandbox card processor asks the gateway about (decisions §11). */
 export const SandboxPurchaseBody = z.strictObject({

@@ -43,17 +43,16 @@ const ReadyResponse = z.object({
   checks: z.object({ database: Check, temporal: Check, migrations: z.enum(['ok', 'pending', 'unavailable']) }),
 });
 
+/** A public route of the platform's, without a key. */
+const platformRoute = <const Response extends object>(summary: string, response: Response) => ({
+  config: { public: true },
+  schema: { tags: ['platform'], summary, response },
+});
+
 export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; temporal: Connection; namespace: string }) {
   app.get(
     '/health',
-    {
-      config: { public: true },
-      schema: {
-        tags: ['platform'],
-        summary: 'Liveness of the API and its dependencies',
-        response: { 200: HealthResponse, 503: HealthResponse },
-      },
-    },
+    platformRoute('Liveness of the API and its dependencies', { 200: HealthResponse, 503: HealthResponse }),
     async (_request, reply) => {
       const [database, temporal] = await Promise.all([databaseCheck(), temporalCheck()]);
       const healthy = database === 'ok' && temporal === 'ok';
@@ -63,25 +62,16 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
     },
   );
 
-  app.get(
-    '/health/live',
-    {
-      config: { public: true },
-      schema: { tags: ['platform'], summary: 'The process answers', response: { 200: LiveResponse } },
-    },
-    () => Promise.resolve({ status: 'ok' as const }),
+  app.get('/health/live', platformRoute('The process answers', { 200: LiveResponse }), () =>
+    Promise.resolve({ status: 'ok' as const }),
   );
 
   app.get(
     '/health/ready',
-    {
-      config: { public: true },
-      schema: {
-        tags: ['platform'],
-        summary: 'Ready for traffic: dependencies answer and the schema is migrated',
-        response: { 200: ReadyResponse, 503: ReadyResponse },
-      },
-    },
+    platformRoute('Ready for traffic: dependencies answer and the schema is migrated', {
+      200: ReadyResponse,
+      503: ReadyResponse,
+    }),
     async (_request, reply) => {
       let pending = false;
       const [database, temporal, migrationsReachable] = await Promise.all([

@@ -76,6 +76,10 @@ export const PaginationSchema = z.object({
   has_more: z.boolean(),
 });
 
+/** A page of a list: its items and where the page stands. */
+export const listOf = <Item extends z.ZodType>(item: Item) =>
+  z.object({ items: z.array(item), pagination: PaginationSchema });
+
 /**
  * preValidation hook: refuses `filters`/`params` wrappers in any spelling the query parser keeps
  * as a key (`filters=…`, `filters[status]=…`, `params.page=…`).

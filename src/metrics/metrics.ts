@@ -51,78 +51,53 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
   const em = () => orm.em.fork();
   const sql = <T extends object>(query: string) => em().execute<T[]>(query);
 
-  const databaseUp = new Gauge({
-    name: 'gateway_metrics_database_up',
-    help: '1 when the last scrape read the books from PostgreSQL, 0 when it could not',
-    registers: [registry],
-  });
-  const transfers = new Gauge({
-    name: 'gateway_transfers',
-    help: 'Transfers by status (pending, processing, completed, failed)',
-    labelNames: ['status'],
-    registers: [registry],
-  });
-  const transferAmounts = new Gauge({
-    name: 'gateway_transfers_amount_minor',
-    help: 'Sum of transfer amounts in kobo, by status',
-    labelNames: ['status'],
-    registers: [registry],
-  });
-  const stuck = new Gauge({
-    name: 'gateway_transfers_stuck',
-    help: 'Transfers processing and flagged stuck (unconfirmed after 24 h)',
-    registers: [registry],
-  });
-  const stuckAmount = new Gauge({
-    name: 'gateway_transfers_stuck_amount_minor',
-    help: 'Sum of the stuck transfers amounts in kobo',
-    registers: [registry],
-  });
-  const attempts = new Gauge({
-    name: 'gateway_webhook_attempts',
-    help: 'Webhook delivery attempts by outcome (succeeded: 2xx; gone: 410; failed: anything else)',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const deliveryLatency = new Gauge({
-    name: 'gateway_webhook_delivery_latency_seconds',
-    help: 'From an event to its delivery first answered 2xx, over deliveries first answered in the last hour',
-    labelNames: ['quantile'],
-    registers: [registry],
-  });
-  const fanoutLag = new Gauge({
-    name: 'gateway_fanout_lag_seconds',
-    help: 'Age of the oldest event not yet fanned out to its deliveries (0 when none waits)',
-    registers: [registry],
-  });
-  const cardOperations = new Gauge({
-    name: 'gateway_card_operations',
-    help: 'Card operations by kind and outcome',
-    labelNames: ['kind', 'status'],
-    registers: [registry],
-  });
-  const refusedLoads = new Gauge({
-    name: 'gateway_card_refused_loads_unrecovered',
-    help: 'Card loads the processor refused after purchases had spent their money (admin cards alerts): count',
-    registers: [registry],
-  });
-  const refusedLoadsMinor = new Gauge({
-    name: 'gateway_card_refused_loads_unrecovered_minor',
-    help: 'What those refused loads could not return to the wallet, in kobo',
-    registers: [registry],
-  });
-  const systemBalances = new Gauge({
-    name: 'gateway_ledger_system_balance_minor',
-    help: 'Balance in kobo of each system account',
-    labelNames: ['account', 'currency'],
-    registers: [registry],
-  });
-  const pool = new Gauge({
-    name: 'gateway_db_pool_connections',
-    help: 'The API process database pool: total, idle, and requests waiting for a connection',
-    labelNames: ['state'],
-    registers: [registry],
-  });
+  /** A gauge of this registry, set at each scrape. */
+  const gauge = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
+    new Gauge<Label>({ name, help, labelNames, registers: [registry] });
+  const databaseUp = gauge(
+    'gateway_metrics_database_up',
+    '1 when the last scrape read the books from PostgreSQL, 0 when it could not',
+  );
+  const transfers = gauge('gateway_transfers', 'Transfers by status (pending, processing, completed, failed)', [
+    'status',
+  ]);
+  const transferAmounts = gauge('gateway_transfers_amount_minor', 'Sum of transfer amounts in kobo, by status', [
+    'status',
+  ]);
+  const stuck = gauge('gateway_transfers_stuck', 'Transfers processing and flagged stuck (unconfirmed after 24 h)');
+  const stuckAmount = gauge('gateway_transfers_stuck_amount_minor', 'Sum of the stuck transfers amounts in kobo');
+  const attempts = gauge(
+    'gateway_webhook_attempts',
+    'Webhook delivery attempts by outcome (succeeded: 2xx; gone: 410; failed: anything else)',
+    ['outcome'],
+  );
+  const deliveryLatency = gauge(
+    'gateway_webhook_delivery_latency_seconds',
+    'From an event to its delivery first answered 2xx, over deliveries first answered in the last hour',
+    ['quantile'],
+  );
+  const fanoutLag = gauge(
+    'gateway_fanout_lag_seconds',
+    'Age of the oldest event not yet fanned out to its deliveries (0 when none waits)',
+  );
+  const cardOperations = gauge('gateway_card_operations', 'Card operations by kind and outcome', ['kind', 'status']);
+  const refusedLoads = gauge(
+    'gateway_card_refused_loads_unrecovered',
+    'Card loads the processor refused after purchases had spent their money (admin cards alerts): count',
+  );
+  const refusedLoadsMinor = gauge(
+    'gateway_card_refused_loads_unrecovered_minor',
+    'What those refused loads could not return to the wallet, in kobo',
+  );
+  const systemBalances = gauge('gateway_ledger_system_balance_minor', 'Balance in kobo of each system account', [
+    'account',
+    'currency',
+  ]);
+  const pool = gauge(
+    'gateway_db_pool_connections',
+    'The API process database pool: total, idle, and requests waiting for a connection',
+    ['state'],
+  );
 
   async function readBooks(): Promise<void> {
     const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows, refusedRows] =

@@ -2,16 +2,13 @@
 // {success, data} with the create vocabulary; list and get answer {status, data} with theirs.
 // Types come from these schemas (z.infer), so a view and its documented shape cannot drift.
 import { z } from 'zod';
+import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { MAX_PAGE } from '../http/pagination.ts';
 import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domain.ts';
 
 export const CreateTransferBody = z.object({
-  amount_minor: z
-    .number({ error: 'is required and must be a whole number of kobo' })
-    .int('must be a whole number of kobo')
-    .min(MIN_TRANSFER_MINOR, `must be at least ${MIN_TRANSFER_MINOR} kobo (₦1)`)
-    .max(MAX_TRANSFER_MINOR, `must be at most ${MAX_TRANSFER_MINOR} kobo (₦10,000,000)`),
+  amount_minor: koboAmount(MIN_TRANSFER_MINOR, MAX_TRANSFER_MINOR, 'is required and must be a whole number of kobo'),
   recipient_account: z.string({ error: 'is required' }).regex(/^\d{10}$/, 'must be exactly 10 digits'),
   recipient_bank_code: z.string({ error: 'is required' }).min(1, 'is required').max(10),
   narration: z.string({ error: 'is required' }).min(1, 'is required').max(100, 'must be at most 100 characters'),

@@ -1,8 +1,9 @@
 // Virtual accounts' request and response shapes (interface §2.2). Types come from these schemas
 // (z.infer), so a view and its documented shape cannot drift.
 import { z } from 'zod';
+import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
-import { PaginationQuery, PaginationSchema } from '../http/pagination.ts';
+import { PaginationQuery, listOf } from '../http/pagination.ts';
 import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
 import { SORTS, VIRTUAL_ACCOUNT_STATUSES } from './store.ts';
 
@@ -48,11 +49,7 @@ export const CloseVirtualAccountBody = z
   .nullish();
 
 export const SandboxCreditBody = z.object({
-  amount_minor: z
-    .number({ error: 'is required' })
-    .int('must be a whole number of kobo')
-    .min(1, 'must be at least 1 kobo')
-    .max(MAX_MOVEMENT_MINOR, `must be at most ${MAX_MOVEMENT_MINOR} kobo (₦1,000,000,000)`),
+  amount_minor: koboAmount(1, MAX_MOVEMENT_MINOR),
   sender_name: z.string().min(1).max(200).optional(),
   reference: z.string().min(1).max(100).optional(),
 });
@@ -79,7 +76,7 @@ export const VirtualAccountView = z.object({
 });
 export type VirtualAccountView = z.infer<typeof VirtualAccountView>;
 
-export const VirtualAccountList = z.object({ items: z.array(VirtualAccountView), pagination: PaginationSchema });
+export const VirtualAccountList = listOf(VirtualAccountView);
 
 export const SandboxCreditView = z.object({
   virtual_account_id: z.string(),

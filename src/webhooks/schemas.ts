@@ -1,7 +1,7 @@
 // Webhooks' and events' request and response shapes. Types come from these schemas (z.infer), so a
 // view and its documented shape cannot drift.
 import { z } from 'zod';
-import { PaginationQuery, PaginationSchema } from '../http/pagination.ts';
+import { PaginationQuery, listOf } from '../http/pagination.ts';
 import { EVENT_TYPES } from './event-types.ts';
 
 const EventName = z.enum([...EVENT_TYPES, '*'], {
@@ -47,7 +47,7 @@ export const EndpointView = z.object({
 });
 export type EndpointView = z.infer<typeof EndpointView>;
 
-export const EndpointList = z.object({ items: z.array(EndpointView), pagination: PaginationSchema });
+export const EndpointList = listOf(EndpointView);
 
 /** Registration answers the endpoint and the id of its webhook.endpoint.created event. */
 export const RegisteredEndpoint = z.object({
@@ -87,7 +87,7 @@ export const DeliveryView = z.object({
 });
 export type DeliveryView = z.infer<typeof DeliveryView>;
 
-export const DeliveryList = z.object({ items: z.array(DeliveryView), pagination: PaginationSchema });
+export const DeliveryList = listOf(DeliveryView);
 
 export const ReplayAccepted = z.object({ delivery_id: z.string(), replay_id: z.string() });
 
@@ -99,4 +99,4 @@ export const EventView = z.object({
 });
 export type EventView = z.infer<typeof EventView>;
 
-export const EventList = z.object({ items: z.array(EventView), pagination: PaginationSchema });
+export const EventList = listOf(EventView);
