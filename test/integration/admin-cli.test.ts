@@ -1,29 +1,19 @@
 // The operator CLI run as an operator runs it: a separate process, JSON on stdout, a non-zero exit
 // and a clear message on stderr for bad arguments.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { auth } from '../support/api.ts';
-import { type TestApp, createTestApp } from '../support/app.ts';
+import { useTestApp } from '../support/app.ts';
+import { createTestDatabase } from '../support/database.ts';
 import { runAdmin } from '../support/cli.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 
-let db: TestDatabase;
-let gateway: TestApp;
+const own = useTestApp();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  gateway = await createTestApp(db.orm);
-});
-afterAll(async () => {
-  await gateway?.close();
-  await db?.drop();
-});
-
-const admin = (...args: string[]) => runAdmin({ DATABASE_URL: db.url }, ...args);
+const admin = (...args: string[]) => runAdmin({ DATABASE_URL: own.db.url }, ...args);
 
 async function wallet(apiKey: string) {
-  const response = await gateway.app.inject({
+  const response = await own.app.inject({
     method: 'GET',
     url: '/api/v1/wallet',
     headers: auth(apiKey),
@@ -62,7 +52,7 @@ describe('admin CLI', () => {
     expect(seen.status).toBe(200);
     expect(seen.body.data).toMatchObject({ currency: 'NGN', available_minor: 10_000_000, pending_minor: 0 });
 
-    const [stored] = await db.orm.em
+    const [stored] = await own.db.orm.em
       .fork()
       .execute<{ key_hash: string }[]>('select key_hash from api_keys where id = ?', [result.json.key_id]);
     expect(stored!.key_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -100,8 +90,8 @@ describe('admin CLI', () => {
     // The same reference funds once.
     const again = await topUp();
     expect(again.json).toMatchObject({ applied: false, wallet: { available_minor: 2_500_200 } });
-    expect((await walletBalance(db.orm.em.fork(), created.json.tenant_id)).availableMinor).toBe(2_500_200);
-    expect(await postingsTotal(db.orm.em.fork())).toBe(0);
+    expect((await walletBalance(own.db.orm.em.fork(), created.json.tenant_id)).availableMinor).toBe(2_500_200);
+    expect(await postingsTotal(own.db.orm.em.fork())).toBe(0);
   });
 
   it('updates limits and features', async () => {

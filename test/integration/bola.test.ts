@@ -6,13 +6,12 @@
 // and a live key 403 on the sandbox routes (decisions §12). A route added later is covered without
 // editing this file, or fails here until its request body and its resource are named below.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { issueKey, revokeKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { auth } from '../support/api.ts';
-import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   PURCHASE,
@@ -27,12 +26,9 @@ import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 const TASK_QUEUE = `bola-${process.pid}`;
 
 let stack: GatewayStack;
-let db: TestDatabase;
-let app: FastifyInstance;
 
 useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (started) => {
   stack = started;
-  ({ db, app } = stack);
 });
 
 /** A valid body for each operation that takes one: B's request must reach the lookup, not stop at validation. */
@@ -66,7 +62,7 @@ interface IdOperation {
 
 /** Tenant routes (those an API key opens) are under /api/v1; a provider's signed callbacks are not. */
 async function operationsWithIds(): Promise<IdOperation[]> {
-  return (await documentOperations(app)).filter(
+  return (await documentOperations(stack.app)).filter(
     (operation) => operation.template.startsWith('/api/v1/') && /\{[^}]+\}/.test(operation.template),
   );
 }
@@ -82,7 +78,7 @@ function call(operation: IdOperation, apiKey: string, id: string): Promise<Light
   if (operation.method !== 'GET' && operation.method !== 'DELETE' && body === undefined) {
     throw new Error(`${operation.key}: give a valid body in BODIES`);
   }
-  return app.inject({
+  return stack.app.inject({
     method: operation.method as 'GET',
     url: fillPath(operation.template, id),
     headers: auth(apiKey),
@@ -104,7 +100,7 @@ function readable(response: LightMyRequestResponse, id: string) {
  * rest whole (nothing B does may touch them; B's own live mode, made by its first live key, is B's).
  */
 async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
-  const em = db.orm.em.fork();
+  const em = stack.db.orm.em.fork();
   const tables = await em.execute<{ table_name: string; tenant: boolean }[]>(
     `select t.table_name, exists (select 1 from information_schema.columns c
                                    where c.table_schema = t.table_schema and c.table_name = t.table_name
@@ -128,7 +124,7 @@ async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
 
 describe('object-level authorisation, from the route table', () => {
   it("answers every id route with B's key on A's ids exactly as for ids that do not exist, and changes nothing of A's", async () => {
-    const em = db.orm.em.fork();
+    const em = stack.db.orm.em.fork();
     const a = await createTenant(em, { name: 'A', features: ['identity_customers'] });
     const b = await createTenant(em, { name: 'B', features: ['identity_customers'] });
     for (const tenant of [a, b]) {
@@ -146,7 +142,7 @@ describe('object-level authorisation, from the route table', () => {
       const ids: Record<ResourceKind, string> = resources.ids;
       // Quiet: every event fanned out, so that nothing moves A's rows but B's requests.
       await eventually(async () => {
-        const [row] = await db.orm.em
+        const [row] = await stack.db.orm.em
           .fork()
           .execute<{ waiting: string }[]>('select count(*) as waiting from events where fanned_out_at is null');
         return Number(row!.waiting) === 0;
@@ -168,9 +164,9 @@ describe('object-level authorisation, from the route table', () => {
       expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
 
       // A's own key, once revoked, opens nothing; a live key never reaches the sandbox routes.
-      const spare = await issueKey(db.orm.em.fork(), a.tenant.tenant_id, 'test');
-      await revokeKey(db.orm.em.fork(), spare.key_prefix);
-      const live = await issueKey(db.orm.em.fork(), b.tenant.tenant_id, 'live');
+      const spare = await issueKey(stack.db.orm.em.fork(), a.tenant.tenant_id, 'test');
+      await revokeKey(stack.db.orm.em.fork(), spare.key_prefix);
+      const live = await issueKey(stack.db.orm.em.fork(), b.tenant.tenant_id, 'live');
       await eventually(async () => (await call(operations[0]!, spare.api_key, 'x')).statusCode === 401, 5_000);
       for (const operation of operations) {
         const id = ids[resourceOfTemplate(operation.template)];

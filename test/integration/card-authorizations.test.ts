@@ -5,7 +5,7 @@
 // applies the processor's clearing or reversal once. Amounts to the kobo.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +47,10 @@ async function purchase(apiKey: string, cardId: string, amountMinor: number, ext
   expect(response.statusCode, response.body).toBe(200);
   return response.json().data as { authorization_id: string; decision: string; reason: string | null };
 }
+
+/** The processor clears (`amount_minor`) or reverses an authorization, through the sandbox route the tenant calls. */
+const processorAction = (apiKey: string, authorizationId: string, action: 'clear' | 'reverse', payload?: object) =>
+  call('POST', apiKey, `/api/v1/sandbox/card-authorizations/${authorizationId}/${action}`, payload);
 
 async function balance(apiKey: string, cardId: string) {
   const body = (await call('GET', apiKey, `/api/v1/cards/${cardId}/balance`)).json().data;
@@ -102,6 +106,15 @@ async function cardWith(walletMinor: number, cardMinor: number) {
   return { ...tenant, cardId, cardReference: row!.processor_reference };
 }
 
+/** The processor's reversal of an authorization, signed, as its callback reaches the gateway. */
+function reversalCallback(eventId: string, authorizationId: string, cardReference: string) {
+  return postSignedCallback(app, {
+    id: eventId,
+    type: 'card.authorization.reversed',
+    data: { authorization_id: authorizationId, card_reference: cardReference },
+  });
+}
+
 /** The processor's authorization request, signed, straight to the gateway's provider-callback route. */
 function authorizationRequest(cardReference: string, authorizationId: string, amountMinor: number) {
   return postSignedCallback(app, {
@@ -115,6 +128,16 @@ function authorizationRequest(cardReference: string, authorizationId: string, am
       ...PURCHASE,
     },
   });
+}
+
+/** The gateway's whole answer to the processor's request: this authorization, this decision, this reason. */
+function expectAnswer(
+  response: LightMyRequestResponse,
+  authorizationId: string,
+  decision: string,
+  reason: string | null,
+) {
+  expect(response.json().data.authorization).toEqual({ authorization_id: authorizationId, decision, reason });
 }
 
 async function settlementBalance(): Promise<number> {
@@ -138,14 +161,7 @@ describe('card authorizations', () => {
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 180_000, held: 320_000 });
 
     // The processor captures 150,000 of the first hold and reverses the second.
-    const clear = await call(
-      'POST',
-      tenant.apiKey,
-      `/api/v1/sandbox/card-authorizations/${first.authorization_id}/clear`,
-      {
-        amount_minor: 150_000,
-      },
-    );
+    const clear = await processorAction(tenant.apiKey, first.authorization_id, 'clear', { amount_minor: 150_000 });
     expect(clear.statusCode).toBe(202);
     expect(clear.json().data).toEqual({
       authorization_id: first.authorization_id,
@@ -154,11 +170,7 @@ describe('card authorizations', () => {
       amount_minor: 150_000,
       status: 'sent',
     });
-    const reverse = await call(
-      'POST',
-      tenant.apiKey,
-      `/api/v1/sandbox/card-authorizations/${second.authorization_id}/reverse`,
-    );
+    const reverse = await processorAction(tenant.apiKey, second.authorization_id, 'reverse');
     expect(reverse.statusCode).toBe(202);
     await eventually(async () => {
       const items = await authorizations(tenant.apiKey, tenant.cardId);
@@ -274,7 +286,7 @@ describe('card authorizations', () => {
     // A reversal gives the daily allowance back: with a daily limit of 300,000 and 300,000 approved
     // today, reversing 50,000 leaves room for 50,000 more, not 50,001.
     await settings({ per_transaction_limit_minor: null, daily_limit_minor: 300_000 });
-    await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${items[2]!.id}/reverse`);
+    await processorAction(tenant.apiKey, items[2]!.id, 'reverse');
     await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 250_000);
     expect((await purchase(tenant.apiKey, tenant.cardId, 50_001)).reason).toBe('limit_exceeded');
     expect((await purchase(tenant.apiKey, tenant.cardId, 50_000)).decision).toBe('approved');
@@ -467,7 +479,7 @@ describe('card authorizations', () => {
       await listener.query('select 1');
       expect(notified).toEqual([]);
       // The processor's reversal is no decision: its event notifies as every other one does.
-      await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${approved.authorization_id}/reverse`);
+      await processorAction(tenant.apiKey, approved.authorization_id, 'reverse');
       await eventually(() => notified.length > 0);
       const [decided] = await db.orm.em
         .fork()
@@ -526,11 +538,7 @@ describe('card authorizations', () => {
     );
     for (const repeat of repeats) {
       expect(repeat.statusCode).toBe(200);
-      expect(repeat.json().data.authorization).toEqual({
-        authorization_id: 'auth_repeat_1',
-        decision: 'approved',
-        reason: null,
-      });
+      expectAnswer(repeat, 'auth_repeat_1', 'approved', null);
     }
     expect(await purchase(tenant.apiKey, tenant.cardId, 60_000, { authorization_id: 'auth_repeat_1' })).toEqual(first);
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 40_000, held: 60_000 });
@@ -673,18 +681,10 @@ describe('card authorizations', () => {
 
   it('declines an authorization whose reversal arrived before it was decided, holding nothing', async () => {
     const tenant = await cardWith(0, 100_000);
-    const early = await postSignedCallback(app, {
-      id: 'rev-early',
-      type: 'card.authorization.reversed',
-      data: { authorization_id: 'auth_reversed_first', card_reference: tenant.cardReference },
-    });
+    const early = await reversalCallback('rev-early', 'auth_reversed_first', tenant.cardReference);
     expect(early.statusCode).toBe(200);
     const late = await authorizationRequest(tenant.cardReference, 'auth_reversed_first', 10_000);
-    expect(late.json().data.authorization).toEqual({
-      authorization_id: 'auth_reversed_first',
-      decision: 'declined',
-      reason: 'timeout',
-    });
+    expectAnswer(late, 'auth_reversed_first', 'declined', 'timeout');
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 100_000, held: 0 });
   });
 
@@ -747,14 +747,9 @@ describe('card authorizations', () => {
     const approved = await purchase(tenant.apiKey, tenant.cardId, 5_000);
     expect((await call('POST', other.apiKey, url, { ...PURCHASE, amount_minor: 100 })).statusCode).toBe(404);
     expect((await call('GET', other.apiKey, `/api/v1/cards/${tenant.cardId}/authorizations`)).statusCode).toBe(404);
-    const foreignClear = await call(
-      'POST',
-      other.apiKey,
-      `/api/v1/sandbox/card-authorizations/${approved.authorization_id}/clear`,
-      {
-        amount_minor: 5_000,
-      },
-    );
+    const foreignClear = await processorAction(other.apiKey, approved.authorization_id, 'clear', {
+      amount_minor: 5_000,
+    });
     expect(foreignClear.statusCode).toBe(404);
     const live = await createFundedTenant(db.orm, 0, 'live tenant', 'live');
     expect((await call('POST', live.apiKey, url, { ...PURCHASE, amount_minor: 100 })).statusCode).toBe(403);
@@ -779,11 +774,7 @@ describe('card authorizations', () => {
     // On tenant 2's card, `auth_shared_a` is a purchase of its own: decided there, and held there.
     const sharedA = await authorizationRequest(second.cardReference, 'auth_shared_a', 70_000);
     expect(sharedA.statusCode).toBe(200);
-    expect(sharedA.json().data.authorization).toEqual({
-      authorization_id: 'auth_shared_a',
-      decision: 'approved',
-      reason: null,
-    });
+    expectAnswer(sharedA, 'auth_shared_a', 'approved', null);
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 70_000 });
     // `auth_shared_b` for more than tenant 2's card has: declined as any fresh id would be, not
     // tenant 1's stored approval. The answer is the one a fresh id gets, field for field.
@@ -798,11 +789,7 @@ describe('card authorizations', () => {
       };
     };
     expect(shape(sharedB, 'x')).toEqual(shape(fresh, 'x'));
-    expect(sharedB.json().data.authorization).toEqual({
-      authorization_id: 'auth_shared_b',
-      decision: 'declined',
-      reason: 'insufficient_funds',
-    });
+    expectAnswer(sharedB, 'auth_shared_b', 'declined', 'insufficient_funds');
 
     // A repeat on the same card still gets that card's stored decision, and holds nothing more.
     for (const [tenant, id, amount] of [
@@ -832,18 +819,14 @@ describe('card authorizations', () => {
 
     // Tenant 1 clears its `auth_shared_a` for 50,000; tenant 2's stays held, whole.
     const settledBefore = await settlementBalance();
-    const clear = await call('POST', first.apiKey, '/api/v1/sandbox/card-authorizations/auth_shared_a/clear', {
-      amount_minor: 50_000,
-    });
+    const clear = await processorAction(first.apiKey, 'auth_shared_a', 'clear', { amount_minor: 50_000 });
     expect(clear.statusCode).toBe(202);
     await eventually(async () => (await balance(first.apiKey, first.cardId)).held === 30_000);
     expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 20_000, held: 30_000 });
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 10_000, held: 70_000 });
     expect((await settlementBalance()) - settledBefore).toBe(50_000);
     // Tenant 2 reverses its own; tenant 1's cleared one is untouched.
-    expect(
-      (await call('POST', second.apiKey, '/api/v1/sandbox/card-authorizations/auth_shared_a/reverse')).statusCode,
-    ).toBe(202);
+    expect((await processorAction(second.apiKey, 'auth_shared_a', 'reverse')).statusCode).toBe(202);
     await eventually(async () => (await balance(second.apiKey, second.cardId)).held === 0);
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 80_000, held: 0 });
     expect(await listed(first)).toEqual([
@@ -886,33 +869,17 @@ describe('card authorizations', () => {
   it('keeps a void (a reversal before the decision) on its own card', async () => {
     const first = await cardWith(0, 100_000);
     const second = await cardWith(0, 100_000);
-    const early = await postSignedCallback(app, {
-      id: 'rev-early-per-card',
-      type: 'card.authorization.reversed',
-      data: { authorization_id: 'auth_void_shared', card_reference: first.cardReference },
-    });
+    const early = await reversalCallback('rev-early-per-card', 'auth_void_shared', first.cardReference);
     expect(early.statusCode).toBe(200);
     // Another card's purchase under the same id is no purchase the processor gave up on.
     const other = await authorizationRequest(second.cardReference, 'auth_void_shared', 10_000);
-    expect(other.json().data.authorization).toEqual({
-      authorization_id: 'auth_void_shared',
-      decision: 'approved',
-      reason: null,
-    });
+    expectAnswer(other, 'auth_void_shared', 'approved', null);
     const voided = await authorizationRequest(first.cardReference, 'auth_void_shared', 10_000);
-    expect(voided.json().data.authorization).toEqual({
-      authorization_id: 'auth_void_shared',
-      decision: 'declined',
-      reason: 'timeout',
-    });
+    expectAnswer(voided, 'auth_void_shared', 'declined', 'timeout');
     expect(await balance(first.apiKey, first.cardId)).toEqual({ available: 100_000, held: 0 });
     expect(await balance(second.apiKey, second.cardId)).toEqual({ available: 90_000, held: 10_000 });
     // A reversal naming a card the gateway does not have voids nothing anywhere.
-    await postSignedCallback(app, {
-      id: 'rev-unknown-card',
-      type: 'card.authorization.reversed',
-      data: { authorization_id: 'auth_void_nowhere', card_reference: 'crd_nobody' },
-    });
+    await reversalCallback('rev-unknown-card', 'auth_void_nowhere', 'crd_nobody');
     const [voids] = await db.orm.em
       .fork()
       .execute<{ n: string }[]>(`select count(*) as n from card_authorization_voids where id = 'auth_void_nowhere'`);
@@ -1053,9 +1020,7 @@ describe('card authorizations', () => {
     expect(types.filter((type) => type === 'card.funded')).toHaveLength(0);
     // The purchase still settles from its hold: the books stay whole (checked after each test).
     const [held] = await authorizations(tenant.apiKey, tenant.cardId);
-    await call('POST', tenant.apiKey, `/api/v1/sandbox/card-authorizations/${held!.id}/clear`, {
-      amount_minor: 200_000,
-    });
+    await processorAction(tenant.apiKey, held!.id, 'clear', { amount_minor: 200_000 });
     await eventually(async () => (await balance(tenant.apiKey, tenant.cardId)).held === 0);
     expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 0, held: 0 });
     // The alert stays, and says where the money is now: cleared to the processor, neither held nor on the card.

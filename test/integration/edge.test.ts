@@ -5,20 +5,19 @@
 // `inject` skips Node's parser and some of Fastify's paths.
 import { connect } from 'node:net';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../src/http/errors.ts';
 import { revokeKey } from '../../src/tenants/tenants.ts';
-import { type TestApp, type TestAppOptions, createFundedTenant, createTestApp } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import {
+  type FundedTenant,
+  type TestAppOptions,
+  createFundedTenant,
+  listenLocally,
+  useTestApp,
+  withTestApp,
+} from '../support/app.ts';
 import { postSignedCallback } from '../support/callbacks.ts';
-
-let db: TestDatabase;
-let gateway: TestApp;
-let base: string;
-let port: number;
-let tenant: Awaited<ReturnType<typeof createFundedTenant>>;
-let other: Awaited<ReturnType<typeof createFundedTenant>>;
 
 function probes(instance: FastifyInstance) {
   instance.post(
@@ -33,18 +32,16 @@ function probes(instance: FastifyInstance) {
   });
 }
 
+const own = useTestApp({ extend: probes });
+let base: string;
+let port: number;
+let tenant: FundedTenant;
+let other: FundedTenant;
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  gateway = await createTestApp(db.orm, { extend: probes });
-  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  port = (gateway.app.server.address() as { port: number }).port;
-  base = `http://127.0.0.1:${port}`;
-  tenant = await createFundedTenant(db.orm, 0, 'edge tenant');
-  other = await createFundedTenant(db.orm, 0, 'edge other');
-});
-afterAll(async () => {
-  await gateway?.close();
-  await db?.drop();
+  ({ url: base, port } = await listenLocally(own.app));
+  tenant = await createFundedTenant(own.db.orm, 0, 'edge tenant');
+  other = await createFundedTenant(own.db.orm, 0, 'edge other');
 });
 
 const bearer = (key: string, scheme = 'Bearer') => ({ authorization: `${scheme} ${key}` });
@@ -125,14 +122,12 @@ function expectResourceError(answer: Answer, status: number, code: string) {
   expect(answer.text).not.toContain('FST_');
 }
 
-async function withApp(options: TestAppOptions, work: (app: FastifyInstance) => Promise<void>) {
-  const limited = await createTestApp(db.orm, options);
-  try {
-    await work(limited.app);
-  } finally {
-    await limited.close();
-  }
-}
+const withApp = (options: TestAppOptions, work: (app: FastifyInstance) => Promise<void>) =>
+  withTestApp(own.db.orm, options, work);
+
+/** `withApp` with the app listening on a port of its own, for clients that need Node's HTTP parser and timers. */
+const withListeningApp = (options: TestAppOptions, work: (port: number) => Promise<void>) =>
+  withApp(options, async (app) => work((await listenLocally(app)).port));
 
 describe('rate limits (decisions §12)', () => {
   it('counts every spelling of the Bearer scheme against one budget per key id', async () => {
@@ -159,8 +154,8 @@ describe('rate limits (decisions §12)', () => {
   });
 
   it('limits missing, malformed, unknown and revoked keys per client address, each key different', async () => {
-    const doomed = await createFundedTenant(db.orm, 0, 'edge doomed');
-    await revokeKey(db.orm.em.fork(), doomed.keyPrefix);
+    const doomed = await createFundedTenant(own.db.orm, 0, 'edge doomed');
+    await revokeKey(own.db.orm.em.fork(), doomed.keyPrefix);
     await withApp({ rateLimitUnauthenticatedPerMinute: 4 }, async (app) => {
       const attempts = [{}, { authorization: 'Basic dXNlcjpwYXNz' }, bearer(unknownKey()), bearer(doomed.apiKey)];
       const statuses = [];
@@ -317,15 +312,10 @@ describe('errors before routing, over real HTTP (decisions §12)', () => {
 
   it('answers headers not received in time 408 REQUEST_TIMEOUT', async () => {
     // HEADERS_TIMEOUT_MS, checked every quarter of it.
-    const slow = await createTestApp(db.orm, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    try {
-      await slow.app.listen({ host: '127.0.0.1', port: 0 });
-      const slowPort = (slow.app.server.address() as { port: number }).port;
+    await withListeningApp({ headersTimeoutMs: 300, requestTimeoutMs: 600 }, async (slowPort) => {
       const answer = await rawExchange('GET /api/v1/wallet HTTP/1.1\r\nHost: gateway\r\n', slowPort);
       expectResourceError(answer, 408, 'REQUEST_TIMEOUT');
-    } finally {
-      await slow.close();
-    }
+    });
   });
 });
 
@@ -358,15 +348,19 @@ describe('slow clients (#14: slowloris, a body dripped a byte at a time)', () =>
     });
   }
 
+  /** A transfer body of some 230 bytes, and the head of its POST (with the tenant's key, when given) that announces it. */
+  function transferPost(apiKey?: string) {
+    const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
+    const head =
+      'POST /api/v1/transfers HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+      (apiKey === undefined ? '' : `authorization: Bearer ${apiKey}\r\n`) +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    return { head, body };
+  }
+
   it('answers a body that does not arrive within REQUEST_TIMEOUT_MS 408, before the client has sent it, while serving others', async () => {
-    const slow = await createTestApp(db.orm, { headersTimeoutMs: 200, requestTimeoutMs: 500 });
-    try {
-      await slow.app.listen({ host: '127.0.0.1', port: 0 });
-      const slowPort = (slow.app.server.address() as { port: number }).port;
-      const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
-      const head =
-        'POST /api/v1/transfers HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
-        `authorization: Bearer ${tenant.apiKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    await withListeningApp({ headersTimeoutMs: 200, requestTimeoutMs: 500 }, async (slowPort) => {
+      const { head, body } = transferPost(tenant.apiKey);
       // Twenty such clients at once, a byte every 50 ms: 11 s each to finish if they were let.
       const dripping = Array.from({ length: 20 }, () => drip(slowPort, head, body, 50));
       // A client that sends at a normal pace is answered meanwhile.
@@ -379,42 +373,27 @@ describe('slow clients (#14: slowloris, a body dripped a byte at a time)', () =>
         });
         expect(sentBodyBytes).toBeLessThan(Buffer.byteLength(body));
       }
-    } finally {
-      await slow.close();
-    }
+    });
   });
 
   it('closes the connection after an answer given before the body arrived, so no second answer follows', async () => {
-    const slow = await createTestApp(db.orm, { headersTimeoutMs: 200, requestTimeoutMs: 500 });
-    try {
-      await slow.app.listen({ host: '127.0.0.1', port: 0 });
-      const slowPort = (slow.app.server.address() as { port: number }).port;
-      const body = JSON.stringify({ amount_minor: 12, padding: 'x'.repeat(200) });
+    await withListeningApp({ headersTimeoutMs: 200, requestTimeoutMs: 500 }, async (slowPort) => {
       // No API key: refused with 401 at once, before the body, which keeps coming a byte at a time.
-      const head =
-        'POST /api/v1/transfers HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
-        `content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+      const { head, body } = transferPost();
       const { answer, sentBodyBytes } = await drip(slowPort, head, body, 50);
       expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 401']);
       expect(answer).toMatch(/\r\nconnection: close\r\n/i);
       expect(sentBodyBytes).toBeLessThan(Buffer.byteLength(body));
-    } finally {
-      await slow.close();
-    }
+    });
   });
 
   it('answers headers dripped a byte at a time 408 within HEADERS_TIMEOUT_MS, however long they keep coming', async () => {
-    const slow = await createTestApp(db.orm, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    try {
-      await slow.app.listen({ host: '127.0.0.1', port: 0 });
-      const slowPort = (slow.app.server.address() as { port: number }).port;
+    await withListeningApp({ headersTimeoutMs: 300, requestTimeoutMs: 600 }, async (slowPort) => {
       const headers = `GET /api/v1/wallet HTTP/1.1\r\nHost: gateway\r\n${'x-padding: slow\r\n'.repeat(40)}\r\n`;
       const { answer, sentBodyBytes } = await drip(slowPort, '', headers, 20);
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(sentBodyBytes).toBeLessThan(headers.length);
-    } finally {
-      await slow.close();
-    }
+    });
   });
 });
 

@@ -3,20 +3,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { revokeKey } from '../../src/tenants/tenants.ts';
 import { eventually } from '../support/eventually.ts';
 import { auth, fieldPaths } from '../support/api.ts';
-import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
-import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { type FundedTenant, createFundedTenant, createTestApp, useTestApp, withTestApp } from '../support/app.ts';
+import { createTestDatabase } from '../support/database.ts';
 
-let db: TestDatabase;
-let gateway: TestApp;
-let app: FastifyInstance;
-let tenantA: Awaited<ReturnType<typeof createFundedTenant>>;
-let tenantB: Awaited<ReturnType<typeof createFundedTenant>>;
+const own = useTestApp({ extend: probes });
+/** An app whose Temporal address answers nothing. */
+const TEMPORAL_AWAY = { temporalAddress: '127.0.0.1:1' };
+let tenantA: FundedTenant;
+let tenantB: FundedTenant;
 
 /** Probe routes that exercise the platform's handling of bodies and failures. */
 function probes(instance: FastifyInstance) {
@@ -32,24 +32,17 @@ function probes(instance: FastifyInstance) {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  gateway = await createTestApp(db.orm, { extend: probes });
-  app = gateway.app;
-  tenantA = await createFundedTenant(db.orm, 10_000_000, 'tenant a');
-  tenantB = await createFundedTenant(db.orm, 2_500, 'tenant b');
-});
-afterAll(async () => {
-  await gateway?.close();
-  await db?.drop();
+  tenantA = await createFundedTenant(own.db.orm, 10_000_000, 'tenant a');
+  tenantB = await createFundedTenant(own.db.orm, 2_500, 'tenant b');
 });
 
 /** Tenant A's wallet, read with any other headers the test sends. */
 const getWallet = (headers: Record<string, string> = {}) =>
-  app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey, headers) });
+  own.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey, headers) });
 
 /** JSON text as written, not serialised by inject, to the probe route with tenant A's key. */
 const postProbeText = (json: string) =>
-  app.inject({
+  own.app.inject({
     method: 'POST',
     url: '/api/v1/probe',
     headers: auth(tenantA.apiKey, { 'content-type': 'application/json' }),
@@ -58,29 +51,26 @@ const postProbeText = (json: string) =>
 
 describe('GET /health', () => {
   it('answers 200 with both dependencies ok', async () => {
-    const response = await app.inject({ method: 'GET', url: '/health' });
+    const response = await own.app.inject({ method: 'GET', url: '/health' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok' } });
   });
 
   it('answers 503 naming Temporal when it cannot be reached', async () => {
-    const broken = await createTestApp(db.orm, { temporalAddress: '127.0.0.1:1' });
-    try {
-      const response = await broken.app.inject({ method: 'GET', url: '/health' });
+    await withTestApp(own.db.orm, TEMPORAL_AWAY, async (broken) => {
+      const response = await broken.inject({ method: 'GET', url: '/health' });
       expect(response.statusCode).toBe(503);
       expect(response.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', temporal: 'unavailable' } });
-    } finally {
-      await broken.close();
-    }
+    });
   });
 });
 
 describe('GET /health/live and /health/ready', () => {
   it('answers live whenever the process answers, and ready with every check ok', async () => {
-    const live = await app.inject({ method: 'GET', url: '/health/live' });
+    const live = await own.app.inject({ method: 'GET', url: '/health/live' });
     expect(live.statusCode).toBe(200);
     expect(live.json()).toEqual({ status: 'ok' });
-    const ready = await app.inject({ method: 'GET', url: '/health/ready' });
+    const ready = await own.app.inject({ method: 'GET', url: '/health/ready' });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok', migrations: 'ok' } });
   });
@@ -101,15 +91,12 @@ describe('GET /health/live and /health/ready', () => {
       await stale.close();
       await behind.drop();
     }
-    const broken = await createTestApp(db.orm, { temporalAddress: '127.0.0.1:1' });
-    try {
-      expect((await broken.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
-      const ready = await broken.app.inject({ method: 'GET', url: '/health/ready' });
+    await withTestApp(own.db.orm, TEMPORAL_AWAY, async (broken) => {
+      expect((await broken.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+      const ready = await broken.inject({ method: 'GET', url: '/health/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.json().checks).toEqual({ database: 'ok', temporal: 'unavailable', migrations: 'ok' });
-    } finally {
-      await broken.close();
-    }
+    });
   });
 });
 
@@ -125,7 +112,7 @@ describe('GET /api/v1/wallet', () => {
   });
 
   it("scopes to the key's tenant", async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantB.apiKey) });
+    const response = await own.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantB.apiKey) });
     expect(response.json().data.available_minor).toBe(2_500);
   });
 });
@@ -146,9 +133,13 @@ describe('request ids', () => {
   });
 
   it('carries the request id on errors and on every log line of the request', async () => {
-    const response = await app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'trace-me-1' } });
+    const response = await own.app.inject({
+      method: 'GET',
+      url: '/nowhere',
+      headers: { 'x-request-id': 'trace-me-1' },
+    });
     expect(response.headers['x-request-id']).toBe('trace-me-1');
-    const lines = gateway.logs.filter((line) => line.requestId === 'trace-me-1');
+    const lines = own.gateway.logs.filter((line) => line.requestId === 'trace-me-1');
     // One line when the request is answered, with what was asked and what was answered.
     expect(lines).toContainEqual(
       expect.objectContaining({
@@ -159,14 +150,14 @@ describe('request ids', () => {
       }),
     );
     expect(lines.filter((line) => line.msg === 'request completed' || line.msg === 'incoming request')).toHaveLength(1);
-    const requestLines = gateway.logs.filter((line) => line.req !== undefined || line.res !== undefined);
+    const requestLines = own.gateway.logs.filter((line) => line.req !== undefined || line.res !== undefined);
     expect(requestLines.every((line) => typeof line.requestId === 'string')).toBe(true);
   });
 });
 
 describe('authentication', () => {
   it('answers 401 in the resource style without a key', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/wallet' });
+    const response = await own.app.inject({ method: 'GET', url: '/api/v1/wallet' });
     expect(response.statusCode).toBe(401);
     expect(response.json()).toEqual({
       error: { code: 'UNAUTHORIZED', message: expect.stringContaining('missing API key'), details: null },
@@ -175,7 +166,7 @@ describe('authentication', () => {
   });
 
   it('answers 401 in the transfer style on transfer routes', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/transfers/probe?page=2' });
+    const response = await own.app.inject({ method: 'GET', url: '/api/v1/transfers/probe?page=2' });
     expect(response.statusCode).toBe(401);
     expect(response.json()).toEqual({
       success: false,
@@ -184,13 +175,13 @@ describe('authentication', () => {
   });
 
   it('answers 401 for malformed, unknown and revoked keys', async () => {
-    const malformed = await app.inject({
+    const malformed = await own.app.inject({
       method: 'GET',
       url: '/api/v1/wallet',
       headers: { authorization: 'Basic dXNlcjpwYXNz' },
     });
     expect(malformed.statusCode).toBe(401);
-    const unknown = await app.inject({
+    const unknown = await own.app.inject({
       method: 'GET',
       url: '/api/v1/wallet',
       headers: auth(`sk_test_${'A'.repeat(40)}`),
@@ -198,14 +189,14 @@ describe('authentication', () => {
     expect(unknown.statusCode).toBe(401);
     expect(unknown.json().error.message).toBe('invalid API key');
 
-    const doomed = await createFundedTenant(db.orm, 0, 'doomed');
-    expect((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) })).statusCode).toBe(
-      200,
-    );
-    await revokeKey(db.orm.em.fork(), doomed.keyPrefix);
+    const doomed = await createFundedTenant(own.db.orm, 0, 'doomed');
+    expect(
+      (await own.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) })).statusCode,
+    ).toBe(200);
+    await revokeKey(own.db.orm.em.fork(), doomed.keyPrefix);
     // The key resolved a moment ago is remembered for at most API_KEY_CACHE_MS (1 s): then refused.
     const revoked = await eventually(async () => {
-      const answer = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) });
+      const answer = await own.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(doomed.apiKey) });
       return answer.statusCode === 401 ? answer : false;
     }, 5_000);
     expect(revoked.json().error).toEqual({
@@ -219,7 +210,7 @@ describe('authentication', () => {
 describe('routing', () => {
   it('answers unknown routes 404 NOT_FOUND in the resource style', async () => {
     for (const url of ['/nowhere', '/api/v1/transfers/x/y/z']) {
-      const response = await app.inject({ method: 'GET', url });
+      const response = await own.app.inject({ method: 'GET', url });
       expect(response.statusCode).toBe(404);
       expect(response.json()).toEqual({
         error: { code: 'NOT_FOUND', message: `no route GET ${url}`, details: null },
@@ -236,7 +227,7 @@ describe('routing', () => {
       ['/api/transfers', '/api/v1/transfers'],
     ];
     for (const [legacy, canonical] of cases) {
-      const response = await app.inject({ method: 'GET', url: legacy, headers: auth(tenantA.apiKey) });
+      const response = await own.app.inject({ method: 'GET', url: legacy, headers: auth(tenantA.apiKey) });
       expect(response.statusCode).toBe(404);
       expect(response.json().error.code).toBe('NOT_FOUND');
       expect(response.json().error.message).toContain(canonical);
@@ -252,7 +243,7 @@ describe('request bodies', () => {
   });
 
   it('names each bad field in details.fields', async () => {
-    const response = await app.inject({
+    const response = await own.app.inject({
       method: 'POST',
       url: '/api/v1/probe',
       headers: auth(tenantA.apiKey),
@@ -269,7 +260,7 @@ describe('request bodies', () => {
   });
 
   it('never leaks an internal message or stack from a 500', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/probe/boom', headers: auth(tenantA.apiKey) });
+    const response = await own.app.inject({ method: 'GET', url: '/api/v1/probe/boom', headers: auth(tenantA.apiKey) });
     expect(response.statusCode).toBe(500);
     expect(response.json()).toEqual({
       error: { code: 'INTERNAL', message: 'internal error', details: null },
@@ -277,33 +268,28 @@ describe('request bodies', () => {
     });
     expect(response.body).not.toMatch(/hunter2|10\.0\.0\.7|at .*\.ts/);
     // …while the log keeps the real cause for operators.
-    expect(JSON.stringify(gateway.logs)).toContain('hunter2');
+    expect(JSON.stringify(own.gateway.logs)).toContain('hunter2');
   });
 });
 
 describe('rate limits', () => {
   it('answers 429 RATE_LIMITED with Retry-After past the per-key budget', async () => {
-    const limited = await createTestApp(db.orm, { rateLimitPerMinute: 3 });
-    try {
+    await withTestApp(own.db.orm, { rateLimitPerMinute: 3 }, async (limited) => {
       const responses = [];
       for (let i = 0; i < 4; i += 1) {
-        responses.push(
-          await limited.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) }),
-        );
+        responses.push(await limited.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) }));
       }
       expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
       const refused = responses[3]!;
       expect(refused.json().error.code).toBe('RATE_LIMITED');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    } finally {
-      await limited.close();
-    }
+    });
   });
 });
 
 describe('API documentation', () => {
   it('serves an OpenAPI 3 document listing the endpoints', async () => {
-    const response = await app.inject({ method: 'GET', url: '/openapi.json' });
+    const response = await own.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(response.statusCode).toBe(200);
     const doc = response.json();
     expect(doc.openapi).toMatch(/^3\./);
@@ -312,7 +298,7 @@ describe('API documentation', () => {
   });
 
   it('states every error status a route can answer, in its envelope style', async () => {
-    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const doc = (await own.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort();
     expect(statuses('/api/v1/transfers', 'post')).toEqual(
       expect.arrayContaining(['200', '201', '400', '401', '409', '413', '422', '429', '503']),
@@ -332,7 +318,7 @@ describe('API documentation', () => {
 
   it('gives every operation a typed success answer (a response schema on every route)', async () => {
     type Answer = { content?: Record<string, { schema: object }> };
-    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+    const doc = (await own.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
       paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
     }>();
     const untyped: string[] = [];
@@ -353,7 +339,7 @@ describe('API documentation', () => {
   });
 
   it("lists every operation of the document in docs/api.md's endpoint table", async () => {
-    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+    const doc = (await own.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
       paths: Record<string, Record<string, unknown>>;
     }>();
     const page = readFileSync(join(PROJECT_ROOT, 'docs/api.md'), 'utf8');
@@ -366,7 +352,7 @@ describe('API documentation', () => {
   });
 
   it('serves the interactive docs page without a key', async () => {
-    const response = await app.inject({ method: 'GET', url: '/docs/' });
+    const response = await own.app.inject({ method: 'GET', url: '/docs/' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/html');
   });

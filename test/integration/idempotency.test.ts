@@ -12,18 +12,16 @@ import { auth, issueCard, transferBody } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `idempotency-${process.pid}`;
 const CONCURRENCY = 500;
 
-let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
 
 useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (started) => {
-  stack = started;
-  ({ db, app } = stack);
+  ({ db, app } = started);
 });
 
 function burst(count: number, send: () => Promise<LightMyRequestResponse>) {
@@ -226,37 +224,36 @@ describe('the key itself', () => {
   const path = '/api/v1/virtual-accounts';
 
   /**
-   * A claim on the key for this create as a request left it when its process was killed: still
-   * processing, with its lease running out `leaseLeft` from now (a PostgreSQL interval).
+   * A fresh tenant's key (`<label>-<uuid>`) claimed for the create of an account named `accountName`
+   * as a request left it when its process was killed: still processing, with its lease running out
+   * `leaseLeft` from now (a PostgreSQL interval). Sends that create again with the key, or another body.
    */
-  async function claimLeftBehind(tenantId: string, key: string, payload: object, leaseLeft: string) {
+  async function claimLeftBehind(label: string, accountName: string, leaseLeft: string) {
     const { canonicalJson, sha256 } = await import('../../src/lib/canonical.ts');
+    const tenant = await createFundedTenant(db.orm);
+    const key = `${label}-${randomUUID()}`;
+    const payload = { customer_id: 'c', account_name: accountName };
     await db.orm.em.fork().execute(
       `insert into idempotency_keys (tenant_id, key, method, path, request_hash, state, expires_at, locked_until)
        values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + ?::interval)`,
-      [tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`), leaseLeft],
+      [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`), leaseLeft],
     );
+    return { payload, send: (body: object = payload) => postWithKey(tenant.apiKey, path, key, body) };
   }
 
   it('refuses the same key with another body (422), and takes over a key whose first request died', async () => {
-    const tenant = await createFundedTenant(db.orm);
-    const key = `died-${randomUUID()}`;
-    const payload = { customer_id: 'c', account_name: 'After A Crash' };
     // Its lease has run out.
-    await claimLeftBehind(tenant.tenantId, key, payload, '-1 second');
-    const retried = await postWithKey(tenant.apiKey, path, key, payload);
+    const { payload, send } = await claimLeftBehind('died', 'After A Crash', '-1 second');
+    const retried = await send();
     expect(retried.statusCode).toBe(201);
-    const other = await postWithKey(tenant.apiKey, path, key, { ...payload, account_name: 'Someone Else' });
+    const other = await send({ ...payload, account_name: 'Someone Else' });
     expect(other.statusCode).toBe(422);
     expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('answers 409 IDEMPOTENCY_KEY_IN_USE while a live claim is still running past the wait', async () => {
-    const tenant = await createFundedTenant(db.orm);
-    const key = `busy-${randomUUID()}`;
-    const payload = { customer_id: 'c', account_name: 'Busy' };
-    await claimLeftBehind(tenant.tenantId, key, payload, '1 hour');
-    const busy = await postWithKey(tenant.apiKey, path, key, payload);
+    const { send } = await claimLeftBehind('busy', 'Busy', '1 hour');
+    const busy = await send();
     expect(busy.statusCode).toBe(409);
     expect(busy.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
   }, 30_000);

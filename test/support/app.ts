@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
 import { type Config, defaultWebhookTaskQueue } from '../../src/config.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
@@ -13,6 +13,7 @@ import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { createProviders } from '../../src/providers/registry.ts';
 import { boundedTemporalConnection } from '../../src/http/deadlines.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
+import { type TestDatabase, createTestDatabase } from './database.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -118,6 +119,53 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     },
   };
 }
+
+/** A file's own app on its own database: what `useTestApp` hands the file's tests. */
+export interface OwnTestApp {
+  db: TestDatabase;
+  gateway: TestApp;
+  app: FastifyInstance;
+}
+
+/**
+ * A test file's own app (no workers, no sandbox bank) on a fresh database: made before the file's
+ * tests, closed after. The fields of what it returns are there from the file's first test on.
+ */
+export function useTestApp(options: TestAppOptions = {}): OwnTestApp {
+  const own = {} as OwnTestApp;
+  beforeAll(async () => {
+    own.db = await createTestDatabase();
+    own.gateway = await createTestApp(own.db.orm, options);
+    own.app = own.gateway.app;
+  });
+  afterAll(async () => {
+    await own.gateway?.close();
+    await own.db?.drop();
+  });
+  return own;
+}
+
+/** Runs `work` on an app of its own, made with `options` on `orm`'s database, and closes that app after. */
+export async function withTestApp(
+  orm: MikroORM,
+  options: TestAppOptions,
+  work: (app: FastifyInstance) => Promise<void>,
+): Promise<void> {
+  const own = await createTestApp(orm, options);
+  try {
+    await work(own.app);
+  } finally {
+    await own.close();
+  }
+}
+
+/** Has the app listen on a free port of 127.0.0.1, for clients that need Node's HTTP server: where it listens. */
+export async function listenLocally(app: FastifyInstance): Promise<{ url: string; port: number }> {
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, port: Number(new URL(url).port) };
+}
+
+export type FundedTenant = Awaited<ReturnType<typeof createFundedTenant>>;
 
 /** A tenant with a test key and, optionally, a funded wallet. */
 export async function createFundedTenant(
