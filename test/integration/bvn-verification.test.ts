@@ -8,7 +8,6 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bvnHash, bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { createTenant } from '../../src/tenants/tenants.ts';
-import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { bvnVerificationWorkflowId } from '../../workflows/bvn-verification-definitions.ts';
 import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { TEST_BVN_SECRET } from '../support/app.ts';
@@ -16,7 +15,7 @@ import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { everyRow, expectFoundNowhere, expectIdempotencyRecordKeepsNoSecret, historyText } from '../support/secrecy.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, startWebhookFanout, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `bvn-verification-${process.pid}`;
 
@@ -331,15 +330,7 @@ describe('POST /api/v1/identity/customers/{id}/bvn-verification', () => {
   it('keeps the raw BVN out of every answer, database row, event, webhook, log line and the workflow history', async () => {
     const { a } = await keys();
     const receiver: Receiver = await startReceiver();
-    const fanout = new EventFanout({
-      orm: stack.db.orm,
-      client: stack.client,
-      taskQueue: stack.webhookTaskQueue,
-      scheduleMs: [0],
-      jitter: 0,
-      intervalMs: 100,
-    });
-    fanout.start();
+    const fanout = startWebhookFanout(stack, [0]);
     try {
       const endpoint = await registerEndpoint(stack.app, a, {
         url: `${receiver.url}/bvn`,

@@ -5,27 +5,21 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { type Resolver, egressPolicyFor } from '../../src/webhooks/destinations.ts';
-import { EventFanout } from '../../worker/webhook-fanout.ts';
-import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
+import { egressPolicyFor } from '../../src/webhooks/destinations.ts';
+import { firstAttemptedDelivery, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type EgressProxy, startEgressProxy } from '../support/egress-proxy.ts';
 import { eventually } from '../support/eventually.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, fakeDns, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `egress-proxy-${process.pid}`;
 
 // The gateway's DNS: names it checks before handing the request to the proxy. Neither resolves in
 // the system's DNS, so only the proxy (which has its own table) can connect to them.
-const resolver: Resolver = async (host) => {
-  if (host === 'receiver.invalid') return ['127.0.0.1'];
-  if (host === 'live-receiver.invalid') return ['93.184.216.34'];
-  throw new Error(`no such host ${host}`);
-};
+const resolver = fakeDns({ 'receiver.invalid': ['127.0.0.1'], 'live-receiver.invalid': ['93.184.216.34'] });
 
 let stack: GatewayStack;
-let fanout: EventFanout;
 let receiver: Receiver;
 let proxy: EgressProxy;
 let receiverPort: number;
@@ -34,35 +28,20 @@ beforeAll(async () => {
   receiver = await startReceiver();
   receiverPort = Number(new URL(receiver.url).port);
   proxy = await startEgressProxy({ 'receiver.invalid': receiverPort });
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, resolver, webhookProxy: proxy.url });
-  fanout = new EventFanout({
-    orm: stack.db.orm,
-    client: stack.client,
-    taskQueue: stack.webhookTaskQueue,
-    scheduleMs: [0, 60_000],
-    jitter: 0,
-    intervalMs: 100,
+  stack = await startGatewayStack({
+    taskQueue: TASK_QUEUE,
+    resolver,
+    webhookProxy: proxy.url,
+    webhookScheduleMs: [0, 60_000],
   });
-  fanout.start();
 });
 afterAll(async () => {
-  await fanout?.stop();
   await stack?.close();
   await proxy?.close();
   await receiver?.close();
 });
 
-async function firstAttempt(apiKey: string, endpointId: string) {
-  return eventually(async () => {
-    const list = await stack.app.inject({
-      method: 'GET',
-      url: `/api/v1/webhook-deliveries?endpoint_id=${endpointId}`,
-      headers: auth(apiKey),
-    });
-    const [delivery] = list.json().data.items;
-    return delivery?.attempts.length >= 1 ? delivery : undefined;
-  });
-}
+const firstAttempt = (apiKey: string, endpointId: string) => firstAttemptedDelivery(stack.app, apiKey, endpointId);
 
 describe('WEBHOOK_PROXY_URL', () => {
   it('is read from the environment into the egress policy, and refused when it is no http(s) URL', () => {

@@ -14,23 +14,18 @@ import { generateApiKey, hashApiKey, keyPrefix } from '../../src/tenants/api-key
 import { openCardAccount, walletBalance } from '../../src/ledger/ledger.ts';
 import { insertAccount } from '../../src/virtual-accounts/store.ts';
 import { insertCard } from '../../src/cards/store.ts';
-import type { Resolver } from '../../src/webhooks/destinations.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
-import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
+import { creditCallback, inboundCreditOutcome, postSignedCallback } from '../support/callbacks.ts';
 import { TEST_BVN_SECRET } from '../support/app.ts';
 import { createVirtualAccountActivities } from '../../activities/virtual-accounts.ts';
 import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, fakeDns, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `modes-${process.pid}`;
 // A public name for the live key's webhook endpoint (live keys need https and a public address).
-const resolver: Resolver = async (host) => {
-  if (host === 'hooks.example.test') return ['93.184.216.34'];
-  if (host === 'localhost') return ['127.0.0.1'];
-  throw new Error(`no such host ${host}`);
-};
+const resolver = fakeDns({ 'hooks.example.test': ['93.184.216.34'], localhost: ['127.0.0.1'] });
 
 let stack: GatewayStack;
 let db: TestDatabase;
@@ -56,6 +51,28 @@ async function tenantWithBothKeys(name: string) {
     testKey: created.json.api_key as string,
     liveKey: live.json.api_key as string,
   };
+}
+
+/** A live-mode virtual account at Wema Bank written straight to the store, as `provider`'s; its id. */
+async function insertLiveAccount(liveTenantId: string, accountNumber: string, provider: string): Promise<string> {
+  const accountId = randomUUID();
+  await insertAccount(db.orm.em.fork(), {
+    id: accountId,
+    tenant_id: liveTenantId,
+    customer_id: 'live-cust',
+    account_number: accountNumber,
+    account_name: 'Live Account',
+    bank_code: '035',
+    bank_name: 'Wema Bank',
+    provider,
+    provider_reference: `live-${accountId}`,
+    status: 'active',
+    account_type: 'standard',
+    metadata: null,
+    request_id: null,
+    expires_at: null,
+  });
+  return accountId;
 }
 
 const get = (apiKey: string, url: string) => app.inject({ method: 'GET', url, headers: auth(apiKey) });
@@ -159,36 +176,26 @@ describe('a tenant with a sandbox key and a live key', () => {
 
   it('treats the same Idempotency-Key and the same reference in the two modes as unrelated', async () => {
     const { testKey, liveKey } = await tenantWithBothKeys('same keys');
-    const key = { 'idempotency-key': 'one-key-two-modes' };
-    const first = await post(
-      testKey,
-      '/api/v1/webhook-endpoints',
-      { url: 'http://localhost:9/a', events: ['*'], signing_secret: newSigningSecret() },
-      key,
-    );
+    // An endpoint registered under the one Idempotency-Key; the ids of the endpoints a key sees.
+    const register = (apiKey: string, url: string, events: string[]) =>
+      post(
+        apiKey,
+        '/api/v1/webhook-endpoints',
+        { url, events, signing_secret: newSigningSecret() },
+        { 'idempotency-key': 'one-key-two-modes' },
+      );
+    const endpointIds = async (apiKey: string) =>
+      (await get(apiKey, '/api/v1/webhook-endpoints')).json().data.items.map((e: { id: string }) => e.id);
+    const first = await register(testKey, 'http://localhost:9/a', ['*']);
     expect(first.statusCode).toBe(201);
     // Another body under the same key: in the same mode that is 422; in the other mode it is a new request.
-    const other = await post(
-      liveKey,
-      '/api/v1/webhook-endpoints',
-      { url: 'https://hooks.example.test/b', events: ['transfer.settled'], signing_secret: newSigningSecret() },
-      key,
-    );
+    const other = await register(liveKey, 'https://hooks.example.test/b', ['transfer.settled']);
     expect(other.statusCode).toBe(201);
     expect(other.json().data.id).not.toBe(first.json().data.id);
-    const reused = await post(
-      testKey,
-      '/api/v1/webhook-endpoints',
-      { url: 'http://localhost:9/c', events: ['*'], signing_secret: newSigningSecret() },
-      key,
-    );
+    const reused = await register(testKey, 'http://localhost:9/c', ['*']);
     expect([reused.statusCode, reused.json().error.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
-    expect(
-      (await get(testKey, '/api/v1/webhook-endpoints')).json().data.items.map((e: { id: string }) => e.id),
-    ).toEqual([first.json().data.id]);
-    expect(
-      (await get(liveKey, '/api/v1/webhook-endpoints')).json().data.items.map((e: { id: string }) => e.id),
-    ).toEqual([other.json().data.id]);
+    expect(await endpointIds(testKey)).toEqual([first.json().data.id]);
+    expect(await endpointIds(liveKey)).toEqual([other.json().data.id]);
 
     // One external_reference, two customers: one per mode.
     const body = { external_reference: 'ext-both', first_name: 'Ada', last_name: 'Obi' };
@@ -225,35 +232,11 @@ describe('a tenant with a sandbox key and a live key', () => {
 
     // A live account under a sandbox provider's name (no route makes one: it stands for an account
     // number the sandbox bank might name). The sandbox bank's credit for it is refused, counted nowhere.
-    const accountId = randomUUID();
-    await insertAccount(db.orm.em.fork(), {
-      id: accountId,
-      tenant_id: liveTenantId,
-      customer_id: 'live-cust',
-      account_number: '8199999999',
-      account_name: 'Live Account',
-      bank_code: '035',
-      bank_name: 'Wema Bank',
-      provider: 'wema',
-      provider_reference: `live-${accountId}`,
-      status: 'active',
-      account_type: 'standard',
-      metadata: null,
-      request_id: null,
-      expires_at: null,
-    });
+    const accountId = await insertLiveAccount(liveTenantId, '8199999999', 'wema');
     // The sandbox bank's credit notice for it, signed as the sandbox bank signs.
     const sent = await postSignedCallback(app, creditCallback(`evt-${accountId}`, '8199999999', 'sandbox-to-live'));
     expect(sent.statusCode).toBe(200);
-    const refused = await eventually(async () => {
-      const [row] = await db.orm.em
-        .fork()
-        .execute<{ status: string; refusal_reason: string }[]>(
-          'select status, refusal_reason from inbound_credits where virtual_account_id = ?',
-          [accountId],
-        );
-      return row;
-    });
+    const refused = await inboundCreditOutcome(db.orm, 'virtual_account_id', accountId);
     expect(refused).toEqual({ status: 'refused', refusal_reason: 'provider wema does not serve live-mode accounts' });
     expect((await walletBalance(db.orm.em.fork(), liveTenantId)).availableMinor).toBe(250_001);
     const [totals] = await db.orm.em
@@ -276,23 +259,7 @@ describe('a tenant with a sandbox key and a live key', () => {
       client: stack.client,
       bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
     });
-    const accountId = randomUUID();
-    await insertAccount(db.orm.em.fork(), {
-      id: accountId,
-      tenant_id: liveTenantId,
-      customer_id: 'live-cust',
-      account_number: '8199999998',
-      account_name: 'Live Account',
-      bank_code: '035',
-      bank_name: 'Wema Bank',
-      provider: live.provider.name,
-      provider_reference: `live-${accountId}`,
-      status: 'active',
-      account_type: 'standard',
-      metadata: null,
-      request_id: null,
-      expires_at: null,
-    });
+    await insertLiveAccount(liveTenantId, '8199999998', live.provider.name);
     const credit = {
       provider: live.provider.name,
       accountNumber: '8199999998',

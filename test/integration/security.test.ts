@@ -9,9 +9,15 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
-import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
-import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
+import {
+  auth,
+  firstAttemptedDelivery,
+  issueCard,
+  newSigningSecret,
+  registerEndpoint,
+  transferBody,
+} from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -42,22 +48,17 @@ const resolver: Resolver = async (host) => {
 let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
-let fanout: EventFanout;
 let receiver: Receiver;
 let ports: { api: number; bank: number; temporal: number; postgres: number };
 
 beforeAll(async () => {
-  stack = await startGatewayStack({ taskQueue: TASK_QUEUE, resolver, bank: { completionDelayMs: 100 } });
-  ({ db, app } = stack);
-  fanout = new EventFanout({
-    orm: db.orm,
-    client: stack.client,
-    taskQueue: stack.webhookTaskQueue,
-    scheduleMs: [0, 60_000],
-    jitter: 0,
-    intervalMs: 100,
+  stack = await startGatewayStack({
+    taskQueue: TASK_QUEUE,
+    resolver,
+    bank: { completionDelayMs: 100 },
+    webhookScheduleMs: [0, 60_000],
   });
-  fanout.start();
+  ({ db, app } = stack);
   receiver = await startReceiver();
   ports = {
     api: (app.server.address() as AddressInfo).port,
@@ -67,7 +68,6 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await fanout?.stop();
   await receiver?.close();
   await stack?.close();
 });
@@ -158,11 +158,7 @@ describe('webhook egress cannot reach the deployment', () => {
     );
     expect(response.statusCode).toBe(201);
     dns.set('rebind.test', ['127.0.0.1']);
-    const delivery = await eventually(async () => {
-      const list = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
-      const [found] = list.json().data.items;
-      return found?.attempts.length >= 1 ? found : undefined;
-    });
+    const delivery = await firstAttemptedDelivery(app, tenant.apiKey, response.json().data.id);
     expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: null });
     expect(delivery.attempts[0].error).toMatch(
       /^destination refused: resolves to 127\.0\.0\.1 port \d+, where this deployment's sandbox bank listens/,
@@ -184,11 +180,7 @@ describe('webhook egress cannot read the metrics', () => {
     const response = await registerForOwnCreation(tenant.apiKey, `http://${host}:${port}/metrics`);
     expect(response.statusCode).toBe(201);
     dns.set(host, ['127.0.0.1']);
-    const delivery = await eventually(async () => {
-      const list = await getWithKey(tenant.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
-      const [found] = list.json().data.items;
-      return found?.attempts.length >= 1 ? found : undefined;
-    });
+    const delivery = await firstAttemptedDelivery(app, tenant.apiKey, response.json().data.id);
     expect(delivery.attempts[0]).toMatchObject({ status_code: null, response_body: null });
     expect(delivery.attempts[0].error).toBe(
       `destination refused: resolves to 127.0.0.1 port ${port}, where this deployment's ${service} listens; ` +
@@ -203,11 +195,7 @@ describe('DNS rebinding against a live key', () => {
     const port = Number(new URL(receiver.url).port);
     const response = await registerForOwnCreation(live.apiKey, `https://rebind-once.test:${port}/rebound`);
     expect(response.statusCode).toBe(201);
-    const delivery = await eventually(async () => {
-      const list = await getWithKey(live.apiKey, `/api/v1/webhook-deliveries?endpoint_id=${response.json().data.id}`);
-      const [found] = list.json().data.items;
-      return found?.attempts.length >= 1 ? found : undefined;
-    });
+    const delivery = await firstAttemptedDelivery(app, live.apiKey, response.json().data.id);
     expect(delivery.attempts[0]).toMatchObject({
       status_code: null,
       response_body: null,

@@ -10,7 +10,7 @@ import { walletBalance } from '../../src/ledger/ledger.ts';
 import { insertSealedBvn, sealedBvnBinding } from '../../src/virtual-accounts/store.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { TEST_BVN_SECRET, createFundedTenant } from '../support/app.ts';
-import { creditCallback, postSignedCallback } from '../support/callbacks.ts';
+import { creditCallback, inboundCreditOutcome, postSignedCallback } from '../support/callbacks.ts';
 import { runAdmin } from '../support/cli.ts';
 import { recordHistory } from '../support/histories.ts';
 import { everyRow, expectFoundNowhere, expectIdempotencyRecordKeepsNoSecret, historyText } from '../support/secrecy.ts';
@@ -274,12 +274,10 @@ describe('a BVN sent with a create (#15 item 6)', () => {
         stale,
       ]);
 
-    const response = await create(tenant.apiKey, {
-      customer_id: 'c',
-      account_name: 'Ada Obi',
-      bvn,
-      request_id: requestId,
-    });
+    // The create, with its BVN, under one request id (the repeat below is this again).
+    const createWithBvn = () =>
+      create(tenant.apiKey, { customer_id: 'c', account_name: 'Ada Obi', bvn, request_id: requestId });
+    const response = await createWithBvn();
     expect(response.statusCode).toBe(201);
     const account = response.json().data;
     expect(response.body).not.toContain(bvn);
@@ -305,12 +303,7 @@ describe('a BVN sent with a create (#15 item 6)', () => {
     recordHistory('virtual-account-create-sealed-bvn', workflowId);
 
     // A repeat answers the same account and leaves no copy of its own behind.
-    const again = await create(tenant.apiKey, {
-      customer_id: 'c',
-      account_name: 'Ada Obi',
-      bvn,
-      request_id: requestId,
-    });
+    const again = await createWithBvn();
     expect(again.statusCode).toBe(200);
     expect(again.json().data.id).toBe(account.id);
     const [held] = await db.orm.em
@@ -733,15 +726,7 @@ describe('inbound credits', () => {
       reference: `closed-${account.id}`,
     });
     expect(sent.statusCode).toBe(202);
-    const refused = await eventually(async () => {
-      const [row] = await db.orm.em
-        .fork()
-        .execute<{ status: string; refusal_reason: string }[]>(
-          'select status, refusal_reason from inbound_credits where transaction_reference = ?',
-          [sent.json().data.transaction_reference],
-        );
-      return row;
-    });
+    const refused = await inboundCreditOutcome(db.orm, 'transaction_reference', sent.json().data.transaction_reference);
     expect(refused).toEqual({ status: 'refused', refusal_reason: 'the account is closed' });
     const data = await readAccount(tenant.apiKey, account.id);
     expect([data.total_received_minor, data.transaction_count]).toEqual([0, 0]);

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { deliveryStatusQuery, deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { ATTEMPTS_PER_RUN, HISTORY_EVENTS_PER_RUN } from '../../workflows/webhook-delivery.ts';
@@ -17,7 +17,7 @@ import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `webhook-bounds-${process.pid}`;
 const TENANT_CONCURRENCY = 2;
@@ -80,35 +80,24 @@ async function startHoldingReceiver() {
 let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
-let fanout: EventFanout;
 let receiver: Awaited<ReturnType<typeof startHoldingReceiver>>;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({
+useGatewayStack(
+  {
     taskQueue: TASK_QUEUE,
     bank: { completionDelayMs: 100 },
-    app: { webhookScheduleMs: SCHEDULE_MS },
     webhookTenantConcurrency: TENANT_CONCURRENCY,
     // Held requests must not time out while the test holds them.
     webhookTimeoutMs: 30_000,
-  });
-  ({ db, app } = stack);
-  fanout = new EventFanout({
-    orm: db.orm,
-    client: stack.client,
-    taskQueue: stack.webhookTaskQueue,
-    scheduleMs: SCHEDULE_MS,
-    jitter: 0,
-    intervalMs: 100,
-  });
-  fanout.start();
-  receiver = await startHoldingReceiver();
-});
-afterAll(async () => {
-  await fanout?.stop();
-  await receiver?.close();
-  await stack?.close();
-});
+    webhookScheduleMs: SCHEDULE_MS,
+  },
+  async (started) => {
+    stack = started;
+    ({ db, app } = started);
+    receiver = await startHoldingReceiver();
+  },
+  () => receiver.close(),
+);
 
 async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
   return db.orm.em.fork().execute<T[]>(query, params);
@@ -356,7 +345,7 @@ describe('a delivery replayed 150 times', () => {
 describe('a delivery whose run began on the gateway’s queue', () => {
   it('still finishes there; a replay after it ended runs on the webhook queue', async () => {
     // As a worker from before the split did: deliveries started on the gateway's own queue.
-    await fanout.stop();
+    await stack.fanout!.stop();
     const before = new EventFanout({
       orm: db.orm,
       client: stack.client,

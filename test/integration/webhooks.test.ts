@@ -3,9 +3,7 @@
 // Retry-After, 410, replay, a worker that dies during a retry wait, and tenant isolation.
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Resolver } from '../../src/webhooks/destinations.ts';
-import { EventFanout } from '../../worker/webhook-fanout.ts';
+import { describe, expect, inject, it } from 'vitest';
 import { auth, expectFieldRefused, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';
@@ -14,48 +12,31 @@ import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
-import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, fakeDns, useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `webhooks-${process.pid}`;
 const SCHEDULE_MS = [0, 800, 1_500, 3_000];
 // DNS as the tests want it, without the network: one public name, one that points inside.
-const resolver: Resolver = async (host) => {
-  if (host === 'hooks.example.com') return ['93.184.216.34'];
-  if (host === 'internal.example.com') return ['10.1.2.3'];
-  if (host === 'pinned.test') return ['127.0.0.1'];
-  throw new Error(`no such host ${host}`);
-};
+const resolver = fakeDns({
+  'hooks.example.com': ['93.184.216.34'],
+  'internal.example.com': ['10.1.2.3'],
+  'pinned.test': ['127.0.0.1'],
+});
 
 let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
-let fanout: EventFanout;
 let receiver: Receiver;
 
-beforeAll(async () => {
-  stack = await startGatewayStack({
-    taskQueue: TASK_QUEUE,
-    resolver,
-    bank: { completionDelayMs: 100 },
-    app: { webhookScheduleMs: SCHEDULE_MS },
-  });
-  ({ db, app } = stack);
-  fanout = new EventFanout({
-    orm: db.orm,
-    client: stack.client,
-    taskQueue: stack.webhookTaskQueue,
-    scheduleMs: SCHEDULE_MS,
-    jitter: 0,
-    intervalMs: 100,
-  });
-  fanout.start();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await fanout?.stop();
-  await receiver?.close();
-  await stack?.close();
-});
+useGatewayStack(
+  { taskQueue: TASK_QUEUE, resolver, bank: { completionDelayMs: 100 }, webhookScheduleMs: SCHEDULE_MS },
+  async (started) => {
+    stack = started;
+    ({ db, app } = started);
+    receiver = await startReceiver();
+  },
+  () => receiver.close(),
+);
 
 const register = (apiKey: string, body: Record<string, unknown>, url?: string) =>
   registerEndpoint(app, apiKey, body, url);
@@ -83,6 +64,19 @@ async function deliveries(apiKey: string, query = '') {
   });
   return response.json().data;
 }
+
+const getDelivery = (apiKey: string, id: string) =>
+  app.inject({ method: 'GET', url: `/api/v1/webhook-deliveries/${id}`, headers: auth(apiKey) });
+
+const replayDelivery = (apiKey: string, id: string) =>
+  app.inject({ method: 'POST', url: `/api/v1/webhook-deliveries/${id}/replay`, headers: auth(apiKey) });
+
+/** The delivery as the tenant reads it by id, once it has had `count` attempts. */
+const deliveryWithAttempts = (apiKey: string, id: string, count: number) =>
+  eventually(async () => {
+    const found = (await getDelivery(apiKey, id)).json().data;
+    return found.attempt_count === count ? found : undefined;
+  });
 
 async function deliveryClosed(delivery: { event_id: string; endpoint_id: string }) {
   return eventually(async () => {
@@ -458,11 +452,7 @@ describe('replay and durability', () => {
     await settledTransfer(tenant.apiKey);
     const first = await eventually(() => receiver.on('/replay')[0]);
     const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
-    const replay = await app.inject({
-      method: 'POST',
-      url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
-      headers: auth(tenant.apiKey),
-    });
+    const replay = await replayDelivery(tenant.apiKey, delivery.id);
     expect(replay.statusCode).toBe(202);
     expect(replay.json().data).toEqual({
       delivery_id: delivery.id,
@@ -470,16 +460,7 @@ describe('replay and durability', () => {
     });
     const second = await eventually(() => receiver.on('/replay')[1]);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
-    const after = await eventually(async () => {
-      const found = (
-        await app.inject({
-          method: 'GET',
-          url: `/api/v1/webhook-deliveries/${delivery.id}`,
-          headers: auth(tenant.apiKey),
-        })
-      ).json().data;
-      return found.attempt_count === 2 ? found : undefined;
-    });
+    const after = await deliveryWithAttempts(tenant.apiKey, delivery.id, 2);
     expect(after).toMatchObject({ status: 'succeeded', replay_id: replay.json().data.replay_id });
     expect(after.attempts[1]).toMatchObject({ number: 2, status_code: 200, replay_id: replay.json().data.replay_id });
     recordHistory('webhook-replay-after-success', deliveryWorkflowId(delivery.event_id, delivery.endpoint_id));
@@ -492,24 +473,11 @@ describe('replay and durability', () => {
     const delivery = await eventually(async () => (await deliveries(tenant.apiKey, '?status=succeeded')).items[0]);
     // 24 replays, one after another: 25 attempts in all.
     for (let replayed = 1; replayed <= 24; replayed++) {
-      const replay = await app.inject({
-        method: 'POST',
-        url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
-        headers: auth(tenant.apiKey),
-      });
+      const replay = await replayDelivery(tenant.apiKey, delivery.id);
       expect(replay.statusCode).toBe(202);
       await eventually(() => (receiver.on('/many').length === replayed + 1 ? true : undefined));
     }
-    const one = await eventually(async () => {
-      const found = (
-        await app.inject({
-          method: 'GET',
-          url: `/api/v1/webhook-deliveries/${delivery.id}`,
-          headers: auth(tenant.apiKey),
-        })
-      ).json().data;
-      return found.attempt_count === 25 ? found : undefined;
-    });
+    const one = await deliveryWithAttempts(tenant.apiKey, delivery.id, 25);
     expect(one.attempts.map((attempt: { number: number }) => attempt.number)).toEqual(
       Array.from({ length: 25 }, (_, i) => i + 1),
     );
@@ -552,18 +520,10 @@ describe('replay and durability', () => {
     await settledTransfer(owner.apiKey);
     const delivery = await eventually(async () => (await deliveries(owner.apiKey)).items[0]);
     expect((await deliveries(stranger.apiKey)).pagination.total).toBe(0);
-    const get = await app.inject({
-      method: 'GET',
-      url: `/api/v1/webhook-deliveries/${delivery.id}`,
-      headers: auth(stranger.apiKey),
-    });
+    const get = await getDelivery(stranger.apiKey, delivery.id);
     expect(get.statusCode).toBe(404);
     expect(get.json().error.code).toBe('NOT_FOUND');
-    const replay = await app.inject({
-      method: 'POST',
-      url: `/api/v1/webhook-deliveries/${delivery.id}/replay`,
-      headers: auth(stranger.apiKey),
-    });
+    const replay = await replayDelivery(stranger.apiKey, delivery.id);
     expect(replay.statusCode).toBe(404);
     const event = await app.inject({
       method: 'GET',

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { eventually } from './eventually.ts';
 
 /** The headers of a request made with the tenant's key, plus any others. */
 export const auth = (apiKey: string, extra: Record<string, string> = {}) => ({
@@ -61,4 +62,17 @@ export function expectFieldRefused(response: LightMyRequestResponse, field: stri
   expect({ field, status: response.statusCode }).toEqual({ field, status: 400 });
   expect(response.json().error.code).toBe(code);
   expect(fieldPaths(response)).toContain(field);
+}
+
+/** The endpoint's first delivery as the tenant lists it, once it has had an attempt (waiting for that). */
+export function firstAttemptedDelivery(app: FastifyInstance, apiKey: string, endpointId: string) {
+  return eventually(async () => {
+    const list = await app.inject({
+      method: 'GET',
+      url: `/api/v1/webhook-deliveries?endpoint_id=${endpointId}`,
+      headers: auth(apiKey),
+    });
+    const [delivery] = list.json().data.items;
+    return delivery?.attempts.length >= 1 ? delivery : undefined;
+  });
 }

@@ -1,8 +1,10 @@
 // Provider callbacks as the sandbox bank sends them (the generic contract): a raw JSON body
 // `{id, type, data}` signed as Standard Webhooks with the test secret.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { MikroORM } from '../../src/db/orm.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 import { TEST_CALLBACK_SECRET } from './app.ts';
+import { eventually } from './eventually.ts';
 
 /** Standard Webhooks headers for `raw`, signed with `secret` at `timestamp` (now by default). */
 export function callbackHeaders(
@@ -47,4 +49,24 @@ export function creditCallback(eventId: string, accountNumber: string, transacti
       provider: 'wema',
     },
   };
+}
+
+/**
+ * What became of a credit notice: the status and refusal reason of the inbound credit recorded for
+ * a virtual account, or under the bank's transaction reference, once one is recorded.
+ */
+export function inboundCreditOutcome(
+  orm: MikroORM,
+  by: 'virtual_account_id' | 'transaction_reference',
+  value: string,
+): Promise<{ status: string; refusal_reason: string }> {
+  return eventually(async () => {
+    const [row] = await orm.em
+      .fork()
+      .execute<{ status: string; refusal_reason: string }[]>(
+        `select status, refusal_reason from inbound_credits where ${by} = ?`,
+        [value],
+      );
+    return row;
+  });
 }

@@ -4,11 +4,10 @@
 // tenant's real resources of each kind, so that requests can reach the handlers.
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { auth, issueCard, newSigningSecret, registerEndpoint, transferBody } from './api.ts';
 import { eventually } from './eventually.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
-import type { GatewayStack } from './stack.ts';
+import { type GatewayStack, startWebhookFanout } from './stack.ts';
 
 /** A JSON Schema as the document holds it (draft 2020-12, inlined; the document has no $ref). */
 export type JsonSchema = Record<string, unknown>;
@@ -115,15 +114,7 @@ export async function createTenantResources(
 ): Promise<TenantResources> {
   const { app } = stack;
   const receiver: Receiver = await startReceiver();
-  const fanout = new EventFanout({
-    orm: stack.db.orm,
-    client: stack.client,
-    taskQueue: stack.webhookTaskQueue,
-    scheduleMs: [0],
-    jitter: 0,
-    intervalMs: 100,
-  });
-  fanout.start();
+  const fanout = startWebhookFanout(stack, [0]);
   const close = async () => {
     await fanout.stop();
     await receiver.close();

@@ -30,6 +30,7 @@ import { freePort } from './ports.ts';
 import { type CliResult, runAdmin } from './cli.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from './worker.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
 
 export interface GatewayStack {
   db: TestDatabase;
@@ -45,6 +46,8 @@ export interface GatewayStack {
   providers(): Providers;
   /** The operator CLI against this stack (its database, Temporal and task queue), as operator `ops-test`. */
   admin(...args: string[]): Promise<CliResult>;
+  /** The webhook worker's fan-out loop, when the stack was given a `webhookScheduleMs`; stopped by close(). */
+  fanout: EventFanout | undefined;
   /** Stops both workers, as a crash would leave their workflows: waiting for another. */
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
@@ -53,16 +56,49 @@ export interface GatewayStack {
 
 export type GatewayStackOptions = Parameters<typeof startGatewayStack>[0];
 
+/** DNS as a test wants it, without the network: the addresses of each name; any other name does not resolve. */
+export function fakeDns(names: Record<string, string[]>): Resolver {
+  return async (host) => {
+    if (!Object.hasOwn(names, host)) throw new Error(`no such host ${host}`);
+    return names[host]!;
+  };
+}
+
 /**
- * A test file's stack: started before its tests (`onStart` hands it to the file's variables),
- * closed after them, and after each test the ledger must balance (all postings ever made sum to 0)
- * and keep every invariant that `admin ledger verify` checks.
+ * The webhook worker's fan-out loop (events to deliveries) on the stack's webhook queue, as
+ * worker/webhooks.ts runs it but without jitter and polling every 100 ms: started; the caller stops it.
  */
-export function useGatewayStack(options: GatewayStackOptions, onStart: (stack: GatewayStack) => void): void {
+export function startWebhookFanout(
+  stack: Pick<GatewayStack, 'db' | 'client' | 'webhookTaskQueue'>,
+  scheduleMs: number[],
+): EventFanout {
+  const fanout = new EventFanout({
+    orm: stack.db.orm,
+    client: stack.client,
+    taskQueue: stack.webhookTaskQueue,
+    scheduleMs,
+    jitter: 0,
+    intervalMs: 100,
+  });
+  fanout.start();
+  return fanout;
+}
+
+/**
+ * A test file's stack: started before its tests (`onStart` hands it to the file's variables, and
+ * may start what the file needs beside it, which `onStop` stops), closed after them, and after
+ * each test the ledger must balance (all postings ever made sum to 0) and keep every invariant
+ * that `admin ledger verify` checks.
+ */
+export function useGatewayStack(
+  options: GatewayStackOptions,
+  onStart: (stack: GatewayStack) => unknown,
+  onStop?: () => Promise<void>,
+): void {
   let stack: GatewayStack | undefined;
   beforeAll(async () => {
     stack = await startGatewayStack(options);
-    onStart(stack);
+    await onStart(stack);
   });
   afterEach(async () => {
     expect(await postingsTotal(stack!.db.orm.em.fork())).toBe(0);
@@ -71,6 +107,7 @@ export function useGatewayStack(options: GatewayStackOptions, onStart: (stack: G
     expect(report.checks.filter((check) => !check.ok)).toEqual([]);
   });
   afterAll(async () => {
+    if (stack) await onStop?.();
     await stack?.close();
   });
 }
@@ -84,12 +121,17 @@ export async function startGatewayStack(options: {
   webhookProxy?: URL;
   /** Another Temporal server than the run's (a test that pauses its own). */
   temporalAddress?: string;
-  app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'egress'>;
+  app?: Omit<TestAppOptions, 'sandboxBankUrl' | 'taskQueue' | 'providerTimeoutMs' | 'egress' | 'webhookScheduleMs'>;
   /** WEBHOOK_TENANT_CONCURRENCY and WEBHOOK_WORKER_SLOTS of the webhook worker (production's defaults). */
   webhookTenantConcurrency?: number;
   webhookWorkerSlots?: number;
   /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
   webhookTimeoutMs?: number;
+  /**
+   * WEBHOOK_RETRY_SCHEDULE, as a deployment sets it once for the app (replays) and the fan-out:
+   * given, the stack also runs the webhook fan-out loop (`startWebhookFanout`) with it.
+   */
+  webhookScheduleMs?: number[];
   /**
    * LIVE_CONNECTORS and their settings, read as src/config.ts reads them, for the app and the
    * workers; a function, so that a simulator started before the stack can give its address.
@@ -111,6 +153,7 @@ export async function startGatewayStack(options: {
   };
   const gateway = await createTestApp(db.orm, {
     ...options.app,
+    ...(options.webhookScheduleMs ? { webhookScheduleMs: options.webhookScheduleMs } : {}),
     sandboxBankUrl,
     taskQueue: options.taskQueue,
     providerTimeoutMs,
@@ -168,14 +211,19 @@ export async function startGatewayStack(options: {
   };
   await startWorker();
   const connection = await Connection.connect({ address: temporalAddress });
+  const client = new Client({ connection });
+  const fanout = options.webhookScheduleMs
+    ? startWebhookFanout({ db, client, webhookTaskQueue }, options.webhookScheduleMs)
+    : undefined;
   return {
     db,
     gateway,
     app: gateway.app,
     gatewayUrl,
     bank,
-    client: new Client({ connection }),
+    client,
     webhookTaskQueue,
+    fanout,
     providers,
     admin: (...args) =>
       runAdmin(
@@ -190,6 +238,7 @@ export async function startGatewayStack(options: {
     startWorker,
     stopWorker,
     async close() {
+      await fanout?.stop();
       await stopWorker();
       await connection.close();
       await bank.close();
