@@ -19,32 +19,31 @@ import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 import { type GenericTestBank, startGenericTestBank } from '../simulators/generic-bank.ts';
-import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
+import type { PaystackSimulator } from '../simulators/paystack.ts';
 
 const TASK_QUEUE = `failover-${process.pid}`;
 const BANK_KEY = `bank-key-${randomBytes(8).toString('hex')}`;
 const BANK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
-let paystack: PaystackSimulator;
 let bankPort: number;
 let bank: GenericTestBank;
 let bankDir: string;
 beforeAll(async () => {
-  paystack = await startPaystackSimulator();
   bankPort = await freePort();
   bankDir = mkdtempSync(join(tmpdir(), 'failover-bank-'));
 });
 
 let stack: GatewayStack;
 let app: FastifyInstance;
+let paystack: PaystackSimulator;
 useGatewayStack(
   {
     taskQueue: TASK_QUEUE,
     providerTimeoutMs: 500,
+    paystack: true,
+    // The generic test bank after Paystack, at the port it will listen on.
     liveConnectorEnv: () => ({
       LIVE_CONNECTORS: 'paystack,generic',
-      PAYSTACK_SECRET_KEY: paystack.secretKey,
-      PAYSTACK_BASE_URL: paystack.url,
       GENERIC_BANK_URL: `http://127.0.0.1:${bankPort}`,
       GENERIC_BANK_API_KEY: BANK_KEY,
       GENERIC_BANK_WEBHOOK_SECRET: BANK_SECRET,
@@ -53,7 +52,7 @@ useGatewayStack(
   (started) => {
     stack = started;
     app = started.app;
-    paystack.webhookUrl = `${started.gatewayUrl}/provider-callbacks/paystack`;
+    paystack = started.paystack!;
   },
 );
 // The test bank calls the gateway back, so it starts once the gateway listens.
@@ -69,7 +68,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await bank?.stop();
-  await paystack?.close();
   if (bankDir) rmSync(bankDir, { recursive: true, force: true });
 });
 

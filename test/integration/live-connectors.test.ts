@@ -5,43 +5,24 @@
 // serves. The sandbox key's transfers still go to the sandbox bank.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
-import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
+import type { PaystackSimulator } from '../simulators/paystack.ts';
 
 const TASK_QUEUE = `live-connectors-${process.pid}`;
 
-let paystack: PaystackSimulator;
-beforeAll(async () => {
-  paystack = await startPaystackSimulator();
-});
-afterAll(async () => {
-  await paystack?.close();
-});
-
 let stack: GatewayStack;
 let app: FastifyInstance;
-useGatewayStack(
-  {
-    taskQueue: TASK_QUEUE,
-    bank: { completionDelayMs: 100 },
-    // The simulator is up before the stack (beforeAll order); its URL is read when the stack starts.
-    liveConnectorEnv: () => ({
-      LIVE_CONNECTORS: 'paystack',
-      PAYSTACK_SECRET_KEY: paystack.secretKey,
-      PAYSTACK_BASE_URL: paystack.url,
-    }),
-  },
-  (started) => {
-    stack = started;
-    app = started.app;
-    paystack.webhookUrl = `${started.gatewayUrl}/provider-callbacks/paystack`;
-  },
-);
+let paystack: PaystackSimulator;
+useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 }, paystack: true }, (started) => {
+  stack = started;
+  app = started.app;
+  paystack = started.paystack!;
+});
 
 async function liveTenant(name: string, fundMinor: number) {
   const created = await stack.admin('tenant', 'create', '--name', name);

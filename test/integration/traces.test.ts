@@ -35,8 +35,16 @@ const API = 'naira-gateway-api';
 const WORKER = 'naira-gateway-worker';
 const WEBHOOK_WORKER = 'naira-gateway-webhook-worker';
 
+type SpanShape = [service: string, parent: string | null];
+
+/** The two spans Temporal's interceptors make of an activity: its scheduling under `parent`, and its run under that. */
+const activitySpans = (service: string, activity: string, parent: string): Record<string, SpanShape> => ({
+  [`StartActivity:${activity}`]: [service, parent],
+  [`RunActivity:${activity}`]: [service, `StartActivity:${activity}`],
+});
+
 /** Every span of the transfer's trace: its service, and the span it is a child of (null: the root). */
-const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> = {
+const TRANSFER_TRACE: Record<string, SpanShape> = {
   'POST /api/v1/transfers': [API, null],
   // The bank list, read once by a fresh API to name the recipient's bank.
   'GET /banks': [API, 'POST /api/v1/transfers'],
@@ -44,24 +52,18 @@ const TRANSFER_TRACE: Record<string, [service: string, parent: string | null]> =
   'RunWorkflow:transferWorkflow': [WORKER, 'UpdateWithStartWorkflow:create'],
   'HandleUpdate:create': [WORKER, 'UpdateWithStartWorkflow:create'],
   // The create path's local activities, inside the update.
-  'StartActivity:nameEnquiry': [WORKER, 'HandleUpdate:create'],
-  'RunActivity:nameEnquiry': [WORKER, 'StartActivity:nameEnquiry'],
+  ...activitySpans(WORKER, 'nameEnquiry', 'HandleUpdate:create'),
   'POST /name-enquiry': [WORKER, 'RunActivity:nameEnquiry'],
-  'StartActivity:reserveFunds': [WORKER, 'HandleUpdate:create'],
-  'RunActivity:reserveFunds': [WORKER, 'StartActivity:reserveFunds'],
-  'StartActivity:submitToBank': [WORKER, 'RunWorkflow:transferWorkflow'],
-  'RunActivity:submitToBank': [WORKER, 'StartActivity:submitToBank'],
+  ...activitySpans(WORKER, 'reserveFunds', 'HandleUpdate:create'),
+  ...activitySpans(WORKER, 'submitToBank', 'RunWorkflow:transferWorkflow'),
   'POST /transfers': [WORKER, 'RunActivity:submitToBank'],
-  'StartActivity:markProcessing': [WORKER, 'RunWorkflow:transferWorkflow'],
-  'RunActivity:markProcessing': [WORKER, 'StartActivity:markProcessing'],
-  'StartActivity:settleTransfer': [WORKER, 'RunWorkflow:transferWorkflow'],
-  'RunActivity:settleTransfer': [WORKER, 'StartActivity:settleTransfer'],
+  ...activitySpans(WORKER, 'markProcessing', 'RunWorkflow:transferWorkflow'),
+  ...activitySpans(WORKER, 'settleTransfer', 'RunWorkflow:transferWorkflow'),
   // transfer.settled was recorded in that activity's span; the fan-out (in the webhook worker)
   // starts its delivery there, on the webhook queue.
   'StartWorkflow:webhookDeliveryWorkflow': [WEBHOOK_WORKER, 'RunActivity:settleTransfer'],
   'RunWorkflow:webhookDeliveryWorkflow': [WEBHOOK_WORKER, 'StartWorkflow:webhookDeliveryWorkflow'],
-  'StartActivity:attemptDelivery': [WEBHOOK_WORKER, 'RunWorkflow:webhookDeliveryWorkflow'],
-  'RunActivity:attemptDelivery': [WEBHOOK_WORKER, 'StartActivity:attemptDelivery'],
+  ...activitySpans(WEBHOOK_WORKER, 'attemptDelivery', 'RunWorkflow:webhookDeliveryWorkflow'),
   'POST webhook': [WEBHOOK_WORKER, 'RunActivity:attemptDelivery'],
 };
 
@@ -202,14 +204,14 @@ async function tenantWithEndpoint(gateway: Gateway, name: string, path: string) 
   return { ...tenant, endpointId };
 }
 
-/** Sends a transfer under `requestId` and waits until its settlement's webhook was delivered and both workflows ended. */
-async function transferDelivered(
-  gateway: Gateway,
-  tenant: { tenantId: string; apiKey: string; endpointId: string },
-  reference: string,
-  requestId: string,
-  path: string,
-) {
+/**
+ * A tenant `name` with an endpoint on the receiver's `/<name>`, and its transfer `<name>-1` sent under
+ * `requestId`: waits until the settlement's webhook was delivered and both workflows ended.
+ */
+async function transferDelivered(gateway: Gateway, name: string, requestId: string) {
+  const path = `/${name}`;
+  const reference = `${name}-1`;
+  const tenant = await tenantWithEndpoint(gateway, name, path);
   const created = await fetch(`${gateway.url}/api/v1/transfers`, {
     method: 'POST',
     headers: { ...auth(tenant.apiKey, { 'x-request-id': requestId }), 'content-type': 'application/json' },
@@ -235,7 +237,7 @@ async function transferDelivered(
       .catch(() => false),
   );
   expect(hooks.on(path)).toHaveLength(1);
-  return { transfer, delivery, settled };
+  return { tenant, transfer, delivery, settled };
 }
 
 /** How many events of a workflow's history carry the tracing interceptors' header. */
@@ -273,14 +275,7 @@ it('follows a transfer in one trace from its request through the workflow, activ
     // Spans leave 100 ms after they end instead of 5 s; the stop below flushes the rest.
     OTEL_BSP_SCHEDULE_DELAY: '100',
   });
-  const tenant = await tenantWithEndpoint(gateway, 'traced', '/traced');
-  const { transfer, delivery, settled } = await transferDelivered(
-    gateway,
-    tenant,
-    'traced-1',
-    'traces-transfer-1',
-    '/traced',
-  );
+  const { tenant, transfer, delivery, settled } = await transferDelivered(gateway, 'traced', 'traces-transfer-1');
   expect(await gateway.stop()).toEqual([0, 0, 0]);
 
   const root = otlp.spans.find(
@@ -355,14 +350,7 @@ it('follows a transfer in one trace from its request through the workflow, activ
 it('traces nothing without OTEL_EXPORTER_OTLP_ENDPOINT: no span, no trace header, no trace id on events or logs', async () => {
   const exportsBefore = otlp.requests;
   const gateway = await startGateway(`traces-off-${process.pid}`, {});
-  const tenant = await tenantWithEndpoint(gateway, 'untraced', '/untraced');
-  const { transfer, delivery, settled } = await transferDelivered(
-    gateway,
-    tenant,
-    'untraced-1',
-    'traces-transfer-2',
-    '/untraced',
-  );
+  const { tenant, transfer, delivery, settled } = await transferDelivered(gateway, 'untraced', 'traces-transfer-2');
   expect(await gateway.stop()).toEqual([0, 0, 0]);
 
   expect(otlp.requests).toBe(exportsBefore);

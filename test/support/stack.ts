@@ -31,6 +31,7 @@ import { type CliResult, runAdmin } from './cli.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
 import { type TestWorker, startTestWorker } from './worker.ts';
 import { EventFanout } from '../../worker/webhook-fanout.ts';
+import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
 
 export interface GatewayStack {
   db: TestDatabase;
@@ -46,6 +47,8 @@ export interface GatewayStack {
   providers(): Providers;
   /** The operator CLI against this stack (its database, Temporal and task queue), as operator `ops-test`. */
   admin(...args: string[]): Promise<CliResult>;
+  /** The Paystack simulator, the live connector of a stack started with `paystack: true`; closed by close(). */
+  paystack: PaystackSimulator | undefined;
   /** The webhook worker's fan-out loop, when the stack was given a `webhookScheduleMs`; stopped by close(). */
   fanout: EventFanout | undefined;
   /** Stops both workers, as a crash would leave their workflows: waiting for another. */
@@ -133,14 +136,27 @@ export async function startGatewayStack(options: {
    */
   webhookScheduleMs?: number[];
   /**
+   * Paystack as the live connector, its simulator started with the stack: LIVE_CONNECTORS=paystack
+   * with its settings aimed at the simulator, whose webhooks go to the stack's callback route.
+   */
+  paystack?: boolean;
+  /**
    * LIVE_CONNECTORS and their settings, read as src/config.ts reads them, for the app and the
-   * workers; a function, so that a simulator started before the stack can give its address.
+   * workers (adding to, or overriding, `paystack`'s); a function, so that a simulator started
+   * before the stack can give its address.
    */
   liveConnectorEnv?: () => Record<string, string>;
 }): Promise<GatewayStack> {
   const providerTimeoutMs = options.providerTimeoutMs ?? 1_000;
   const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
-  const liveConnectors = options.liveConnectorEnv ? loadConfig(options.liveConnectorEnv()).liveConnectors : [];
+  const paystack = options.paystack ? await startPaystackSimulator() : undefined;
+  const liveConnectorEnv = {
+    ...(paystack
+      ? { LIVE_CONNECTORS: 'paystack', PAYSTACK_SECRET_KEY: paystack.secretKey, PAYSTACK_BASE_URL: paystack.url }
+      : {}),
+    ...options.liveConnectorEnv?.(),
+  };
+  const liveConnectors = Object.keys(liveConnectorEnv).length > 0 ? loadConfig(liveConnectorEnv).liveConnectors : [];
   const db = await createTestDatabase();
   const bankPort = await freePort();
   const sandboxBankUrl = `http://127.0.0.1:${bankPort}`;
@@ -162,6 +178,7 @@ export async function startGatewayStack(options: {
     liveConnectors,
   });
   const gatewayUrl = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  if (paystack) paystack.webhookUrl = `${gatewayUrl}/provider-callbacks/paystack`;
   const temporal = new URL(`grpc://${temporalAddress}`);
   const database = new URL(db.url);
   protectedTargets.push(
@@ -223,6 +240,7 @@ export async function startGatewayStack(options: {
     bank,
     client,
     webhookTaskQueue,
+    paystack,
     fanout,
     providers,
     admin: (...args) =>
@@ -244,6 +262,7 @@ export async function startGatewayStack(options: {
       await bank.close();
       await gateway.close();
       await db.drop();
+      await paystack?.close();
     },
   };
 }
