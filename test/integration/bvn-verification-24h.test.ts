@@ -22,12 +22,7 @@ let identity: IdentityService;
 useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_000 }, (stack) => {
   ({ env, db } = stack);
   bank = stack.bank!;
-  identity = new IdentityService({
-    orm: db.orm,
-    client: env.client,
-    taskQueue: TASK_QUEUE,
-    bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
-  });
+  identity = new IdentityService({ ...stack.services, bvnKeys: bvnKeysFrom(TEST_BVN_SECRET) });
 });
 
 describe('a BVN lookup the bank never answers', () => {

@@ -1,8 +1,6 @@
 // Cards on a real Temporal server, PostgreSQL and the sandbox card processor: one entity workflow
 // per card serialises lock, unlock and JIT funding; the ledger and the projection follow.
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import {
@@ -14,27 +12,16 @@ import {
 import { sha256 } from '../../src/lib/canonical.ts';
 import { auth, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
-import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
-import type { TestSandboxBank } from '../support/sandbox-bank.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { useGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `cards-${process.pid}`;
 
-let stack: GatewayStack;
-let db: TestDatabase;
-let app: FastifyInstance;
-let bank: TestSandboxBank;
-let client: Client;
-
-useGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } }, (started) => {
-  stack = started;
-  ({ db, app, bank, client } = stack);
-});
+const stack = useGatewayStack({ taskQueue: TASK_QUEUE, app: { cardContinueAsNewAfter: 4 } });
 
 async function newCard(apiKey: string, customerId = 'cus_card') {
-  const response = await app.inject({
+  const response = await stack.app.inject({
     method: 'POST',
     url: '/api/v1/cards',
     headers: auth(apiKey),
@@ -45,9 +32,9 @@ async function newCard(apiKey: string, customerId = 'cus_card') {
 }
 
 const post = (apiKey: string, url: string, payload?: object) =>
-  app.inject({ method: 'POST', url, headers: auth(apiKey), ...(payload ? { payload } : {}) });
+  stack.app.inject({ method: 'POST', url, headers: auth(apiKey), ...(payload ? { payload } : {}) });
 const get = async (apiKey: string, url: string) =>
-  (await app.inject({ method: 'GET', url, headers: auth(apiKey) })).json().data;
+  (await stack.app.inject({ method: 'GET', url, headers: auth(apiKey) })).json().data;
 
 async function settled(apiKey: string, cardId: string, count: number) {
   return eventually(async () => {
@@ -60,7 +47,7 @@ async function settled(apiKey: string, cardId: string, count: number) {
 
 async function operationsDone(cardId: string) {
   return eventually(async () => {
-    const [row] = await db.orm.em
+    const [row] = await stack.db.orm.em
       .fork()
       .execute<{ n: string }[]>(`select count(*) as n from card_operations where card_id = ? and status = 'accepted'`, [
         cardId,
@@ -70,7 +57,7 @@ async function operationsDone(cardId: string) {
 }
 
 async function ledgerEntries(cardId: string) {
-  const [row] = await db.orm.em
+  const [row] = await stack.db.orm.em
     .fork()
     .execute<{ n: string }[]>(
       `select count(*) as n from journal_entries e join card_fundings f on e.idempotency_key = 'card-funding:' || f.id where f.card_id = ?`,
@@ -81,7 +68,7 @@ async function ledgerEntries(cardId: string) {
 
 describe('cards', () => {
   it('issues a card, lists and reads it', async () => {
-    const tenant = await createFundedTenant(db.orm);
+    const tenant = await createFundedTenant(stack.db.orm);
     const card = await newCard(tenant.apiKey, 'cus_list');
     expect(card).toMatchObject({
       customer_id: 'cus_list',
@@ -100,23 +87,23 @@ describe('cards', () => {
   });
 
   it('issues once per Idempotency-Key: 503 while the processor is down, then one card for every retry', async () => {
-    const tenant = await createFundedTenant(db.orm);
+    const tenant = await createFundedTenant(stack.db.orm);
     const key = `issue-${randomUUID()}`;
     const issue = () =>
-      app.inject({
+      stack.app.inject({
         method: 'POST',
         url: '/api/v1/cards',
         headers: { ...auth(tenant.apiKey), 'idempotency-key': key },
         payload: { customer_id: 'cus_issue' },
       });
     const cardsOfTenant = async () =>
-      db.orm.em.fork().execute<{ id: string }[]>('select id from cards where tenant_id = ?', [tenant.tenantId]);
+      stack.db.orm.em.fork().execute<{ id: string }[]>('select id from cards where tenant_id = ?', [tenant.tenantId]);
 
-    await bank.control('/control/providers/cards/down');
+    await stack.bank.control('/control/providers/cards/down');
     const refused = await issue();
     expect(refused.statusCode).toBe(503);
     expect(await cardsOfTenant()).toEqual([]);
-    await bank.control('/control/providers/cards/up');
+    await stack.bank.control('/control/providers/cards/up');
 
     const created = await issue();
     expect(created.statusCode).toBe(201);
@@ -124,11 +111,11 @@ describe('cards', () => {
     const replayed = await issue();
     expect([replayed.statusCode, replayed.json().data.id]).toEqual([200, card.id]);
     // Even past the HTTP idempotency record (its 24 h gone), the key meets the same issue run.
-    await db.orm.em.fork().execute('delete from idempotency_keys where tenant_id = ?', [tenant.tenantId]);
+    await stack.db.orm.em.fork().execute('delete from idempotency_keys where tenant_id = ?', [tenant.tenantId]);
     const again = await issue();
     expect([again.statusCode, again.json().data.id]).toEqual([201, card.id]);
     expect(await cardsOfTenant()).toEqual([{ id: card.id }]);
-    const [events] = await db.orm.em
+    const [events] = await stack.db.orm.em
       .fork()
       .execute<{ n: number }[]>(`select count(*)::int as n from events where tenant_id = ? and type = 'card.created'`, [
         tenant.tenantId,
@@ -138,7 +125,7 @@ describe('cards', () => {
   });
 
   it('locks and unlocks asynchronously, idempotently, with events', async () => {
-    const tenant = await createFundedTenant(db.orm);
+    const tenant = await createFundedTenant(stack.db.orm);
     const card = await newCard(tenant.apiKey);
     const locked = await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`, {
       reason: 'suspicious',
@@ -163,7 +150,7 @@ describe('cards', () => {
       (await get(tenant.apiKey, `/api/v1/cards/${card.id}`)).status === 'active' ? true : undefined,
     );
     await operationsDone(card.id);
-    const statuses = await db.orm.em
+    const statuses = await stack.db.orm.em
       .fork()
       .execute<{ action: string; status: string }[]>(
         'select action, status from card_operations where card_id = ? order by completed_at',
@@ -182,7 +169,7 @@ describe('cards', () => {
   });
 
   it('funds from the wallet in one journal entry, and shows balance and history', async () => {
-    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
     const card = await newCard(tenant.apiKey);
     const funded = await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
       amount_minor: 250_050,
@@ -205,13 +192,13 @@ describe('cards', () => {
       currency: 'NGN',
       available_minor: 250_050,
     });
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(749_950);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(749_950);
     expect(await ledgerEntries(card.id)).toBe(1);
     recordHistory('card-lock-fund', cardWorkflowId(card.id));
   });
 
   it('funds directly (POST /fund) with the rules, idempotency, answer and events of jit-fund', async () => {
-    const tenant = await createFundedTenant(db.orm, 500_000);
+    const tenant = await createFundedTenant(stack.db.orm, 500_000);
     const card = await newCard(tenant.apiKey);
     const direct = await post(tenant.apiKey, `/api/v1/cards/${card.id}/fund`, {
       amount_minor: 120_000,
@@ -236,7 +223,7 @@ describe('cards', () => {
       [120_000, 'succeeded', null],
     ]);
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(120_000);
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(380_000);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(380_000);
     expect(await ledgerEntries(card.id)).toBe(1);
     const types = (await get(tenant.apiKey, '/api/v1/events?limit=100')).items.map((e: { type: string }) => e.type);
     expect(types.filter((type: string) => type === 'card.funded')).toHaveLength(1);
@@ -244,7 +231,7 @@ describe('cards', () => {
   });
 
   it('fails a funding on a locked card or a short wallet, moving nothing', async () => {
-    const tenant = await createFundedTenant(db.orm, 100_000);
+    const tenant = await createFundedTenant(stack.db.orm, 100_000);
     const card = await newCard(tenant.apiKey);
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 100_001 });
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
@@ -255,14 +242,14 @@ describe('cards', () => {
       [100_001, 'failed', 'insufficient_balance'],
     ]);
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(0);
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(100_000);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(100_000);
     expect(await ledgerEntries(card.id)).toBe(0);
     const events = (await get(tenant.apiKey, '/api/v1/events?type=card.funding_failed')).items;
     expect(events).toHaveLength(2);
   });
 
   it('funds once for three concurrent requests with one idempotency key, or one transaction reference', async () => {
-    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
     const card = await newCard(tenant.apiKey);
     const byKey = await Promise.all(
       Array.from({ length: 3 }, () =>
@@ -284,11 +271,11 @@ describe('cards', () => {
     expect(items).toHaveLength(2);
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(30_000);
     expect(await ledgerEntries(card.id)).toBe(2);
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(970_000);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(970_000);
   });
 
   it('ends concurrent lock, unlock and fund calls in a state some serial order explains', async () => {
-    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 10_000_000);
     const card = await newCard(tenant.apiKey);
     const calls = Array.from({ length: 12 }, (_, i) => {
       if (i % 4 === 1) return post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
@@ -298,7 +285,7 @@ describe('cards', () => {
     expect((await Promise.all(calls)).map((r) => r.statusCode)).toEqual(Array(12).fill(202));
     await operationsDone(card.id);
     // Walk the operations in the order the workflow applied them.
-    const applied = await db.orm.em.fork().execute<
+    const applied = await stack.db.orm.em.fork().execute<
       {
         action: string;
         status: string;
@@ -336,10 +323,10 @@ describe('cards', () => {
   });
 
   it('continues as new under load without losing an operation that arrives meanwhile', async () => {
-    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 10_000_000);
     const card = await newCard(tenant.apiKey);
     const first = await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 100 });
-    const handle = client.workflow.getHandle(cardWorkflowId(card.id));
+    const handle = stack.client.workflow.getHandle(cardWorkflowId(card.id));
     const firstRun = (await handle.describe()).runId;
     const rest = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -352,7 +339,7 @@ describe('cards', () => {
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(6_600);
     // With a threshold of 4 operations per run, 11 operations took at least two more runs.
     const runs = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowId = '${cardWorkflowId(card.id)}'` }))
+    for await (const execution of stack.client.workflow.list({ query: `WorkflowId = '${cardWorkflowId(card.id)}'` }))
       runs.push(execution.runId);
     expect(runs.length).toBeGreaterThanOrEqual(3);
     expect((await handle.describe()).runId).not.toBe(firstRun);
@@ -363,9 +350,9 @@ describe('cards', () => {
   });
 
   it('completes a funding once when the worker dies between the debit and the card credit', async () => {
-    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
     const card = await newCard(tenant.apiKey);
-    await bank.control('/control/providers/cards/down');
+    await stack.bank.control('/control/providers/cards/down');
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
       amount_minor: 40_000,
       idempotency_key: 'crash-1',
@@ -373,13 +360,13 @@ describe('cards', () => {
     // The wallet is debited; loading the card at the processor keeps failing.
     await eventually(async () => ((await ledgerEntries(card.id)) === 1 ? true : undefined));
     await stack.stopWorker();
-    await bank.control('/control/providers/cards/up');
+    await stack.bank.control('/control/providers/cards/up');
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items[0].status).toBe('pending');
     await stack.startWorker();
     const [item] = await settled(tenant.apiKey, card.id, 1);
     expect(item?.status).toBe('succeeded');
     expect(await ledgerEntries(card.id)).toBe(1);
-    const [atProcessor] = await db.orm.em.fork().execute<{ n: string; total: string }[]>(
+    const [atProcessor] = await stack.db.orm.em.fork().execute<{ n: string; total: string }[]>(
       `select count(*) as n, sum(amount_minor)::text as total from sandbox_bank.card_fundings f
            join sandbox_bank.cards c on c.card_reference = f.card_reference where c.reference = ?`,
       [card.id],
@@ -389,21 +376,23 @@ describe('cards', () => {
   }, 60_000);
 
   it('returns the money when the processor refuses a funding for good, and keeps applying later operations', async () => {
-    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
     const card = await newCard(tenant.apiKey);
-    const [original] = await db.orm.em
+    const [original] = await stack.db.orm.em
       .fork()
       .execute<{ processor_reference: string }[]>('select processor_reference from cards where id = ?', [card.id]);
     // The processor no longer knows the card: it answers 404 to everything about it.
-    await db.orm.em.fork().execute(`update cards set processor_reference = 'crd_unknown' where id = ?`, [card.id]);
+    await stack.db.orm.em
+      .fork()
+      .execute(`update cards set processor_reference = 'crd_unknown' where id = ?`, [card.id]);
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 10_000 });
     const [refused] = await settled(tenant.apiKey, card.id, 1);
     expect(refused).toMatchObject({ amount_minor: 10_000, status: 'failed', failure_reason: 'processor_refused' });
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(1_000_000);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(1_000_000);
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(0);
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`);
     await operationsDone(card.id);
-    const [lockOp] = await db.orm.em
+    const [lockOp] = await stack.db.orm.em
       .fork()
       .execute<{ status: string; reason: string }[]>(
         `select status, reason from card_operations where card_id = ? and action = 'lock'`,
@@ -411,19 +400,19 @@ describe('cards', () => {
       );
     expect(lockOp).toEqual({ status: 'failed', reason: 'processor_refused' });
 
-    await db.orm.em
+    await stack.db.orm.em
       .fork()
       .execute('update cards set processor_reference = ? where id = ?', [original!.processor_reference, card.id]);
     await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, { amount_minor: 20_000 });
     const items = await settled(tenant.apiKey, card.id, 2);
     expect(items[0]).toMatchObject({ amount_minor: 20_000, status: 'succeeded' });
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(20_000);
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(980_000);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(980_000);
   });
 
   it('takes 50 concurrent fundings with distinct keys against a wallet that pays for 20: exactly 20 succeed', async () => {
     // 20 × 7,000 kobo = 140,000: the wallet pays for exactly twenty.
-    const tenant = await createFundedTenant(db.orm, 140_000);
+    const tenant = await createFundedTenant(stack.db.orm, 140_000);
     const card = await newCard(tenant.apiKey);
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -436,7 +425,7 @@ describe('cards', () => {
     expect(items.filter((item) => item.status === 'succeeded')).toHaveLength(20);
     expect(items.filter((item) => item.status === 'failed')).toHaveLength(30);
     expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(140_000);
-    expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
+    expect((await walletBalance(stack.db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
     expect(await ledgerEntries(card.id)).toBe(20);
     // And the card still answers later operations.
     expect((await post(tenant.apiKey, `/api/v1/cards/${card.id}/lock`)).statusCode).toBe(202);
@@ -446,15 +435,15 @@ describe('cards', () => {
   });
 
   it("answers 404 NOT_FOUND for another tenant's or an unknown card", async () => {
-    const owner = await createFundedTenant(db.orm);
-    const stranger = await createFundedTenant(db.orm);
+    const owner = await createFundedTenant(stack.db.orm);
+    const stranger = await createFundedTenant(stack.db.orm);
     const card = await newCard(owner.apiKey);
     for (const [key, id] of [
       [stranger.apiKey, card.id],
       [owner.apiKey, randomUUID()],
     ] as const) {
       for (const url of [`/api/v1/cards/${id}`, `/api/v1/cards/${id}/balance`, `/api/v1/cards/${id}/funding/history`]) {
-        const response = await app.inject({ method: 'GET', url, headers: auth(key) });
+        const response = await stack.app.inject({ method: 'GET', url, headers: auth(key) });
         expect({ url, status: response.statusCode }).toEqual({ url, status: 404 });
       }
       expect((await post(key, `/api/v1/cards/${id}/lock`)).statusCode).toBe(404);
@@ -462,7 +451,7 @@ describe('cards', () => {
     }
   });
   it('pages a card’s funding history newest first: 20 by default, at most 100, with totals', async () => {
-    const tenant = await createFundedTenant(db.orm, 4_500);
+    const tenant = await createFundedTenant(stack.db.orm, 4_500);
     const card = await newCard(tenant.apiKey);
     // 45 fundings of 100 kobo, sent one after another so that each is newer than the one before.
     for (let index = 0; index < 45; index += 1) {
@@ -474,7 +463,7 @@ describe('cards', () => {
     }
     await settled(tenant.apiKey, card.id, 45);
     const history = async (query: string) => {
-      const response = await app.inject({
+      const response = await stack.app.inject({
         method: 'GET',
         url: `/api/v1/cards/${card.id}/funding/history${query}`,
         headers: auth(tenant.apiKey),
@@ -506,7 +495,7 @@ describe('cards', () => {
     ]);
     expect((await history('?page=4')).items).toEqual([]);
     for (const query of ['?limit=101', '?limit=0', '?page=0', '?offset=-1', '?limit=abc', '?filters[status]=failed']) {
-      const refused = await app.inject({
+      const refused = await stack.app.inject({
         method: 'GET',
         url: `/api/v1/cards/${card.id}/funding/history${query}`,
         headers: auth(tenant.apiKey),
@@ -516,7 +505,7 @@ describe('cards', () => {
     }
     expect(
       fieldPaths(
-        await app.inject({
+        await stack.app.inject({
           method: 'GET',
           url: `/api/v1/cards/${card.id}/funding/history?limit=101`,
           headers: auth(tenant.apiKey),

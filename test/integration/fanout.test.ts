@@ -63,6 +63,13 @@ async function event(tenantId: string, type: string): Promise<string> {
   });
 }
 
+/** A fresh tenant `name` with an endpoint for every event, and one event of `type` of its: the endpoint, the event's id. */
+async function eventForAnEndpoint(name: string, type: string) {
+  const tenant = await createFundedTenant(db.orm, 0, name);
+  const target = await endpoint(tenant.tenantId, ['*']);
+  return { target, id: await event(tenant.tenantId, type) };
+}
+
 async function eventRow(id: string) {
   const [row] = await sql<{
     fanned_out_at: Date | null;
@@ -263,9 +270,7 @@ describe('a failing event', () => {
 
 describe('a delivery queued by a pass whose workflow start failed', () => {
   it('gets its workflow on the next pass even though its endpoint stopped listening meanwhile (it stayed queued for ever)', async () => {
-    const tenant = await createFundedTenant(db.orm, 0, 'queued-then-disabled');
-    const target = await endpoint(tenant.tenantId, ['*']);
-    const id = await event(tenant.tenantId, 'transfer.created');
+    const { target, id } = await eventForAnEndpoint('queued-then-disabled', 'transfer.created');
     // A real failing start: the real Temporal server refuses a namespace that does not exist, after
     // the delivery row was committed.
     const refusing = new Client({ connection, namespace: `missing-${randomUUID().slice(0, 8)}` });
@@ -285,9 +290,7 @@ describe('a delivery queued by a pass whose workflow start failed', () => {
 
 describe('a replica that died holding a claim', () => {
   it('keeps its events until the claim runs out, and then another replica fans them out', async () => {
-    const tenant = await createFundedTenant(db.orm, 0, 'orphaned');
-    const target = await endpoint(tenant.tenantId, ['*']);
-    const id = await event(tenant.tenantId, 'transfer.settled');
+    const { target, id } = await eventForAnEndpoint('orphaned', 'transfer.settled');
     // As a replica leaves it when it is killed between its claim and its Temporal calls.
     await sql(
       `update events set fanout_claimed_by = 'replica-that-died:1', fanout_claimed_until = now() + interval '1 second'

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { paystackConnector } from '../../src/connectors/paystack/index.ts';
 import type { PaystackDedicatedAccounts } from '../../src/connectors/paystack/virtual-accounts.ts';
 import type { Connector } from '../../src/connectors/types.ts';
-import { ProviderError, type SubmitTransferInput } from '../../src/providers/types.ts';
+import type { ProviderError, SubmitTransferInput } from '../../src/providers/types.ts';
+import { providerError } from '../support/provider-error.ts';
 import { type Fault, type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 
@@ -48,6 +49,21 @@ function transferId(): string {
   return `7a1c0e52-3b4d-4e6f-8a9b-${String(counter).padStart(12, '0')}`;
 }
 
+/** A transfer's status as the connector reads it when Paystack gave it no session: Paystack's own code and why. */
+const withoutSession = (status: string, rawCode: string, message: string) => ({
+  status,
+  sessionId: '',
+  rawCode,
+  message,
+});
+
+/** A transfer the connector has submitted to the simulator: its input. */
+async function submittedTransfer(): Promise<SubmitTransferInput> {
+  const input = transferInput();
+  await transfers().submitTransfer(input);
+  return input;
+}
+
 function transferInput(overrides: Partial<SubmitTransferInput> = {}): SubmitTransferInput {
   return {
     reference: transferId(),
@@ -58,15 +74,6 @@ function transferInput(overrides: Partial<SubmitTransferInput> = {}): SubmitTran
     narration: 'Invoice 42',
     ...overrides,
   };
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
 }
 
 const transfers = () => connector.transfers!;
@@ -155,20 +162,15 @@ describe('transfers', () => {
   });
 
   it('a failed transfer is failed', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     await sim.finishTransfer(input.reference, 'failed');
-    expect(await transfers().transferStatus(input.reference)).toEqual({
-      status: 'failed',
-      sessionId: '',
-      rawCode: 'failed',
-      message: 'Failed at the processor',
-    });
+    expect(await transfers().transferStatus(input.reference)).toEqual(
+      withoutSession('failed', 'failed', 'Failed at the processor'),
+    );
   });
 
   it('a transfer reversed after its success is failed', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     await sim.finishTransfer(input.reference, 'success');
     expect((await transfers().transferStatus(input.reference)).status).toBe('successful');
     await sim.finishTransfer(input.reference, 'reversed');
@@ -180,15 +182,11 @@ describe('transfers', () => {
   });
 
   it('a status it does not know is kept pending for the operator, never guessed', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     sim.transfers.get(input.reference)!.status = 'abandoned';
-    expect(await transfers().transferStatus(input.reference)).toEqual({
-      status: 'pending',
-      sessionId: '',
-      rawCode: 'abandoned',
-      message: 'Paystack status abandoned: kept for the operator',
-    });
+    expect(await transfers().transferStatus(input.reference)).toEqual(
+      withoutSession('pending', 'abandoned', 'Paystack status abandoned: kept for the operator'),
+    );
   });
 
   it('a transfer Paystack never saw is not_found', async () => {
@@ -274,8 +272,7 @@ describe('transfers', () => {
     });
 
     it.each(cases)('GET /transfer/verify answered with %s → transient %s', async (fault, outcome) => {
-      const input = transferInput();
-      await transfers().submitTransfer(input);
+      const input = await submittedTransfer();
       sim.failNext(fault, `GET /transfer/verify/${input.reference}`);
       const error = await providerError(transfers().transferStatus(input.reference));
       expect(error).toMatchObject({ transient: true, outcome });
@@ -297,40 +294,41 @@ describe('transfers', () => {
 });
 
 describe('callbacks', () => {
-  async function lastDelivery() {
+  /** The last webhook the receiver got, checked to be `sent` to the byte and to verify; its body. */
+  function lastDeliveryVerified(sent: string): string {
     const delivered = receiver.on('/provider-callbacks/paystack');
-    const last = delivered[delivered.length - 1]!;
-    return { body: last.body, headers: last.headers };
+    const { body, headers } = delivered[delivered.length - 1]!;
+    expect(body).toBe(sent);
+    expect(connector.callbacks!.verify(body, headers)).toEqual({ ok: true });
+    return body;
+  }
+
+  /** The connector reads the webhook body, and reads it as exactly this callback. */
+  function expectReadAs(body: string, callback: Record<string, unknown>) {
+    expect(connector.callbacks!.normalize(body)).toEqual({ ok: true, callback });
   }
 
   it('a transfer.success signed by Paystack verifies and reads as transfer.successful', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     const sent = await sim.finishTransfer(input.reference, 'success');
     expect(sent.answered).toBe(200);
-    const { body, headers } = await lastDelivery();
-    expect(body).toBe(sent.body);
-    expect(connector.callbacks!.verify(body, headers)).toEqual({ ok: true });
+    const body = lastDeliveryVerified(sent.body);
     const transfer = sim.transfers.get(input.reference)!;
-    expect(connector.callbacks!.normalize(body)).toEqual({
-      ok: true,
-      callback: {
-        eventId: `transfer.success:${input.reference}`,
-        type: 'transfer.successful',
-        occurredAt: transfer.updatedAt,
-        data: {
-          reference: input.reference,
-          session_id: transfer.session.id,
-          response_code: 'success',
-          message: 'Approved',
-        },
+    expectReadAs(body, {
+      eventId: `transfer.success:${input.reference}`,
+      type: 'transfer.successful',
+      occurredAt: transfer.updatedAt,
+      data: {
+        reference: input.reference,
+        session_id: transfer.session.id,
+        response_code: 'success',
+        message: 'Approved',
       },
     });
   });
 
   it('a repeat has the same event id; a reversal after the success has another', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     const success = await sim.finishTransfer(input.reference, 'success');
     const repeat = await sim.resend(success);
     const first = connector.callbacks!.normalize(success.body);
@@ -338,9 +336,7 @@ describe('callbacks', () => {
     expect(first.ok && again.ok && again.callback.eventId).toBe(first.ok && first.callback.eventId);
 
     const reversed = await sim.finishTransfer(input.reference, 'reversed');
-    const { body, headers } = await lastDelivery();
-    expect(body).toBe(reversed.body);
-    expect(connector.callbacks!.verify(body, headers)).toEqual({ ok: true });
+    const body = lastDeliveryVerified(reversed.body);
     const reversal = connector.callbacks!.normalize(body);
     expect(reversal).toEqual({
       ok: true,
@@ -360,23 +356,18 @@ describe('callbacks', () => {
   });
 
   it('a transfer.failed reads as transfer.failed with Paystack status', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     const sent = await sim.finishTransfer(input.reference, 'failed');
-    expect(connector.callbacks!.normalize(sent.body)).toEqual({
-      ok: true,
-      callback: {
-        eventId: `transfer.failed:${input.reference}`,
-        type: 'transfer.failed',
-        occurredAt: sim.transfers.get(input.reference)!.updatedAt,
-        data: { reference: input.reference, response_code: 'failed', message: 'Failed at the processor' },
-      },
+    expectReadAs(sent.body, {
+      eventId: `transfer.failed:${input.reference}`,
+      type: 'transfer.failed',
+      occurredAt: sim.transfers.get(input.reference)!.updatedAt,
+      data: { reference: input.reference, response_code: 'failed', message: 'Failed at the processor' },
     });
   });
 
   it('refuses a bad, missing or malformed signature', async () => {
-    const input = transferInput();
-    await transfers().submitTransfer(input);
+    const input = await submittedTransfer();
     const sent = await sim.finishTransfer(input.reference, 'success');
     const callbacks = connector.callbacks!;
     const tampered = sent.body.replace('"success"', '"failed"');
@@ -414,24 +405,19 @@ describe('callbacks', () => {
       account_number: 'XXXXXX4821',
       bank: 'Zenith Bank',
     });
-    const { body, headers } = await lastDelivery();
-    expect(body).toBe(webhook.body);
-    expect(connector.callbacks!.verify(body, headers)).toEqual({ ok: true });
-    expect(connector.callbacks!.normalize(body)).toEqual({
-      ok: true,
-      callback: {
-        eventId: `charge.success:${charge.reference}`,
-        type: 'virtual_account.credit',
-        occurredAt: charge.paid_at,
-        data: {
-          provider: 'paystack',
-          account_number: account.accountNumber,
-          amount_minor: 1_234_567,
-          transaction_reference: charge.reference,
-          sender_name: 'EMEKA ADEWALE',
-          sender_account_number: 'XXXXXX4821',
-          sender_bank: 'Zenith Bank',
-        },
+    const body = lastDeliveryVerified(webhook.body);
+    expectReadAs(body, {
+      eventId: `charge.success:${charge.reference}`,
+      type: 'virtual_account.credit',
+      occurredAt: charge.paid_at,
+      data: {
+        provider: 'paystack',
+        account_number: account.accountNumber,
+        amount_minor: 1_234_567,
+        transaction_reference: charge.reference,
+        sender_name: 'EMEKA ADEWALE',
+        sender_account_number: 'XXXXXX4821',
+        sender_bank: 'Zenith Bank',
       },
     });
     const repeat = await sim.resend(webhook);
@@ -444,13 +430,10 @@ describe('callbacks', () => {
       event: 'charge.success',
       data: { id: 99, reference: 'card_ref_0001', channel: 'card' },
     });
-    expect(connector.callbacks!.normalize(body)).toEqual({
-      ok: true,
-      callback: {
-        eventId: 'charge.success:card_ref_0001',
-        type: 'charge.success',
-        data: { id: 99, reference: 'card_ref_0001', channel: 'card' },
-      },
+    expectReadAs(body, {
+      eventId: 'charge.success:card_ref_0001',
+      type: 'charge.success',
+      data: { id: 99, reference: 'card_ref_0001', channel: 'card' },
     });
     const other = JSON.stringify({ event: 'dedicatedaccount.assign.success', data: { id: 4321 } });
     expect(connector.callbacks!.normalize(other)).toMatchObject({

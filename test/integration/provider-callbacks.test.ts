@@ -6,6 +6,7 @@
 // attacker meets the route (decisions §16): provider names that are not the deployment's,
 // oversized bodies, and refused signatures on the unauthenticated budget.
 import { randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
@@ -61,16 +62,47 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** A `test.flaky` callback under a fresh event id (`<label>-<uuid>`), and how to send it to the bare app. */
+function flakyCallback(label: string) {
+  const body = { id: `${label}-${randomUUID()}`, type: 'test.flaky', data: {} };
+  return { eventId: body.id, body, send: () => postSignedCallback(bare.app, body) };
+}
+
 /**
- * A record as a delivery leaves it when its process dies between the record's commit and the
- * dispatch: undispatched, and claimed for `claimLeft` more (a PostgreSQL interval).
+ * A `flakyCallback` whose record is as a delivery leaves it when its process dies between the
+ * record's commit and the dispatch: undispatched, and claimed for `claimLeft` more (a PostgreSQL interval).
  */
-async function recordLeftBehind(body: { id: string; type: string }, claimLeft: string) {
+async function flakyCallbackLeftBehind(label: string, claimLeft: string) {
+  const callback = flakyCallback(label);
+  const { body } = callback;
   await bareDb.orm.em.fork().execute(
     `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
      values (?, 'sandbox', ?, ?, ?, now() + ?::interval)`,
     [randomUUID(), body.id, body.type, JSON.stringify(body), claimLeft],
   );
+  return callback;
+}
+
+/** A 503 that asks the provider to send the callback again later, saying why. */
+function expectRetryLater(response: LightMyRequestResponse, message: string) {
+  expect(response.statusCode).toBe(503);
+  expect(response.json().error).toMatchObject({ code: 'UNAVAILABLE', message });
+}
+
+/** How many times the dispatcher ran for the event. */
+const dispatches = (eventId: string) => calls.filter((call) => call === eventId).length;
+
+/** A 200 that took the callback: `accepted` (recorded now) or `duplicate` (recorded before). */
+function expectTaken(response: LightMyRequestResponse, status: 'accepted' | 'duplicate') {
+  expect([response.statusCode, response.json().data.status]).toEqual([200, status]);
+}
+
+/** The `test.flaky` callback's record says it was applied, after the dispatcher ran `dispatchCount` times. */
+async function expectApplied(eventId: string, dispatchCount: number) {
+  expect(dispatches(eventId)).toBe(dispatchCount);
+  expect(await record(bareDb, eventId)).toEqual([
+    { dispatched: true, dispatch_result: 'applied', claimed: false, type: 'test.flaky' },
+  ]);
 }
 
 async function record(db: TestDatabase, eventId: string) {
@@ -140,52 +172,29 @@ describe('while a dispatch runs', () => {
 
 describe('a dispatch that does not happen', () => {
   it('answers 503 when the dispatch fails, keeps the record undispatched, and dispatches it on the retry', async () => {
-    const eventId = `flaky-${randomUUID()}`;
+    const { eventId, send } = flakyCallback('flaky');
     failuresLeft = 1;
-    const failed = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
-    expect(failed.statusCode).toBe(503);
-    expect(failed.json().error).toMatchObject({
-      code: 'UNAVAILABLE',
-      message: 'callback recorded but not yet applied; retry later',
-    });
+    expectRetryLater(await send(), 'callback recorded but not yet applied; retry later');
     // Recorded, not dispatched, and not claimed: the retry need not wait.
     expect(await record(bareDb, eventId)).toEqual([
       { dispatched: false, dispatch_result: null, claimed: false, type: 'test.flaky' },
     ]);
 
-    const retried = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
-    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
-    const again = await postSignedCallback(bare.app, { id: eventId, type: 'test.flaky', data: {} });
-    expect([again.statusCode, again.json().data.status]).toEqual([200, 'duplicate']);
-    expect(calls.filter((call) => call === eventId)).toHaveLength(2);
-    expect(await record(bareDb, eventId)).toEqual([
-      { dispatched: true, dispatch_result: 'applied', claimed: false, type: 'test.flaky' },
-    ]);
+    expectTaken(await send(), 'accepted');
+    expectTaken(await send(), 'duplicate');
+    await expectApplied(eventId, 2);
   });
 
   it('dispatches a record left by a delivery that died before dispatching, once its claim runs out', async () => {
-    const eventId = `orphan-${randomUUID()}`;
-    const body = { id: eventId, type: 'test.flaky', data: {} };
-    await recordLeftBehind(body, '1 second');
-    const retried = await postSignedCallback(bare.app, body);
-    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
-    expect(calls.filter((call) => call === eventId)).toHaveLength(1);
-    expect(await record(bareDb, eventId)).toEqual([
-      { dispatched: true, dispatch_result: 'applied', claimed: false, type: 'test.flaky' },
-    ]);
+    const { eventId, send } = await flakyCallbackLeftBehind('orphan', '1 second');
+    expectTaken(await send(), 'accepted');
+    await expectApplied(eventId, 1);
   });
 
   it('answers 503 to a repeat while another delivery still holds the dispatch, and dispatches nothing', async () => {
-    const eventId = `busy-${randomUUID()}`;
-    const body = { id: eventId, type: 'test.flaky', data: {} };
-    await recordLeftBehind(body, '1 hour');
-    const repeat = await postSignedCallback(bare.app, body);
-    expect(repeat.statusCode).toBe(503);
-    expect(repeat.json().error).toMatchObject({
-      code: 'UNAVAILABLE',
-      message: 'callback is being applied; retry later',
-    });
-    expect(calls.filter((call) => call === eventId)).toHaveLength(0);
+    const { eventId, send } = await flakyCallbackLeftBehind('busy', '1 hour');
+    expectRetryLater(await send(), 'callback is being applied; retry later');
+    expect(dispatches(eventId)).toBe(0);
   });
 });
 
@@ -255,7 +264,7 @@ describe('inbound credits on the full stack', () => {
       ]);
 
     const retried = await postSignedCallback(stack.app, callback);
-    expect([retried.statusCode, retried.json().data.status]).toEqual([200, 'accepted']);
+    expectTaken(retried, 'accepted');
     const workflowId = inboundCreditWorkflowId('wema', reference);
     expect((await record(stack.db, callback.id))[0]?.dispatch_result).toBe(`already applying ${workflowId}`);
     await stack.client.workflow.getHandle(workflowId).result();
@@ -315,7 +324,7 @@ describe('as an attacker meets the callback route', () => {
     const atLimit = body(fits, 64 * 1024);
     expect(Buffer.byteLength(atLimit)).toBe(65_536);
     const accepted = await post('198.51.100.40', 'sandbox', atLimit);
-    expect([accepted.statusCode, accepted.json().data.status]).toEqual([200, 'accepted']);
+    expectTaken(accepted, 'accepted');
     expect(await storedCallbacks(fits)).toBe(1);
 
     const over = `over-${randomUUID()}`;
@@ -384,6 +393,6 @@ describe('as an attacker meets the callback route', () => {
       'sandbox',
       JSON.stringify({ id: `after-${randomUUID()}`, type: 'test.ok', data: {} }),
     );
-    expect([signed.statusCode, signed.json().data.status]).toEqual([200, 'accepted']);
+    expectTaken(signed, 'accepted');
   });
 });

@@ -40,6 +40,12 @@ async function row(id: string): Promise<TransferRow> {
   return (await findTransfer(db.orm.em.fork(), id))!;
 }
 
+/** The tenant's wallet as [available, pending], in kobo. */
+async function wallet(tenantId: string): Promise<[number, number]> {
+  const balance = await walletBalance(db.orm.em.fork(), tenantId);
+  return [balance.availableMinor, balance.pendingMinor];
+}
+
 /**
  * Creates a transfer of 400,000 kobo (fee 1,000) to a sandbox account whose behaviour the test
  * wants; its id and the handle of its workflow.
@@ -74,16 +80,14 @@ describe('a transfer the bank never confirms', () => {
     const stuck = await row(id);
     expect(stuck.status).toBe('processing');
     expect(stuck.stuck_since).not.toBeNull();
-    const reserved = await walletBalance(db.orm.em.fork(), tenant.tenantId);
-    expect([reserved.availableMinor, reserved.pendingMinor]).toEqual([599_000, 401_000]);
+    expect(await wallet(tenant.tenantId)).toEqual([599_000, 401_000]);
 
     // The bank settles it on its side; its callback cannot reach us, so the next status query finds it.
     expect((await bank.control(`/control/transfers/${id}/confirm`)).status).toBe(200);
     await env.sleep('7 hours');
     expect(await handle.result()).toMatchObject({ status: 'completed', stuck: true });
     expect((await row(id)).status).toBe('completed');
-    const settled = await walletBalance(db.orm.em.fork(), tenant.tenantId);
-    expect([settled.availableMinor, settled.pendingMinor]).toEqual([599_000, 0]);
+    expect(await wallet(tenant.tenantId)).toEqual([599_000, 0]);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
     await recordHistoryOf('transfer-stuck-then-confirmed', handle);
   }, 120_000);
@@ -101,8 +105,7 @@ describe('a transfer whose submissions the bank throttles for longer than the re
     expect(state).toMatchObject({ status: 'processing', stuck: false });
     expect(state.bankOutcome).toBeUndefined();
     expect((await row(id)).status).toBe('processing');
-    const reserved = await walletBalance(db.orm.em.fork(), tenant.tenantId);
-    expect([reserved.availableMinor, reserved.pendingMinor]).toEqual([599_000, 401_000]);
+    expect(await wallet(tenant.tenantId)).toEqual([599_000, 401_000]);
 
     // Stuck after 24 h of waiting for the bank's answer, counted from the end of the submission hour.
     await env.sleep('25 hours');
@@ -115,8 +118,7 @@ describe('a transfer whose submissions the bank throttles for longer than the re
     expect(resolved).toEqual({ transferId: id, status: 'failed', decidedBy: 'operator' });
     expect(await handle.result()).toMatchObject({ status: 'failed' });
     expect((await row(id)).status).toBe('failed');
-    const refunded = await walletBalance(db.orm.em.fork(), tenant.tenantId);
-    expect([refunded.availableMinor, refunded.pendingMinor]).toEqual([1_000_000, 0]);
+    expect(await wallet(tenant.tenantId)).toEqual([1_000_000, 0]);
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
     await recordHistoryOf('transfer-unknown-at-bank-resolved', handle);
   }, 120_000);

@@ -88,19 +88,22 @@ export function startWebhookFanout(
 }
 
 /**
- * A test file's stack: started before its tests (`onStart` hands it to the file's variables, and
- * may start what the file needs beside it, which `onStop` stops), closed after them, and after
- * each test the ledger must balance (all postings ever made sum to 0) and keep every invariant
- * that `admin ledger verify` checks.
+ * A test file's stack: started before its tests, closed after them, and after each test the
+ * ledger must balance (all postings ever made sum to 0) and keep every invariant that `admin
+ * ledger verify` checks. The stack is what this returns, its fields there from the file's first
+ * test on; `onStart` may also hand it to the file's variables and start what the file needs beside
+ * it, which `onStop` stops.
  */
 export function useGatewayStack(
   options: GatewayStackOptions,
-  onStart: (stack: GatewayStack) => unknown,
+  onStart: (stack: GatewayStack) => unknown = () => {},
   onStop?: () => Promise<void>,
-): void {
+): GatewayStack {
+  const handle = {} as GatewayStack;
   let stack: GatewayStack | undefined;
   beforeAll(async () => {
     stack = await startGatewayStack(options);
+    Object.assign(handle, stack);
     await onStart(stack);
   });
   afterEach(async () => {
@@ -113,6 +116,7 @@ export function useGatewayStack(
     if (stack) await onStop?.();
     await stack?.close();
   });
+  return handle;
 }
 
 export async function startGatewayStack(options: {

@@ -2,9 +2,11 @@
 // the stack the time-skipping files share: that server, a fresh database, the sandbox bank (with
 // no gateway to call back: workflows learn outcomes by asking it), a worker on the file's queue and
 // a webhook worker on its webhook queue.
+import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
+import type { MikroORM } from '../../src/db/orm.ts';
 import { type Providers, createProviders } from '../../src/providers/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';
@@ -38,6 +40,8 @@ export interface TimeSkippingStack {
   /** Absent when the file asked for no bank (its providers then point at a closed port). */
   bank: TestSandboxBank | undefined;
   providers: Providers;
+  /** What the API's services take of the stack: its database, the environment's client, the file's queue. */
+  services: { orm: MikroORM; client: Client; taskQueue: string };
   worker: TestWorker;
   /** The webhook worker, on `<taskQueue>-webhooks`. */
   webhookWorker: TestWorker;
@@ -66,6 +70,7 @@ export function useTimeSkippingStack(
       providerCallbackSecret: TEST_CALLBACK_SECRET,
     });
     stack.providers = providers;
+    stack.services = { orm: db.orm, client: env.client, taskQueue: options.taskQueue };
     const common = { orm: db.orm, providers, connection: env.nativeConnection, client: env.client };
     stack.worker = await startTestWorker({ ...common, taskQueue: options.taskQueue });
     stack.webhookWorker = await startTestWorker({
