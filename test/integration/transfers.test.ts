@@ -575,7 +575,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     const committed = randomUUID();
     await reserve(committed, 'settle-1');
     const used = await settle(committed, 'settle-1');
-    expect(used).toEqual({ id: committed, status: 'pending', recipientName: 'X' });
+    expect(used).toEqual({ id: committed, status: 'pending', recipientName: 'X', connector: 'sandbox' });
     expect(await findTransfer(db.orm.em.fork(), committed)).toMatchObject({
       reference: 'settle-1',
       status: 'pending',
@@ -595,7 +595,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     // The retry of the request (a new run, a new transfer id) takes the same reference.
     const retried = randomUUID();
     const view = await reserve(retried, 'settle-2');
-    expect(view).toEqual({ id: retried, status: 'pending', recipientName: 'X' });
+    expect(view).toEqual({ id: retried, status: 'pending', recipientName: 'X', connector: 'sandbox' });
     expect(await findTransfer(db.orm.em.fork(), retried)).toMatchObject({
       reference: 'settle-2',
       amount_minor: 300_000,
