@@ -449,6 +449,47 @@ describe('stuck transfers and operators', () => {
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 799_000, pending: 0 });
   }, 60_000);
+
+  it('tells the operator when no worker answers a resolution within --wait, and resolves once one runs', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
+    while ((await handle.query(statusQuery)).status !== 'processing')
+      await new Promise((resolve) => setTimeout(resolve, 100));
+
+    await stack.stopWorker();
+    const unanswered = await admin(
+      'transfers',
+      'resolve',
+      '--id',
+      id,
+      '--outcome',
+      'failed',
+      '--note',
+      'n',
+      '--wait',
+      '2s',
+    );
+    expect(unanswered.code).toBe(1);
+    expect(unanswered.stderr).toContain('transfers resolve refused (no_answer)');
+    expect(unanswered.stderr).toContain('did not answer within 2s: is a worker running?');
+    // Nothing moved while no worker ran: the amount and fee (300,000 + 1,000) are still reserved.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
+
+    // The unanswered resolution stays with the workflow (the server admitted it) and may apply once a
+    // worker runs; asked again, the transfer is resolved either way, and once.
+    await stack.startWorker();
+    const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank said no');
+    if (again.code === 0)
+      expect(again.json).toMatchObject({ transfer_id: id, status: 'failed', decided_by: 'operator' });
+    else expect(again.stderr).toContain(`transfer ${id} is already failed`);
+    await waitForStatus(tenant.apiKey, id, 'failed');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_reverse']);
+    const resolutions = await db.orm.em
+      .fork()
+      .execute<{ outcome: string }[]>('select outcome from transfer_resolutions where transfer_id = ?', [id]);
+    expect(resolutions).toEqual([{ outcome: 'failed' }]);
+  }, 60_000);
 });
 
 describe('GET /api/v1/transfers', () => {
