@@ -82,6 +82,16 @@ describe('import rules', () => {
       "import { nextStatusCheckMs } from '../../workflows/transfer.ts';\nexport const x = nextStatusCheckMs;\n",
     ],
     [
+      'activities-use-their-own-feature-store',
+      `activities/${planted}.ts`,
+      "import { findTransfer } from '../src/transfers/store.ts';\nexport const x = findTransfer;\n",
+    ],
+    [
+      'no-test-code-in-the-product',
+      `src/transfers/${planted}.ts`,
+      "import { eventually } from '../../test/support/eventually.ts';\nexport const x = eventually;\n",
+    ],
+    [
       'sandbox-bank-stands-alone',
       `src/sandbox-bank/${planted}.ts`,
       "import { loadConfig } from '../config.ts';\nexport const x = loadConfig;\n",
