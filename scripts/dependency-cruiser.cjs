@@ -74,6 +74,33 @@ module.exports = {
       },
     },
     {
+      name: 'sandbox-bank-stands-alone',
+      comment:
+        'The sandbox bank is a service of its own: it shares nothing with the API but the generic bank contract ' +
+        '(src/connectors/generic/contract.ts) and the process-neutral src/runtime/.',
+      severity: 'error',
+      from: { path: '^src/sandbox-bank/' },
+      to: {
+        path: '^(src|activities|workflows|worker)/',
+        pathNot: '^src/(sandbox-bank/|runtime/|connectors/generic/contract\\.ts$)',
+      },
+    },
+    {
+      name: 'runtime-and-contract-stand-alone',
+      comment:
+        'src/runtime/ and the generic bank contract import nothing of the gateway, so every process may use them.',
+      severity: 'error',
+      from: { path: '^src/(runtime/|connectors/generic/contract\\.ts$)' },
+      to: { path: '^(src|activities|workflows|worker)/', pathNot: '^src/runtime/' },
+    },
+    {
+      name: 'no-process-reaches-the-sandbox-bank',
+      comment: 'Only the launcher (src/stack/) knows the sandbox bank, to check its configuration and start it.',
+      severity: 'error',
+      from: { path: '^(src|activities|workflows|worker)/', pathNot: '^src/(sandbox-bank|stack)/' },
+      to: { path: '^src/sandbox-bank/' },
+    },
+    {
       name: 'no-test-code-in-the-product',
       severity: 'error',
       from: { path: '^(src|activities|workflows|worker)/' },

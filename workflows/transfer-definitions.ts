@@ -37,6 +37,8 @@ export interface TransferRecord {
   status: TransferStatus;
   /** The name enquiry's answer kept with the transfer. */
   recipientName: string;
+  /** The connector that took the transfer, whose bank is asked about it. */
+  connector: string;
 }
 
 /** The `create` update's answer. */
@@ -88,7 +90,7 @@ export interface TransferResume {
   waitedMs: number;
   stuck: boolean;
   statusChecks: number;
-  connector?: string | undefined;
+  connector: string;
 }
 
 export interface TransferWorkflowInput {

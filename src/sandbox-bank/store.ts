@@ -216,8 +216,12 @@ export function newEventId(): string {
 export class SandboxStore {
   readonly pool: pg.Pool;
 
-  constructor(databaseUrl: string) {
+  /** `onIdleError`: an idle connection ended (the database stopping or restarting). */
+  constructor(databaseUrl: string, onIdleError: (error: Error) => void = () => {}) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    // Without a listener, pg's pool turns that into an uncaught error that ends the process; the
+    // next query reconnects, or fails and is answered as any failed query is.
+    this.pool.on('error', onIdleError);
   }
 
   async migrate(): Promise<void> {

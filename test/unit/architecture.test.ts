@@ -1,5 +1,7 @@
 // The architecture check (docs/architecture.md): the import rules of scripts/dependency-cruiser.cjs
-// over the product's code, and table ownership on the SQL and ORM writes the code contains. Each
+// over the product's code (layers, feature stores, and the processes' boundaries: the sandbox bank
+// shares nothing with the API but its client contract), and table ownership on the SQL and ORM
+// writes the code contains. Each
 // rule is also shown to fail on a violation planted for the purpose, so a check that cannot fail
 // never passes for the wrong reason.
 import { randomUUID } from 'node:crypto';
@@ -78,6 +80,31 @@ describe('import rules', () => {
       'no-workflow-implementation-outside-workflows',
       `src/transfers/${planted}.ts`,
       "import { nextStatusCheckMs } from '../../workflows/transfer.ts';\nexport const x = nextStatusCheckMs;\n",
+    ],
+    [
+      'activities-use-their-own-feature-store',
+      `activities/${planted}.ts`,
+      "import { findTransfer } from '../src/transfers/store.ts';\nexport const x = findTransfer;\n",
+    ],
+    [
+      'no-test-code-in-the-product',
+      `src/transfers/${planted}.ts`,
+      "import { eventually } from '../../test/support/eventually.ts';\nexport const x = eventually;\n",
+    ],
+    [
+      'sandbox-bank-stands-alone',
+      `src/sandbox-bank/${planted}.ts`,
+      "import { loadConfig } from '../config.ts';\nexport const x = loadConfig;\n",
+    ],
+    [
+      'runtime-and-contract-stand-alone',
+      `src/runtime/${planted}.ts`,
+      "import { loadConfig } from '../config.ts';\nexport const x = loadConfig;\n",
+    ],
+    [
+      'no-process-reaches-the-sandbox-bank',
+      `src/transfers/${planted}.ts`,
+      "import { BANKS } from '../sandbox-bank/banks.ts';\nexport const x = BANKS;\n",
     ],
   ])(
     '%s fails on a planted violation',
