@@ -67,28 +67,31 @@ describe('renderError', () => {
   });
 });
 
+/** What `read` makes of each path: a table of `path → expected`. */
+function readsEach(read: (path: string) => string | undefined, cases: [path: string, expected: string][]): void {
+  it.each(cases)('%s → %s', (path, expected) => {
+    expect(read(path)).toBe(expected);
+  });
+}
+
 describe('envelopeStyleFor', () => {
-  it.each([
+  readsEach(envelopeStyleFor, [
     ['/api/v1/transfers', 'transfer'],
     ['/api/v1/transfers/abc', 'transfer'],
     ['/api/v1/transfers?page=2', 'transfer'],
     ['/api/v1/transfersx', 'resource'],
     ['/api/v1/wallet', 'resource'],
     ['/api/v1/virtual-accounts', 'resource'],
-  ])('%s → %s', (path, style) => {
-    expect(envelopeStyleFor(path)).toBe(style);
-  });
+  ]);
 });
 
 describe('canonicalPathFor', () => {
-  it.each([
+  readsEach(canonicalPathFor, [
     ['/v1/transfers', '/api/v1/transfers'],
     ['/v1/cards/c1/lock', '/api/v1/cards/c1/lock'],
     ['/api/transfers', '/api/v1/transfers'],
     ['/api/virtual-accounts/x', '/api/v1/virtual-accounts/x'],
-  ])('%s → %s', (legacy, canonical) => {
-    expect(canonicalPathFor(legacy)).toBe(canonical);
-  });
+  ]);
 
   it.each(['/api/v1/transfers', '/health', '/docs', '/apiary', '/v10/x'])('%s is not a legacy form', (path) => {
     expect(canonicalPathFor(path)).toBeUndefined();
