@@ -4,7 +4,7 @@
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
 import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
@@ -12,7 +12,7 @@ import { lockFor } from '../db/locks.ts';
 export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints', {
   ...tenantOwned(),
   url: p.string(),
-  mode: p.enum(['test', 'live'] as const),
+  mode: keyMode(),
   events: p.array(),
   secret_ciphertext: p.string(),
   status: p.enum(['listening', 'disabled', 'deleted'] as const),
