@@ -6,12 +6,7 @@
 // projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TransferStatus } from '../src/transfers/domain.ts';
-
-export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
-
-export function transferWorkflowId(tenantId: string, reference: string): string {
-  return `transfer:${tenantId}:${reference}`;
-}
+export { TRANSFER_WORKFLOW_TYPE, transferWorkflowId } from './workflow-names.ts';
 
 /** What the API validated and computed; the workflow's input and the `create` update's argument. */
 export interface TransferRequest {
