@@ -44,13 +44,11 @@ export interface TransferActivityDeps {
 }
 
 /**
- * The bank switch of the connector that took a transfer (the default one's when the run does not
- * know it: see connectorOf in workflows/transfer.ts). A connector the deployment no longer has is
+ * The bank switch of the connector that took a transfer. A connector the deployment no longer has is
  * a fault to retry, never a reason to ask or pay elsewhere: its transfers wait until it is
  * configured again or an operator resolves them.
  */
-function transfersOf(providers: Providers, connector: string | undefined): BankSwitch {
-  if (connector === undefined) return providers.bankSwitch;
+function transfersOf(providers: Providers, connector: string): BankSwitch {
   const found = transfersConnector(providers, connector);
   if (!found) {
     throw new Error(
@@ -63,7 +61,8 @@ function transfersOf(providers: Providers, connector: string | undefined): BankS
 
 /** What the workflow learns of a row: its id and status, never a response shape. */
 function recordOf(row: TransferRow): TransferRecord {
-  return { id: row.id, status: row.status, recipientName: row.recipient_name };
+  // A row no connector is recorded on was made before connectors were, by the sandbox (migration 0023).
+  return { id: row.id, status: row.status, recipientName: row.recipient_name, connector: row.connector ?? 'sandbox' };
 }
 
 async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {
@@ -168,7 +167,6 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         let row: TransferRow;
         try {
           row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
-            status: 'pending',
             nameEnquirySessionId: input.nameEnquirySessionId,
             connector: input.connector,
           });
@@ -219,7 +217,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       transferId: string;
       request: TransferRequest;
       recipientName: string;
-      connector?: string;
+      connector: string;
       /** The name enquiry's session at that connector (the generic contract sends it). */
       sessionId?: string;
     }): Promise<{ status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }> {
@@ -255,7 +253,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
     async queryBankStatus(input: {
       transferId: string;
-      connector?: string;
+      connector: string;
     }): Promise<BankOutcome | { status: 'pending' | 'unknown' }> {
       const bankSwitch = transfersOf(providers, input.connector);
       try {

@@ -1,14 +1,7 @@
 // The card workflow's contract: one long-lived workflow per card (id `card:<card_id>`) that
 // applies operations one at a time, in the order it accepted them.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-
-export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
-export const CARD_ISSUE_WORKFLOW_TYPE = 'cardIssueWorkflow';
-
-/** Issuing a card: one run per tenant and key (the client's Idempotency-Key, or a fresh one). */
-export function cardIssueWorkflowId(tenantId: string, key: string): string {
-  return `card-issue:${tenantId}:${key}`;
-}
+export { CARD_ISSUE_WORKFLOW_TYPE, CARD_WORKFLOW_TYPE, cardIssueWorkflowId, cardWorkflowId } from './workflow-names.ts';
 
 export interface CardIssueInput {
   /** The new card's id, also its reference at the processor (which issues once per reference). */
@@ -26,10 +19,6 @@ export interface CardIssueState {
 }
 
 export const cardIssueStatusQuery = defineQuery<CardIssueState>('status');
-
-export function cardWorkflowId(cardId: string): string {
-  return `card:${cardId}`;
-}
 
 export type CardOperation =
   | { kind: 'lock' | 'unlock'; operationId: string }

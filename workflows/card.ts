@@ -6,9 +6,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  allHandlersFinished,
   condition,
-  continueAsNew,
   log,
   proxyActivities,
   setHandler,
@@ -16,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { CardActivities } from '../activities/cards.ts';
 import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from './activity-options.ts';
+import { continueAsNewOnceHandled } from './continue-as-new.ts';
 import {
   type CardOperation,
   type CardState,
@@ -114,13 +113,9 @@ export async function cardWorkflow(input: CardWorkflowInput): Promise<void> {
     }
     if (shouldContinueAsNew()) {
       // Updates accepted meanwhile land in `queue`, which the next run starts with.
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof cardWorkflow>({
-        ...input,
-        locked: state.locked,
-        queue,
-        seen: [...seen].slice(-SEEN_KEPT),
-      });
+      await continueAsNewOnceHandled<typeof cardWorkflow>(() => [
+        { ...input, locked: state.locked, queue, seen: [...seen].slice(-SEEN_KEPT) },
+      ]);
     }
   }
 }

@@ -4,8 +4,7 @@
 // `reconciliation:<D>:<uuid>`). Each run reconciles every configured connector with a settlement
 // record (decisions §13), each on its own: one run per (connector, day).
 import type { RunSummary } from '../src/reconciliation/store.ts';
-
-export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
+export { RECONCILIATION_WORKFLOW_TYPE, reconciliationScheduleId, reconciliationWorkflowId } from './workflow-names.ts';
 
 export interface ReconciliationInput {
   /** The UTC day to reconcile (YYYY-MM-DD); absent → the day before the workflow started. */
@@ -22,14 +21,6 @@ export interface ReconciliationResult {
   runs: RunSummary[];
   /** A connector whose record stayed unavailable for the activity's 6 h, or that the worker does not have. */
   unavailable: { connector: string; message: string }[];
-}
-
-export function reconciliationScheduleId(taskQueue: string): string {
-  return `daily-reconciliation:${taskQueue}`;
-}
-
-export function reconciliationWorkflowId(date: string, unique: string): string {
-  return `reconciliation:${date}:${unique}`;
 }
 
 /** The UTC day before `at`. */

@@ -6,12 +6,7 @@
 // projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TransferStatus } from '../src/transfers/domain.ts';
-
-export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
-
-export function transferWorkflowId(tenantId: string, reference: string): string {
-  return `transfer:${tenantId}:${reference}`;
-}
+export { TRANSFER_WORKFLOW_TYPE, transferWorkflowId } from './workflow-names.ts';
 
 /** What the API validated and computed; the workflow's input and the `create` update's argument. */
 export interface TransferRequest {
@@ -37,6 +32,8 @@ export interface TransferRecord {
   status: TransferStatus;
   /** The name enquiry's answer kept with the transfer. */
   recipientName: string;
+  /** The connector that took the transfer, whose bank is asked about it. */
+  connector: string;
 }
 
 /** The `create` update's answer. */
@@ -88,7 +85,7 @@ export interface TransferResume {
   waitedMs: number;
   stuck: boolean;
   statusChecks: number;
-  connector?: string | undefined;
+  connector: string;
 }
 
 export interface TransferWorkflowInput {

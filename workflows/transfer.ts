@@ -134,9 +134,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     { key: TransferStatusKey, value: state.status },
     { key: AmountMinorKey, value: input.request.amountMinor },
   ]);
-  if (state.connector !== undefined) {
-    upsertSearchAttributes([{ key: TransferConnectorKey, value: state.connector }]);
-  }
+  state.connector = transfer.connector;
+  upsertSearchAttributes([{ key: TransferConnectorKey, value: transfer.connector }]);
   if (!input.resume) await submit(input.request, transfer, state);
   await awaitOutcome(input, transfer, state);
   await finish(transfer.transferId, state, (decider) => {
@@ -149,12 +148,14 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 interface Accepted {
   transferId: string;
   recipientName: string;
+  /** The connector that holds the transfer: its bank is the one asked about it, until a failover. */
+  connector: string;
   /** The name enquiry's session at the transfer's connector (unknown to a run continued as new). */
   nameEnquirySessionId?: string;
 }
 
 function resumed(resume: TransferResume): Accepted {
-  return { transferId: resume.transferId, recipientName: resume.recipientName };
+  return { transferId: resume.transferId, recipientName: resume.recipientName, connector: resume.connector };
 }
 
 function startingState(input: TransferWorkflowInput): TransferState {
@@ -231,7 +232,7 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
       nameEnquirySessionId: enquiry.sessionId,
       connector: enquiry.connector,
     });
-    return { transferId, recipientName, nameEnquirySessionId: enquiry.sessionId };
+    return { transferId, recipientName, connector: enquiry.connector, nameEnquirySessionId: enquiry.sessionId };
   } catch (error) {
     const refusal = refusalFrom(error);
     // An earlier reservation attempt (timed out, still on its way when a later one was refused,
@@ -243,7 +244,9 @@ async function reserve(request: TransferRequest, state: TransferState): Promise<
     // makes the transfer after all; otherwise none can commit any more, and the reference stays
     // free for the client's retry.
     const settled = await ledgerLocal.settleReservation({ transferId, request });
-    if (settled) return { transferId, recipientName: recipientName ?? settled.recipientName };
+    // Its bank calls go to the connector that took it, which this execution's enquiry may not know.
+    if (settled)
+      return { transferId, recipientName: recipientName ?? settled.recipientName, connector: settled.connector };
     throw refusal;
   }
 }
@@ -265,7 +268,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
         transferId,
         request,
         recipientName,
-        ...(state.connector !== undefined ? { connector: state.connector } : {}),
+        connector: transfer.connector,
         ...(enquirySession !== undefined ? { sessionId: enquirySession } : {}),
       });
       state.sessionId = submitted.sessionId;
@@ -280,17 +283,18 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
     } catch (error) {
       const cause = error instanceof ActivityFailure ? error.cause : undefined;
       const refused = cause instanceof ApplicationFailure ? cause.type : undefined;
-      if (refused === 'bank_not_taken' && state.connector !== undefined) {
-        tried.push(state.connector);
+      if (refused === 'bank_not_taken') {
+        tried.push(transfer.connector);
         const next = await nextConnector(request, tried);
         if (next) {
           log.warn('connector did not take the transfer; passing it to the next', {
             transferId,
-            from: state.connector,
+            from: transfer.connector,
             to: next.connector,
             reason: (cause as ApplicationFailure).message,
           });
           await ledger.assignConnector({ transferId, connector: next.connector, sessionId: next.sessionId });
+          transfer.connector = next.connector;
           state.connector = next.connector;
           recipientName = next.accountName;
           enquirySession = next.sessionId;
@@ -308,7 +312,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
           ...(details.providerCode ? { providerCode: details.providerCode } : {}),
         };
       } else {
-        await askAfterFailedSubmission(transferId, state);
+        await askAfterFailedSubmission(transfer, state);
       }
     }
     break;
@@ -345,9 +349,10 @@ async function nextConnector(
  * answer decides; if even the status query fails, the transfer waits (and keeps asking) like any
  * unconfirmed one.
  */
-async function askAfterFailedSubmission(transferId: string, state: TransferState): Promise<void> {
+async function askAfterFailedSubmission(transfer: Accepted, state: TransferState): Promise<void> {
+  const { transferId, connector } = transfer;
   try {
-    const known = await statusCheck.queryBankStatus({ transferId, ...connectorOf(state) });
+    const known = await statusCheck.queryBankStatus({ transferId, connector });
     // "Unknown" (no such transfer) right after our last attempt is no proof: that attempt may
     // still reach the bank. Only the bank's definitive "failed" refunds; until then the transfer
     // stays processing and the bank is asked again on the usual schedule.
@@ -355,14 +360,6 @@ async function askAfterFailedSubmission(transferId: string, state: TransferState
   } catch (error) {
     log.warn('bank unreachable after submission retries; waiting for its answer', { transferId, error: String(error) });
   }
-}
-
-/**
- * The connector a bank call goes to: the transfer's own. None when this execution's name enquiry
- * failed and it took over a reservation an earlier execution of its task made (see reserve).
- */
-function connectorOf(state: TransferState): { connector?: string } {
-  return state.connector !== undefined ? { connector: state.connector } : {};
 }
 
 /**
@@ -378,7 +375,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
     waitedMs += interval;
     state.statusChecks += 1;
     try {
-      const known = await statusCheck.queryBankStatus({ transferId, ...connectorOf(state) });
+      const known = await statusCheck.queryBankStatus({ transferId, connector: transfer.connector });
       if (known.status === 'successful' || known.status === 'failed') state.bankOutcome ??= known;
     } catch (error) {
       log.warn('bank status query failed; will ask again', { transferId, error: String(error) });
@@ -400,7 +397,6 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
           waitedMs,
           stuck: state.stuck,
           statusChecks: state.statusChecks,
-          ...connectorOf(state),
         },
       });
     }

@@ -1,17 +1,16 @@
 // What the API, the activities and the virtual-account workflows share: workflow types and ids,
 // the inbound credit's shape and the `status` queries. No workflow code, so the API can import it.
 import { defineQuery } from '@temporalio/workflow';
-
-export const EXPIRY_WORKFLOW_TYPE = 'virtualAccountExpiryWorkflow';
-export const INBOUND_CREDIT_WORKFLOW_TYPE = 'inboundCreditWorkflow';
-
-export function expiryWorkflowId(accountId: string): string {
-  return `va-expiry:${accountId}`;
-}
-
-export function inboundCreditWorkflowId(provider: string, transactionReference: string): string {
-  return `credit:${provider}:${transactionReference}`;
-}
+export {
+  CLOSE_WORKFLOW_TYPE,
+  CREATE_WORKFLOW_TYPE,
+  EXPIRY_WORKFLOW_TYPE,
+  INBOUND_CREDIT_WORKFLOW_TYPE,
+  closeWorkflowId,
+  createWorkflowId,
+  expiryWorkflowId,
+  inboundCreditWorkflowId,
+} from './workflow-names.ts';
 
 export interface InboundCredit {
   /** The virtual-account provider the credit is for (the sandbox bank names the one it plays). */
@@ -44,13 +43,6 @@ export interface InboundCreditState {
 
 export const expiryStatusQuery = defineQuery<ExpiryState>('status');
 export const inboundCreditStatusQuery = defineQuery<InboundCreditState>('status');
-
-export const CREATE_WORKFLOW_TYPE = 'virtualAccountCreateWorkflow';
-
-/** Creating an account: one run per tenant and key (request_id, Idempotency-Key, or a fresh one). */
-export function createWorkflowId(tenantId: string, key: string): string {
-  return `va-create:${tenantId}:${key}`;
-}
 
 export interface VirtualAccountCreateInput {
   accountId: string;
@@ -88,13 +80,6 @@ export interface VirtualAccountCreateState {
 }
 
 export const createStatusQuery = defineQuery<VirtualAccountCreateState>('status');
-
-export const CLOSE_WORKFLOW_TYPE = 'virtualAccountCloseWorkflow';
-
-/** Closing an account: one run per account (a failed run may be retried). */
-export function closeWorkflowId(accountId: string): string {
-  return `va-close:${accountId}`;
-}
 
 export interface VirtualAccountCloseInput {
   accountId: string;

@@ -1,12 +1,7 @@
 // The webhook delivery workflow's contract: one workflow per (event, endpoint), id
 // `delivery:<event_id>:<endpoint_id>`; a `replay` signal delivers again at once.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-
-export const DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
-
-export function deliveryWorkflowId(eventId: string, endpointId: string): string {
-  return `delivery:${eventId}:${endpointId}`;
-}
+export { DELIVERY_WORKFLOW_TYPE, deliveryWorkflowId } from './workflow-names.ts';
 
 export interface DeliveryInput {
   deliveryId: string;

@@ -6,15 +6,7 @@
 // when the tenant has its limit in flight (src/webhooks/attempt-slots.ts), and a run continues as
 // new every 50 attempts (or 1,000 history events, or when Temporal suggests it), carrying its place
 // in the schedule, so a delivery replayed without end keeps a short history.
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  log,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.ts';
 import {
   type AttemptResult,
@@ -26,6 +18,7 @@ import {
   replaySignal,
   slotSignal,
 } from './webhook-delivery-definitions.ts';
+import { continueAsNewOnceHandled } from './continue-as-new.ts';
 
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -82,23 +75,22 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   const historyLong = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= HISTORY_EVENTS_PER_RUN;
   /** Hands this run's place in the schedule to a new run (after every handler has finished). */
-  const continueFrom = async (dueNow?: DeliveryResume['due']): Promise<never> => {
-    await condition(allHandlersFinished);
-    const next: DeliveryResume = {
-      status: state.status,
-      step,
-      ...(overrideMs !== undefined ? { overrideMs } : {}),
-      // Read last, after the wait above: a replay signalled meanwhile is carried too.
-      replays: [...replays],
-      ...(state.lastReplayId ? { lastReplayId: state.lastReplayId } : {}),
-      ...(dueNow ? { due: dueNow } : {}),
-    };
-    return continueAsNew<typeof webhookDeliveryWorkflow>({
-      ...input,
-      previousAttempts: (input.previousAttempts ?? 0) + state.attempts,
-      resume: next,
-    });
-  };
+  const continueFrom = (dueNow?: DeliveryResume['due']): Promise<never> =>
+    continueAsNewOnceHandled<typeof webhookDeliveryWorkflow>(() => [
+      {
+        ...input,
+        previousAttempts: (input.previousAttempts ?? 0) + state.attempts,
+        resume: {
+          status: state.status,
+          step,
+          ...(overrideMs !== undefined ? { overrideMs } : {}),
+          // Read after the wait for handlers: a replay signalled meanwhile is carried too.
+          replays: [...replays],
+          ...(state.lastReplayId ? { lastReplayId: state.lastReplayId } : {}),
+          ...(dueNow ? { due: dueNow } : {}),
+        },
+      },
+    ]);
 
   for (;;) {
     if (state.attempts > 0 && (state.attempts >= ATTEMPTS_PER_RUN || historyLong())) await continueFrom();

@@ -1,6 +1,7 @@
 // Cards' request and response shapes (decisions §6, endpoints 7–11). Types come from these schemas
 // (z.infer), so a view and its documented shape cannot drift.
 import { z } from 'zod';
+import { metadataField, timestampFields } from '../http/view-fields.ts';
 import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
@@ -45,9 +46,8 @@ export const CardView = z.object({
   jit_funding: z.boolean(),
   last4: z.string(),
   currency: z.string(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  metadata: metadataField(),
+  ...timestampFields(),
 });
 export type CardView = z.infer<typeof CardView>;
 
@@ -142,8 +142,7 @@ export const AuthorizationView = z.object({
   status: z.enum(['pending', 'cleared', 'reversed', 'declined']),
   cleared_minor: z.number().int(),
   jit_funded_minor: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  ...timestampFields(),
 });
 export type AuthorizationView = z.infer<typeof AuthorizationView>;
 

@@ -17,6 +17,11 @@ export function timestamps() {
   return { ...createdAt(), updated_at: p.datetime().defaultRaw('now()') };
 }
 
+/** The API key mode a row belongs to (decisions §16): `test` (the sandbox) or `live`. */
+export function keyMode() {
+  return p.enum(['test', 'live'] as const);
+}
+
 /** Every list's order: newest first, the id breaking ties so that pages never overlap. */
 export const NEWEST_FIRST = { created_at: 'desc', id: 'desc' } as const;
 

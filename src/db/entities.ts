@@ -2,6 +2,7 @@
 // feature's own are defined in its store. Money columns are bigint in PostgreSQL and plain integers
 // (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
 import { defineEntity, p } from '@mikro-orm/core';
+import { keyMode } from './columns.ts';
 import { AdminAudit } from '../admin/audit.ts';
 import { cardEntities } from '../cards/store.ts';
 import { CardAuthorization } from '../cards/authorizations.ts';
@@ -22,7 +23,7 @@ export const Tenant = defineEntity({
     dailyTransferLimitMinor: p.bigint('number').fieldName('daily_transfer_limit_minor'),
     allowedAccountTypes: p.array().fieldName('allowed_account_types'),
     /** The key mode this row is the world of (decisions §16): the tenant's own row is its test mode. */
-    mode: p.enum(['test', 'live'] as const).default('test'),
+    mode: keyMode().default('test'),
     /** The tenant this mode belongs to: the row itself for test, the tenant's row for live. */
     ownerId: p.uuid().fieldName('owner_id'),
     createdAt: p
@@ -43,7 +44,7 @@ export const ApiKey = defineEntity({
   properties: {
     id: p.uuid().primary(),
     tenant: () => p.manyToOne(Tenant).fieldName('tenant_id'),
-    mode: p.enum(['test', 'live'] as const),
+    mode: keyMode(),
     prefix: p.string(),
     keyHash: p.string().fieldName('key_hash').unique(),
     createdAt: p

@@ -1,5 +1,6 @@
 // Identity customers' request and response shapes (decisions §7, and BVN verification of §11).
 import { z } from 'zod';
+import { metadataField, timestampFields } from '../http/view-fields.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { BVN_PATTERN } from './bvn.ts';
 
@@ -31,14 +32,13 @@ export const CustomerView = z.object({
   email: z.string().nullable(),
   phone: z.string().nullable(),
   country: z.string(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
+  metadata: metadataField(),
   kyc_status: z.enum(['unverified', 'pending', 'verified', 'verification_failed']),
   /** Why the latest verification failed; null unless kyc_status is verification_failed. */
   kyc_failure_reason: z.enum(['bvn_not_found', 'name_mismatch']).nullable(),
   /** The last 4 digits of the BVN last submitted for verification; never the BVN. */
   bvn_last4: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  ...timestampFields(),
 });
 export type CustomerView = z.infer<typeof CustomerView>;
 

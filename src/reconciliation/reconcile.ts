@@ -20,14 +20,21 @@ import type { ReconciledConnector } from './connectors.ts';
 import { type OurTransaction, dayAfter, dayBounds, keysOf, matchDay } from './match.ts';
 import { type RunInput, type RunSummary, findRun, recordRun } from './store.ts';
 
-function fromTransfer(row: TransferRow, onDay: boolean): OurTransaction {
+/** What a transfer and an inbound credit of ours carry alike: session id, amount, our status, tenant. */
+function carried(row: TransferRow | CreditWithTenant) {
   return {
-    kind: 'transfer',
-    reference: row.id,
     sessionId: row.session_id ?? null,
     amountMinor: row.amount_minor,
     status: row.status,
     tenantId: row.tenant_id,
+  };
+}
+
+function fromTransfer(row: TransferRow, onDay: boolean): OurTransaction {
+  return {
+    kind: 'transfer',
+    reference: row.id,
+    ...carried(row),
     transferId: row.id,
     tenantReference: row.reference,
     onDay,
@@ -38,10 +45,7 @@ function fromCredit(row: CreditWithTenant, onDay: boolean): OurTransaction {
   return {
     kind: 'inbound_credit',
     reference: row.transaction_reference,
-    sessionId: row.session_id ?? null,
-    amountMinor: row.amount_minor,
-    status: row.status,
-    tenantId: row.tenant_id,
+    ...carried(row),
     transferId: null,
     tenantReference: null,
     onDay,

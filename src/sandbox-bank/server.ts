@@ -10,7 +10,10 @@ import { SandboxStore } from './store.ts';
 
 assertNodeVersion();
 const config = loadSandboxBankConfigOrExit();
-const store = new SandboxStore(config.databaseUrl);
+// The app's logger exists only once the store has migrated: until then an idle connection's end
+// goes to stderr.
+let warn = (error: Error) => console.error(`sandbox bank: database connection ended: ${error.message}`);
+const store = new SandboxStore(config.databaseUrl, (error) => warn(error));
 await store.migrate();
 const app = await buildSandboxBank({
   store,
@@ -22,6 +25,7 @@ const app = await buildSandboxBank({
   callbackSecret: config.callbackSecret,
   ...(config.SANDBOX_BANK_CONTROL_TOKEN ? { controlToken: config.SANDBOX_BANK_CONTROL_TOKEN } : {}),
 });
+warn = (error) => app.log.warn({ error: error.message }, 'database connection ended; the next query reconnects');
 const runner = new SandboxRunner({
   store,
   callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,

@@ -16,6 +16,12 @@ import { nuban } from './banks.ts';
 
 export const SCHEMA = 'sandbox_bank';
 
+/**
+ * A virtual account's key at this bank, and how a credit names the account it lands in: the
+ * provider this bank plays for it, and its number there.
+ */
+const ACCOUNT_KEY = 'provider text not null,\n  account_number text not null';
+
 const DDL = `
 create schema if not exists ${SCHEMA};
 create table if not exists ${SCHEMA}.transfers (
@@ -38,8 +44,7 @@ create table if not exists ${SCHEMA}.submission_attempts (
   attempts integer not null
 );
 create table if not exists ${SCHEMA}.virtual_accounts (
-  provider text not null,
-  account_number text not null,
+  ${ACCOUNT_KEY},
   reference text not null,
   account_name text not null,
   customer_id text not null,
@@ -57,8 +62,7 @@ create table if not exists ${SCHEMA}.account_serials (
 create table if not exists ${SCHEMA}.inbound_credits (
   transaction_reference text primary key,
   session_id text not null,
-  provider text not null,
-  account_number text not null,
+  ${ACCOUNT_KEY},
   amount_minor bigint not null,
   sender_name text not null,
   created_at timestamptz not null default now()
@@ -216,8 +220,12 @@ export function newEventId(): string {
 export class SandboxStore {
   readonly pool: pg.Pool;
 
-  constructor(databaseUrl: string) {
+  /** `onIdleError`: an idle connection ended (the database stopping or restarting). */
+  constructor(databaseUrl: string, onIdleError: (error: Error) => void = () => {}) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    // Without a listener, pg's pool turns that into an uncaught error that ends the process; the
+    // next query reconnects, or fails and is answered as any failed query is.
+    this.pool.on('error', onIdleError);
   }
 
   async migrate(): Promise<void> {

@@ -237,6 +237,7 @@ try {
       dbFile: join(config.dataDir, 'temporal.db'),
       namespace: config.TEMPORAL_NAMESPACE,
       onOutput: (line) => say('temporal', line),
+      detached: true,
     });
     temporal.process.once('exit', (code) => {
       if (!stopping) {

@@ -29,6 +29,11 @@ export interface TemporalDevServerOptions {
   /** Faster, non-durable SQLite settings for throwaway test servers. */
   fastSqlite?: boolean;
   onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * In a process group of its own, so a terminal's Ctrl-C reaches only the launcher, which stops
+   * the server after the processes that use it (npm start).
+   */
+  detached?: boolean;
 }
 
 export interface TemporalDevServerHandle {
@@ -52,7 +57,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (options.fastSqlite) args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   const recent: string[] = [];
   for (const stream of ['stdout', 'stderr'] as const) {
     child[stream].setEncoding('utf8');

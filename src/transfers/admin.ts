@@ -75,11 +75,13 @@ export const transferCommands: OperatorCommand[] = [
         "what happened at the bank (the bank's own answer wins if it came first)",
       ),
       note: flag.required('TEXT', "why, kept with the transfer's resolution"),
+      wait: flag.optional('D', "how long to wait for the workflow's answer: 90s, 15m, 2h or 1d", '60s'),
     },
     async run(em, flags, config) {
       const id = flags.get('id', transferId);
       const outcome = flags.get('outcome', oneOf(['successful', 'failed']));
       const note = flags.get('note');
+      const waitMs = flags.get('wait', duration);
       const row = await findTransfer(em, id);
       if (!row) throw new OperatorRefusal('not_found', `no transfer ${id}`);
       if (row.status === 'completed' || row.status === 'failed') {
@@ -89,12 +91,25 @@ export const transferCommands: OperatorCommand[] = [
       const operator = flags.operator();
       // Answered by the workflow once the transfer is settled or reversed: on the operator's word,
       // or on the bank's when its answer came first.
+      // A worker must run the update: without one, the wait ends and the operator is told, rather
+      // than the command hanging until Ctrl-C.
+      const waited = AbortSignal.timeout(waitMs);
       const { status, decidedBy } = await withTemporal(config, (client) =>
-        client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
+        client.withAbortSignal(waited, () =>
+          client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
+        ),
       ).catch((error: unknown) => {
         const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
         if (cause instanceof ApplicationFailure && cause.type === 'not_created') {
           throw new OperatorRefusal('no_transfer_yet', cause.message, { cause: error });
+        }
+        if (waited.aborted) {
+          throw new OperatorRefusal(
+            'no_answer',
+            `the workflow ${workflowId} did not answer within ${flags.optional('wait')}: is a worker running? ` +
+              'The resolution may still be applied once one runs; check with transfers show',
+            { cause: error },
+          );
         }
         throw error;
       });

@@ -191,15 +191,13 @@ export async function usedToday(em: EntityManager, tenantId: string): Promise<nu
   return Number(usage!.used);
 }
 
-/** The projection row of a transfer: `pending` when reserved, or a `failed` placeholder. */
+/** The projection row of a transfer whose money was just reserved: `pending`, with its connector. */
 export async function insertTransfer(
   em: EntityManager,
   transferId: string,
   request: TransferRequest,
   recipientName: string,
-  state:
-    | { status: 'pending'; nameEnquirySessionId: string; connector: string | null }
-    | { status: 'failed'; failureReason: string },
+  reserved: { nameEnquirySessionId: string; connector: string },
 ): Promise<TransferRow> {
   await em.insert(Transfer, {
     id: transferId,
@@ -215,11 +213,9 @@ export async function insertTransfer(
     recipient_name: recipientName,
     narration: request.narration,
     metadata: request.metadata,
-    status: state.status,
-    name_enquiry_session_id: state.status === 'pending' ? state.nameEnquirySessionId : null,
-    connector: state.status === 'pending' ? state.connector : null,
-    failure_reason: state.status === 'failed' ? state.failureReason : null,
-    completed_at: state.status === 'failed' ? raw('now()') : null,
+    status: 'pending',
+    name_enquiry_session_id: reserved.nameEnquirySessionId,
+    connector: reserved.connector,
   });
   return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
 }

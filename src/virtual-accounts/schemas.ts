@@ -1,6 +1,7 @@
 // Virtual accounts' request and response shapes (interface §2.2). Types come from these schemas
 // (z.infer), so a view and its documented shape cannot drift.
 import { z } from 'zod';
+import { metadataField, timestampFields } from '../http/view-fields.ts';
 import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
@@ -69,10 +70,9 @@ export const VirtualAccountView = z.object({
   account_type: z.string(),
   total_received_minor: z.number().int(),
   transaction_count: z.number().int(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
+  metadata: metadataField(),
   expires_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  ...timestampFields(),
 });
 export type VirtualAccountView = z.infer<typeof VirtualAccountView>;
 

@@ -9,7 +9,7 @@ export const webhookCommands: OperatorCommand[] = [
   {
     name: 'webhooks replay',
     description:
-      'Delivers again now, each with its own webhook-id, every delivery to the endpoint created in [since, until)',
+      'Delivers again now (same webhook-id, a new replay_id) every delivery to the endpoint created in [since, until)',
     mutates: true,
     flags: {
       endpoint: flag.required('ID', "the endpoint's id (refused unless it is listening)"),

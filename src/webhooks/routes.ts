@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { routeSchemasOf, tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
@@ -30,6 +31,28 @@ const byId = <const Response extends object>(summary: string, response: Response
 
 export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webhooks: WebhookService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
+
+  // A route on one endpoint or delivery, by its id, answered with what the service says of it.
+  // Fastify cannot resolve the reply type of a schema that is a type parameter, so the answer's
+  // type is checked against `View` here instead.
+  const routeById = <View>(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    summary: string,
+    route: {
+      answer: [status: 200 | 202, view: z.ZodType<View>];
+      act: (tenantId: string, id: string) => Promise<View>;
+    },
+  ) => {
+    const [status, view] = route.answer;
+    typed.route({
+      method,
+      url,
+      schema: byId(summary, { [status]: envelopeSchema(view) }),
+      handler: async (request, reply) =>
+        reply.status(status).send(ok(request, await route.act(tenantOf(request).tenantId, request.params.id))) as never,
+    });
+  };
 
   for (const url of ['/api/v1/webhook-endpoints', '/webhook-endpoints']) {
     typed.post(
@@ -67,11 +90,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
       ok(request, await deps.webhooks.listEndpoints(tenantOf(request).tenantId, windowOf(request.query))),
   );
 
-  typed.delete(
-    '/api/v1/webhook-endpoints/:id',
-    { schema: byId('Delete a webhook endpoint (its deliveries stop)', { 200: envelopeSchema(EndpointView) }) },
-    async (request) => ok(request, await deps.webhooks.deleteEndpoint(tenantOf(request).tenantId, request.params.id)),
-  );
+  routeById('DELETE', '/api/v1/webhook-endpoints/:id', 'Delete a webhook endpoint (its deliveries stop)', {
+    answer: [200, EndpointView],
+    act: (tenantId, id) => deps.webhooks.deleteEndpoint(tenantId, id),
+  });
 
   typed.get(
     '/api/v1/webhook-deliveries',
@@ -97,18 +119,15 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     },
   );
 
-  typed.get(
-    '/api/v1/webhook-deliveries/:id',
-    { schema: byId('One delivery with its attempts', { 200: envelopeSchema(DeliveryView) }) },
-    async (request) => ok(request, await deps.webhooks.getDelivery(tenantOf(request).tenantId, request.params.id)),
-  );
+  routeById('GET', '/api/v1/webhook-deliveries/:id', 'One delivery with its attempts', {
+    answer: [200, DeliveryView],
+    act: (tenantId, id) => deps.webhooks.getDelivery(tenantId, id),
+  });
 
-  typed.post(
-    '/api/v1/webhook-deliveries/:id/replay',
-    { schema: byId('Deliver the event again now (same webhook-id)', { 202: envelopeSchema(ReplayAccepted) }) },
-    async (request, reply) =>
-      reply.status(202).send(ok(request, await deps.webhooks.replay(tenantOf(request).tenantId, request.params.id))),
-  );
+  routeById('POST', '/api/v1/webhook-deliveries/:id/replay', 'Deliver the event again now (same webhook-id)', {
+    answer: [202, ReplayAccepted],
+    act: (tenantId, id) => deps.webhooks.replay(tenantId, id),
+  });
 
   typed.get(
     '/api/v1/events',

@@ -1,6 +1,7 @@
 // Webhooks' and events' request and response shapes. Types come from these schemas (z.infer), so a
 // view and its documented shape cannot drift.
 import { z } from 'zod';
+import { timestampFields } from '../http/view-fields.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
 import { EVENT_TYPES } from './event-types.ts';
 
@@ -42,8 +43,7 @@ export const EndpointView = z.object({
   events: z.array(z.string()),
   status: EndpointStatus,
   disabled_reason: z.string().optional(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  ...timestampFields(),
 });
 export type EndpointView = z.infer<typeof EndpointView>;
 
@@ -82,8 +82,7 @@ export const DeliveryView = z.object({
   signature: z.string().nullable(),
   replay_id: z.string().nullable(),
   attempts: z.array(AttemptView),
-  created_at: z.string(),
-  updated_at: z.string(),
+  ...timestampFields(),
 });
 export type DeliveryView = z.infer<typeof DeliveryView>;
 

@@ -4,7 +4,7 @@
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
 import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NEWEST_FIRST, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
+import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
@@ -12,7 +12,7 @@ import { lockFor } from '../db/locks.ts';
 export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints', {
   ...tenantOwned(),
   url: p.string(),
-  mode: p.enum(['test', 'live'] as const),
+  mode: keyMode(),
   events: p.array(),
   secret_ciphertext: p.string(),
   status: p.enum(['listening', 'disabled', 'deleted'] as const),
@@ -82,17 +82,36 @@ export async function listEndpoints(em: EntityManager, tenantId: string, window:
   return pageOf(em, WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } }, NEWEST_FIRST, window);
 }
 
+/**
+ * What `read` finds for a batch of keys (a fan-out pass's tenants or events), grouped under each of
+ * `keys` by the key `entry` gives a row: every key present, with [] when nothing was found for it;
+ * nothing is read for no keys.
+ */
+async function groupedByKey<Row, Value>(
+  read: () => Promise<Row[]>,
+  entry: (row: Row) => [key: string, value: Value],
+  keys: readonly string[],
+): Promise<Map<string, Value[]>> {
+  const grouped = new Map<string, Value[]>(keys.map((key) => [key, []]));
+  if (keys.length === 0) return grouped;
+  for (const row of await read()) {
+    const [key, value] = entry(row);
+    grouped.get(key)?.push(value);
+  }
+  return grouped;
+}
+
 /** The endpoints that receive the tenant's events now. */
 /** The listening endpoints of each of these tenants (a fan-out pass reads them once for its whole batch). */
 export async function listeningEndpoints(
   em: EntityManager,
   tenantIds: readonly string[],
 ): Promise<Map<string, EndpointRow[]>> {
-  const byTenant = new Map<string, EndpointRow[]>(tenantIds.map((id) => [id, []]));
-  if (tenantIds.length === 0) return byTenant;
-  const rows = await em.find(WebhookEndpoint, { tenant_id: { $in: [...new Set(tenantIds)] }, status: 'listening' });
-  for (const row of rows) byTenant.get(row.tenant_id)?.push(row);
-  return byTenant;
+  return groupedByKey(
+    () => em.find(WebhookEndpoint, { tenant_id: { $in: [...new Set(tenantIds)] }, status: 'listening' }),
+    (row) => [row.tenant_id, row],
+    tenantIds,
+  );
 }
 
 /**
@@ -213,15 +232,11 @@ export async function deliveryEndpointIds(
   em: EntityManager,
   eventIds: readonly string[],
 ): Promise<Map<string, string[]>> {
-  const byEvent = new Map<string, string[]>(eventIds.map((id) => [id, []]));
-  if (eventIds.length === 0) return byEvent;
-  const rows = await em.find(
-    WebhookDelivery,
-    { event_id: { $in: [...eventIds] } },
-    { fields: ['event_id', 'endpoint_id'] },
+  return groupedByKey(
+    () => em.find(WebhookDelivery, { event_id: { $in: [...eventIds] } }, { fields: ['event_id', 'endpoint_id'] }),
+    (row) => [row.event_id, row.endpoint_id],
+    eventIds,
   );
-  for (const row of rows) byEvent.get(row.event_id)?.push(row.endpoint_id);
-  return byEvent;
 }
 
 export async function queueDelivery(

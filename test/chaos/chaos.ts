@@ -855,22 +855,16 @@ function requestOf(op: Op, tenant: Tenant): RequestSpec {
         },
         ...(op.withKey ? { idempotencyKey: `key-${op.reference}` } : {}),
       };
+    // A card operation: lock and unlock carry no body, a funding its amount.
     case 'lock':
     case 'unlock':
-      return {
-        method: 'POST',
-        template: `/api/v1/cards/{card_id}/${op.kind}`,
-        params: { card_id: tenant.cards[op.card]!.id },
-        body: {},
-        idempotencyKey: op.key,
-      };
     case 'fund':
     case 'jit-fund':
       return {
         method: 'POST',
         template: `/api/v1/cards/{card_id}/${op.kind}`,
         params: { card_id: tenant.cards[op.card]!.id },
-        body: { amount_minor: op.amount, currency: 'NGN', idempotency_key: op.key },
+        body: 'amount' in op ? { amount_minor: op.amount, currency: 'NGN', idempotency_key: op.key } : {},
         idempotencyKey: op.key,
       };
     case 'credit':
@@ -907,6 +901,19 @@ async function read(client: Client, tenant: Tenant, request: RequestSpec): Promi
   }
   return answer.json as Record<string, unknown>;
 }
+
+/** The `data` of a GET the check makes, in the shape the caller reads. */
+async function dataOf<T>(client: Client, tenant: Tenant, request: RequestSpec): Promise<T> {
+  return (await read(client, tenant, request)).data as T;
+}
+
+/** A virtual account as the API shows it, the fields the checks compare. */
+const virtualAccountOf = (client: Client, tenant: Tenant, id: string) =>
+  dataOf<{ provider: string; total_received_minor: number; transaction_count: number }>(client, tenant, {
+    method: 'GET',
+    template: '/api/v1/virtual-accounts/{id}',
+    params: { id },
+  });
 
 async function pagesOf<T>(client: Client, tenant: Tenant, request: RequestSpec): Promise<T[]> {
   const items: T[] = [];
@@ -1043,9 +1050,7 @@ async function liveCreditTotals(tenants: Tenant[], client: Client, credits: Live
     for (const [vaIndex, va] of tenant.vas.entries()) {
       const applied = credits.filter((c) => c.tenant === index && c.va === vaIndex && c.delivered > 0);
       const expected = applied.reduce((sum, credit) => sum + credit.amount, 0);
-      const account = (
-        await read(client, tenant, { method: 'GET', template: '/api/v1/virtual-accounts/{id}', params: { id: va } })
-      ).data as { total_received_minor: number; transaction_count: number };
+      const account = await virtualAccountOf(client, tenant, va);
       if (account.total_received_minor !== expected || account.transaction_count !== applied.length) {
         off.push(
           `live account ${va}: ${account.total_received_minor} in ${account.transaction_count} credits, the test bank delivered ${expected} in ${applied.length}`,
@@ -1349,26 +1354,14 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
         }
       }
       fundedBy.set(index, (fundedBy.get(index) ?? 0) + balance);
-      const cardBalance = (
-        (
-          await read(client, tenant, {
-            method: 'GET',
-            template: '/api/v1/cards/{card_id}/balance',
-            params: { card_id: card.id },
-          })
-        ).data as { available_minor: number }
-      ).available_minor;
+      const ofCard = <T>(template: string) =>
+        dataOf<T>(client, tenant, { method: 'GET', template, params: { card_id: card.id } });
+      const { available_minor: cardBalance } = await ofCard<{ available_minor: number }>(
+        '/api/v1/cards/{card_id}/balance',
+      );
       if (cardBalance !== balance)
         cardBreaches.push(`card ${card.id} balance ${cardBalance}, its succeeded fundings ${balance}`);
-      const state = (
-        (
-          await read(client, tenant, {
-            method: 'GET',
-            template: '/api/v1/cards/{card_id}',
-            params: { card_id: card.id },
-          })
-        ).data as { status: string }
-      ).status;
+      const { status: state } = await ofCard<{ status: string }>('/api/v1/cards/{card_id}');
       if (state !== (card.locked ? 'locked' : 'active'))
         cardBreaches.push(
           `card ${card.id} is ${state}; its last acknowledged operation made it ${card.locked ? 'locked' : 'active'}`,
@@ -1401,12 +1394,7 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
           creditBreaches.push(`one reference answered 202 for amounts ${group.amounts.join(', ')}`);
       }
       const expectedTotal = groups.reduce((sum, group) => sum + group.amounts[0]!, 0);
-      const account = (
-        await read(client, tenant, { method: 'GET', template: '/api/v1/virtual-accounts/{id}', params: { id: va } })
-      ).data as {
-        total_received_minor: number;
-        transaction_count: number;
-      };
+      const account = await virtualAccountOf(client, tenant, va);
       if (account.total_received_minor !== expectedTotal || account.transaction_count !== groups.length) {
         creditBreaches.push(
           `account ${va}: ${account.total_received_minor} in ${account.transaction_count} credits, expected ${expectedTotal} in ${groups.length}`,
@@ -1438,10 +1426,10 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
       if (status === 'successful') out += transfer.amount + transfer.fee;
       else if (status === 'pending') reserved += transfer.amount + transfer.fee;
     }
-    const wallet = (await read(client, tenant, { method: 'GET', template: '/api/v1/wallet' })).data as {
-      available_minor: number;
-      pending_minor: number;
-    };
+    const wallet = await dataOf<{ available_minor: number; pending_minor: number }>(client, tenant, {
+      method: 'GET',
+      template: '/api/v1/wallet',
+    });
     const expected = tenant.funding - out - reserved - (fundedBy.get(index) ?? 0) + (creditedBy.get(index) ?? 0);
     if (wallet.available_minor !== expected)
       walletBreaches.push(
@@ -1659,9 +1647,7 @@ async function checkLiveAtBanks(
   }
   for (const tenant of tenants.filter((candidate) => candidate.mode === 'live')) {
     for (const va of tenant.vas) {
-      const { provider } = (
-        await read(client, tenant, { method: 'GET', template: '/api/v1/virtual-accounts/{id}', params: { id: va } })
-      ).data as { provider: string };
+      const { provider } = await virtualAccountOf(client, tenant, va);
       if (provider !== 'generic') apart.push(`live virtual account ${va} is at ${provider}, not generic`);
     }
   }

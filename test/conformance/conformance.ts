@@ -10,17 +10,19 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CONTRACT_PATHS } from '../../src/connectors/generic/contract.ts';
 import type { Connector, NormalizedCallback, VirtualAccountRoute } from '../../src/connectors/types.ts';
-import {
-  type AllocatedVirtualAccount,
-  type BankSwitch,
-  type NameEnquiryResult,
+import type {
+  AllocatedVirtualAccount,
+  BankSwitch,
+  NameEnquiryResult,
   ProviderError,
-  type ProviderOutcome,
-  type SubmitTransferInput,
+  ProviderOutcome,
+  SubmitTransferInput,
 } from '../../src/providers/types.ts';
 import { eventually } from '../support/eventually.ts';
 import type { FaultProxy, ProxyFault, RouteMatch } from '../support/fault-proxy.ts';
+import { providerError } from '../support/provider-error.ts';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../support/receiver.ts';
 
 /** Every connector's per-call timeout in this suite: short, so that hangs cost little. */
@@ -120,20 +122,28 @@ export const GENERIC_CONTRACT_OPTIONS: ConformanceOptions = {
   },
 };
 
+/** A contract path up to its first parameter: the prefix the proxy matches every such call by. */
+const prefixOf = (path: string) => path.slice(0, path.indexOf('{'));
+
+/**
+ * The calls of the generic HTTP bank contract v1 each operation's fault is planned on, from the
+ * contract's own paths; `virtualAccountsAt` is where the bank serves its virtual accounts (the
+ * sandbox bank serves them per provider, below `/providers/<name>`).
+ */
+export function genericContractRoutes(virtualAccountsAt = ''): Record<Operation, RouteMatch> {
+  return {
+    listBanks: `GET ${CONTRACT_PATHS.banks}`,
+    nameEnquiry: `POST ${CONTRACT_PATHS.nameEnquiry}`,
+    submission: `POST ${CONTRACT_PATHS.transfers}`,
+    status: `GET ${prefixOf(CONTRACT_PATHS.transfer)}`,
+    allocate: `POST ${virtualAccountsAt}${CONTRACT_PATHS.virtualAccounts}`,
+    close: `POST ${virtualAccountsAt}${prefixOf(CONTRACT_PATHS.closeVirtualAccount)}`,
+    settlement: `GET ${prefixOf(CONTRACT_PATHS.settlementStatement)}`,
+  };
+}
+
 const TRANSFER_AMOUNT = 1_234_567;
 const CREDIT_AMOUNT = 98_765;
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  const outcome = await promise.then(
-    (value: unknown) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  // An answer here would be a guess: the provider said nothing that can be read.
-  expect(outcome).not.toHaveProperty('value');
-  const { error } = outcome as { error: unknown };
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -8,7 +8,7 @@ import { createGenericConnector } from '../../src/connectors/generic/index.ts';
 import { MAGIC_ACCOUNTS, startGenericTestBank } from '../simulators/generic-bank.ts';
 import type { Entry } from '../simulators/generic-bank/bank.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
-import { GENERIC_CONTRACT_OPTIONS, describeConnectorConformance } from './conformance.ts';
+import { GENERIC_CONTRACT_OPTIONS, describeConnectorConformance, genericContractRoutes } from './conformance.ts';
 
 const API_KEY = 'conformance_bank_key_5d1e7a';
 const SECRET = `whsec_${Buffer.from('generic-conformance-signing-key-32').toString('base64')}`;
@@ -56,15 +56,7 @@ describeConnectorConformance(
       connector,
       proxy,
       callbackPath: CALLBACK_PATH,
-      routes: {
-        listBanks: 'GET /banks',
-        nameEnquiry: 'POST /name-enquiry',
-        submission: 'POST /transfers',
-        status: 'GET /transfers/',
-        allocate: 'POST /virtual-accounts',
-        close: 'POST /virtual-accounts/',
-        settlement: 'GET /statements/settlement/',
-      },
+      routes: genericContractRoutes(),
       knownAccount: { bankCode: '058', accountNumber: '0123456789', accountName: 'JUMOKE SANI' },
       nameEnquirySession: /^\d{30}$/,
       unknownAccount: MAGIC_ACCOUNTS.invalid,

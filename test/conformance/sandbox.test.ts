@@ -7,7 +7,7 @@ import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY } from '../support/app.
 import { createTestDatabase } from '../support/database.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
 import { type TestSandboxBank, startSandboxBank } from '../support/sandbox-bank.ts';
-import { GENERIC_CONTRACT_OPTIONS, describeConnectorConformance } from './conformance.ts';
+import { GENERIC_CONTRACT_OPTIONS, describeConnectorConformance, genericContractRoutes } from './conformance.ts';
 
 /**
  * One call of each kind straight to the bank before the checks: the first of each (its route's
@@ -51,15 +51,8 @@ describeConnectorConformance(
       connector,
       proxy,
       callbackPath: '/provider-callbacks/sandbox',
-      routes: {
-        listBanks: 'GET /banks',
-        nameEnquiry: 'POST /name-enquiry',
-        submission: 'POST /transfers',
-        status: 'GET /transfers/',
-        allocate: 'POST /providers/wema/virtual-accounts',
-        close: 'POST /providers/wema/virtual-accounts/',
-        settlement: 'GET /statements/settlement/',
-      },
+      // The suite's virtual accounts open at Wema (virtualAccountBank below), below its prefix.
+      routes: genericContractRoutes('/providers/wema'),
       knownAccount: { bankCode: '058', accountNumber: '0123456789', accountName: 'CHINEDU OLAWALE' },
       nameEnquirySession: /^\d{30}$/,
       unknownAccount: '0000000000',

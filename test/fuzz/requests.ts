@@ -314,20 +314,24 @@ function mutations(operation: Operation, context: FuzzContext): Mutation[] {
   const schema = bodySchema(operation);
   const hasBody = schema !== undefined;
   const list: Mutation[] = [];
+  /** One field of the body set to a value drawn from `values`, and `shown` in the mutation's description. */
+  const oneFieldFrom =
+    <T>(values: fc.Arbitrary<T>, shown: (bad: T) => string): Mutation =>
+    (parts) => {
+      const value = parts.body.kind === 'json' ? parts.body.value : undefined;
+      const paths = fieldPaths(value, schema);
+      if (paths.length === 0) return fc.constant([parts, 'unchanged (no field)']);
+      return fc
+        .tuple(fc.constantFrom(...paths), values)
+        .map(([path, bad]) => [
+          { ...parts, body: { kind: 'json', value: withField(value, path, bad) } },
+          `body.${path.join('.')} = ${shown(bad)}`,
+        ]);
+    };
   if (hasBody) {
     list.push(
       // One field made hostile (or set where the body is not an object).
-      (parts) => {
-        const value = parts.body.kind === 'json' ? parts.body.value : undefined;
-        const paths = fieldPaths(value, schema);
-        if (paths.length === 0) return fc.constant([parts, 'unchanged (no field)']);
-        return fc
-          .tuple(fc.constantFrom(...paths), hostile)
-          .map(([path, bad]) => [
-            { ...parts, body: { kind: 'json', value: withField(value, path, bad) } },
-            `body.${path.join('.')} = ${toJson(bad).slice(0, 80)}`,
-          ]);
-      },
+      oneFieldFrom(hostile, (bad) => toJson(bad).slice(0, 80)),
       // One field left out.
       (parts) => {
         const value = parts.body.kind === 'json' ? parts.body.value : undefined;
@@ -399,17 +403,7 @@ function mutations(operation: Operation, context: FuzzContext): Mutation[] {
       (parts) =>
         hostile.map((bad) => [{ ...parts, body: { kind: 'json', value: bad } }, 'body replaced by a JSON value']),
       // A number field written as JSON JavaScript cannot hold exactly.
-      (parts) => {
-        const value = parts.body.kind === 'json' ? parts.body.value : undefined;
-        const paths = fieldPaths(value, schema);
-        if (paths.length === 0) return fc.constant([parts, 'unchanged (no field)']);
-        return fc
-          .tuple(fc.constantFrom(...paths), hostileNumber)
-          .map(([path, bad]) => [
-            { ...parts, body: { kind: 'json', value: withField(value, path, bad) } },
-            `body.${path.join('.')} = ${toJson(bad)}`,
-          ]);
-      },
+      oneFieldFrom(hostileNumber, toJson),
       // A body that is not JSON, or too deep.
       (parts) => hostileBodyText.map((text) => [{ ...parts, body: { kind: 'raw', text } }, 'hostile body text']),
       // A valid body under another content type; none at all.

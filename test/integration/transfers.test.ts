@@ -449,6 +449,47 @@ describe('stuck transfers and operators', () => {
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 799_000, pending: 0 });
   }, 60_000);
+
+  it('tells the operator when no worker answers a resolution within --wait, and resolves once one runs', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
+    while ((await handle.query(statusQuery)).status !== 'processing')
+      await new Promise((resolve) => setTimeout(resolve, 100));
+
+    await stack.stopWorker();
+    const unanswered = await admin(
+      'transfers',
+      'resolve',
+      '--id',
+      id,
+      '--outcome',
+      'failed',
+      '--note',
+      'n',
+      '--wait',
+      '2s',
+    );
+    expect(unanswered.code).toBe(1);
+    expect(unanswered.stderr).toContain('transfers resolve refused (no_answer)');
+    expect(unanswered.stderr).toContain('did not answer within 2s: is a worker running?');
+    // Nothing moved while no worker ran: the amount and fee (300,000 + 1,000) are still reserved.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 699_000, pending: 301_000 });
+
+    // The unanswered resolution stays with the workflow (the server admitted it) and may apply once a
+    // worker runs; asked again, the transfer is resolved either way, and once.
+    await stack.startWorker();
+    const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank said no');
+    if (again.code === 0)
+      expect(again.json).toMatchObject({ transfer_id: id, status: 'failed', decided_by: 'operator' });
+    else expect(again.stderr).toContain(`transfer ${id} is already failed`);
+    await waitForStatus(tenant.apiKey, id, 'failed');
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_reverse']);
+    const resolutions = await db.orm.em
+      .fork()
+      .execute<{ outcome: string }[]>('select outcome from transfer_resolutions where transfer_id = ?', [id]);
+    expect(resolutions).toEqual([{ outcome: 'failed' }]);
+  }, 60_000);
 });
 
 describe('GET /api/v1/transfers', () => {
@@ -575,7 +616,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     const committed = randomUUID();
     await reserve(committed, 'settle-1');
     const used = await settle(committed, 'settle-1');
-    expect(used).toEqual({ id: committed, status: 'pending', recipientName: 'X' });
+    expect(used).toEqual({ id: committed, status: 'pending', recipientName: 'X', connector: 'sandbox' });
     expect(await findTransfer(db.orm.em.fork(), committed)).toMatchObject({
       reference: 'settle-1',
       status: 'pending',
@@ -595,7 +636,7 @@ describe('a reservation whose outcome the create path could not wait for', () =>
     // The retry of the request (a new run, a new transfer id) takes the same reference.
     const retried = randomUUID();
     const view = await reserve(retried, 'settle-2');
-    expect(view).toEqual({ id: retried, status: 'pending', recipientName: 'X' });
+    expect(view).toEqual({ id: retried, status: 'pending', recipientName: 'X', connector: 'sandbox' });
     expect(await findTransfer(db.orm.em.fork(), retried)).toMatchObject({
       reference: 'settle-2',
       amount_minor: 300_000,

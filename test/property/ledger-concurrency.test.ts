@@ -9,15 +9,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InsufficientFundsError, type PostedEntry, postMovement } from '../../src/ledger/ledger.ts';
-import {
-  type Movement,
-  cardFunding,
-  inboundCredit,
-  transferReserve,
-  transferReverse,
-  transferSettle,
-  walletFunding,
-} from '../../src/ledger/movements.ts';
+import * as movements from '../../src/ledger/movements.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -78,7 +70,10 @@ afterAll(async () => {
 });
 
 /** Posts on a connection of its own; a refusal comes back as the error. */
-async function postAlone(tenantId: string, movement: Movement): Promise<PostedEntry | InsufficientFundsError> {
+async function postAlone(
+  tenantId: string,
+  movement: movements.Movement,
+): Promise<PostedEntry | InsufficientFundsError> {
   try {
     return await postMovement(db.orm.em.fork(), tenantId, movement);
   } catch (error) {
@@ -122,7 +117,7 @@ async function runBatch(batch: Batch): Promise<void> {
     await postMovement(
       db.orm.em.fork(),
       tenantId,
-      walletFunding({ tenantId, reference: nextId(), amountMinor: batch.funding }),
+      movements.walletFunding({ tenantId, reference: nextId(), amountMinor: batch.funding }),
     );
     model.accounts.wallet! += batch.funding;
     model.systemFlows.external_funding -= batch.funding;
@@ -137,7 +132,7 @@ async function runBatch(batch: Batch): Promise<void> {
     await postMovement(
       db.orm.em.fork(),
       tenantId,
-      transferReserve({ transferId: id, reference: id, amountMinor, feeMinor: transferFee(amountMinor) }),
+      movements.transferReserve({ transferId: id, reference: id, amountMinor, feeMinor: transferFee(amountMinor) }),
     );
     model.accounts.wallet! -= amountMinor + fee;
     model.accounts.in_flight! += amountMinor + fee;
@@ -149,7 +144,7 @@ async function runBatch(batch: Batch): Promise<void> {
 
   // The batch: everything at once.
   type Finish = { kind: 'settle'; amount: number; fee: number } | { kind: 'reverse'; amount: number; fee: number };
-  type Attempt = { racer: Racer | Finish; key: string; movement: Movement };
+  type Attempt = { racer: Racer | Finish; key: string; movement: movements.Movement };
   const attempts: Attempt[] = [];
   for (const transfer of transfers) {
     if (transfer.fate === 'none') continue;
@@ -159,7 +154,10 @@ async function runBatch(batch: Batch): Promise<void> {
       amountMinor: transfer.amount,
       feeMinor: transfer.fee,
     };
-    const movement = transfer.fate === 'settle' ? transferSettle(amounts) : transferReverse(amounts, 'bank said no');
+    const movement =
+      transfer.fate === 'settle'
+        ? movements.transferSettle(amounts)
+        : movements.transferReverse(amounts, 'bank said no');
     attempts.push({
       racer: { kind: transfer.fate, amount: transfer.amount, fee: transfer.fee },
       key: movement.idempotencyKey,
@@ -169,7 +167,7 @@ async function runBatch(batch: Batch): Promise<void> {
   for (const racer of batch.racers) {
     const id = nextId();
     if (racer.kind === 'reserve') {
-      const movement = transferReserve({
+      const movement = movements.transferReserve({
         transferId: id,
         reference: id,
         amountMinor: racer.amount,
@@ -178,10 +176,14 @@ async function runBatch(batch: Batch): Promise<void> {
       for (let copy = 0; copy < racer.copies; copy += 1)
         attempts.push({ racer, key: movement.idempotencyKey, movement });
     } else if (racer.kind === 'fundCard') {
-      const movement = cardFunding({ fundingId: id, cardId: cardIds[racer.card]!, amountMinor: racer.amount });
+      const movement = movements.cardFunding({
+        fundingId: id,
+        cardId: cardIds[racer.card]!,
+        amountMinor: racer.amount,
+      });
       attempts.push({ racer, key: movement.idempotencyKey, movement });
     } else {
-      const movement = inboundCredit({
+      const movement = movements.inboundCredit({
         provider: 'sandbox',
         transactionReference: id,
         accountNumber: '8100000011',
@@ -312,7 +314,7 @@ describe('ledger under concurrency', () => {
               await postMovement(
                 db.orm.em.fork(),
                 tenantId,
-                walletFunding({ tenantId, reference: 'start', amountMinor: funding }),
+                movements.walletFunding({ tenantId, reference: 'start', amountMinor: funding }),
               );
             }
             const racers = covered + extra;
@@ -320,7 +322,7 @@ describe('ledger under concurrency', () => {
               Array.from({ length: racers }, (_, i) =>
                 postAlone(
                   tenantId,
-                  transferReserve({
+                  movements.transferReserve({
                     transferId: `${tenantId}-${i}`,
                     reference: `r${i}`,
                     amountMinor,

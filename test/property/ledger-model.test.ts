@@ -16,16 +16,7 @@ import {
   postMovement,
 } from '../../src/ledger/ledger.ts';
 import { MAX_POSTING_MINOR } from '../../src/ledger/money.ts';
-import {
-  type Movement,
-  cardFunding,
-  cardFundingReverse,
-  inboundCredit,
-  transferReserve,
-  transferReverse,
-  transferSettle,
-  walletFunding,
-} from '../../src/ledger/movements.ts';
+import * as movements from '../../src/ledger/movements.ts';
 import { verifyLedger, readThrough } from '../../src/ledger/verify.ts';
 import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -103,7 +94,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
  */
 interface Op {
   key: string;
-  build(amount: number): Movement;
+  build(amount: number): movements.Movement;
   amount: number;
   effect(amount: number): Record<string, number>;
   /** What else changes in the model once it is applied (a transfer reserved, a funding made…). */
@@ -153,7 +144,7 @@ function opFor(seq: Sequence, command: Command): Op | null {
       return {
         key: `wallet-funding:${seq.tenantId}:${reference}`,
         amount: command.amount,
-        build: (amountMinor) => walletFunding({ tenantId: seq.tenantId, reference, amountMinor }),
+        build: (amountMinor) => movements.walletFunding({ tenantId: seq.tenantId, reference, amountMinor }),
         effect: (amount) => ({ 'system:external_funding': -amount, wallet: amount }),
       };
     }
@@ -163,7 +154,7 @@ function opFor(seq: Sequence, command: Command): Op | null {
         key: `inbound-credit:sandbox:${transactionReference}`,
         amount: command.amount,
         build: (amountMinor) =>
-          inboundCredit({
+          movements.inboundCredit({
             provider: 'sandbox',
             transactionReference,
             accountNumber: '8100000011',
@@ -179,7 +170,12 @@ function opFor(seq: Sequence, command: Command): Op | null {
         key: `transfer:${transferId}:reserve`,
         amount: command.amount,
         build: (amountMinor) =>
-          transferReserve({ transferId, reference: transferId, amountMinor, feeMinor: transferFee(amountMinor) }),
+          movements.transferReserve({
+            transferId,
+            reference: transferId,
+            amountMinor,
+            feeMinor: transferFee(amountMinor),
+          }),
         effect: (amount) => ({ wallet: -(amount + referenceFee(amount)), in_flight: amount + referenceFee(amount) }),
         onApplied: () =>
           seq.transfers.push({
@@ -208,7 +204,7 @@ function opFor(seq: Sequence, command: Command): Op | null {
         return {
           key: `transfer:${transfer.id}:settle`,
           amount: transfer.amount,
-          build: (amountMinor) => transferSettle(amounts(amountMinor)),
+          build: (amountMinor) => movements.transferSettle(amounts(amountMinor)),
           effect: (amount) => ({
             in_flight: -(amount + transfer.fee),
             'system:bank_settlement': amount,
@@ -220,7 +216,7 @@ function opFor(seq: Sequence, command: Command): Op | null {
       return {
         key: `transfer:${transfer.id}:reverse`,
         amount: transfer.amount,
-        build: (amountMinor) => transferReverse(amounts(amountMinor), 'bank said no'),
+        build: (amountMinor) => movements.transferReverse(amounts(amountMinor), 'bank said no'),
         effect: (amount) => ({ in_flight: -(amount + transfer.fee), wallet: amount + transfer.fee }),
         onApplied: () => (transfer.status = 'reversed'),
       };
@@ -231,7 +227,7 @@ function opFor(seq: Sequence, command: Command): Op | null {
       const op: Op = {
         key: `card-funding:${fundingId}`,
         amount: command.amount,
-        build: (amountMinor) => cardFunding({ fundingId, cardId, amountMinor }),
+        build: (amountMinor) => movements.cardFunding({ fundingId, cardId, amountMinor }),
         effect: (amount) => ({ wallet: -amount, [`card:${cardId}`]: amount }),
         onApplied: () => seq.fundings.push({ id: fundingId, card: cardId, amount: op.amount, reversed: false }),
       };
@@ -246,7 +242,8 @@ function opFor(seq: Sequence, command: Command): Op | null {
       return {
         key: `card-funding:${funding.id}:reverse`,
         amount: funding.amount,
-        build: (amountMinor) => cardFundingReverse({ fundingId: funding.id, cardId: funding.card, amountMinor }),
+        build: (amountMinor) =>
+          movements.cardFundingReverse({ fundingId: funding.id, cardId: funding.card, amountMinor }),
         effect: (amount) => ({ [`card:${funding.card}`]: -amount, wallet: amount }),
         onApplied: () => (funding.reversed = true),
       };

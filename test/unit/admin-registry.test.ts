@@ -47,7 +47,7 @@ describe('the operator commands', () => {
       'tenant create --name N [--wallet-minor N] [--daily-limit-minor N] [--feature F]... [--live]',
     );
     expect(synopsis(COMMANDS.get('transfers resolve')!)).toBe(
-      'transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT',
+      'transfers resolve --id TRANSFER_ID --outcome successful|failed --note TEXT [--wait D]',
     );
     expect(commandHelp(COMMANDS.get('key roll')!)).toContain(
       '--expire-old-in D  how long the old keys keep working: 0s to 30d (default 24h)',

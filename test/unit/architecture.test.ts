@@ -1,5 +1,7 @@
-// The architecture check (docs/architecture.md): the import rules of scripts/dependency-cruiser.cjs
-// over the product's code, and table ownership on the SQL and ORM writes the code contains. Each
+// The architecture check (docs/architecture.md): the import rules of scripts/dependency-cruiser.json
+// over the product's code (layers, feature stores, and the processes' boundaries: the sandbox bank
+// shares nothing with the API but its client contract), and table ownership on the SQL and ORM
+// writes the code contains. Each
 // rule is also shown to fail on a violation planted for the purpose, so a check that cannot fail
 // never passes for the wrong reason.
 import { randomUUID } from 'node:crypto';
@@ -17,7 +19,7 @@ import {
   tableWrites,
 } from '../support/table-owners.ts';
 
-const config = createRequire(import.meta.url)(join(PROJECT_ROOT, 'scripts/dependency-cruiser.cjs')) as IConfiguration;
+const config = createRequire(import.meta.url)(join(PROJECT_ROOT, 'scripts/dependency-cruiser.json')) as IConfiguration;
 
 async function importViolations(paths: string[]): Promise<string[]> {
   const cwd = process.cwd();
@@ -51,38 +53,28 @@ describe('import rules', () => {
     expect(await importViolations(['src', 'workflows', 'activities', 'worker'])).toEqual([]);
   }, 60_000);
 
+  // Each case: the rule, the folder a file is planted in, and what the file imports (a value).
   const planted = `planted-violation-${randomUUID().slice(0, 8)}`;
   it.each([
-    [
-      'workflows-import-types-only',
-      `workflows/${planted}.ts`,
-      "import { pageOf } from '../src/db/pages.ts';\nexport const x = pageOf;\n",
-    ],
-    [
-      'workflows-deterministic',
-      `workflows/${planted}.ts`,
-      "import { randomUUID } from 'node:crypto';\nexport const x = randomUUID;\n",
-    ],
-    ['domain-is-pure', `src/lib/${planted}.ts`, "import { pageOf } from '../db/pages.ts';\nexport const x = pageOf;\n"],
-    [
-      'feature-store-is-private',
-      `src/webhooks/${planted}.ts`,
-      "import { findTransfer } from '../transfers/store.ts';\nexport const x = findTransfer;\n",
-    ],
-    [
-      'only-the-worker-runs-activities',
-      `src/transfers/${planted}.ts`,
-      "import { createTransferActivities } from '../../activities/transfers.ts';\nexport const x = createTransferActivities;\n",
-    ],
-    [
-      'no-workflow-implementation-outside-workflows',
-      `src/transfers/${planted}.ts`,
-      "import { nextStatusCheckMs } from '../../workflows/transfer.ts';\nexport const x = nextStatusCheckMs;\n",
-    ],
+    ['workflows-import-types-only', 'workflows', '../src/db/pages.ts', 'pageOf'],
+    ['workflows-deterministic', 'workflows', 'node:crypto', 'randomUUID'],
+    ['domain-is-pure', 'src/lib', '../db/pages.ts', 'pageOf'],
+    ['feature-store-is-private', 'src/webhooks', '../transfers/store.ts', 'findTransfer'],
+    ['only-the-worker-runs-activities', 'src/transfers', '../../activities/transfers.ts', 'createTransferActivities'],
+    ['no-workflow-implementation-outside-workflows', 'src/http', '../../workflows/transfer.ts', 'transferWorkflow'],
+    ['activities-use-their-own-feature-store', 'activities', '../src/transfers/store.ts', 'findTransfer'],
+    ['no-test-code-in-the-product', 'src/transfers', '../../test/support/eventually.ts', 'eventually'],
+    ['sandbox-bank-stands-alone', 'src/sandbox-bank', '../config.ts', 'loadConfig'],
+    ['runtime-and-contract-stand-alone', 'src/runtime', '../config.ts', 'loadConfig'],
+    ['no-process-reaches-the-sandbox-bank', 'src/transfers', '../sandbox-bank/banks.ts', 'BANKS'],
   ])(
-    '%s fails on a planted violation',
-    async (rule, path, source) => {
-      const violations = await plantedImportViolations(path, source);
+    '%s fails on a planted violation (%s importing %s)',
+    async (rule, folder, specifier, name) => {
+      const path = `${folder}/${planted}.ts`;
+      const violations = await plantedImportViolations(
+        path,
+        `import { ${name} } from '${specifier}';\nexport const x = ${name};\n`,
+      );
       expect(violations.some((violation) => violation.startsWith(`${rule}: ${path} → `))).toBe(true);
     },
     60_000,

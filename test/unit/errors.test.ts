@@ -7,25 +7,35 @@ import { clientErrorFor, describeRawRequest } from '../../src/http/client-error.
 const request = { path: '/api/v1/x', method: 'POST', requestId: 'req-1' };
 
 describe('error table (decisions §2)', () => {
-  it.each([
-    ['validation_error', 400, 'VALIDATION_ERROR', 'validation_error'],
-    ['unauthorized', 401, 'UNAUTHORIZED', 'unauthorized'],
-    ['forbidden', 403, 'FORBIDDEN', 'forbidden'],
-    ['not_found', 404, 'NOT_FOUND', 'not_found'],
-    ['conflict', 409, 'CONFLICT', 'conflict'],
-    ['duplicate_reference', 409, 'CONFLICT', 'duplicate_reference'],
-    ['idempotency_key_in_use', 409, 'IDEMPOTENCY_KEY_IN_USE', 'idempotency_key_in_use'],
-    ['failed_precondition', 422, 'FAILED_PRECONDITION', 'failed_precondition'],
-    ['insufficient_balance', 422, 'FAILED_PRECONDITION', 'insufficient_balance'],
-    ['invalid_account', 422, 'FAILED_PRECONDITION', 'invalid_account'],
-    ['limit_exceeded', 422, 'FAILED_PRECONDITION', 'limit_exceeded'],
-    ['idempotency_key_reused', 422, 'IDEMPOTENCY_KEY_REUSED', 'idempotency_key_reused'],
-    ['payload_too_large', 413, 'PAYLOAD_TOO_LARGE', 'payload_too_large'],
-    ['request_timeout', 408, 'REQUEST_TIMEOUT', 'request_timeout'],
-    ['rate_limited', 429, 'RATE_LIMITED', 'rate_limited'],
-    ['internal', 500, 'INTERNAL', 'internal_error'],
-    ['unavailable', 503, 'UNAVAILABLE', 'unavailable'],
-  ] as [ErrorKind, number, string, string][])('%s → %i, %s / %s', (kind, status, resource, transfer) => {
+  // By status, as decisions §2 groups them: each kind's resource-style and transfer-style codes.
+  const byStatus: Record<number, Partial<Record<ErrorKind, [resource: string, transfer: string]>>> = {
+    400: { validation_error: ['VALIDATION_ERROR', 'validation_error'] },
+    401: { unauthorized: ['UNAUTHORIZED', 'unauthorized'] },
+    403: { forbidden: ['FORBIDDEN', 'forbidden'] },
+    404: { not_found: ['NOT_FOUND', 'not_found'] },
+    408: { request_timeout: ['REQUEST_TIMEOUT', 'request_timeout'] },
+    409: {
+      conflict: ['CONFLICT', 'conflict'],
+      duplicate_reference: ['CONFLICT', 'duplicate_reference'],
+      idempotency_key_in_use: ['IDEMPOTENCY_KEY_IN_USE', 'idempotency_key_in_use'],
+    },
+    413: { payload_too_large: ['PAYLOAD_TOO_LARGE', 'payload_too_large'] },
+    422: {
+      failed_precondition: ['FAILED_PRECONDITION', 'failed_precondition'],
+      insufficient_balance: ['FAILED_PRECONDITION', 'insufficient_balance'],
+      invalid_account: ['FAILED_PRECONDITION', 'invalid_account'],
+      limit_exceeded: ['FAILED_PRECONDITION', 'limit_exceeded'],
+      idempotency_key_reused: ['IDEMPOTENCY_KEY_REUSED', 'idempotency_key_reused'],
+    },
+    429: { rate_limited: ['RATE_LIMITED', 'rate_limited'] },
+    500: { internal: ['INTERNAL', 'internal_error'] },
+    503: { unavailable: ['UNAVAILABLE', 'unavailable'] },
+  };
+  const cases = Object.entries(byStatus).flatMap(([status, kinds]) =>
+    Object.entries(kinds).map(([kind, [resource, transfer]]) => [kind, Number(status), resource, transfer]),
+  ) as [ErrorKind, number, string, string][];
+
+  it.each(cases)('%s → %i, %s / %s', (kind, status, resource, transfer) => {
     expect(ERRORS[kind]).toEqual({ status, resource, transfer });
   });
 });
@@ -67,28 +77,31 @@ describe('renderError', () => {
   });
 });
 
+/** What `read` makes of each path: a table of `path → expected`. */
+function readsEach(read: (path: string) => string | undefined, cases: [path: string, expected: string][]): void {
+  it.each(cases)('%s → %s', (path, expected) => {
+    expect(read(path)).toBe(expected);
+  });
+}
+
 describe('envelopeStyleFor', () => {
-  it.each([
+  readsEach(envelopeStyleFor, [
     ['/api/v1/transfers', 'transfer'],
     ['/api/v1/transfers/abc', 'transfer'],
     ['/api/v1/transfers?page=2', 'transfer'],
     ['/api/v1/transfersx', 'resource'],
     ['/api/v1/wallet', 'resource'],
     ['/api/v1/virtual-accounts', 'resource'],
-  ])('%s → %s', (path, style) => {
-    expect(envelopeStyleFor(path)).toBe(style);
-  });
+  ]);
 });
 
 describe('canonicalPathFor', () => {
-  it.each([
+  readsEach(canonicalPathFor, [
     ['/v1/transfers', '/api/v1/transfers'],
     ['/v1/cards/c1/lock', '/api/v1/cards/c1/lock'],
     ['/api/transfers', '/api/v1/transfers'],
     ['/api/virtual-accounts/x', '/api/v1/virtual-accounts/x'],
-  ])('%s → %s', (legacy, canonical) => {
-    expect(canonicalPathFor(legacy)).toBe(canonical);
-  });
+  ]);
 
   it.each(['/api/v1/transfers', '/health', '/docs', '/apiary', '/v10/x'])('%s is not a legacy form', (path) => {
     expect(canonicalPathFor(path)).toBeUndefined();

@@ -8,9 +8,9 @@ import { Webhook } from 'standardwebhooks';
 import { createGenericConnector, genericConnector, GenericSettings } from '../../src/connectors/generic/index.ts';
 import { verifyStandardWebhook } from '../../src/connectors/generic/contract.ts';
 import { normalizeContractCallback } from '../../src/connectors/generic/receiver.ts';
-import { ProviderError } from '../../src/providers/types.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 import { freePort } from '../support/ports.ts';
+import { providerError } from '../support/provider-error.ts';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void;
 
@@ -70,15 +70,6 @@ const raw =
   (_request, response) =>
     response.writeHead(status, { 'content-type': contentType }).end(text);
 
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
-
 const TRANSFER = {
   reference: 'trf-1',
   amountMinor: 250_000,
@@ -120,7 +111,7 @@ describe('the client: what each answer becomes', () => {
     ['a redirect', raw(302, ''), 'unknown', 302, undefined],
   ])('%s → transient', async (_name, handler, outcome, httpStatus, rawCode) => {
     script.set('GET /banks', handler);
-    const error = await failure(connector().transfers!.listBanks());
+    const error = await providerError(connector().transfers!.listBanks());
     expect(error).toMatchObject({ provider: 'acme', outcome, transient: true, httpStatus, rawCode, notTaken: false });
   });
 
@@ -133,26 +124,29 @@ describe('the client: what each answer becomes', () => {
     [410, 'gone', 'rejected'],
   ])('%i with {code: %s} → definitive %s, the code and message kept', async (status, code, outcome) => {
     script.set('GET /banks', json(status, { code, message: `refused: ${code}` }));
-    const error = await failure(connector().transfers!.listBanks());
+    const error = await providerError(connector().transfers!.listBanks());
     expect(error).toMatchObject({ outcome, transient: false, httpStatus: status, rawCode: code, notTaken: false });
     expect(error.message).toContain(`refused: ${code}`);
   });
 
   it('is a transient timeout when the bank never answers, or stalls after its headers', async () => {
     script.set('GET /banks', () => undefined);
-    const silent = await failure(connector(200).transfers!.listBanks());
+    const silent = await providerError(connector(200).transfers!.listBanks());
     expect(silent).toMatchObject({ outcome: 'timeout', transient: true, httpStatus: undefined });
     expect(silent.message).toBe('acme did not answer GET /banks within 200 ms');
     script.set('GET /banks', (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.write('{"banks": [');
     });
-    expect(await failure(connector(200).transfers!.listBanks())).toMatchObject({ outcome: 'timeout', transient: true });
+    expect(await providerError(connector(200).transfers!.listBanks())).toMatchObject({
+      outcome: 'timeout',
+      transient: true,
+    });
   });
 
   it('is a transient network error when the connection is reset or refused', async () => {
     script.set('GET /banks', (request) => request.socket.destroy());
-    expect(await failure(connector().transfers!.listBanks())).toMatchObject({
+    expect(await providerError(connector().transfers!.listBanks())).toMatchObject({
       outcome: 'network_error',
       transient: true,
     });
@@ -161,7 +155,7 @@ describe('the client: what each answer becomes', () => {
       response.write('{"banks":');
       response.socket?.destroy();
     });
-    expect(await failure(connector().transfers!.listBanks())).toMatchObject({ transient: true });
+    expect(await providerError(connector().transfers!.listBanks())).toMatchObject({ transient: true });
     const port = await freePort();
     const nowhere = createGenericConnector({
       name: 'acme',
@@ -172,7 +166,10 @@ describe('the client: what each answer becomes', () => {
       capabilities: ['transfers'],
       timeoutMs: 300,
     });
-    expect(await failure(nowhere.transfers!.listBanks())).toMatchObject({ outcome: 'network_error', transient: true });
+    expect(await providerError(nowhere.transfers!.listBanks())).toMatchObject({
+      outcome: 'network_error',
+      transient: true,
+    });
   });
 
   it('sends the bearer key, and reads the bank list with slugs made from the names', async () => {
@@ -221,7 +218,7 @@ describe('the client: transfers', () => {
   it('takes 422 as a definitive refusal that did not take the transfer, and nothing else', async () => {
     const bank = connector().transfers!;
     script.set('POST /transfers', json(422, { code: 'insufficient_funds', message: 'float too low' }));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({
       outcome: 'rejected',
       transient: false,
       notTaken: true,
@@ -229,7 +226,10 @@ describe('the client: transfers', () => {
       rawCode: 'insufficient_funds',
     });
     script.set('POST /transfers', json(422, { code: 'invalid_account', message: 'no such account' }));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'invalid_account', notTaken: true });
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({
+      outcome: 'invalid_account',
+      notTaken: true,
+    });
     for (const [status, code, transient] of [
       [409, 'conflict', false],
       [400, 'validation_error', false],
@@ -237,7 +237,7 @@ describe('the client: transfers', () => {
       [429, 'too_many_requests', true],
     ] as const) {
       script.set('POST /transfers', json(status, { code, message: 'x' }));
-      expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({
+      expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({
         httpStatus: status,
         transient,
         notTaken: false,
@@ -245,17 +245,17 @@ describe('the client: transfers', () => {
     }
     // A 422 page that is not the bank's answer proves nothing.
     script.set('POST /transfers', raw(422, '<html>unprocessable</html>'));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({ transient: true, notTaken: false });
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({ transient: true, notTaken: false });
   });
 
   it('refuses an answer about another transfer, or one missing its status', async () => {
     const bank = connector().transfers!;
     script.set('POST /transfers', json(202, { reference: 'trf-2', status: 'pending' }));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
     script.set('POST /transfers', json(202, { reference: 'trf-1' }));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
     script.set('POST /transfers', json(202, { reference: 'trf-1', status: 'done' }));
-    expect(await failure(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
+    expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({ outcome: 'unknown', transient: true });
   });
 
   it('queries a status by its encoded reference: 404 not_found is definitive, anything else unsure', async () => {
@@ -271,15 +271,15 @@ describe('the client: transfers', () => {
       message: 'ok',
     });
     script.set('GET /transfers/trf-1', json(404, { code: 'not_found', message: 'never took it' }));
-    expect(await failure(bank.transferStatus('trf-1'))).toMatchObject({
+    expect(await providerError(bank.transferStatus('trf-1'))).toMatchObject({
       outcome: 'not_found',
       transient: false,
       httpStatus: 404,
     });
     script.set('GET /transfers/trf-1', raw(404, 'Cannot GET /transfers/trf-1', 'text/plain'));
-    expect(await failure(bank.transferStatus('trf-1'))).toMatchObject({ transient: true });
+    expect(await providerError(bank.transferStatus('trf-1'))).toMatchObject({ transient: true });
     script.set('GET /transfers/trf-1', json(200, { reference: 'trf-1', status: 'pending' }));
-    expect(await failure(bank.transferStatus('trf-1'))).toMatchObject({ outcome: 'unknown', transient: true });
+    expect(await providerError(bank.transferStatus('trf-1'))).toMatchObject({ outcome: 'unknown', transient: true });
   });
 
   it('reads a name enquiry, and 404 invalid_account as a definitive invalid_account', async () => {
@@ -293,7 +293,7 @@ describe('the client: transfers', () => {
     });
     expect(JSON.parse(seen[0]!.body)).toEqual({ bank_code: '058', account_number: '0123456789' });
     script.set('POST /name-enquiry', json(404, { code: 'invalid_account' }));
-    expect(await failure(bank.nameEnquiry('058', '0000000000'))).toMatchObject({
+    expect(await providerError(bank.nameEnquiry('058', '0000000000'))).toMatchObject({
       outcome: 'invalid_account',
       transient: false,
       rawCode: 'invalid_account',
@@ -333,9 +333,9 @@ describe('the client: transfers', () => {
     });
     expect(await connector().settlementReport!('2026-11-24')).toMatchObject({ date: '2026-11-24' });
     script.set(path, json(200, { date: '2026-11-23', generated_at: 'x', items: [] }));
-    expect(await failure(bank.settlementReport('2026-11-24'))).toMatchObject({ transient: true });
+    expect(await providerError(bank.settlementReport('2026-11-24'))).toMatchObject({ transient: true });
     script.set(path, json(200, { date: '2026-11-24', generated_at: 'x', items: [{ ...item, amount_minor: -5 }] }));
-    expect(await failure(bank.settlementReport('2026-11-24'))).toMatchObject({ transient: true });
+    expect(await providerError(bank.settlementReport('2026-11-24'))).toMatchObject({ transient: true });
   });
 });
 
@@ -366,7 +366,7 @@ describe('the client: virtual accounts, cards, identity', () => {
       json(201, { account_number: '81', bank_code: '035', bank_name: 'W' }),
     );
     expect(
-      await failure(route.provider.allocate({ reference: 'va-2', accountName: 'A', customerId: 'c' })),
+      await providerError(route.provider.allocate({ reference: 'va-2', accountName: 'A', customerId: 'c' })),
     ).toMatchObject({ provider: 'wema', transient: true });
     // Close answers 200, with or without a body; an unknown account is a definitive not_found.
     script.set('POST /providers/wema/virtual-accounts/8100000017/close', raw(200, '', 'application/json'));
@@ -376,7 +376,10 @@ describe('the client: virtual accounts, cards, identity', () => {
       'POST /providers/wema/virtual-accounts/8100000017/close',
       json(404, { code: 'not_found', message: 'x' }),
     );
-    expect(await failure(route.provider.close('8100000017'))).toMatchObject({ outcome: 'not_found', transient: false });
+    expect(await providerError(route.provider.close('8100000017'))).toMatchObject({
+      outcome: 'not_found',
+      transient: false,
+    });
   });
 
   it('issues, locks, unlocks and funds cards, checking what the processor says it did', async () => {
@@ -389,14 +392,17 @@ describe('the client: virtual accounts, cards, identity', () => {
     script.set('POST /cards/crd_1/lock', json(200, { card_reference: 'crd_1', status: 'locked' }));
     await expect(cards.setLocked('crd_1', true)).resolves.toBeUndefined();
     script.set('POST /cards/crd_1/unlock', json(200, { card_reference: 'crd_1', status: 'locked' }));
-    expect(await failure(cards.setLocked('crd_1', false))).toMatchObject({ transient: true });
+    expect(await providerError(cards.setLocked('crd_1', false))).toMatchObject({ transient: true });
     script.set('POST /cards/crd_x/lock', json(404, { code: 'not_found', message: 'no such card' }));
-    expect(await failure(cards.setLocked('crd_x', true))).toMatchObject({ outcome: 'not_found', transient: false });
+    expect(await providerError(cards.setLocked('crd_x', true))).toMatchObject({
+      outcome: 'not_found',
+      transient: false,
+    });
     script.set('POST /cards/crd_1/fund', json(200, { reference: 'f1', status: 'successful' }));
     await expect(cards.fund({ cardReference: 'crd_1', reference: 'f1', amountMinor: 10_000 })).resolves.toBeUndefined();
     expect(JSON.parse(seen.at(-1)!.body)).toEqual({ reference: 'f1', amount_minor: 10_000 });
     script.set('POST /cards/crd_1/fund', json(422, { code: 'not_permitted', message: 'no' }));
-    expect(await failure(cards.fund({ cardReference: 'crd_1', reference: 'f2', amountMinor: 1 }))).toMatchObject({
+    expect(await providerError(cards.fund({ cardReference: 'crd_1', reference: 'f2', amountMinor: 1 }))).toMatchObject({
       transient: false,
       notTaken: false,
     });
@@ -415,7 +421,7 @@ describe('the client: virtual accounts, cards, identity', () => {
     expect(await identity.lookUpBvn({ bvn, firstName: 'Ada', lastName: 'Obi' })).toBeNull();
     for (const handler of [json(404, { code: 'unknown_route', message: 'x' }), json(200, { first_name: 'ADA' })]) {
       script.set('POST /identity/bvn-lookup', handler);
-      const error = await failure(identity.lookUpBvn({ bvn, firstName: 'Ada', lastName: 'Obi' }));
+      const error = await providerError(identity.lookUpBvn({ bvn, firstName: 'Ada', lastName: 'Obi' }));
       expect(error.message).not.toContain(bvn);
     }
   });
@@ -582,15 +588,14 @@ describe('the callback receiver', () => {
   });
 
   it('turns virtual_account.credited into virtual_account.credit, keeping a provider the bank has', () => {
-    const credit = {
+    // What the gateway keeps of every credit; the sender's account and bank are not passed on.
+    const kept = {
       account_number: '8100000017',
       amount_minor: 750_050,
       transaction_reference: 'CR1',
       sender_name: 'OKAFOR STORES',
-      session_id: 'S2',
-      sender_account_number: '0123456789',
-      sender_bank_code: '058',
     };
+    const credit = { ...kept, session_id: 'S2', sender_account_number: '0123456789', sender_bank_code: '058' };
     expect(
       normalized({ id: 'evt_c1', type: 'virtual_account.credited', data: { ...credit, provider: 'wema' } }),
     ).toEqual({
@@ -598,29 +603,13 @@ describe('the callback receiver', () => {
       callback: {
         eventId: 'evt_c1',
         type: 'virtual_account.credit',
-        data: {
-          account_number: '8100000017',
-          amount_minor: 750_050,
-          transaction_reference: 'CR1',
-          sender_name: 'OKAFOR STORES',
-          session_id: 'S2',
-          provider: 'wema',
-        },
+        data: { ...kept, session_id: 'S2', provider: 'wema' },
       },
     });
     const { session_id: _session, ...bare } = credit;
     expect(normalized({ id: 'evt_c2', type: 'virtual_account.credited', data: bare })).toEqual({
       ok: true,
-      callback: {
-        eventId: 'evt_c2',
-        type: 'virtual_account.credit',
-        data: {
-          account_number: '8100000017',
-          amount_minor: 750_050,
-          transaction_reference: 'CR1',
-          sender_name: 'OKAFOR STORES',
-        },
-      },
+      callback: { eventId: 'evt_c2', type: 'virtual_account.credit', data: kept },
     });
     expect(
       normalized({ id: 'evt_c3', type: 'virtual_account.credited', data: { ...credit, provider: 'providus' } }),

@@ -7,6 +7,7 @@ import {
   CREATE_REFUSALS,
   REFUSALS,
   TRANSFER_STATUSES,
+  type TransferStatus,
   contradictsBooks,
   failureDetails,
   internalStatuses,
@@ -71,17 +72,19 @@ describe('transfer statuses', () => {
 });
 
 describe('contradictsBooks', () => {
-  it.each([
-    ['completed', 'failed', true],
-    ['failed', 'successful', true],
-    ['completed', 'successful', false],
-    ['failed', 'failed', false],
-    ['pending', 'successful', false],
-    ['pending', 'failed', false],
-    ['processing', 'successful', false],
-    ['processing', 'failed', false],
-    ['refused', 'successful', false],
-  ] as const)('ours %s, bank %s → %s', (ours, bank, contradicts) => {
+  // Our status (or our refusal) → whether each final answer of the bank contradicts it.
+  const contradicted: Record<TransferStatus | 'refused', Record<'successful' | 'failed', boolean>> = {
+    pending: { successful: false, failed: false },
+    processing: { successful: false, failed: false },
+    completed: { successful: false, failed: true },
+    failed: { successful: true, failed: false },
+    refused: { successful: false, failed: false },
+  };
+  const cases = Object.entries(contradicted).flatMap(([ours, answers]) =>
+    Object.entries(answers).map(([bank, contradicts]) => [ours, bank, contradicts]),
+  ) as [TransferStatus | 'refused', 'successful' | 'failed', boolean][];
+
+  it.each(cases)('ours %s, bank %s → %s', (ours, bank, contradicts) => {
     expect(contradictsBooks(ours, bank)).toBe(contradicts);
   });
 });

@@ -54,13 +54,28 @@ const PAID: BankOutcome = { status: 'successful', sessionId: BANK_SESSION, provi
 /** Stubs that reserve, hand the transfer to a bank that says "pending", and record money moves. */
 const DEFAULT_STUBS: TransferActivities = {
   nameEnquiry: async () => ({ ...ENQUIRY }),
-  reserveFunds: async (input) => ({ id: input.transferId, status: 'pending', recipientName: input.recipientName }),
+  reserveFunds: async (input) => ({
+    id: input.transferId,
+    status: 'pending',
+    recipientName: input.recipientName,
+    connector: input.connector,
+  }),
   submitToBank: async () => ({ status: 'pending', sessionId: BANK_SESSION, providerCode: '09' }),
   assignConnector: async () => undefined,
   markProcessing: async () => undefined,
   queryBankStatus: async () => ({ status: 'pending' }),
-  settleTransfer: async (input) => ({ id: input.transferId, status: 'completed', recipientName: 'ADA OBI' }),
-  reverseTransfer: async (input) => ({ id: input.transferId, status: 'failed', recipientName: 'ADA OBI' }),
+  settleTransfer: async (input) => ({
+    id: input.transferId,
+    status: 'completed',
+    recipientName: 'ADA OBI',
+    connector: 'sandbox',
+  }),
+  reverseTransfer: async (input) => ({
+    id: input.transferId,
+    status: 'failed',
+    recipientName: 'ADA OBI',
+    connector: 'sandbox',
+  }),
   settleReservation: async () => null,
   flagStuck: async () => undefined,
   recordDiscrepancy: async () => true,
@@ -234,6 +249,39 @@ describe('accept: the create update', () => {
       await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'transfer_refused' } });
       expect(stubs.names()).toEqual(['nameEnquiry', 'settleReservation']);
       expect(stubs.inputsOf('settleReservation')).toEqual([{ transferId: expect.stringMatching(UUID), request }]);
+    });
+  });
+
+  it("takes over a reservation an earlier execution committed, with that reservation's connector for its bank calls", async () => {
+    // The name enquiry fails here, but an earlier execution of this task reserved the transfer with
+    // paystack: the transfer is created after all, and its bank is paystack's, never this run's default.
+    const stubs = transferStubs({
+      nameEnquiry: async () => {
+        throw refusal('invalid_account', 'recipient account 0123456789 was not found at bank 058');
+      },
+      settleReservation: async ({ transferId }) => ({
+        id: transferId,
+        status: 'pending',
+        recipientName: 'ADA OBI',
+        connector: 'paystack',
+      }),
+      submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const { created, handle } = await create(taskQueue, request);
+      const { transferId } = await created;
+      expect(await handle.result()).toMatchObject({ status: 'completed', connector: 'paystack' });
+      expect(stubs.names()).toEqual([
+        'nameEnquiry',
+        'settleReservation',
+        'submitToBank',
+        'markProcessing',
+        'settleTransfer',
+      ]);
+      expect(stubs.inputsOf('submitToBank')).toEqual([
+        { transferId, request, recipientName: 'ADA OBI', connector: 'paystack' },
+      ]);
     });
   });
 });

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
 import { TRANSIENT_HTTP_STATUSES } from '../../providers/codes.ts';
 import { ProviderError, type ProviderOutcome } from '../../providers/types.ts';
+import { parseJsonText } from '../json-text.ts';
 import { ContractError } from './contract.ts';
 
 export interface GenericClientOptions {
@@ -182,11 +183,7 @@ export class GenericBankClient {
 function parseJsonValue(text: string): { ok: true; value: unknown } | { ok: false } {
   // An empty body is no value: fine where the answer has no fields (a close), missing fields elsewhere.
   if (text.trim() === '') return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
+  return parseJsonText(text);
 }
 
 function parseJson<T>(text: string, schema: z.ZodType<T>): T | undefined {

@@ -3,6 +3,7 @@
 // captured callback cannot be replayed later), and bodies `{id, type, data}` checked against the
 // contract's event schemas and put into the gateway's vocabulary (NormalizedCallback).
 import type { z } from 'zod';
+import { parseJsonText } from '../json-text.ts';
 import type { CallbackReceiver, NormalizeResult } from '../types.ts';
 import {
   CallbackEnvelope,
@@ -32,13 +33,9 @@ export function normalizeContractCallback(
   rawBody: string,
   options: { virtualAccountProviders?: readonly string[] } = {},
 ): NormalizeResult {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return { ok: false, issues: [{ path: 'body', message: 'is not valid JSON' }] };
-  }
-  const envelope = CallbackEnvelope.safeParse(json);
+  const json = parseJsonText(rawBody);
+  if (!json.ok) return { ok: false, issues: [{ path: 'body', message: 'is not valid JSON' }] };
+  const envelope = CallbackEnvelope.safeParse(json.value);
   if (!envelope.success) return { ok: false, issues: issuesOf(envelope.error) };
   const { id: eventId, type, data } = envelope.data;
 

@@ -6,6 +6,7 @@
 // `transfer.success` and its later `transfer.reversed`.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { parseJsonText } from '../json-text.ts';
 import type { CallbackReceiver, NormalizeResult, NormalizedCallback, SignatureCheck } from '../types.ts';
 import { PROVIDER } from './http.ts';
 import { ourReference } from './reference.ts';
@@ -138,13 +139,9 @@ export class PaystackCallbacks implements CallbackReceiver {
   }
 
   normalize(rawBody: string): NormalizeResult {
-    let body: unknown;
-    try {
-      body = JSON.parse(rawBody);
-    } catch {
-      return { ok: false, issues: [{ path: '', message: 'the body is not JSON' }] };
-    }
-    const envelope = WebhookEnvelope.safeParse(body);
+    const body = parseJsonText(rawBody);
+    if (!body.ok) return { ok: false, issues: [{ path: '', message: 'the body is not JSON' }] };
+    const envelope = WebhookEnvelope.safeParse(body.value);
     if (!envelope.success) return { ok: false, issues: issuesOf(envelope.error, '') };
     const { event, data } = envelope.data;
     switch (event) {

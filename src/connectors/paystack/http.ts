@@ -8,6 +8,7 @@
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
 import { TRANSIENT_HTTP_STATUSES } from '../../providers/codes.ts';
 import { ProviderError } from '../../providers/types.ts';
+import { parseJsonText } from '../json-text.ts';
 
 export const PROVIDER = 'paystack';
 
@@ -131,13 +132,8 @@ export class PaystackClient {
       );
     }
     const status = response.status;
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    const envelope = isRecord(body) ? body : undefined;
+    const json = parseJsonText(text);
+    const envelope = json.ok && isRecord(json.value) ? json.value : undefined;
     const message = typeof envelope?.message === 'string' ? clip(envelope.message) : '';
     if (status >= 500 || TRANSIENT_HTTP_STATUSES.has(status)) {
       throw new ProviderError(

@@ -1,53 +1,51 @@
 // Tenants, API keys and the double-entry journal. Money columns are bigint kobo. The database
 // itself refuses what must never happen: a non-negative account going below zero, a journal
 // entry whose postings do not sum to zero (checked at commit), and edits to posted history.
+import { CREATED_AT, ID, TENANT_OWNED, TIMESTAMPS } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0001Platform = sqlMigration('0001-platform', [
   `
       create table tenants (
-        id uuid primary key,
+        ${ID},
         name text not null check (length(name) between 1 and 200),
         features text[] not null default '{}',
         daily_transfer_limit_minor bigint not null default 500000000 check (daily_transfer_limit_minor >= 0),
         allowed_account_types text[] not null default '{standard,dedicated,temporary}',
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now()
+        ${TIMESTAMPS}
       )`,
   `
       create table api_keys (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         mode text not null check (mode in ('test', 'live')),
         prefix text not null,
         key_hash text not null unique,
-        created_at timestamptz not null default now(),
+        ${CREATED_AT},
         revoked_at timestamptz
       )`,
   'create index api_keys_prefix_idx on api_keys (prefix)',
   'create index api_keys_tenant_idx on api_keys (tenant_id)',
   `
       create table ledger_accounts (
-        id uuid primary key,
+        ${ID},
         tenant_id uuid references tenants (id),
         code text not null,
         currency char(3) not null,
         balance_minor bigint not null default 0,
         allow_negative boolean not null default false,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         constraint ledger_accounts_non_negative check (allow_negative or balance_minor >= 0),
         constraint ledger_accounts_owner_code unique nulls not distinct (tenant_id, code, currency)
       )`,
   `
       create table journal_entries (
-        id uuid primary key,
+        ${ID},
         tenant_id uuid references tenants (id),
         kind text not null,
         idempotency_key text not null unique,
         description text,
         metadata jsonb,
-        created_at timestamptz not null default now()
+        ${CREATED_AT}
       )`,
   'create index journal_entries_tenant_idx on journal_entries (tenant_id, created_at)',
   `
@@ -57,7 +55,7 @@ export const Migration0001Platform = sqlMigration('0001-platform', [
         account_id uuid not null references ledger_accounts (id),
         amount_minor bigint not null check (amount_minor <> 0),
         balance_after_minor bigint not null,
-        created_at timestamptz not null default now()
+        ${CREATED_AT}
       )`,
   'create index postings_account_idx on postings (account_id, id)',
   'create index postings_entry_idx on postings (entry_id)',

@@ -1,11 +1,12 @@
 // Callbacks received from providers, one row per (provider, event id): the record that makes
 // intake idempotent, and the audit trail operators read when a bank disputes what it sent.
+import { ID } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0002ProviderCallbacks = sqlMigration('0002-provider-callbacks', [
   `
       create table provider_callbacks (
-        id uuid primary key,
+        ${ID},
         provider text not null,
         event_id text not null,
         type text not null,

@@ -1,12 +1,12 @@
 // Transfers (the read projection the API serves, kept by the transfer workflow's activities),
 // the tenant event log, stored Idempotency-Key responses, and the audit of operator resolutions.
+import { CREATED_AT, ID, TENANT_ID, TENANT_OWNED, TIMESTAMPS } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0003Transfers = sqlMigration('0003-transfers', [
   `
       create table transfers (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         reference text not null,
         request_hash text not null,
         amount_minor bigint not null check (amount_minor between 100 and 1000000000),
@@ -24,8 +24,7 @@ export const Migration0003Transfers = sqlMigration('0003-transfers', [
         provider_code text,
         failure_reason text,
         stuck_since timestamptz,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         completed_at timestamptz,
         constraint transfers_tenant_reference unique (tenant_id, reference)
       )`,
@@ -33,17 +32,16 @@ export const Migration0003Transfers = sqlMigration('0003-transfers', [
   'create index transfers_tenant_status_idx on transfers (tenant_id, status, created_at desc)',
   `
       create table events (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         type text not null,
         source_key text not null unique,
         payload jsonb not null,
-        created_at timestamptz not null default now()
+        ${CREATED_AT}
       )`,
   'create index events_tenant_created_idx on events (tenant_id, created_at desc)',
   `
       create table idempotency_keys (
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_ID},
         key text not null,
         method text not null,
         path text not null,
@@ -51,17 +49,17 @@ export const Migration0003Transfers = sqlMigration('0003-transfers', [
         state text not null check (state in ('processing', 'completed')),
         response_status integer,
         response_body jsonb,
-        created_at timestamptz not null default now(),
+        ${CREATED_AT},
         expires_at timestamptz not null,
         primary key (tenant_id, key)
       )`,
   `
       create table transfer_resolutions (
-        id uuid primary key,
+        ${ID},
         transfer_id uuid not null references transfers (id),
         outcome text not null check (outcome in ('successful', 'failed')),
         note text not null,
         operator text not null,
-        created_at timestamptz not null default now()
+        ${CREATED_AT}
       )`,
 ]);

@@ -1,26 +1,24 @@
 // Webhook endpoints (secrets encrypted at rest: signing needs them back), one delivery per
 // (event, endpoint) with its recorded attempts, and the fan-out marker on events.
+import { TENANT_OWNED, TIMESTAMPS } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0004Webhooks = sqlMigration('0004-webhooks', [
   `
       create table webhook_endpoints (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         url text not null,
         mode text not null check (mode in ('test', 'live')),
         events text[] not null,
         secret_ciphertext text not null,
         status text not null check (status in ('listening', 'disabled', 'deleted')),
         disabled_reason text,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now()
+        ${TIMESTAMPS}
       )`,
   'create index webhook_endpoints_tenant_idx on webhook_endpoints (tenant_id, created_at desc)',
   `
       create table webhook_deliveries (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         event_id uuid not null references events (id),
         endpoint_id uuid not null references webhook_endpoints (id),
         event_type text not null,
@@ -28,8 +26,7 @@ export const Migration0004Webhooks = sqlMigration('0004-webhooks', [
         attempt_count integer not null default 0,
         signature text,
         replay_id text,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         constraint webhook_deliveries_pair unique (event_id, endpoint_id)
       )`,
   'create index webhook_deliveries_tenant_idx on webhook_deliveries (tenant_id, created_at desc)',

@@ -1,12 +1,12 @@
 // Virtual accounts (with their running inbound totals), the inbound credits applied to them (one
 // row per provider transaction reference: what makes a credit count once), and identity customers.
+import { CREATED_AT, ID, TENANT_OWNED, TIMESTAMPS } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0005VirtualAccounts = sqlMigration('0005-virtual-accounts', [
   `
       create table virtual_accounts (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         customer_id text not null,
         account_number text not null,
         account_name text not null,
@@ -23,15 +23,14 @@ export const Migration0005VirtualAccounts = sqlMigration('0005-virtual-accounts'
         expires_at timestamptz,
         closure_reason text,
         closed_at timestamptz,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         constraint virtual_accounts_provider_number unique (provider, account_number),
         constraint virtual_accounts_request unique (tenant_id, request_id)
       )`,
   'create index virtual_accounts_tenant_idx on virtual_accounts (tenant_id, created_at desc)',
   `
       create table inbound_credits (
-        id uuid primary key,
+        ${ID},
         provider text not null,
         transaction_reference text not null,
         virtual_account_id uuid references virtual_accounts (id),
@@ -39,13 +38,12 @@ export const Migration0005VirtualAccounts = sqlMigration('0005-virtual-accounts'
         sender_name text,
         status text not null check (status in ('applied', 'refused')),
         refusal_reason text,
-        created_at timestamptz not null default now(),
+        ${CREATED_AT},
         constraint inbound_credits_reference unique (provider, transaction_reference)
       )`,
   `
       create table identity_customers (
-        id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_OWNED},
         external_reference text not null,
         first_name text not null,
         last_name text not null,
@@ -54,8 +52,7 @@ export const Migration0005VirtualAccounts = sqlMigration('0005-virtual-accounts'
         country char(2) not null,
         metadata jsonb,
         kyc_status text not null default 'unverified',
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         constraint identity_customers_reference unique (tenant_id, external_reference)
       )`,
 ]);

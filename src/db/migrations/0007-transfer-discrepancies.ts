@@ -1,14 +1,15 @@
 // Late bank answers that contradict a transfer already final in our books (decisions §12): kept
 // for operators, never applied by themselves. One open record per transfer; settling one posts
 // the correcting journal entry and records who settled it, when and why.
+import { ID, TENANT_ID } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0007TransferDiscrepancies = sqlMigration('0007-transfer-discrepancies', [
   `
       create table transfer_discrepancies (
-        id uuid primary key,
+        ${ID},
         transfer_id uuid not null references transfers (id),
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_ID},
         reference text not null,
         ours text not null check (ours in ('completed', 'failed')),
         bank text not null check (bank in ('successful', 'failed')),

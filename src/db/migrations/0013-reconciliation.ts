@@ -1,13 +1,14 @@
 // Daily reconciliation against the bank's settlement statement: one row per run, one per item it
 // looked at (matched or not), kept so that an operator can read any day's result again. Inbound
 // credits keep the bank's session id from now on, so that both sides can be matched on it.
+import { ID } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0013Reconciliation = sqlMigration('0013-reconciliation', [
   'alter table inbound_credits add column session_id text',
   `
       create table reconciliation_runs (
-        id uuid primary key,
+        ${ID},
         value_date date not null,
         trigger text not null check (trigger in ('schedule', 'operator')),
         workflow_id text not null,
@@ -24,7 +25,7 @@ export const Migration0013Reconciliation = sqlMigration('0013-reconciliation', [
   'create index reconciliation_runs_date_idx on reconciliation_runs (value_date, completed_at desc)',
   `
       create table reconciliation_items (
-        id uuid primary key,
+        ${ID},
         run_id uuid not null references reconciliation_runs (id),
         outcome text not null
           check (outcome in ('matched', 'missing_ours', 'missing_at_bank', 'amount_differs', 'status_differs')),

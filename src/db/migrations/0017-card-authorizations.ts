@@ -8,13 +8,14 @@
 // notification back (a card decision: PostgreSQL serialises the commits of every transaction that
 // notifies, which costs the processor's 2 s budget far more than a fan-out by the 200 ms poll).
 import { EVENTS_CHANNEL } from './0011-event-notify.ts';
+import { CREATED_AT, TENANT_ID, TIMESTAMPS } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0017CardAuthorizations = sqlMigration('0017-card-authorizations', [
   `
       create table card_authorizations (
         id text primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_ID},
         card_id uuid not null references cards (id),
         amount_minor bigint not null check (amount_minor > 0),
         currency char(3) not null,
@@ -26,8 +27,7 @@ export const Migration0017CardAuthorizations = sqlMigration('0017-card-authoriza
         status text not null check (status in ('pending', 'cleared', 'reversed', 'declined')),
         cleared_minor bigint not null default 0 check (cleared_minor >= 0 and cleared_minor <= amount_minor),
         jit_funded_minor bigint not null default 0 check (jit_funded_minor >= 0),
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
+        ${TIMESTAMPS},
         check ((decision = 'declined') = (status = 'declined'))
       )`,
   'create index card_authorizations_card_idx on card_authorizations (card_id, created_at desc, id desc)',
@@ -36,7 +36,7 @@ export const Migration0017CardAuthorizations = sqlMigration('0017-card-authoriza
   `
       create table card_authorization_voids (
         id text primary key,
-        created_at timestamptz not null default now()
+        ${CREATED_AT}
       )`,
   `insert into ledger_accounts (id, tenant_id, code, currency, allow_negative)
      values (gen_random_uuid(), null, 'card_settlement', 'NGN', false)`,

@@ -4,17 +4,18 @@
 // transaction that records the account, when the workflow fails, when the API has its answer, and
 // at the latest an hour after it was sealed; the check makes an erased row that still holds it
 // (or a held copy without its erasure unset) impossible.
+import { CREATED_AT, TENANT_ID } from './columns.ts';
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0019VirtualAccountBvns = sqlMigration('0019-virtual-account-bvns', [
   `
       create table virtual_account_bvns (
         account_id uuid primary key,
-        tenant_id uuid not null references tenants (id),
+        ${TENANT_ID},
         bvn_hash text not null,
         bvn_last4 char(4) not null,
         bvn_ciphertext text,
-        created_at timestamptz not null default now(),
+        ${CREATED_AT},
         erased_at timestamptz,
         constraint virtual_account_bvns_erased check ((bvn_ciphertext is null) = (erased_at is not null))
       )`,
