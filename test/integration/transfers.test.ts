@@ -370,18 +370,24 @@ async function heldTransfer(apiKey: string, tenantId: string, amountMinor: numbe
   const payload = body({ recipient_account: '2222222222', amount_minor: amountMinor });
   const created = await create(apiKey, payload);
   const id = created.json().data.id as string;
-  return { payload, id, handle: client.workflow.getHandle(transferWorkflowId(tenantId, payload.reference)) };
+  const handle = client.workflow.getHandle(transferWorkflowId(tenantId, payload.reference));
+  // Back once its workflow is processing: submitted, waiting for the bank that holds it.
+  const deadline = Date.now() + 15_000;
+  while ((await handle.query(statusQuery)).status !== 'processing') {
+    if (Date.now() > deadline) throw new Error('never processing');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { payload, id, handle };
 }
+
+/** `admin transfers resolve` of the transfer, with the operator's note (and any other flags). */
+const resolve = (id: string, outcome: string, note: string, ...flags: string[]) =>
+  admin('transfers', 'resolve', '--id', id, '--outcome', outcome, '--note', note, ...flags);
 
 describe('stuck transfers and operators', () => {
   it('keeps 2222222222 processing, lists it as stuck, and resolves it by operator command with an audit record', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const { payload, id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
-    const deadline = Date.now() + 15_000;
-    while ((await handle.query(statusQuery)).status !== 'processing') {
-      if (Date.now() > deadline) throw new Error('never processing');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const { payload, id } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
     expect((await get(tenant.apiKey, id)).json().data.status).toBe('pending');
 
     const listsIt = (result: { json: any }) =>
@@ -404,16 +410,7 @@ describe('stuck transfers and operators', () => {
     const notYet = await admin('transfers', 'stuck', '--older-than', '1h');
     expect(notYet.json.transfers.map((t: { transfer_id: string }) => t.transfer_id)).not.toContain(id);
 
-    const resolved = await admin(
-      'transfers',
-      'resolve',
-      '--id',
-      id,
-      '--outcome',
-      'failed',
-      '--note',
-      'bank confirmed reversal by phone',
-    );
+    const resolved = await resolve(id, 'failed', 'bank confirmed reversal by phone');
     expect(resolved.code).toBe(0);
     expect(resolved.json).toMatchObject({ transfer_id: id, outcome: 'failed', status: 'failed', operator: 'ops-test' });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
@@ -424,7 +421,7 @@ describe('stuck transfers and operators', () => {
         [id],
       );
     expect(audit).toEqual({ outcome: 'failed', note: 'bank confirmed reversal by phone', operator: 'ops-test' });
-    const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'successful', '--note', 'oops');
+    const again = await resolve(id, 'successful', 'oops');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already failed');
     recordHistory('transfer-stuck-resolved', transferWorkflowId(tenant.tenantId, payload.reference));
@@ -433,8 +430,6 @@ describe('stuck transfers and operators', () => {
   it('completes a transfer once when the worker dies and restarts while it waits for the bank', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 200_000);
-    while ((await handle.query(statusQuery)).status !== 'processing')
-      await new Promise((resolve) => setTimeout(resolve, 100));
 
     await stack.stopWorker();
     // The bank confirms while no worker runs: the callback lands as a signal in the history.
@@ -452,23 +447,10 @@ describe('stuck transfers and operators', () => {
 
   it('tells the operator when no worker answers a resolution within --wait, and resolves once one runs', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const { id, handle } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
-    while ((await handle.query(statusQuery)).status !== 'processing')
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const { id } = await heldTransfer(tenant.apiKey, tenant.tenantId, 300_000);
 
     await stack.stopWorker();
-    const unanswered = await admin(
-      'transfers',
-      'resolve',
-      '--id',
-      id,
-      '--outcome',
-      'failed',
-      '--note',
-      'n',
-      '--wait',
-      '2s',
-    );
+    const unanswered = await resolve(id, 'failed', 'n', '--wait', '2s');
     expect(unanswered.code).toBe(1);
     expect(unanswered.stderr).toContain('transfers resolve refused (no_answer)');
     expect(unanswered.stderr).toContain('did not answer within 2s: is a worker running?');
@@ -478,7 +460,7 @@ describe('stuck transfers and operators', () => {
     // The unanswered resolution stays with the workflow (the server admitted it) and may apply once a
     // worker runs; asked again, the transfer is resolved either way, and once.
     await stack.startWorker();
-    const again = await admin('transfers', 'resolve', '--id', id, '--outcome', 'failed', '--note', 'bank said no');
+    const again = await resolve(id, 'failed', 'bank said no');
     if (again.code === 0)
       expect(again.json).toMatchObject({ transfer_id: id, status: 'failed', decided_by: 'operator' });
     else expect(again.stderr).toContain(`transfer ${id} is already failed`);
