@@ -60,7 +60,12 @@ export function executeNumbered<T extends Record<string, unknown>[] = Record<str
 
 /** Exported for unit tests. */
 export function toQuestionMarks(text: string, values: readonly SqlValue[]): { sql: string; params: unknown[] } {
+  // The ORM reads `??` as an identifier and a backslash before `?` as a literal `?`: a placeholder
+  // right after another, or after a backslash, would shift every value after it.
   if (text.includes('?')) throw new Error('a numbered statement cannot hold `?`');
+  if (/\$(?!\d)|\$\d+\$\d|\\\$\d/.test(text)) {
+    throw new Error('a numbered statement holds `$` only as $n, never two in a row or after a backslash');
+  }
   const params: unknown[] = [];
   const sql = text.replace(/\$(\d+)/g, (_, n: string) => {
     const index = Number(n) - 1;

@@ -3,7 +3,8 @@
 // data-modifying statement in its own SQL, with its own $1, $2… (rows as arrays through
 // `unnest`, so the text never changes with how many there are), and how many rows it must write.
 // `runWrite` chains the steps as CTEs of one statement, numbers their parameters one after the
-// other, and runs it as a named prepared statement: the same steps always compose the same text.
+// other, and runs it as a named prepared statement, composed once per name (a name given other
+// steps than it was composed of is refused).
 // A step that wrote another number of rows than it declared throws, and the caller's transaction
 // (which must roll back on a throw) keeps nothing of it.
 import { type SqlClient, type SqlValue, prepared } from './numbered-sql.ts';
@@ -41,9 +42,14 @@ export function composeWrite(steps: readonly WriteStep[]): { text: string; value
   return { text: `with\n${ctes.join(',\n')}\nselect ${counts.join(',\n       ')}`, values };
 }
 
+/** Each prepared write's composed text, by name, with the steps it was composed of. */
+const composed = new Map<string, { source: string; arity: readonly number[]; text: string }>();
+
 /**
  * Runs the steps as one named prepared statement on the caller's connection, inside its
- * transaction, and checks every step's count. `what` names the write in the error.
+ * transaction, and checks every step's count. `what` names the write in the error. The text is
+ * composed once per name (the hot path pays only for its values); a name asked to run other steps,
+ * or steps with another number of values, than it was composed of is refused before anything runs.
  */
 export async function runWrite(
   client: SqlClient,
@@ -51,8 +57,21 @@ export async function runWrite(
   what: string,
   steps: readonly WriteStep[],
 ): Promise<void> {
-  const { text, values } = composeWrite(steps);
-  const { rows } = await prepared(client, name, text, values);
+  const source = steps.map((step) => `${step.name}\n${step.text}`).join('\n');
+  const arity = steps.map((step) => step.values.length);
+  let statement = composed.get(name);
+  if (!statement) {
+    statement = { source, arity, text: composeWrite(steps).text };
+    composed.set(name, statement);
+  } else if (statement.source !== source || statement.arity.some((count, i) => count !== arity[i])) {
+    throw new Error(`prepared write ${name} was composed of other steps than these`);
+  }
+  const { rows } = await prepared(
+    client,
+    name,
+    statement.text,
+    steps.flatMap((step) => step.values),
+  );
   const written = rows[0] as Record<string, number>;
   for (const step of steps) {
     if (written[step.name] !== step.rows) {

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/authorizations.ts';
 import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
-import { arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
-import { type WriteStep, composeWrite } from '../../src/db/write-statement.ts';
+import { type SqlClient, arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
+import { type WriteStep, composeWrite, runWrite } from '../../src/db/write-statement.ts';
 import { recordEventsStep } from '../../src/events/events.ts';
 import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
 import { cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
@@ -54,12 +54,41 @@ describe('composeWrite', () => {
   });
 });
 
+describe('runWrite', () => {
+  // A connection that must never be used: the refusal comes before anything is sent.
+  const unused = {
+    query: () => {
+      throw new Error('nothing may be sent');
+    },
+  } as unknown as SqlClient;
+
+  it('refuses a prepared name asked to run other steps than it was composed of, sending nothing', async () => {
+    const first = [step('only', 'delete from a where id = $1 returning 1', ['x'])];
+    // The first run composes and sends; the connection's refusal to send shows it got that far.
+    await expect(runWrite(unused, 'write-test', 'test', first)).rejects.toThrow('nothing may be sent');
+    await expect(
+      runWrite(unused, 'write-test', 'test', [step('only', 'delete from b where id = $1 returning 1', ['x'])]),
+    ).rejects.toThrow('prepared write write-test was composed of other steps than these');
+    await expect(
+      runWrite(unused, 'write-test', 'test', [step('only', 'delete from a where id = $1 returning 1', ['x', 'y'])]),
+    ).rejects.toThrow('prepared write write-test was composed of other steps than these');
+  });
+});
+
 describe('toQuestionMarks (a numbered statement through the ORM)', () => {
   it('puts each value where its number stands, repeats and arrays included', () => {
     expect(toQuestionMarks('select $2, $1, $2, $3::text[]', ['a', 2, ['x', null]])).toEqual({
       sql: 'select ?, ?, ?, ?::text[]',
       params: [2, 'a', 2, '{"x",NULL}'],
     });
+  });
+
+  it('refuses placeholders the ORM would misread: two in a row, after a backslash, or a bare `$`', () => {
+    for (const text of ['select $1$2', "select E'\\$1'", 'select $$a$$']) {
+      expect(() => toQuestionMarks(text, ['a', 'b']), text).toThrow(
+        'a numbered statement holds `$` only as $n, never two in a row or after a backslash',
+      );
+    }
   });
 
   it('refuses a number with no value and a text holding `?`', () => {
