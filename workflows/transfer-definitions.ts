@@ -63,6 +63,8 @@ export interface ResolveResult {
   transferId: string;
   status: 'completed' | 'failed';
   decidedBy: 'bank' | 'operator';
+  /** The resolution the transfer holds: the first one sent (a repeat of its outcome shares it). */
+  resolution: OperatorResolution;
 }
 
 export interface TransferState {

@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { TransferActivities } from '../activities/transfers.ts';
 import { UNTIL_RECORDED } from './activity-options.ts';
-import { contradictsBooks, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
+import { contradictsBooks, failureDetails, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
@@ -112,14 +112,23 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         transferId: transfer!.transferId,
         status: state.status as ResolveResult['status'],
         decidedBy: decidedBy!,
+        resolution: state.resolution,
       };
     },
     {
-      validator: (_resolution: OperatorResolution) => {
+      validator: (resolution: OperatorResolution) => {
         if (!transfer) {
           throw transferFailure(
             'not_created',
             `reference ${input.request.reference} has no transfer yet (no money reserved); nothing to resolve`,
+          );
+        }
+        // One resolution per transfer: a second one that says otherwise is refused, never silently dropped.
+        const held = state.resolution;
+        if (held && held.outcome !== resolution.outcome) {
+          throw transferFailure(
+            'already_resolved',
+            `transfer ${transfer.transferId} is already being resolved as ${held.outcome} by ${held.operator}: ${held.note}`,
           );
         }
       },
@@ -281,9 +290,10 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
         };
       }
     } catch (error) {
-      const cause = error instanceof ActivityFailure ? error.cause : undefined;
-      const refused = cause instanceof ApplicationFailure ? cause.type : undefined;
-      if (refused === 'bank_not_taken') {
+      const cause =
+        error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
+      const refused = cause?.type;
+      if (cause && refused === 'bank_not_taken') {
         tried.push(transfer.connector);
         const next = await nextConnector(request, tried);
         if (next) {
@@ -291,7 +301,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
             transferId,
             from: transfer.connector,
             to: next.connector,
-            reason: (cause as ApplicationFailure).message,
+            reason: cause.message,
           });
           await ledger.assignConnector({ transferId, connector: next.connector, sessionId: next.sessionId });
           transfer.connector = next.connector;
@@ -302,14 +312,14 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
           continue;
         }
       }
-      if (refused === 'bank_rejected' || refused === 'bank_not_taken') {
+      if (cause && (refused === 'bank_rejected' || refused === 'bank_not_taken')) {
         // A definitive refusal: the bank will never pay this out.
-        const details = ((cause as ApplicationFailure).details?.[0] ?? {}) as { providerCode?: string | null };
+        const providerCode = failureDetails(cause, refused)?.providerCode;
         state.bankOutcome ??= {
           status: 'failed',
-          message: (cause as ApplicationFailure).message,
+          message: cause.message,
           source: 'submission',
-          ...(details.providerCode ? { providerCode: details.providerCode } : {}),
+          ...(providerCode ? { providerCode } : {}),
         };
       } else {
         await askAfterFailedSubmission(transfer, state);
@@ -386,13 +396,17 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
       log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
     }
     if (!state.bankOutcome && !state.resolution && workflowInfo().continueAsNewSuggested) {
-      // A `resolve` update arriving meanwhile waits for this run to finish the transfer: it ends the wait.
+      // A word arriving meanwhile ends the wait, and this run finishes the transfer: a `resolve`
+      // update (which waits for that, so would never let the handlers finish) or the bank's signal
+      // (which the next run would not carry).
       await condition(() => allHandlersFinished() || state.resolution !== undefined);
-      if (state.resolution) return;
+      if (state.resolution || state.bankOutcome) return;
       await continueAsNew<typeof transferWorkflow>({
         request: input.request,
         resume: {
-          ...transfer,
+          transferId: transfer.transferId,
+          recipientName: transfer.recipientName,
+          connector: transfer.connector,
           sessionId: state.sessionId ?? '',
           waitedMs,
           stuck: state.stuck,

@@ -15,7 +15,8 @@ import {
 } from '../../workflows/search-attributes.ts';
 import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
-import { findByReference, findTransfer } from './store.ts';
+import { isFinal } from './domain.ts';
+import { connectorOf, findByReference, findTransfer } from './store.ts';
 
 const transferId = uuid('a transfer id');
 const TRANSFER = flag.required('TRANSFER_ID', "the transfer's id");
@@ -49,7 +50,7 @@ export const transferCommands: OperatorCommand[] = [
             reference: reference ?? null,
             amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
             session_id: row?.session_id ?? null,
-            connector: row?.connector ?? execution.typedSearchAttributes.get(TransferConnectorKey) ?? null,
+            connector: row ? connectorOf(row) : (execution.typedSearchAttributes.get(TransferConnectorKey) ?? null),
             started_at: execution.startTime.toISOString(),
             stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
           });
@@ -84,7 +85,7 @@ export const transferCommands: OperatorCommand[] = [
       const waitMs = flags.get('wait', duration);
       const row = await findTransfer(em, id);
       if (!row) throw new OperatorRefusal('not_found', `no transfer ${id}`);
-      if (row.status === 'completed' || row.status === 'failed') {
+      if (isFinal(row.status)) {
         throw new OperatorRefusal('already_final', `transfer ${id} is already ${row.status}; nothing to resolve`);
       }
       const workflowId = transferWorkflowId(row.tenant_id, row.reference);
@@ -94,7 +95,7 @@ export const transferCommands: OperatorCommand[] = [
       // A worker must run the update: without one, the wait ends and the operator is told, rather
       // than the command hanging until Ctrl-C.
       const waited = AbortSignal.timeout(waitMs);
-      const { status, decidedBy } = await withTemporal(config, (client) =>
+      const { status, decidedBy, resolution } = await withTemporal(config, (client) =>
         client.withAbortSignal(waited, () =>
           client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
         ),
@@ -102,6 +103,9 @@ export const transferCommands: OperatorCommand[] = [
         const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
         if (cause instanceof ApplicationFailure && cause.type === 'not_created') {
           throw new OperatorRefusal('no_transfer_yet', cause.message, { cause: error });
+        }
+        if (cause instanceof ApplicationFailure && cause.type === 'already_resolved') {
+          throw new OperatorRefusal('already_resolved', cause.message, { cause: error });
         }
         if (waited.aborted) {
           throw new OperatorRefusal(
@@ -113,7 +117,8 @@ export const transferCommands: OperatorCommand[] = [
         }
         throw error;
       });
-      return { transfer_id: id, workflow_id: workflowId, outcome, note, operator, status, decided_by: decidedBy };
+      // The resolution the transfer holds: this one, or an earlier one of the same outcome.
+      return { transfer_id: id, workflow_id: workflowId, ...resolution, status, decided_by: decidedBy };
     },
   },
   {

@@ -35,7 +35,8 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 /** The get/list vocabulary: pending for pending and processing. */
 export type PublicTransferStatus = 'pending' | 'successful' | 'failed';
 
-export function isFinal(status: TransferStatus): boolean {
+/** Completed or failed: the books of the transfer are closed. */
+export function isFinal(status: TransferStatus): status is 'completed' | 'failed' {
   return status === 'completed' || status === 'failed';
 }
 
@@ -128,6 +129,8 @@ export interface TransferFailureDetails {
   unknown_transfer: undefined;
   /** An operator's resolution sent to a run that has no reserved transfer (yet). */
   not_created: undefined;
+  /** An operator's resolution that says otherwise than the one the transfer already holds. */
+  already_resolved: undefined;
 }
 export type TransferFailureType = keyof TransferFailureDetails;
 
@@ -141,7 +144,7 @@ export function isCreateRefusal(type: string | null | undefined): type is Create
   return (CREATE_REFUSALS as readonly (string | null | undefined)[]).includes(type);
 }
 
-export function isRefusal(type: string | null | undefined): type is TransferRefusal {
+function isRefusal(type: string | null | undefined): type is TransferRefusal {
   return (REFUSALS as readonly (string | null | undefined)[]).includes(type);
 }
 

@@ -378,7 +378,12 @@ describe('a late bank answer that contradicts the books', () => {
       await lock.end();
     }
 
-    expect(await resolving.result()).toEqual({ transferId: id, status: 'failed', decidedBy: 'operator' });
+    expect(await resolving.result()).toEqual({
+      transferId: id,
+      status: 'failed',
+      decidedBy: 'operator',
+      resolution: { outcome: 'failed', note: 'bank silent', operator: 'ops-test' },
+    });
     const final = await handle.result();
     expect(final).toMatchObject({ status: 'failed', bankOutcome: { status: 'successful', source: 'callback' } });
     const history = await handle.fetchHistory();

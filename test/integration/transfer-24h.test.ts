@@ -115,7 +115,12 @@ describe('a transfer whose submissions the bank throttles for longer than the re
     const resolved = await handle.executeUpdate(resolveUpdate, {
       args: [{ outcome: 'failed', note: 'never reached the bank', operator: 'ops@test' }],
     });
-    expect(resolved).toEqual({ transferId: id, status: 'failed', decidedBy: 'operator' });
+    expect(resolved).toEqual({
+      transferId: id,
+      status: 'failed',
+      decidedBy: 'operator',
+      resolution: { outcome: 'failed', note: 'never reached the bank', operator: 'ops@test' },
+    });
     expect(await handle.result()).toMatchObject({ status: 'failed' });
     expect((await row(id)).status).toBe('failed');
     expect(await wallet(tenant.tenantId)).toEqual([1_000_000, 0]);

@@ -566,6 +566,7 @@ describe('finish: settle or reverse once', () => {
           transferId,
           status: outcome === 'failed' ? 'failed' : 'completed',
           decidedBy: 'operator',
+          resolution,
         });
         expect(stubs.names().slice(4)).toEqual([moved]);
         expect(stubs.inputsOf(moved)).toEqual([
@@ -581,6 +582,36 @@ describe('finish: settle or reverse once', () => {
       });
     },
   );
+
+  it('holds one resolution: a repeat of its outcome shares its answer, the other outcome is refused already_resolved', async () => {
+    const { stubs, held: reversalHeld } = transferStubsHolding('reverseTransfer');
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      const first = operator('failed');
+      const resolving = await handle.startUpdate(resolveUpdate, {
+        args: [first],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      await stubs.calledWith('reverseTransfer');
+      // While the reversal is being written, another operator says the opposite, then the same.
+      await expect(
+        handle.executeUpdate(resolveUpdate, { args: [{ ...operator('successful'), operator: 'bola' }] }),
+      ).rejects.toMatchObject({
+        cause: {
+          type: 'already_resolved',
+          message: `transfer ${transferId} is already being resolved as failed by ${first.operator}: ${first.note}`,
+        },
+      });
+      const repeat = handle.executeUpdate(resolveUpdate, { args: [{ ...first, operator: 'bola', note: 'same' }] });
+      reversalHeld.open();
+      const answer = { transferId, status: 'failed', decidedBy: 'operator', resolution: first };
+      expect(await resolving.result()).toEqual(answer);
+      expect(await repeat).toEqual(answer);
+      expect(stubs.names().filter((name) => name === 'reverseTransfer' || name === 'settleTransfer')).toEqual([
+        'reverseTransfer',
+      ]);
+    });
+  });
 
   it('refuses a resolution while the run has no transfer yet', async () => {
     const stubs = transferStubs();
@@ -614,7 +645,7 @@ describe('finish: settle or reverse once', () => {
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
       bankHeld.open();
-      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'bank' });
+      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'bank', resolution });
       expect(await handle.result()).toMatchObject({ status: 'failed', resolution });
       expect(stubs.names().slice(4)).toEqual(['reverseTransfer']);
       expect(stubs.inputsOf('reverseTransfer')).toEqual([
@@ -636,7 +667,7 @@ describe('finish: settle or reverse once', () => {
       // The bank pays it out after all, while the reversal is being written.
       await handle.signal(bankConfirmedSignal, bankSays('successful'));
       reversalHeld.open();
-      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'operator' });
+      expect(await resolving.result()).toEqual({ transferId, status: 'failed', decidedBy: 'operator', resolution });
       expect(await handle.result()).toMatchObject({ status: 'failed', bankOutcome: bankSays('successful') });
       expect(stubs.seen().slice(4)).toEqual([
         {
