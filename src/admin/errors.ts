@@ -2,6 +2,7 @@
 // CLI's exit code, audit outcome and message. A usage error is the operator's typing (a flag
 // missing or malformed: exit 2); a refusal is the gateway declining what was asked of data that
 // is (no such transfer, a hold already released: exit 1); anything else is a failure (exit 1).
+import { Refusal } from '../lib/refusal.ts';
 
 /** A flag missing, unknown or malformed: nothing was looked at. */
 export class UsageError extends Error {
@@ -19,19 +20,20 @@ export type RefusalCode =
   /** The transfer is already completed or failed: nothing to resolve. */
   | 'already_final'
   /** The transfer's workflow has not created its transfer yet. */
-  | 'no_transfer_yet';
+  | 'no_transfer_yet'
+  /** The transfer already holds an operator's resolution of the other outcome. */
+  | 'already_resolved'
+  /** No worker answered within the wait: the request may still be applied once one runs. */
+  | 'no_answer';
 
 /**
- * The gateway declines what an operator asked, and changed nothing. The code is stable (scripts
- * may match it; never derived from a class name), the message says why. The operator-only use
- * cases of a feature raise subclasses with codes of their own (TenantError, DiscrepancyError).
+ * The gateway declines what an operator asked, and changed nothing; the message says why. Features
+ * whose use cases refuse operators raise their own Refusal subclasses (TenantError, DiscrepancyError).
  */
-export class OperatorRefusal<Code extends string = RefusalCode> extends Error {
-  readonly code: Code;
-  constructor(code: Code, message: string, options?: ErrorOptions) {
-    super(message, options);
+export class OperatorRefusal extends Refusal<RefusalCode> {
+  constructor(code: RefusalCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
     this.name = 'OperatorRefusal';
-    this.code = code;
   }
 }
 
@@ -51,7 +53,7 @@ export interface Ending {
 export function endingOf(command: string, error: unknown): Ending {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof UsageError) return { exitCode: 2, outcome: 'refused', message, line: `${command}: ${message}` };
-  if (error instanceof OperatorRefusal) {
+  if (error instanceof Refusal) {
     return { exitCode: 1, outcome: 'failed', message, line: `${command} refused (${error.code}): ${message}` };
   }
   return { exitCode: 1, outcome: 'failed', message, line: `${command} failed: ${message}` };

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperatorRefusal } from '../admin/errors.ts';
+import { Refusal } from '../lib/refusal.ts';
 import { ApiKey, Tenant } from '../db/entities.ts';
 import { openTenantAccounts } from '../ledger/ledger.ts';
 import { type KeyMode, generateApiKey, hashApiKey, keyPrefix, parseApiKey } from './api-keys.ts';
@@ -77,7 +77,7 @@ export type TenantErrorCode =
   | 'ambiguous_key_prefix';
 
 /** Tenants and keys are managed by operators only: what they are refused is an operator refusal. */
-export class TenantError extends OperatorRefusal<TenantErrorCode> {
+export class TenantError extends Refusal<TenantErrorCode> {
   constructor(code: TenantErrorCode, message: string) {
     super(code, message);
     this.name = 'TenantError';

@@ -3,7 +3,7 @@
 // that aligns the books with the bank, audited (who, when, why) in the same transaction as the
 // entry, the transfer row and its event. Its rows are the transfers store's (src/transfers/store.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperatorRefusal } from '../admin/errors.ts';
+import { Refusal } from '../lib/refusal.ts';
 import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
 import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
@@ -49,7 +49,7 @@ export type DiscrepancyErrorCode =
   'unknown_transfer' | 'no_discrepancy' | 'already_settled' | 'books_changed' | 'insufficient_balance';
 
 /** Settling is an operator's act (`transfers settle-discrepancy`): its refusals are operator refusals. */
-export class DiscrepancyError extends OperatorRefusal<DiscrepancyErrorCode> {
+export class DiscrepancyError extends Refusal<DiscrepancyErrorCode> {
   constructor(code: DiscrepancyErrorCode, message: string, options?: ErrorOptions) {
     super(code, message, options);
     this.name = 'DiscrepancyError';
