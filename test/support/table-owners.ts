@@ -54,10 +54,16 @@ export interface TableWrite {
   how: string;
 }
 
+/** The modules that write through MikroORM's unit of work (create, then flush): their own tables only. */
+export const UNIT_OF_WORK_OWNERS: readonly string[] = ['src/tenants/tenants.ts'];
+
 const SQL_WRITE =
-  /\b(insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"?([a-z_][a-z0-9_]*)"?(?:\."?([a-z_][a-z0-9_]*)"?)?/gi;
+  /\b(insert\s+into|merge\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"?([a-z_][a-z0-9_]*)"?(?:\."?([a-z_][a-z0-9_]*)"?)?/gi;
 const ORM_WRITES = new Set(['insert', 'insertMany', 'nativeUpdate', 'nativeDelete', 'upsert', 'upsertMany', 'create']);
 const BUILDER_WRITES = new Set(['insert', 'update', 'delete', 'truncate']);
+const ENTITY_ROOTS = new Set(['createQueryBuilder', 'qb', 'getRepository']);
+/** What a flush writes, as a write's `table`. */
+const UNIT_OF_WORK = '(unit of work)';
 
 /** Entity constants (`tableEntity('Name', 'table', …)`, `defineEntity({ tableName })`) → their tables. */
 export function entityTables(files: ReadonlyMap<string, string>): Map<string, string> {
@@ -91,7 +97,8 @@ export function tableWrites(file: string, text: string, entities: ReadonlyMap<st
   const sqlIn = (node: ts.Node, sql: string) => {
     for (const match of sql.matchAll(SQL_WRITE)) {
       const [, verb, first, second] = match;
-      const table = second ? `${first}.${second}` : first!;
+      // public.x is x; another schema (the sandbox bank's) stays part of the name.
+      const table = second ? (first!.toLowerCase() === 'public' ? second : `${first}.${second}`) : first!;
       writes.push({
         file,
         line: lineOf(node),
@@ -115,28 +122,36 @@ export function tableWrites(file: string, text: string, entities: ReadonlyMap<st
     else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
       const [first] = node.arguments;
-      const entity = first && ts.isIdentifier(first) ? entities.get(first.text) : undefined;
+      // em.insert(Entity, …), or a repository's or query builder's write: em.getRepository(Entity).nativeUpdate(…).
+      const receiver = builderEntity(node.expression.expression, entities);
+      const entity = (first && ts.isIdentifier(first) ? entities.get(first.text) : undefined) ?? receiver;
       if (entity && ORM_WRITES.has(method)) writes.push({ file, line: lineOf(node), table: entity, how: method });
-      if (BUILDER_WRITES.has(method)) {
-        const table = builderEntity(node.expression.expression, entities);
-        if (table) writes.push({ file, line: lineOf(node), table, how: `createQueryBuilder().${method}` });
+      else if (receiver && BUILDER_WRITES.has(method)) {
+        writes.push({ file, line: lineOf(node), table: receiver, how: `createQueryBuilder().${method}` });
+      }
+      // The unit of work writes whatever the entity manager holds: only its owners may flush.
+      if (method === 'flush' && node.arguments.length === 0) {
+        writes.push({ file, line: lineOf(node), table: UNIT_OF_WORK, how: 'flush' });
       }
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
   return writes.filter(
-    (write) => write.table in TABLE_OWNERS || write.table.startsWith(`${SANDBOX_BANK_SCHEMA.schema}.`),
+    (write) =>
+      write.table in TABLE_OWNERS ||
+      write.table === UNIT_OF_WORK ||
+      write.table.startsWith(`${SANDBOX_BANK_SCHEMA.schema}.`),
   );
 }
 
-/** The entity of a `createQueryBuilder(Entity)` at the root of a call chain, if any. */
+/** The entity of a `createQueryBuilder(Entity)`, `qb(Entity)` or `getRepository(Entity)` at the root of a call chain, if any. */
 function builderEntity(node: ts.Expression, entities: ReadonlyMap<string, string>): string | undefined {
   let current: ts.Expression = node;
   for (;;) {
     if (ts.isCallExpression(current)) {
       const callee = current.expression;
-      if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'createQueryBuilder') {
+      if (ts.isPropertyAccessExpression(callee) && ENTITY_ROOTS.has(callee.name.text)) {
         const [first] = current.arguments;
         return first && ts.isIdentifier(first) ? entities.get(first.text) : undefined;
       }
@@ -149,21 +164,24 @@ function builderEntity(node: ts.Expression, entities: ReadonlyMap<string, string
 /** The writes whose file is not the table's owner. */
 export function ownershipViolations(writes: readonly TableWrite[]): TableWrite[] {
   return writes.filter((write) => {
-    const owners = write.table.startsWith(`${SANDBOX_BANK_SCHEMA.schema}.`)
-      ? SANDBOX_BANK_SCHEMA.owners
-      : TABLE_OWNERS[write.table]!;
+    const owners =
+      write.table === UNIT_OF_WORK
+        ? UNIT_OF_WORK_OWNERS
+        : write.table.startsWith(`${SANDBOX_BANK_SCHEMA.schema}.`)
+          ? SANDBOX_BANK_SCHEMA.owners
+          : TABLE_OWNERS[write.table]!;
     return !owners.includes(write.file);
   });
 }
 
-/** The product's TypeScript files and their text, by path from `root`. */
+/** The product's source files (TypeScript, and the scripts' JavaScript) and their text, by path from `root`. */
 export function productSources(root: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.ts')) {
+      else if (/\.(ts|js|mjs|cjs)$/.test(name)) {
         const rel = relative(root, path).replaceAll('\\', '/');
         if (!NOT_READ.test(rel)) files.set(rel, readFileSync(path, 'utf8'));
       }

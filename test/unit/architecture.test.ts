@@ -5,7 +5,7 @@
 // rule is also shown to fail on a violation planted for the purpose, so a check that cannot fail
 // never passes for the wrong reason.
 import { randomUUID } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
@@ -85,6 +85,15 @@ describe('table ownership', () => {
   const sources = productSources(PROJECT_ROOT);
   const entities = entityTables(sources);
 
+  it('names an owner for every table the migrations create, and for no other', () => {
+    const created = new Set<string>();
+    for (const migration of readdirSync(join(PROJECT_ROOT, 'src/db/migrations'))) {
+      const text = readFileSync(join(PROJECT_ROOT, 'src/db/migrations', migration), 'utf8');
+      for (const match of text.matchAll(/create table (?:if not exists )?([a-z_]+)/gi)) created.add(match[1]!);
+    }
+    expect([...created].sort()).toEqual(Object.keys(TABLE_OWNERS).sort());
+  });
+
   it('knows the entity of every table an entity maps', () => {
     for (const table of entities.values()) expect(Object.keys(TABLE_OWNERS)).toContain(table);
     expect(entities.get('Transfer')).toBe('transfers');
@@ -117,6 +126,21 @@ describe('table ownership', () => {
       'createQueryBuilder().insert',
       'events',
     ],
+    ['a schema-qualified name', "await em.execute('delete from public.transfers');", 'delete from', 'transfers'],
+    [
+      'a merge',
+      "await em.execute('merge into postings p using x on true when matched then delete');",
+      'merge into',
+      'postings',
+    ],
+    ['a repository', 'await em.getRepository(Transfer).nativeDelete({ id });', 'nativeDelete', 'transfers'],
+    [
+      "the query builder's short name",
+      'await em.qb(Event).update({ type: "x" }).execute();',
+      'createQueryBuilder().update',
+      'events',
+    ],
+    ['the unit of work', 'await em.flush();', 'flush', '(unit of work)'],
   ])('fails on a planted write by another module: %s', (_what, line, how, table) => {
     const writes = tableWrites('src/webhooks/service.ts', line, entities);
     expect(ownershipViolations(writes)).toEqual([{ file: 'src/webhooks/service.ts', line: 1, table, how }]);
