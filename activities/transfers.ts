@@ -15,10 +15,11 @@ import { type BankSwitch, ProviderError } from '../src/providers/types.ts';
 import type { KeyMode } from '../src/connectors/types.ts';
 import { isDefinitive, refusalDetails } from './provider-failure.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
-import { transferFailure, withinDailyLimit } from '../src/transfers/domain.ts';
+import { isFinal, transferFailure, withinDailyLimit } from '../src/transfers/domain.ts';
 import {
   type TransferRow,
   assignConnector,
+  connectorOf,
   findTransfer,
   finishRow,
   flagStuck,
@@ -61,8 +62,7 @@ function transfersOf(providers: Providers, connector: string): BankSwitch {
 
 /** What the workflow learns of a row: its id and status, never a response shape. */
 function recordOf(row: TransferRow): TransferRecord {
-  // A row no connector is recorded on was made before connectors were, by the sandbox (migration 0023).
-  return { id: row.id, status: row.status, recipientName: row.recipient_name, connector: row.connector ?? 'sandbox' };
+  return { id: row.id, status: row.status, recipientName: row.recipient_name, connector: connectorOf(row) };
 }
 
 async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {
@@ -384,7 +384,7 @@ async function finishTransfer(
   return orm.em.fork().transactional(async (tx) => {
     const current = await findTransfer(tx, input.transferId, { lock: true });
     if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
-    if (current.status === 'completed' || current.status === 'failed') return recordOf(current);
+    if (isFinal(current.status)) return recordOf(current);
     const row = await apply(tx, current);
     if (input.resolution) await recordResolution(tx, current.id, input.resolution);
     await emitTransferEvent(tx, row, eventType);

@@ -14,7 +14,6 @@ import {
   SHARED_VARIABLES,
   databaseUrlOf,
   gatewayCallbackUrlOf,
-  isLoopbackHost,
   loadOrExit,
   parseEnvironment,
   port,
@@ -31,6 +30,7 @@ import {
   SECRET_VARIABLES,
   type SecretVariable,
   exposedSecretIssues,
+  exposure,
   sandboxControlTokenIssue,
   secretVariable,
 } from './runtime/secrets.ts';
@@ -212,7 +212,7 @@ const EnvSchema = z
     }
     // The API reachable beyond loopback takes provider callbacks from the network: whatever NODE_ENV
     // says, it must not run on secrets anyone who reads the repository knows.
-    const exposed = production ? 'NODE_ENV=production' : isLoopbackHost(env.HOST) ? undefined : `HOST is ${env.HOST}`;
+    const exposed = exposure(env);
     if (!exposed) return;
     // Production never falls back to the embedded, single-machine defaults.
     if (production) {

@@ -40,7 +40,7 @@ export interface EventInput {
 }
 
 /** The active span's W3C traceparent; none when tracing is off (OpenTelemetry's propagator is a no-op). */
-export function activeTraceparent(): string | null {
+function activeTraceparent(): string | null {
   const carrier: { traceparent?: string } = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent ?? null;

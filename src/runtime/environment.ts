@@ -69,7 +69,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The address a local client reaches a server on that listens on `host` (every interface: loopback). */
-export function localAddress(host: string): string {
+function localAddress(host: string): string {
   return host === '0.0.0.0' ? '127.0.0.1' : host;
 }
 

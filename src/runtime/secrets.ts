@@ -105,6 +105,15 @@ export interface VariableIssue {
 }
 
 /**
+ * Why the stack is exposed, if it is: production, or the API listening beyond loopback (it then
+ * takes provider callbacks from the network). An exposed process runs on no published secret.
+ */
+export function exposure(env: { NODE_ENV: string; HOST: string }): string | undefined {
+  if (env.NODE_ENV === 'production') return 'NODE_ENV=production';
+  return isLoopbackHost(env.HOST) ? undefined : `HOST is ${env.HOST}`;
+}
+
+/**
  * What an exposed process (`exposed` says why: `NODE_ENV=production`, `HOST is 0.0.0.0`) refuses
  * of its secrets: a missing one, one the repository publishes, one shorter than 32 bytes. A value
  * its own field already refused (e.g. a key that is not 32 bytes) is named once, there; the control

@@ -7,7 +7,6 @@ import { z } from 'zod';
 import {
   SHARED_VARIABLES,
   gatewayCallbackUrlOf,
-  isLoopbackHost,
   loadOrExit,
   parseEnvironment,
   sandboxBankDatabaseUrlOf,
@@ -17,6 +16,7 @@ import {
   DEVELOPMENT_SANDBOX_BANK_API_KEY,
   type SecretVariable,
   exposedSecretIssues,
+  exposure,
   sandboxControlTokenIssue,
   secretVariable,
 } from '../runtime/secrets.ts';
@@ -68,11 +68,10 @@ const SandboxBankEnvironment = z
     const controlToken = sandboxControlTokenIssue(env);
     if (controlToken) issue(controlToken.variable, controlToken.message);
     // The stack exposed beyond loopback (the gateway's HOST, or production) runs on no published secret.
-    const production = env.NODE_ENV === 'production';
-    const exposed = production ? 'NODE_ENV=production' : isLoopbackHost(env.HOST) ? undefined : `HOST is ${env.HOST}`;
+    const exposed = exposure(env);
     if (!exposed) return;
     // Production never falls back to the embedded, single-machine database.
-    if (production && !env.DATABASE_URL && !env.SANDBOX_BANK_DATABASE_URL) {
+    if (env.NODE_ENV === 'production' && !env.DATABASE_URL && !env.SANDBOX_BANK_DATABASE_URL) {
       issue('DATABASE_URL', 'is required when NODE_ENV=production, unless SANDBOX_BANK_DATABASE_URL is set');
     }
     for (const refused of exposedSecretIssues(env, SANDBOX_BANK_SECRETS, exposed))

@@ -14,7 +14,7 @@ import type {
 } from '../connectors/generic/contract.ts';
 import { nuban } from './banks.ts';
 
-export const SCHEMA = 'sandbox_bank';
+const SCHEMA = 'sandbox_bank';
 
 /**
  * A virtual account's key at this bank, and how a credit names the account it lands in: the

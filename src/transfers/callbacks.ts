@@ -6,7 +6,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
 import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
-import { type TransferStatus, contradictsBooks } from './domain.ts';
+import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { isUuid } from '../http/ids.ts';
 import { findTransfer } from './store.ts';
@@ -85,7 +85,7 @@ export function registerTransferCallbacks(
       ...(typeof callback.data.response_code === 'string' ? { providerCode: callback.data.response_code } : {}),
       ...(typeof callback.data.message === 'string' ? { message: callback.data.message } : {}),
     };
-    if (row.status === 'completed' || row.status === 'failed') {
+    if (isFinal(row.status)) {
       return judgeLate(callback, { id: transferId, workflowId, status: row.status }, bank);
     }
     try {
@@ -94,7 +94,7 @@ export function registerTransferCallbacks(
       if (error instanceof WorkflowNotFoundError) {
         // The workflow closed between our read and the signal: weigh the answer against its result.
         const now = await readStatus(transferId);
-        if (now && (now.status === 'completed' || now.status === 'failed')) {
+        if (now && isFinal(now.status)) {
           return judgeLate(callback, { id: transferId, workflowId, status: now.status }, bank);
         }
         return `ignored: ${workflowId} has finished`;

@@ -26,6 +26,7 @@ import type { transferWorkflow } from '../../workflows/transfer.ts';
 import {
   type PublicTransferStatus,
   internalStatuses,
+  failureDetails,
   isCreateRefusal,
   referenceFromIdempotencyKey,
   transferFee,
@@ -170,7 +171,7 @@ export class TransferService {
   private refusal(error: unknown, tenantId: string, reference: string): ApiError {
     const cause = updateRefusal(error);
     if (cause && isCreateRefusal(cause.type)) {
-      const details = (cause.details?.[0] as Record<string, unknown> | undefined) ?? null;
+      const details = failureDetails(cause, cause.type) ?? null;
       const kind: ErrorKind = cause.type;
       return new ApiError(kind, cause.message, kind === 'invalid_account' || kind === 'unavailable' ? null : details, {
         cause: error,

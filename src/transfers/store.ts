@@ -3,7 +3,8 @@
 // `transfer_discrepancies` (late bank answers that contradict the books). Rows come typed from
 // the MikroORM entity below, amounts as numbers (kobo: bigint columns, far below 2^53).
 // Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
-// Raw SQL stays only where the SQL is the rule: today's usage against the daily limit.
+// Raw SQL stays only where the SQL is the rule: today's usage against the daily limit, and the
+// discrepancies (one open per transfer is a partial unique index the insert leans on).
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
@@ -57,6 +58,11 @@ export const AbandonedReservation = tableEntity('AbandonedReservation', 'abandon
 });
 
 export const transferEntities = [Transfer, TransferResolution, AbandonedReservation];
+
+/** The connector that took a transfer: a row none is recorded on was made before connectors were, by the sandbox (migration 0023). */
+export function connectorOf(row: TransferRow): string {
+  return row.connector ?? 'sandbox';
+}
 
 /**
  * Whose transfers a reconciliation reads: those one connector took and, for the sandbox connector,
