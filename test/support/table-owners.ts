@@ -125,10 +125,10 @@ export function tableWrites(file: string, text: string, entities: ReadonlyMap<st
       // em.insert(Entity, …), or a repository's or query builder's write: em.getRepository(Entity).nativeUpdate(…).
       const receiver = builderEntity(node.expression.expression, entities);
       const entity = (first && ts.isIdentifier(first) ? entities.get(first.text) : undefined) ?? receiver;
-      if (entity && ORM_WRITES.has(method)) writes.push({ file, line: lineOf(node), table: entity, how: method });
-      else if (receiver && BUILDER_WRITES.has(method)) {
+      if (receiver && BUILDER_WRITES.has(method)) {
         writes.push({ file, line: lineOf(node), table: receiver, how: `createQueryBuilder().${method}` });
-      }
+      } else if (entity && ORM_WRITES.has(method))
+        writes.push({ file, line: lineOf(node), table: entity, how: method });
       // The unit of work writes whatever the entity manager holds: only its owners may flush.
       if (method === 'flush' && node.arguments.length === 0) {
         writes.push({ file, line: lineOf(node), table: UNIT_OF_WORK, how: 'flush' });
