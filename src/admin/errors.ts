@@ -31,10 +31,7 @@ export type RefusalCode =
  * whose use cases refuse operators raise their own Refusal subclasses (TenantError, DiscrepancyError).
  */
 export class OperatorRefusal extends Refusal<RefusalCode> {
-  constructor(code: RefusalCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-    this.name = 'OperatorRefusal';
-  }
+  override readonly name = 'OperatorRefusal';
 }
 
 export type AuditOutcome = 'succeeded' | 'refused' | 'failed';

@@ -78,10 +78,7 @@ export type TenantErrorCode =
 
 /** Tenants and keys are managed by operators only: what they are refused is an operator refusal. */
 export class TenantError extends Refusal<TenantErrorCode> {
-  constructor(code: TenantErrorCode, message: string) {
-    super(code, message);
-    this.name = 'TenantError';
-  }
+  override readonly name = 'TenantError';
 }
 
 function checkFeatures(features: string[]): void {

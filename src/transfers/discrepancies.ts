@@ -50,10 +50,7 @@ export type DiscrepancyErrorCode =
 
 /** Settling is an operator's act (`transfers settle-discrepancy`): its refusals are operator refusals. */
 export class DiscrepancyError extends Refusal<DiscrepancyErrorCode> {
-  constructor(code: DiscrepancyErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-    this.name = 'DiscrepancyError';
-  }
+  override readonly name = 'DiscrepancyError';
 }
 
 export type CorrectionAccount = 'wallet' | 'bank_settlement' | 'fee_revenue';

@@ -133,6 +133,21 @@ async function accepted(taskQueue: string) {
   return { request, handle, transferId };
 }
 
+/**
+ * A transfer whose operator resolution (`failed`) is being applied: its reversal has been called and
+ * answers only when the test opens the stubs' hold (transferStubsHolding('reverseTransfer')).
+ */
+async function reversingOnResolution(taskQueue: string, stubs: ReturnType<typeof transferStubs>) {
+  const { handle, transferId } = await accepted(taskQueue);
+  const resolution = operator('failed');
+  const resolving = await handle.startUpdate(resolveUpdate, {
+    args: [resolution],
+    waitForStage: WorkflowUpdateStage.ACCEPTED,
+  });
+  await stubs.calledWith('reverseTransfer');
+  return { handle, transferId, resolution, resolving };
+}
+
 /** What reserveFunds is asked for the request: the transfer, its recipient and the connector that answered. */
 const reservation = (transferId: string, request: TransferRequest) => ({
   transferId,
@@ -586,13 +601,7 @@ describe('finish: settle or reverse once', () => {
   it('holds one resolution: a repeat of its outcome shares its answer, the other outcome is refused already_resolved', async () => {
     const { stubs, held: reversalHeld } = transferStubsHolding('reverseTransfer');
     await stub.withWorker(stubs.activities, async (taskQueue) => {
-      const { handle, transferId } = await accepted(taskQueue);
-      const first = operator('failed');
-      const resolving = await handle.startUpdate(resolveUpdate, {
-        args: [first],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      await stubs.calledWith('reverseTransfer');
+      const { handle, transferId, resolution: first, resolving } = await reversingOnResolution(taskQueue, stubs);
       // While the reversal is being written, another operator says the opposite, then the same.
       await expect(
         handle.executeUpdate(resolveUpdate, { args: [{ ...operator('successful'), operator: 'bola' }] }),
@@ -657,13 +666,7 @@ describe('finish: settle or reverse once', () => {
   it('records a late bank answer that contradicts the operator’s resolution as a discrepancy, moving nothing', async () => {
     const { stubs, held: reversalHeld } = transferStubsHolding('reverseTransfer');
     await stub.withWorker(stubs.activities, async (taskQueue) => {
-      const { handle, transferId } = await accepted(taskQueue);
-      const resolution = operator('failed');
-      const resolving = await handle.startUpdate(resolveUpdate, {
-        args: [resolution],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      await stubs.calledWith('reverseTransfer');
+      const { handle, transferId, resolution, resolving } = await reversingOnResolution(taskQueue, stubs);
       // The bank pays it out after all, while the reversal is being written.
       await handle.signal(bankConfirmedSignal, bankSays('successful'));
       reversalHeld.open();
