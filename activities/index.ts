@@ -8,6 +8,7 @@ import type { BvnKeys } from '../src/identity/bvn.ts';
 import { createCardActivities } from './cards.ts';
 import { createIdentityActivities } from './identity.ts';
 import { createReconciliationActivities } from './reconciliation.ts';
+import { createTransferBatchActivities } from './transfers/bulk.ts';
 import { createTransferActivities } from './transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts.ts';
 import { createWebhookActivities, slotLeaseMs } from './webhooks.ts';
@@ -26,6 +27,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createTransferActivities(deps),
+    ...createTransferBatchActivities(deps),
     ...createWebhookActivities(webhookActivityDeps(deps)),
     ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),

@@ -37,6 +37,7 @@ import { type Providers, banksOf, callbackModesOf } from './providers/registry.t
 import { registerTransferCallbacks } from './transfers/callbacks.ts';
 import { transferRoutes } from './transfers/routes.ts';
 import { TransferService } from './transfers/service.ts';
+import { TransferBatchService } from './transfers/batches.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { identityRoutes } from './identity/routes.ts';
@@ -240,7 +241,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     banks: (mode) => banksOf(deps.providers, mode),
   });
-  transferRoutes(app, { orm: deps.orm, transfers });
+  const batches = new TransferBatchService({
+    orm: deps.orm,
+    client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    banks: (mode) => banksOf(deps.providers, mode),
+  });
+  transferRoutes(app, { orm: deps.orm, transfers, batches });
   registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });
   const webhooks = new WebhookService({
     orm: deps.orm,

@@ -88,11 +88,25 @@ export interface TransferResume {
   stuck: boolean;
   statusChecks: number;
   connector: string;
+  /** What the bank answered at once when its batch submitted it (a batch's item, decisions §14). */
+  bankOutcome?: BankOutcome;
+}
+
+/**
+ * A batch's item (decisions §14) whose money its batch already reserved and whose transfer row it
+ * already made: its run starts at the submit phase.
+ */
+export interface ReservedTransfer {
+  transferId: string;
+  recipientName: string;
+  connector: string;
+  nameEnquirySessionId: string;
 }
 
 export interface TransferWorkflowInput {
   request: TransferRequest;
   resume?: TransferResume;
+  reserved?: ReservedTransfer;
 }
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');

@@ -1,7 +1,9 @@
 // One workflow per transfer (id `transfer:<tenant>:<reference>`), in four phases read top to bottom
 // in transferWorkflow:
 //   accept  — the API's Update-with-Start `create` enquires the recipient's name and reserves
-//             amount + fee; the update answers the transfer's id as soon as the money is reserved;
+//             amount + fee; the update answers the transfer's id as soon as the money is reserved
+//             (a batch's item comes reserved by its batch: `reserved`, starting at submit, or
+//             `resume` when its batch has submitted it too, starting at await);
 //   submit  — the transfer goes to the bank (transient faults retried);
 //   await   — the bank's confirmation signal, or its status asked on our own schedule; unconfirmed
 //             after 24 h the transfer stays `processing`, flagged as stuck, until the bank or an
@@ -100,7 +102,11 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   });
   // Whose word the transfer was finished on, once it is settled or reversed.
   let decidedBy: ResolveResult['decidedBy'] | undefined;
-  let transfer: Accepted | undefined = input.resume ? resumed(input.resume) : undefined;
+  let transfer: Accepted | undefined = input.resume
+    ? resumed(input.resume)
+    : input.reserved
+      ? { ...input.reserved }
+      : undefined;
   setHandler(
     resolveUpdate,
     async (resolution: OperatorResolution): Promise<ResolveResult> => {
@@ -170,11 +176,11 @@ function resumed(resume: TransferResume): Accepted {
 function startingState(input: TransferWorkflowInput): TransferState {
   const { resume } = input;
   return {
-    transferId: resume ? resumed(resume).transferId : undefined,
+    transferId: resume?.transferId ?? input.reserved?.transferId,
     status: resume ? 'processing' : 'pending',
     sessionId: resume?.sessionId,
     stuck: resume?.stuck ?? false,
-    bankOutcome: undefined,
+    bankOutcome: resume?.bankOutcome,
     resolution: undefined,
     statusChecks: resume?.statusChecks ?? 0,
     connector: resume?.connector,
@@ -189,7 +195,12 @@ function startingState(input: TransferWorkflowInput): TransferState {
  */
 async function accept(input: TransferWorkflowInput, state: TransferState): Promise<Accepted | undefined> {
   const { request } = input;
-  let creation: Promise<Accepted> | undefined = input.resume ? Promise.resolve(resumed(input.resume)) : undefined;
+  // A run continued as new, or a batch's item (reserved by its batch), is accepted already.
+  let creation: Promise<Accepted> | undefined = input.resume
+    ? Promise.resolve(resumed(input.resume))
+    : input.reserved
+      ? Promise.resolve({ ...input.reserved })
+      : undefined;
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
       throw transferFailure(

@@ -5,6 +5,7 @@
 // exports its own with the rest of its contract.
 
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
+export const TRANSFER_BATCH_WORKFLOW_TYPE = 'transferBatchWorkflow';
 export const DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 export const CARD_ISSUE_WORKFLOW_TYPE = 'cardIssueWorkflow';
 export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
@@ -18,6 +19,11 @@ export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 /** One run per transfer: `transfer:<tenant>:<reference>`. */
 export function transferWorkflowId(tenantId: string, reference: string): string {
   return `transfer:${tenantId}:${reference}`;
+}
+
+/** One run per bulk transfer request: `transfer-batch:<tenant>:<batch_reference>`. */
+export function transferBatchWorkflowId(tenantId: string, batchReference: string): string {
+  return `transfer-batch:${tenantId}:${batchReference}`;
 }
 
 /** One run per (event, endpoint). */

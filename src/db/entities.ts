@@ -11,6 +11,7 @@ import { BvnVerification, IdentityCustomer } from '../identity/store.ts';
 import { reconciliationEntities } from '../reconciliation/store.ts';
 import { webhookEntities } from '../webhooks/store.ts';
 import { transferEntities } from '../transfers/store.ts';
+import { transferBatchEntities } from '../transfers/batch-store.ts';
 import { virtualAccountEntities } from '../virtual-accounts/store.ts';
 
 export const Tenant = defineEntity({
@@ -62,6 +63,7 @@ export const entities = [
   Tenant,
   ApiKey,
   ...transferEntities,
+  ...transferBatchEntities,
   ...virtualAccountEntities,
   ...cardEntities,
   CardAuthorization,

@@ -66,6 +66,16 @@ function insertEventsValues(tenantId: string, events: readonly Omit<EventInput, 
   ];
 }
 
+/** One tenant's events in one insert (a batch's items), each unless one with its source key exists. */
+export async function recordEvents(
+  em: EntityManager,
+  tenantId: string,
+  events: readonly Omit<EventInput, 'tenantId'>[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await executeNumbered(em, INSERT_EVENTS, insertEventsValues(tenantId, events));
+}
+
 /** Inserts the event unless one with the same source key exists; returns its id either way. */
 export async function recordEvent(em: EntityManager, input: EventInput): Promise<string> {
   const [inserted] = await executeNumbered<{ id: string }[]>(

@@ -9,8 +9,14 @@ import { RETRY_AFTER_SECONDS, isDependencyUnavailable, unavailable } from './dea
 import { maskAccountNumbers } from '../runtime/log-masking.ts';
 import { ApiError, type EnvelopeStyle, type FieldIssue, envelopeStyleFor, renderError } from './errors.ts';
 
+/** A field's path as messages name it: `transfers[3].amount_minor`, an item of a list by its index. */
 function fieldPath(instancePath: string, context: string | undefined): string {
-  const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+  const path = instancePath
+    .replace(/^\//, '')
+    .split('/')
+    .filter(Boolean)
+    .map((segment, i) => (/^\d+$/.test(segment) ? `[${segment}]` : i === 0 ? segment : `.${segment}`))
+    .join('');
   return path || context || 'body';
 }
 

@@ -609,3 +609,18 @@ export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep
     { name: 'posted', text: INSERT_POSTINGS, values: postingsValues(plan.postings), rows: plan.postings.length },
   ];
 }
+
+/**
+ * Posts a plan (planEntriesOnLockedAccounts) in the caller's ORM transaction, on accounts it holds
+ * locked (lockTenantAccountsIn): the same three steps as postPlanSteps, each one statement whatever
+ * the number of entries (a batch's reservations), each checked for the rows it must write.
+ */
+export async function postPlannedEntries(em: EntityManager, tenantId: string, plan: PlannedEntries): Promise<void> {
+  if (plan.entries.length === 0) return;
+  for (const step of postPlanSteps(tenantId, plan)) {
+    const written = await executeNumbered(em, step.text, step.values);
+    if (written.length !== step.rows) {
+      throw new LedgerConflictError(`posting a plan wrote ${written.length} ${step.name}, expected ${step.rows}`);
+    }
+  }
+}

@@ -48,6 +48,49 @@ export function transferReserve(transfer: TransferAmounts): Movement {
   };
 }
 
+/**
+ * An atomic batch accepted (decisions §14): every amount and fee of its items from the wallet into in
+ * flight, in one entry. Its items' transfers then draw on it instead of reserving each.
+ */
+export function transferBatchReserve(batch: { batchId: string; batchReference: string; totalMinor: number }): Movement {
+  positiveMinor(batch.totalMinor, 'batch total');
+  return {
+    idempotencyKey: `transfer-batch:${batch.batchId}:reserve`,
+    kind: 'transfer_batch_reserve',
+    description: `reserve transfer batch ${batch.batchReference}`,
+    postings: [
+      { account: wallet, amountMinor: -batch.totalMinor },
+      { account: inFlight, amountMinor: batch.totalMinor },
+    ],
+  };
+}
+
+/** An atomic batch's item refused after its batch was reserved: its amount + fee back to the wallet. */
+export function transferBatchItemRelease(item: {
+  batchId: string;
+  index: number;
+  reference: string;
+  amountMinor: number;
+  feeMinor: number;
+  reason: string;
+}): Movement {
+  const total = transferTotal({
+    transferId: '',
+    reference: item.reference,
+    amountMinor: item.amountMinor,
+    feeMinor: item.feeMinor,
+  });
+  return {
+    idempotencyKey: `transfer-batch:${item.batchId}:item:${item.index}:release`,
+    kind: 'transfer_batch_release',
+    description: `release batch item ${item.reference}: ${item.reason}`,
+    postings: [
+      { account: inFlight, amountMinor: -total },
+      { account: wallet, amountMinor: total },
+    ],
+  };
+}
+
 /** The bank paid: in flight out to bank settlement (the amount) and fee revenue (the fee). */
 export function transferSettle(transfer: TransferAmounts): Movement {
   transferTotal(transfer);

@@ -11,6 +11,10 @@
 //                             a `failed` row with no journal at all is a create that never reserved
 //                             (the placeholder of runs recorded before the create path settled its
 //                             reservations), and moved no money
+//   batches_match_journal     every atomic batch (decisions §14) reserved once, in one entry, for all
+//                             its amounts and fees, and each of its refused items released once for
+//                             its amount + fee; its accepted items' transfers draw on that entry
+//                             (transfers_match_journal counts it as their reservation)
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
 //                             pending whose money has moved, plus what refused loads could not take
 //                             back (their `unrecovered_minor`: purchases had spent it), less its
@@ -77,13 +81,17 @@ const CHECKS: { name: string; sql: string }[] = [
     name: 'transfers_match_journal',
     sql: `with journal as (
             select t.id, t.status, t.amount_minor + t.fee_minor as total_minor,
-                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reserve') as reserves,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reserve')
+                   + (case when b.atomic then 1 else 0 end) as reserves,
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':settle') as settles,
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reverse') as reversals,
                    (select count(*) from journal_entries e where e.idempotency_key like 'transfer:' || t.id || ':discrepancy:%') as corrections,
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
-                     where e.idempotency_key = 'transfer:' || t.id || ':reserve' and p.amount_minor > 0) as reserved_minor
-              from transfers t)
+                     where e.idempotency_key = 'transfer:' || t.id || ':reserve' and p.amount_minor > 0)
+                   + (case when b.atomic then t.amount_minor + t.fee_minor else 0 end) as reserved_minor
+              from transfers t
+              left join transfer_batch_items i on i.transfer_id = t.id
+              left join transfer_batches b on b.id = i.batch_id and b.atomic)
           select id as transfer_id, status, total_minor::text, reserved_minor::text,
                  reserves::int, settles::int, reversals::int, corrections::int
             from journal
@@ -95,6 +103,28 @@ const CHECKS: { name: string; sql: string }[] = [
                  or (status in ('completed', 'failed') and settles + reversals <> 1)
                  or (status = 'completed' and (settles = 1) <> (corrections % 2 = 0))
                  or (status = 'failed' and (reversals = 1) <> (corrections % 2 = 0))))`,
+  },
+  {
+    name: 'batches_match_journal',
+    sql: `with batches as (
+            select b.id as batch_id, null::int as index, 'batch' as what,
+                   b.total_amount_minor + b.total_fee_minor as expected_minor, 1 as expected_entries,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer-batch:' || b.id || ':reserve') as entries,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                     where e.idempotency_key = 'transfer-batch:' || b.id || ':reserve' and p.amount_minor > 0) as moved_minor
+              from transfer_batches b where b.atomic
+            union all
+            select i.batch_id, i.index, 'release',
+                   case when i.status = 'refused' then i.amount_minor + i.fee_minor else 0 end,
+                   case when i.status = 'refused' then 1 else 0 end,
+                   (select count(*) from journal_entries e
+                     where e.idempotency_key = 'transfer-batch:' || i.batch_id || ':item:' || i.index || ':release'),
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                     where e.idempotency_key = 'transfer-batch:' || i.batch_id || ':item:' || i.index || ':release'
+                       and p.amount_minor > 0)
+              from transfer_batch_items i join transfer_batches b on b.id = i.batch_id and b.atomic)
+          select batch_id, index, what, expected_minor::text, moved_minor::text, expected_entries, entries::int
+            from batches where entries <> expected_entries or moved_minor <> expected_minor`,
   },
   {
     name: 'cards_match_fundings',

@@ -13,6 +13,7 @@ export const SEARCH_ATTRIBUTES = {
   TransferReference: 'Keyword',
   TransferStatus: 'Keyword',
   TransferConnector: 'Keyword',
+  TransferBatchReference: 'Keyword',
   AmountMinor: 'Int',
   CardId: 'Keyword',
 } as const;

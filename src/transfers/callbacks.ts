@@ -10,6 +10,7 @@ import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { isUuid } from '../http/ids.ts';
 import { findTransfer } from './store.ts';
+import { isBatchItem } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../providers/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
 
@@ -96,6 +97,11 @@ export function registerTransferCallbacks(
         const now = await readStatus(transferId);
         if (now && isFinal(now.status)) {
           return judgeLate(callback, { id: transferId, workflowId, status: now.status }, bank);
+        }
+        // A batch's item its batch submitted before starting its run (decisions §14): not applied
+        // yet, so the bank delivers it again shortly, by when the run is there to take it.
+        if (now && (await isBatchItem(deps.orm.em.fork(), transferId))) {
+          throw new Error(`${workflowId} is a batch item whose run has not started yet`, { cause: error });
         }
         return `ignored: ${workflowId} has finished`;
       }

@@ -187,3 +187,80 @@ export function failureDetails<T extends TransferFailureType>(
   if (failure.type !== type) return undefined;
   return failure.details?.[0] as TransferFailureDetails[T] | undefined;
 }
+
+// ---- batches (decisions §14) -----------------------------------------------------------------
+
+export const MAX_BATCH_ITEMS = 1_000;
+
+/** An item that names no reference gets its batch's, with its index (from 0). */
+export function batchItemReference(batchReference: string, index: number): string {
+  return `${batchReference}-${index}`;
+}
+
+/** What of a bulk request its fingerprint covers: everything but `batch_reference`, defaults applied. */
+export interface FingerprintedBatch {
+  atomic: boolean;
+  metadata: Record<string, unknown>;
+  transfers: (FingerprintedRequest & { reference?: string | undefined })[];
+}
+
+/** A repeat of a batch_reference with another fingerprint is a `duplicate_reference`. */
+export function batchFingerprint(batch: FingerprintedBatch): string {
+  return sha256(
+    canonicalJson({
+      atomic: batch.atomic,
+      metadata: batch.metadata,
+      transfers: batch.transfers.map((item) => ({
+        amount_minor: item.amount_minor,
+        recipient_account: item.recipient_account,
+        recipient_bank_code: item.recipient_bank_code,
+        narration: item.narration,
+        reference: item.reference ?? null,
+        metadata: item.metadata,
+      })),
+    }),
+  );
+}
+
+/** What deciding an item of a batch that is not atomic weighs: its amount, and its fee. */
+export interface ItemAmounts {
+  amountMinor: number;
+  feeMinor: number;
+}
+
+export type ItemDecision = 'accepted' | 'insufficient_balance' | 'limit_exceeded';
+
+/**
+ * Items of a batch that is not atomic, decided in index order against the wallet's available balance
+ * and the day's usage, as single creates would be one after the other: an accepted item takes its
+ * amount + fee from the balance and its amount from the limit; a refused one takes nothing, so a
+ * smaller item after it may still pass. The limit is checked first, as a single create checks it.
+ */
+export function decideItems(
+  items: readonly ItemAmounts[],
+  start: { availableMinor: number; usedMinor: number; limitMinor: number },
+): { decisions: ItemDecision[]; availableMinor: number; usedMinor: number } {
+  let { availableMinor, usedMinor } = start;
+  const decisions = items.map((item): ItemDecision => {
+    if (!withinDailyLimit({ limitMinor: start.limitMinor, usedMinor, amountMinor: item.amountMinor })) {
+      return 'limit_exceeded';
+    }
+    const total = item.amountMinor + item.feeMinor;
+    if (total > availableMinor) return 'insufficient_balance';
+    availableMinor -= total;
+    usedMinor += item.amountMinor;
+    return 'accepted';
+  });
+  return { decisions, availableMinor, usedMinor };
+}
+
+/** An item's status as the API shows it: refused, or its transfer's get/list status (pending until decided). */
+export type BatchItemStatus = 'refused' | PublicTransferStatus;
+
+export function batchItemStatus(
+  item: 'queued' | 'refused' | 'accepted',
+  transfer: TransferStatus | null,
+): BatchItemStatus {
+  if (item === 'refused') return 'refused';
+  return transfer ? publicStatus(transfer) : 'pending';
+}

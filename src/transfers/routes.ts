@@ -8,6 +8,11 @@ import { TransferErrorSchema } from '../http/error-docs.ts';
 import { ApiError } from '../http/errors.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import {
+  BatchItemsQuery,
+  CreateBulkTransferBody,
+  CreatedBatchResponse,
+  TransferBatchItemsResponse,
+  TransferBatchResponse,
   CreateTransferBody,
   CreatedTransferResponse,
   ListTransfersQuery,
@@ -16,11 +21,88 @@ import {
   TransferResponse,
 } from './schemas.ts';
 import type { TransferService } from './service.ts';
+import type { TransferBatchService } from './batches.ts';
 
 const doc = routeSchemasOf('transfers');
 
-export function transferRoutes(app: FastifyInstance, deps: { orm: MikroORM; transfers: TransferService }) {
+/** 1,000 items with metadata: larger than the API's default body limit, bounded all the same. */
+export const BULK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+export function transferRoutes(
+  app: FastifyInstance,
+  deps: { orm: MikroORM; transfers: TransferService; batches: TransferBatchService },
+) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
+
+  // Registered before /api/v1/transfers/:id, which would otherwise not see them (Fastify prefers
+  // the static segment either way; the order only keeps the file reading top to bottom).
+  typed.post(
+    '/api/v1/transfers/bulk',
+    {
+      config: { reachesProvider: 'transfers' },
+      bodyLimit: BULK_BODY_LIMIT_BYTES,
+      schema: doc('Send up to 1,000 transfers as one batch (decisions §14)', {
+        description:
+          'Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), ' +
+          'records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). ' +
+          'With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. ' +
+          'The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference.',
+        body: CreateBulkTransferBody,
+        response: {
+          200: CreatedBatchResponse,
+          202: CreatedBatchResponse,
+          400: TransferErrorSchema,
+          401: TransferErrorSchema,
+          409: TransferErrorSchema,
+          413: TransferErrorSchema,
+          422: TransferErrorSchema,
+          503: TransferErrorSchema,
+        },
+      }),
+    },
+    async (request, reply) => {
+      const { tenantId, mode } = tenantOf(request);
+      const result = await deps.batches.create(tenantId, request.body, mode);
+      return reply.status(result.status).send(result.body);
+    },
+  );
+
+  typed.get(
+    '/api/v1/transfers/bulk/:id',
+    {
+      schema: doc('One batch, with its items by outcome', {
+        params: TransferParams,
+        response: { 200: TransferBatchResponse, 401: TransferErrorSchema, 404: TransferErrorSchema },
+      }),
+    },
+    async (request) => ({
+      status: 'success' as const,
+      data: await deps.batches.get(tenantOf(request).tenantId, request.params.id),
+    }),
+  );
+
+  typed.get(
+    '/api/v1/transfers/bulk/:id/items',
+    {
+      schema: doc("A batch's items in index order: refused with their code, or their transfer's status", {
+        params: TransferParams,
+        querystring: BatchItemsQuery,
+        response: {
+          200: TransferBatchItemsResponse,
+          400: TransferErrorSchema,
+          401: TransferErrorSchema,
+          404: TransferErrorSchema,
+        },
+      }),
+    },
+    async (request) => {
+      const { items, pagination } = await deps.batches.listItems(tenantOf(request).tenantId, request.params.id, {
+        page: request.query.page,
+        limit: request.query.limit,
+      });
+      return { status: 'success' as const, data: items, pagination };
+    },
+  );
 
   typed.post(
     '/api/v1/transfers',

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { MAX_PAGE } from '../http/pagination.ts';
-import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domain.ts';
+import { MAX_BATCH_ITEMS, MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domain.ts';
 
 export const CreateTransferBody = z.object({
   amount_minor: koboAmount(MIN_TRANSFER_MINOR, MAX_TRANSFER_MINOR, 'is required and must be a whole number of kobo'),
@@ -88,3 +88,65 @@ export const TransferListResponse = z.object({
 });
 
 export const TransferResponse = z.object({ status: z.literal('success'), data: TransferItemView });
+
+// ---- bulk transfers (decisions §14) ------------------------------------------------------------
+
+/** One item of a bulk request: a create's fields, without currency. */
+export const BulkTransferItem = CreateTransferBody.omit({ currency: true }).strict();
+
+export const CreateBulkTransferBody = z.object({
+  batch_reference: z
+    .string({ error: 'is required' })
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 of A-Z, a-z, 0-9, _ and -'),
+  transfers: z
+    .array(BulkTransferItem, { error: 'is required and must be a list of transfers' })
+    .min(1, 'must hold at least one transfer')
+    .max(MAX_BATCH_ITEMS, `must hold at most ${MAX_BATCH_ITEMS} transfers`),
+  atomic: z.boolean({ error: 'must be true or false' }).optional(),
+  metadata: Metadata.optional(),
+});
+export type CreateBulkTransferBody = z.infer<typeof CreateBulkTransferBody>;
+
+/** The batch as POST answers it. */
+export const TransferBatchView = z.object({
+  id: z.string(),
+  batch_reference: z.string(),
+  status: z.enum(['processing', 'completed']),
+  total_count: z.number().int(),
+  total_amount_minor: z.number().int(),
+  total_fee_minor: z.number().int(),
+  atomic: z.boolean(),
+  created_at: z.string(),
+});
+export type TransferBatchView = z.infer<typeof TransferBatchView>;
+
+/** …and as GET answers it, with its items by outcome. */
+export const TransferBatchDetailView = TransferBatchView.extend({
+  counts: z.object({
+    refused: z.number().int(),
+    pending: z.number().int(),
+    successful: z.number().int(),
+    failed: z.number().int(),
+  }),
+  completed_at: z.string().nullable(),
+});
+export type TransferBatchDetailView = z.infer<typeof TransferBatchDetailView>;
+
+export const TransferBatchItemView = z.object({
+  index: z.number().int(),
+  reference: z.string(),
+  transfer_id: z.string().nullable(),
+  status: z.enum(['refused', 'pending', 'successful', 'failed']),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type TransferBatchItemView = z.infer<typeof TransferBatchItemView>;
+
+export const CreatedBatchResponse = z.object({ success: z.literal(true), data: TransferBatchView });
+export type CreatedBatchResponse = z.infer<typeof CreatedBatchResponse>;
+export const TransferBatchResponse = z.object({ status: z.literal('success'), data: TransferBatchDetailView });
+export const BatchItemsQuery = ListTransfersQuery.pick({ page: true, limit: true });
+export const TransferBatchItemsResponse = z.object({
+  status: z.literal('success'),
+  data: z.array(TransferBatchItemView),
+  pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
+});

@@ -12,6 +12,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
 
@@ -188,11 +189,14 @@ export async function listTransfers(
  * boundary is the rule.
  */
 export async function usedToday(em: EntityManager, tenantId: string): Promise<number> {
+  // An atomic batch's items count from the moment the batch reserved them, before each is a transfer.
   const [usage] = await em.execute<{ used: string }[]>(
-    `select coalesce(sum(amount_minor), 0)::text as used from transfers
-      where tenant_id = ? and status <> 'failed'
-        and created_at >= ${startOfLagosDay}`,
-    [tenantId],
+    `select (coalesce((select sum(amount_minor) from transfers
+                        where tenant_id = ? and status <> 'failed' and created_at >= ${startOfLagosDay}), 0)
+           + coalesce((select sum(i.amount_minor) from transfer_batch_items i join transfer_batches b on b.id = i.batch_id
+                        where b.tenant_id = ? and b.atomic and i.status = 'queued'
+                          and b.created_at >= ${startOfLagosDay}), 0))::text as used`,
+    [tenantId, tenantId],
   );
   return Number(usage!.used);
 }
@@ -226,12 +230,82 @@ export async function insertTransfer(
   return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
 }
 
+/** A batch's accepted items, made transfers at once: `pending`, each with its connector. */
+export async function insertTransfers(
+  em: EntityManager,
+  transfers: readonly {
+    transferId: string;
+    request: TransferRequest;
+    recipientName: string;
+    nameEnquirySessionId: string;
+    connector: string;
+  }[],
+): Promise<TransferRow[]> {
+  if (transfers.length === 0) return [];
+  await em.insertMany(
+    Transfer,
+    transfers.map(({ transferId, request, recipientName, nameEnquirySessionId, connector }) => ({
+      id: transferId,
+      tenant_id: request.tenantId,
+      reference: request.reference,
+      request_hash: request.requestHash,
+      amount_minor: request.amountMinor,
+      fee_minor: request.feeMinor,
+      currency: request.currency,
+      recipient_account: request.recipientAccount,
+      recipient_bank_code: request.recipientBankCode,
+      recipient_bank: request.recipientBankName,
+      recipient_name: recipientName,
+      narration: request.narration,
+      metadata: request.metadata,
+      status: 'pending' as const,
+      name_enquiry_session_id: nameEnquirySessionId,
+      connector,
+    })),
+  );
+  return em.find(
+    Transfer,
+    { id: { $in: transfers.map((transfer) => transfer.transferId) } },
+    { refresh: true, orderBy: { reference: 'asc' } },
+  );
+}
+
+/** Which of these references the tenant's transfers already hold. */
+export async function referencesTaken(
+  em: EntityManager,
+  tenantId: string,
+  references: readonly string[],
+): Promise<Set<string>> {
+  if (references.length === 0) return new Set();
+  const rows = await em.find(
+    Transfer,
+    { tenant_id: tenantId, reference: { $in: [...references] } },
+    { fields: ['reference'] },
+  );
+  return new Set(rows.map((row) => row.reference));
+}
+
 /** pending → processing with the bank's session id; a transfer already past pending is left as it is. */
 export async function markProcessing(em: EntityManager, id: string, sessionId: string): Promise<void> {
   await em.nativeUpdate(
     Transfer,
     { id, status: 'pending' },
     { status: 'processing', session_id: sessionId, updated_at: raw('now()') },
+  );
+}
+
+/** pending → processing for many at once (a batch's items its batch submitted), each with its session id. */
+export async function markManyProcessing(
+  em: EntityManager,
+  submitted: readonly { id: string; sessionId: string }[],
+): Promise<void> {
+  if (submitted.length === 0) return;
+  await executeNumbered(
+    em,
+    `update transfers t set status = 'processing', session_id = s.session_id, updated_at = now()
+       from unnest($1::uuid[], $2::text[]) as s (id, session_id)
+      where t.id = s.id and t.status = 'pending' returning 1`,
+    [submitted.map((item) => item.id), submitted.map((item) => item.sessionId)],
   );
 }
 

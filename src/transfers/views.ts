@@ -2,9 +2,16 @@
 // and statuses (pending | processing | completed | failed); list and get use their own names and
 // the get/list vocabulary (pending | successful | failed, src/transfers/domain.ts maps them), as
 // the interface specifies.
-import { publicStatus } from './domain.ts';
-import type { TransferCreateView, TransferItemView } from './schemas.ts';
+import { batchItemStatus, publicStatus } from './domain.ts';
+import type {
+  TransferBatchDetailView,
+  TransferBatchItemView,
+  TransferBatchView,
+  TransferCreateView,
+  TransferItemView,
+} from './schemas.ts';
 import type { TransferRow } from './store.ts';
+import type { BatchCounts, BatchItemWithTransfer, TransferBatchRow } from './batch-store.ts';
 
 export function createView(row: TransferRow): TransferCreateView {
   return {
@@ -39,4 +46,35 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     createdAt: row.created_at.toISOString(),
     ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
   };
+}
+
+/** The batch as POST answers it (decisions §14). */
+export function batchView(row: TransferBatchRow): TransferBatchView {
+  return {
+    id: row.id,
+    batch_reference: row.batch_reference,
+    status: row.status,
+    total_count: row.total_count,
+    total_amount_minor: row.total_amount_minor,
+    total_fee_minor: row.total_fee_minor,
+    atomic: row.atomic,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** The batch as GET answers it and `transfer_batch.completed` carries it: with its items by outcome. */
+export function batchDetailView(row: TransferBatchRow, counts: BatchCounts): TransferBatchDetailView {
+  return { ...batchView(row), counts, completed_at: row.completed_at ? row.completed_at.toISOString() : null };
+}
+
+/** An item: refused with its code, or its transfer's status; a failed transfer's reason as its error. */
+export function batchItemView(item: BatchItemWithTransfer): TransferBatchItemView {
+  const status = batchItemStatus(item.status, item.transfer_status);
+  const error =
+    item.status === 'refused'
+      ? { code: item.error_code ?? 'refused', message: item.error_message ?? '' }
+      : status === 'failed'
+        ? { code: 'transfer_failed', message: item.failure_reason ?? 'the bank did not pay it out' }
+        : null;
+  return { index: item.index, reference: item.reference, transfer_id: item.transfer_id, status, error };
 }

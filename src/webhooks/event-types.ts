@@ -4,6 +4,7 @@ export const EVENT_TYPES = [
   'transfer.created',
   'transfer.settled',
   'transfer.failed',
+  'transfer_batch.completed',
   'webhook.endpoint.created',
   'event.delivery.queued',
   'event.delivery.failed',

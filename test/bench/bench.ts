@@ -8,14 +8,16 @@
 //   jit      JIT fundings per second on one card and across 100 cards
 //   credits  virtual-account credits per second
 //   authorizations  card authorization decisions  vs  one PostgreSQL round trip
+//   bulk     one batch of 1,000 transfers: until every item is reserved, submitted, settled, beside
+//            the single-create throughput of the same run
 // with the API's and worker's CPU and RSS per phase. Starts its own gateway (`npm start`'s launcher,
 // fresh state, sandbox bank completing at once, rate limit out of the way) unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere. Prints the tables and writes them to the output folder as
 // latest.json, latest.md (the same tables as a page) and latest.svg, and checks at the end that
 // every posting ever made sums to zero and that `ledger verify` passes.
 //   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128]
-//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations]
-//                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--out test/bench/results]
+//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk]
+//                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--bulk-size 1000] [--out test/bench/results]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
@@ -31,7 +33,16 @@ import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
 import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.ts';
 import { type PointResult, keepAlivePoster, progress, runPoint, runSequential, sampler } from './load.ts';
-import { type BenchResults, costRows, ledgerLine, measureRows, pathRows, table, writeResults } from './report.ts';
+import {
+  type BenchResults,
+  bulkRows,
+  costRows,
+  ledgerLine,
+  measureRows,
+  pathRows,
+  table,
+  writeResults,
+} from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
@@ -44,10 +55,11 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '1,8,16,32,128' },
-    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations' },
+    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk' },
     'cost-count': { type: 'string', default: '20' },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
+    'bulk-size': { type: 'string', default: '1000' },
     out: { type: 'string', default: 'test/bench/results' },
   },
 });
@@ -57,15 +69,17 @@ const phases = new Set(flags.phases.split(','));
 const e2eCount = Number(flags['e2e-count']);
 const batch = Number(flags.batch);
 const costCount = Number(flags['cost-count']);
+const bulkSize = Number(flags['bulk-size']);
 if (
   !(durationMs > 0) ||
   concurrencies.some((c) => !Number.isInteger(c) || c < 1) ||
   !(e2eCount > 0) ||
   !(batch > 0) ||
-  !(costCount > 0)
+  !(costCount > 0) ||
+  !(bulkSize >= 1 && bulkSize <= 1000)
 ) {
   console.error(
-    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N] [--cost-count N]',
+    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N] [--cost-count N] [--bulk-size N≤1000]',
   );
   process.exit(2);
 }
@@ -441,6 +455,69 @@ try {
     });
   }
 
+  if (phases.has('bulk')) {
+    results.bulk = await measured(`bulk: one batch of ${bulkSize} transfers of one tenant`, async () => {
+      const batchReference = `bench-${runId}-bulk`;
+      const transfers = Array.from({ length: bulkSize }, (_, i) => ({
+        amount_minor: 100 + i,
+        recipient_account: '0123456789',
+        recipient_bank_code: '058',
+        narration: 'bench bulk',
+      }));
+      const sent = Date.now();
+      const response = await api('POST', '/api/v1/transfers/bulk', { batch_reference: batchReference, transfers });
+      if (response.status !== 202) throw new Error(`bulk create answered ${response.status}: ${await response.text()}`);
+      const answered = Date.now();
+      const { id } = ((await response.json()) as { data: { id: string } }).data;
+      // Reserved: decided, with its transfer made and its money moved (or refused). Submitted: the
+      // bank took it (processing or final). Settled: final.
+      const stage = async () => {
+        const { rows } = await db.query<{ reserved: string; submitted: string; settled: string }>(
+          `select count(*) filter (where i.status <> 'queued')::text as reserved,
+                  count(*) filter (where t.status in ('processing', 'completed', 'failed'))::text as submitted,
+                  count(*) filter (where t.status in ('completed', 'failed'))::text as settled
+             from transfer_batch_items i left join transfers t on t.id = i.transfer_id where i.batch_id = $1`,
+          [id],
+        );
+        return {
+          reserved: Number(rows[0]!.reserved),
+          submitted: Number(rows[0]!.submitted),
+          settled: Number(rows[0]!.settled),
+        };
+      };
+      const reached: { reserved?: number; submitted?: number; settled?: number } = {};
+      const bar = progress('bulk', 60_000);
+      await waitFor(
+        'every item settled',
+        async () => {
+          const now = await stage();
+          const at = Date.now() - answered;
+          for (const key of ['reserved', 'submitted', 'settled'] as const) {
+            if (reached[key] === undefined && now[key] >= bulkSize) reached[key] = at;
+          }
+          bar.tick(now.settled);
+          return reached.settled !== undefined;
+        },
+        20,
+      );
+      const best = Math.max(0, ...(results.create?.gateway ?? []).map((point) => point.perSecond));
+      const submittedPerSecond = bulkSize / ((reached.submitted! + (answered - sent)) / 1000);
+      bar.end(
+        `answer ${answered - sent} ms; reserved ${reached.reserved} ms, submitted ${reached.submitted} ms, settled ${reached.settled} ms after it`,
+      );
+      return {
+        items: bulkSize,
+        answerMs: answered - sent,
+        reservedMs: reached.reserved!,
+        submittedMs: reached.submitted!,
+        settledMs: reached.settled!,
+        submittedPerSecond,
+        settledPerSecond: bulkSize / ((reached.settled! + (answered - sent)) / 1000),
+        singleCreatePerSecond: best,
+      };
+    });
+  }
+
   if (phases.has('authorizations')) {
     // The processor's question, signed, straight to the API's provider-callback route (what the
     // sandbox processor does, without its own HTTP hop), against one PostgreSQL round trip.
@@ -549,6 +626,7 @@ try {
   const measures = measureRows(results);
   if (paths.length > 1) say(`\n${table(paths)}\n`);
   if (measures.length > 1) say(`${table(measures)}\n`);
+  if (results.bulk) say(`${table(bulkRows(results.bulk))}\n`);
   if (results.cost) say(`${table(costRows(results.cost))}\n`);
 
   const written = writeResults(resolve(PROJECT_ROOT, flags.out), results);

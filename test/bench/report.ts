@@ -34,6 +34,17 @@ export interface BenchResults {
   jit?: { fundings: number; oneCardPerSecond: number; acrossCardsPerSecond: number };
   credits?: { credits: number; perSecond: number };
   authorizations?: Paired & { cards: number };
+  /** One batch of one tenant (ms after the 202), beside the single-create throughput of the same run. */
+  bulk?: {
+    items: number;
+    answerMs: number;
+    reservedMs: number;
+    submittedMs: number;
+    settledMs: number;
+    submittedPerSecond: number;
+    settledPerSecond: number;
+    singleCreatePerSecond: number;
+  };
   ledger?: {
     postingsTotalMinor: number;
     balanced: boolean;
@@ -200,6 +211,26 @@ export function measureRows(results: BenchResults): string[][] {
   return rows;
 }
 
+/** The bulk phase as table rows: its stages, and its rates beside single creates. */
+export function bulkRows(bulk: NonNullable<BenchResults['bulk']>): string[][] {
+  const ratio = bulk.singleCreatePerSecond > 0 ? bulk.submittedPerSecond / bulk.singleCreatePerSecond : undefined;
+  return [
+    [`one batch of ${bulk.items}, one tenant`, 'figure', 'target'],
+    ['POST /api/v1/transfers/bulk answered (202)', `${bulk.answerMs} ms`, ''],
+    ['every item reserved, after the answer', `${bulk.reservedMs} ms`, 'within 2,000 ms'],
+    ['every item submitted to the bank, after the answer', `${bulk.submittedMs} ms`, ''],
+    ['every item settled, after the answer', `${bulk.settledMs} ms`, ''],
+    ['items submitted per second (from the request)', `${bulk.submittedPerSecond.toFixed(1)}/s`, ''],
+    [
+      'single creates per second, best point of this run',
+      bulk.singleCreatePerSecond > 0 ? `${bulk.singleCreatePerSecond.toFixed(1)}/s` : 'create phase not run',
+      '',
+    ],
+    ['submitted ÷ single-create throughput', ratio === undefined ? '' : `${ratio.toFixed(1)}×`, '5× or more'],
+    ['items settled per second (from the request)', `${bulk.settledPerSecond.toFixed(1)}/s`, ''],
+  ];
+}
+
 /** The cost of one transfer as table rows. */
 export function costRows(cost: TransferCost): string[][] {
   const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
@@ -282,6 +313,7 @@ export function markdownReport(results: BenchResults, files: { svg: boolean }): 
   if (files.svg) lines.push('', '![throughput and p99 against concurrency](latest.svg)');
   const measures = measureRows(results);
   if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
+  if (results.bulk) lines.push('', '## Bulk transfers', '', table(bulkRows(results.bulk)));
   if (results.cost) lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
   lines.push('');
   return lines.join('\n');

@@ -113,8 +113,8 @@ describe('card policy', () => {
       [{ ...SETTINGS, daily_limit_minor: '1000' }, 'daily_limit_minor'],
       [{ ...SETTINGS, channels: { pos: true, web: 'no', atm: true } }, 'channels.web'],
       [{ ...SETTINGS, channels: undefined }, 'channels'],
-      [{ ...SETTINGS, blocked_merchant_categories: ['12a4'] }, 'blocked_merchant_categories.0'],
-      [{ ...SETTINGS, blocked_merchant_categories: ['59330'] }, 'blocked_merchant_categories.0'],
+      [{ ...SETTINGS, blocked_merchant_categories: ['12a4'] }, 'blocked_merchant_categories[0]'],
+      [{ ...SETTINGS, blocked_merchant_categories: ['59330'] }, 'blocked_merchant_categories[0]'],
       [{ ...SETTINGS, surprise: true }, 'surprise'],
     ];
     for (const [body, field] of cases) {

@@ -143,7 +143,7 @@ describe('registration', () => {
     const tenant = await createFundedTenant(db.orm);
     const cases: [Record<string, unknown>, string][] = [
       [{ url: 'not a url', events: ['*'], signing_secret: newSigningSecret() }, 'url'],
-      [{ url: `${receiver.url}/x`, events: ['transfer.teleported'], signing_secret: newSigningSecret() }, 'events.0'],
+      [{ url: `${receiver.url}/x`, events: ['transfer.teleported'], signing_secret: newSigningSecret() }, 'events[0]'],
       [{ url: `${receiver.url}/x`, events: [], signing_secret: newSigningSecret() }, 'events'],
       [{ url: `${receiver.url}/x`, events: ['*'], signing_secret: 'short' }, 'signing_secret'],
       [{ url: `${receiver.url}/x`, events: ['*'] }, 'signing_secret'],

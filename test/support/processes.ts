@@ -13,7 +13,13 @@ export interface GatewayProcesses {
   output(name: 'api' | 'worker' | 'webhook-worker'): string;
   /** SIGTERM to each, as an orchestrator stops them; their exit codes. */
   stop(): Promise<(number | null)[]>;
+  /** SIGKILL to one, as a crash or an OOM kill ends it: nothing of it runs any more when this returns. */
+  kill(name: ProcessName): Promise<void>;
+  /** Starts one again (after kill), on the same settings; returns once it is ready. */
+  restart(name: ProcessName): Promise<void>;
 }
+
+type ProcessName = 'api' | 'worker' | 'webhook-worker';
 
 const SCRIPTS = { api: 'src/server.ts', worker: 'worker/main.ts', 'webhook-worker': 'worker/webhooks.ts' } as const;
 const READY = {
@@ -56,7 +62,7 @@ export async function startGatewayProcesses(options: {
     keyof typeof SCRIPTS,
     { child: ChildProcess; output: string; exited: Promise<number | null> }
   >();
-  for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) {
+  const launch = (name: ProcessName, output = '') => {
     const child = spawn(process.execPath, [join(PROJECT_ROOT, SCRIPTS[name])], {
       cwd: PROJECT_ROOT,
       env,
@@ -64,38 +70,55 @@ export async function startGatewayProcesses(options: {
     });
     const entry = {
       child,
-      output: '',
+      output,
       exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
     };
     for (const stream of [child.stdout, child.stderr]) {
       stream.on('data', (chunk: Buffer) => (entry.output += chunk.toString()));
     }
     children.set(name, entry);
-  }
+  };
+  for (const name of Object.keys(SCRIPTS) as ProcessName[]) launch(name);
   const url = `http://127.0.0.1:${options.port}`;
   const stop = async () => {
     for (const { child } of children.values()) if (child.exitCode === null) child.kill('SIGTERM');
     return Promise.all([...children.values()].map(({ exited }) => exited));
   };
-  try {
-    await eventually(
+  /** Every process running and ready; `since`: where each one's output of this start begins. */
+  const ready = (since: Partial<Record<ProcessName, number>> = {}) =>
+    eventually(
       async () => {
         for (const [name, { child, output }] of children) {
-          if (child.exitCode !== null) throw new Error(`${name} exited:\n${output.slice(-3000)}`);
+          if (child.exitCode !== null || child.signalCode !== null) {
+            throw new Error(`${name} exited:\n${output.slice(-3000)}`);
+          }
         }
-        const ready = await fetch(`${url}/health/ready`).catch(() => undefined);
-        return (
-          ready?.status === 200 &&
-          children.get('worker')!.output.includes(READY.worker) &&
-          children.get('webhook-worker')!.output.includes(READY['webhook-worker'])
-        );
+        const api = await fetch(`${url}/health/ready`).catch(() => undefined);
+        const started = (name: 'worker' | 'webhook-worker') =>
+          children
+            .get(name)!
+            .output.slice(since[name] ?? 0)
+            .includes(READY[name]);
+        return api?.status === 200 && started('worker') && started('webhook-worker');
       },
       90_000,
       250,
     );
+  try {
+    await ready();
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url, output: (name) => children.get(name)!.output, stop };
+  const kill = async (name: ProcessName) => {
+    const { child, exited } = children.get(name)!;
+    child.kill('SIGKILL');
+    await exited;
+  };
+  const restart = async (name: ProcessName) => {
+    const before = children.get(name)!.output;
+    launch(name, `${before}\n--- restarted ---\n`);
+    await ready({ [name]: before.length });
+  };
+  return { url, output: (name) => children.get(name)!.output, stop, kill, restart };
 }

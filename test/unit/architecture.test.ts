@@ -63,6 +63,8 @@ describe('import rules', () => {
     ['only-the-worker-runs-activities', 'src/transfers', '../../activities/transfers.ts', 'createTransferActivities'],
     ['no-workflow-implementation-outside-workflows', 'src/http', '../../workflows/transfer.ts', 'transferWorkflow'],
     ['activities-use-their-own-feature-store', 'activities', '../src/transfers/store.ts', 'findTransfer'],
+    ['activity-parts-use-their-own-feature-store', 'activities/transfers', '../../src/cards/store.ts', 'findCard'],
+    ['feature-store-is-private', 'src/cards', '../transfers/batch-store.ts', 'findBatch'],
     ['no-test-code-in-the-product', 'src/transfers', '../../test/support/eventually.ts', 'eventually'],
     ['sandbox-bank-stands-alone', 'src/sandbox-bank', '../config.ts', 'loadConfig'],
     ['runtime-and-contract-stand-alone', 'src/runtime', '../config.ts', 'loadConfig'],

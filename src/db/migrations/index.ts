@@ -24,6 +24,7 @@ import { Migration0021CardAuthorizationsPerCard } from './0021-card-authorizatio
 import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.ts';
 import { Migration0023TransferConnectors } from './0023-transfer-connectors.ts';
 import { Migration0024ReconciliationConnectors } from './0024-reconciliation-connectors.ts';
+import { Migration0025TransferBatches } from './0025-transfer-batches.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -50,4 +51,5 @@ export const migrations = [
   Migration0022WebhookAttemptSlots,
   Migration0023TransferConnectors,
   Migration0024ReconciliationConnectors,
+  Migration0025TransferBatches,
 ];

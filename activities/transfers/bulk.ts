@@ -1,0 +1,388 @@
+// The transfer batch workflow's side effects (decisions §14), each idempotent on the batch and its
+// items' indexes, so a retry after a crash decides nothing twice:
+// - enquireBatchNames: every queued item's name enquiry, many at once, answers kept on the item
+//   (an unknown account refuses it; a bank down is retried for the items still unanswered);
+// - reserveBatchItems: a chunk of items decided in ONE transaction under the tenant's lock, as
+//   single creates one after the other would be (balance, daily limit, references), with their
+//   transfer rows, reservations (one statement for all of them, src/ledger) and transfer.created
+//   events; an atomic batch's items draw on the batch's reservation instead;
+// - completeBatch: once every item's transfer has ended, the batch completed and
+//   transfer_batch.completed recorded, once.
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+import { recordEvent, recordEvents } from '../../src/events/events.ts';
+import {
+  lockTenantAccountsIn,
+  planEntriesOnLockedAccounts,
+  postMovement,
+  postPlannedEntries,
+} from '../../src/ledger/ledger.ts';
+import { transferBatchItemRelease, transferReserve } from '../../src/ledger/movements.ts';
+import type { Providers } from '../../src/providers/registry.ts';
+import {
+  type BatchItemRow,
+  type TransferBatchRow,
+  acceptItems,
+  acceptedItems,
+  acceptedWithTransfers,
+  batchCounts,
+  findBatch,
+  itemsAwaitingEnquiry,
+  lockQueuedItems,
+  markBatchCompleted,
+  recordEnquiries,
+  refuseItems,
+} from '../../src/transfers/batch-store.ts';
+import { type ItemDecision, decideItems } from '../../src/transfers/domain.ts';
+import { insertTransfers, markManyProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
+import { batchDetailView, itemView } from '../../src/transfers/views.ts';
+import { lockTenant } from '../../src/tenants/tenants.ts';
+import type { BatchItemStart } from '../../workflows/transfer-batch-definitions.ts';
+import type { BankOutcome, TransferRequest } from '../../workflows/transfer-definitions.ts';
+import { createTransferActivities } from '../transfers.ts';
+
+export interface TransferBatchActivityDeps {
+  orm: MikroORM;
+  providers: Providers;
+}
+
+/** Name enquiries in flight at once for one batch. */
+const ENQUIRY_CONCURRENCY = 64;
+/** Submissions in flight at once, per chunk of a batch. */
+const SUBMIT_CONCURRENCY = 16;
+
+interface Refusal {
+  index: number;
+  code: string;
+  message: string;
+}
+
+/** The request an item's transfer is made of (metadata stays on its row: the run does not need it). */
+function requestOf(batch: Pick<TransferBatchRow, 'tenant_id' | 'mode'>, item: BatchItemRow): TransferRequest {
+  return {
+    tenantId: batch.tenant_id,
+    reference: item.reference,
+    requestHash: item.request_hash,
+    amountMinor: item.amount_minor,
+    feeMinor: item.fee_minor,
+    currency: 'NGN',
+    recipientAccount: item.recipient_account,
+    recipientBankCode: item.recipient_bank_code,
+    recipientBankName: item.recipient_bank,
+    narration: item.narration,
+    metadata: {},
+    mode: batch.mode,
+  };
+}
+
+function startOf(batch: TransferBatchRow, item: BatchItemRow): BatchItemStart {
+  return {
+    index: item.index,
+    request: requestOf(batch, item),
+    reserved: {
+      transferId: item.transfer_id!,
+      recipientName: item.recipient_name!,
+      connector: item.connector!,
+      nameEnquirySessionId: item.name_enquiry_session_id!,
+    },
+  };
+}
+
+async function batchOf(em: EntityManager, batchId: string): Promise<TransferBatchRow> {
+  const batch = await findBatch(em, batchId);
+  if (!batch)
+    throw ApplicationFailure.create({ type: 'unknown_batch', message: `no batch ${batchId}`, nonRetryable: true });
+  return batch;
+}
+
+/**
+ * Items refused, in the caller's transaction: an atomic batch's refused items get their share of
+ * its reservation back to the wallet, in the same transaction.
+ */
+async function refuse(tx: EntityManager, batch: TransferBatchRow, items: readonly BatchItemRow[], refusals: Refusal[]) {
+  const refused = new Set(await refuseItems(tx, batch.id, refusals));
+  if (!batch.atomic) return;
+  for (const item of items) {
+    if (!refused.has(item.index)) continue;
+    const refusal = refusals.find((candidate) => candidate.index === item.index)!;
+    await postMovement(
+      tx,
+      batch.tenant_id,
+      transferBatchItemRelease({
+        batchId: batch.id,
+        index: item.index,
+        reference: item.reference,
+        amountMinor: item.amount_minor,
+        feeMinor: item.fee_minor,
+        reason: refusal.code,
+      }),
+    );
+  }
+}
+
+export function createTransferBatchActivities({ orm, providers }: TransferBatchActivityDeps) {
+  const transfers = createTransferActivities({ orm, providers });
+
+  return {
+    /** The recipient name of every queued item of [from, to); an item whose account the bank does not know is refused. */
+    async enquireBatchNames(input: {
+      batchId: string;
+      from: number;
+      to: number;
+    }): Promise<{ answered: number; refused: number }> {
+      const em = orm.em.fork();
+      const batch = await batchOf(em, input.batchId);
+      const waiting = await itemsAwaitingEnquiry(em, batch.id, input);
+      const answers: Parameters<typeof recordEnquiries>[2][number][] = [];
+      const refusals: Refusal[] = [];
+      let fault: Error | undefined;
+      let next = 0;
+      const lane = async () => {
+        while (next < waiting.length) {
+          const item = waiting[next++]!;
+          try {
+            const answer = await transfers.nameEnquiry({
+              bankCode: item.recipient_bank_code,
+              accountNumber: item.recipient_account,
+              mode: batch.mode,
+            });
+            answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
+          } catch (error) {
+            const type = error instanceof ApplicationFailure ? error.type : undefined;
+            if (type === 'invalid_account' || type === 'name_enquiry_failed') {
+              refusals.push({ index: item.index, code: 'invalid_account', message: (error as Error).message });
+            } else {
+              fault = error instanceof Error ? error : new Error(String(error));
+            }
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: ENQUIRY_CONCURRENCY }, lane));
+      await em.transactional(async (tx) => {
+        await recordEnquiries(tx, batch.id, answers);
+        await refuse(tx, batch, waiting, refusals);
+      });
+      // What answered is kept; the retry asks only for the rest.
+      if (fault) throw fault;
+      return { answered: answers.length, refused: refusals.length };
+    },
+
+    /**
+     * Decides the queued items of [from, to) in one transaction, under the tenant's lock (the one a
+     * single create reserves under, so the daily limit and the balance hold across both): refused
+     * with a code, or made transfers with their money reserved. Answers every accepted item of the
+     * range, those decided by an earlier attempt included.
+     */
+    async reserveBatchItems(input: {
+      batchId: string;
+      from: number;
+      to: number;
+    }): Promise<{ accepted: BatchItemStart[]; refused: number }> {
+      return orm.em.fork().transactional(async (tx) => {
+        const batch = await batchOf(tx, input.batchId);
+        const tenant = await lockTenant(tx, batch.tenant_id);
+        if (!tenant)
+          throw ApplicationFailure.create({
+            type: 'unknown_tenant',
+            message: `no tenant ${batch.tenant_id}`,
+            nonRetryable: true,
+          });
+        const queued = await lockQueuedItems(tx, batch.id, input);
+        const enquired = queued.filter((item) => item.recipient_name !== null);
+        if (enquired.length < queued.length) {
+          throw new Error(
+            `batch ${batch.id}: ${queued.length - enquired.length} items of ${input.from}..${input.to} have no name enquiry yet`,
+          );
+        }
+        const refusals: Refusal[] = [];
+        const taken = await referencesTaken(
+          tx,
+          batch.tenant_id,
+          enquired.map((item) => item.reference),
+        );
+        const candidates = enquired.filter((item) => {
+          if (!taken.has(item.reference)) return true;
+          refusals.push({
+            index: item.index,
+            code: 'duplicate_reference',
+            message: `reference ${item.reference} was already used for another transfer`,
+          });
+          return false;
+        });
+
+        let accepted = candidates;
+        if (!batch.atomic && candidates.length > 0) {
+          const accounts = await lockTenantAccountsIn(tx, {
+            tenantId: batch.tenant_id,
+            currency: 'NGN',
+            codes: ['wallet', 'in_flight'],
+          });
+          const limit = tenant.dailyTransferLimitMinor;
+          const used = await usedToday(tx, batch.tenant_id);
+          const { decisions } = decideItems(
+            candidates.map((item) => ({ amountMinor: item.amount_minor, feeMinor: item.fee_minor })),
+            { availableMinor: accounts.get('wallet')!.balanceMinor, usedMinor: used, limitMinor: limit },
+          );
+          accepted = candidates.filter((item, i) => {
+            const decision: ItemDecision = decisions[i]!;
+            if (decision === 'accepted') return true;
+            refusals.push({
+              index: item.index,
+              code: decision,
+              message:
+                decision === 'limit_exceeded'
+                  ? `daily transfer limit of ${limit} kobo would be exceeded`
+                  : `wallet balance is below the ${item.amount_minor + item.fee_minor} kobo required (amount plus fee)`,
+            });
+            return false;
+          });
+          const made = accepted.map((item) => ({ item, transferId: randomUUID() }));
+          await postPlannedEntries(
+            tx,
+            batch.tenant_id,
+            planEntriesOnLockedAccounts(
+              made.map(({ item, transferId }) =>
+                transferReserve({
+                  transferId,
+                  reference: item.reference,
+                  amountMinor: item.amount_minor,
+                  feeMinor: item.fee_minor,
+                }),
+              ),
+              accounts,
+            ),
+          );
+          await makeTransfers(tx, batch, made);
+        } else {
+          await makeTransfers(
+            tx,
+            batch,
+            accepted.map((item) => ({ item, transferId: randomUUID() })),
+          );
+        }
+        await refuse(tx, batch, queued, refusals);
+        const decided = await acceptedItems(tx, batch.id, input);
+        return { accepted: decided.map((item) => startOf(batch, item)), refused: refusals.length };
+      });
+    },
+
+    /**
+     * Submits the accepted items of [from, to) whose transfers are still pending to their banks,
+     * many at once, under each transfer's id as single transfers are submitted (the bank takes a
+     * repeat as the same transfer), and marks those the bank took processing in one statement.
+     * Answers, per item, its session and what the bank said at once; null for an item the bank did
+     * not take cleanly (refused, or no answer): its own run then submits it, with every rule a
+     * single transfer's submission has (retries, the next connector, a refusal).
+     */
+    async submitBatchItems(input: {
+      batchId: string;
+      from: number;
+      to: number;
+    }): Promise<{ index: number; submitted: { sessionId: string; outcome?: BankOutcome } | null }[]> {
+      const em = orm.em.fork();
+      const batch = await batchOf(em, input.batchId);
+      const items = await acceptedWithTransfers(em, batch.id, input);
+      const answers = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
+      for (const item of items) {
+        if (item.transfer_status !== 'pending' && item.session_id)
+          answers.set(item.index, { sessionId: item.session_id });
+      }
+      const waiting = items.filter((item) => item.transfer_status === 'pending');
+      const taken: { id: string; sessionId: string }[] = [];
+      let next = 0;
+      const lane = async () => {
+        while (next < waiting.length) {
+          const item = waiting[next++]!;
+          try {
+            const result = await transfers.submitToBank({
+              transferId: item.transfer_id!,
+              request: requestOf(batch, item),
+              recipientName: item.recipient_name!,
+              connector: item.connector!,
+              ...(item.name_enquiry_session_id ? { sessionId: item.name_enquiry_session_id } : {}),
+            });
+            taken.push({ id: item.transfer_id!, sessionId: result.sessionId });
+            answers.set(item.index, {
+              sessionId: result.sessionId,
+              ...(result.status === 'pending'
+                ? {}
+                : {
+                    outcome: {
+                      status: result.status,
+                      sessionId: result.sessionId,
+                      providerCode: result.providerCode,
+                      source: 'submission' as const,
+                    },
+                  }),
+            });
+          } catch (error) {
+            log.warn('batch item not submitted by its batch: its own run will', {
+              transferId: item.transfer_id,
+              error: String(error),
+            });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: SUBMIT_CONCURRENCY }, lane));
+      await markManyProcessing(em, taken);
+      return items.map((item) => ({ index: item.index, submitted: answers.get(item.index) ?? null }));
+    },
+
+    /**
+     * The batch completed, with its event, once every item is refused or its transfer has ended.
+     * An item still pending (its run ended by hand, not yet resolved) keeps it open: retried.
+     */
+    async completeBatch(input: { batchId: string }): Promise<void> {
+      await orm.em.fork().transactional(async (tx) => {
+        const counts = await batchCounts(tx, input.batchId);
+        if (counts.pending > 0) throw new Error(`batch ${input.batchId} still has ${counts.pending} pending items`);
+        const completed = await markBatchCompleted(tx, input.batchId);
+        if (!completed) return;
+        await recordEvent(tx, {
+          tenantId: completed.tenant_id,
+          type: 'transfer_batch.completed',
+          sourceKey: `transfer-batch:${completed.id}:completed`,
+          payload: { ...batchDetailView(completed, counts) },
+        });
+        log.info('transfer batch completed', { batchId: completed.id, ...counts });
+      });
+    },
+  };
+}
+
+/** Accepted items made transfers (`pending`, their money reserved), each with its transfer.created event. */
+async function makeTransfers(
+  tx: EntityManager,
+  batch: TransferBatchRow,
+  made: readonly { item: BatchItemRow; transferId: string }[],
+): Promise<void> {
+  if (made.length === 0) return;
+  const rows = await insertTransfers(
+    tx,
+    made.map(({ item, transferId }) => ({
+      transferId,
+      request: { ...requestOf(batch, item), metadata: item.metadata },
+      recipientName: item.recipient_name!,
+      nameEnquirySessionId: item.name_enquiry_session_id!,
+      connector: item.connector!,
+    })),
+  );
+  await recordEvents(
+    tx,
+    batch.tenant_id,
+    rows.map((row) => ({
+      type: 'transfer.created',
+      sourceKey: `transfer:${row.id}:transfer.created`,
+      payload: { ...itemView(row, { withCompletedAt: true }) },
+    })),
+  );
+  await acceptItems(
+    tx,
+    batch.id,
+    made.map(({ item, transferId }) => ({ index: item.index, transferId })),
+  );
+}
+
+export type TransferBatchActivities = ReturnType<typeof createTransferBatchActivities>;

@@ -1,0 +1,338 @@
+// transfer_batches and transfer_batch_items (decisions §14, migration 0025): the only code that
+// writes them. A batch is written with its items in one transaction by the API; its workflow's
+// activities then record each item's name enquiry and decide it (refused with a code, or accepted
+// with its transfer), in the transaction that makes the transfer. Items go by raw SQL over arrays
+// (`unnest`), so a batch of a thousand costs one statement per step, not one per item.
+import { type InferEntity, p, raw } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createdAt, keyMode, tableEntity, tenantOwned } from '../db/columns.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
+import type { Window } from '../db/pages.ts';
+import type { TransferStatus } from './domain.ts';
+
+export const TransferBatch = tableEntity('TransferBatch', 'transfer_batches', {
+  ...tenantOwned(),
+  batch_reference: p.string(),
+  request_hash: p.string(),
+  atomic: p.boolean(),
+  mode: keyMode(),
+  total_count: p.integer(),
+  total_amount_minor: p.bigint('number'),
+  total_fee_minor: p.bigint('number'),
+  metadata: p.json<Record<string, unknown>>(),
+  status: p.enum(['processing', 'completed'] as const),
+  ...createdAt(),
+  completed_at: p.datetime().nullable(),
+});
+export type TransferBatchRow = InferEntity<typeof TransferBatch>;
+
+export const transferBatchEntities = [TransferBatch];
+
+export interface NewBatch {
+  id: string;
+  tenantId: string;
+  batchReference: string;
+  requestHash: string;
+  atomic: boolean;
+  mode: 'test' | 'live';
+  totalAmountMinor: number;
+  totalFeeMinor: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface NewBatchItem {
+  index: number;
+  reference: string;
+  amountMinor: number;
+  feeMinor: number;
+  recipientAccount: string;
+  recipientBankCode: string;
+  recipientBank: string;
+  narration: string;
+  metadata: Record<string, unknown>;
+  /** The item's transfer fingerprint: a single create of its reference with the same body is the same transfer. */
+  requestHash: string;
+}
+
+export interface BatchItemRow {
+  batch_id: string;
+  index: number;
+  reference: string;
+  amount_minor: number;
+  fee_minor: number;
+  recipient_account: string;
+  recipient_bank_code: string;
+  recipient_bank: string;
+  narration: string;
+  metadata: Record<string, unknown>;
+  request_hash: string;
+  status: 'queued' | 'refused' | 'accepted';
+  recipient_name: string | null;
+  name_enquiry_session_id: string | null;
+  connector: string | null;
+  transfer_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+const INSERT_BATCH = `insert into transfer_batches
+    (id, tenant_id, batch_reference, request_hash, atomic, mode, total_count, total_amount_minor, total_fee_minor, metadata)
+    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    on conflict (tenant_id, batch_reference) do nothing returning id`;
+
+const INSERT_ITEMS = `insert into transfer_batch_items
+    (batch_id, index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
+     narration, metadata, request_hash)
+    select $1, i.* from unnest($2::int[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                               $9::text[], $10::jsonb[], $11::text[])
+      as i (index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
+            narration, metadata, request_hash) returning 1`;
+
+/**
+ * The batch and its items, in the caller's transaction; false (nothing written) when the tenant
+ * already has a batch of this reference.
+ */
+export async function insertBatch(
+  em: EntityManager,
+  batch: NewBatch,
+  items: readonly NewBatchItem[],
+): Promise<boolean> {
+  const inserted = await executeNumbered(em, INSERT_BATCH, [
+    batch.id,
+    batch.tenantId,
+    batch.batchReference,
+    batch.requestHash,
+    batch.atomic,
+    batch.mode,
+    items.length,
+    batch.totalAmountMinor,
+    batch.totalFeeMinor,
+    JSON.stringify(batch.metadata),
+  ]);
+  if (inserted.length === 0) return false;
+  await executeNumbered(em, INSERT_ITEMS, [
+    batch.id,
+    items.map((item) => item.index),
+    items.map((item) => item.reference),
+    items.map((item) => item.amountMinor),
+    items.map((item) => item.feeMinor),
+    items.map((item) => item.recipientAccount),
+    items.map((item) => item.recipientBankCode),
+    items.map((item) => item.recipientBank),
+    items.map((item) => item.narration),
+    items.map((item) => JSON.stringify(item.metadata)),
+    items.map((item) => item.requestHash),
+  ]);
+  return true;
+}
+
+/** The tenant's batch by id (any tenant's when none is given). */
+export async function findBatch(em: EntityManager, id: string, tenantId?: string): Promise<TransferBatchRow | null> {
+  return em.findOne(TransferBatch, { id, ...(tenantId ? { tenant_id: tenantId } : {}) }, { refresh: true });
+}
+
+export async function findBatchByReference(
+  em: EntityManager,
+  tenantId: string,
+  batchReference: string,
+): Promise<TransferBatchRow | null> {
+  return em.findOne(TransferBatch, { tenant_id: tenantId, batch_reference: batchReference }, { refresh: true });
+}
+
+function itemOf(row: Record<string, unknown>): BatchItemRow {
+  return {
+    ...(row as unknown as BatchItemRow),
+    amount_minor: Number(row.amount_minor),
+    fee_minor: Number(row.fee_minor),
+  };
+}
+
+/** Items of [from, to) still waiting for their name enquiry, in index order. */
+export async function itemsAwaitingEnquiry(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<BatchItemRow[]> {
+  const rows = await em.execute(
+    `select * from transfer_batch_items
+      where batch_id = ? and status = 'queued' and recipient_name is null and index >= ? and index < ? order by index`,
+    [batchId, range.from, range.to],
+  );
+  return rows.map(itemOf);
+}
+
+/** What each item's name enquiry answered, kept until the item is decided. */
+export async function recordEnquiries(
+  em: EntityManager,
+  batchId: string,
+  answers: readonly { index: number; recipientName: string; sessionId: string; connector: string }[],
+): Promise<void> {
+  if (answers.length === 0) return;
+  await executeNumbered(
+    em,
+    `update transfer_batch_items i set recipient_name = a.name, name_enquiry_session_id = a.session, connector = a.connector
+       from unnest($2::int[], $3::text[], $4::text[], $5::text[]) as a (index, name, session, connector)
+      where i.batch_id = $1 and i.index = a.index and i.status = 'queued' returning 1`,
+    [
+      batchId,
+      answers.map((answer) => answer.index),
+      answers.map((answer) => answer.recipientName),
+      answers.map((answer) => answer.sessionId),
+      answers.map((answer) => answer.connector),
+    ],
+  );
+}
+
+/** Queued items of [from, to), locked for the caller's transaction, in index order. */
+export async function lockQueuedItems(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<BatchItemRow[]> {
+  const rows = await em.execute(
+    `select * from transfer_batch_items where batch_id = ? and status = 'queued' and index >= ? and index < ?
+      order by index for update`,
+    [batchId, range.from, range.to],
+  );
+  return rows.map(itemOf);
+}
+
+/** Items of [from, to) accepted (by this transaction or an earlier one), in index order. */
+export async function acceptedItems(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<BatchItemRow[]> {
+  const rows = await em.execute(
+    `select * from transfer_batch_items where batch_id = ? and status = 'accepted' and index >= ? and index < ?
+      order by index`,
+    [batchId, range.from, range.to],
+  );
+  return rows.map(itemOf);
+}
+
+/** Queued items refused, each with its code; the indexes refused now. */
+export async function refuseItems(
+  em: EntityManager,
+  batchId: string,
+  refusals: readonly { index: number; code: string; message: string }[],
+): Promise<number[]> {
+  if (refusals.length === 0) return [];
+  const rows = await executeNumbered<{ index: number }[]>(
+    em,
+    `update transfer_batch_items i set status = 'refused', error_code = r.code, error_message = r.message, decided_at = now()
+       from unnest($2::int[], $3::text[], $4::text[]) as r (index, code, message)
+      where i.batch_id = $1 and i.index = r.index and i.status = 'queued' returning i.index`,
+    [
+      batchId,
+      refusals.map((refusal) => refusal.index),
+      refusals.map((refusal) => refusal.code),
+      refusals.map((refusal) => refusal.message.slice(0, 500)),
+    ],
+  );
+  return rows.map((row) => row.index);
+}
+
+/** Queued items accepted, each with the transfer it became. */
+export async function acceptItems(
+  em: EntityManager,
+  batchId: string,
+  accepted: readonly { index: number; transferId: string }[],
+): Promise<void> {
+  if (accepted.length === 0) return;
+  const rows = await executeNumbered(
+    em,
+    `update transfer_batch_items i set status = 'accepted', transfer_id = a.transfer_id, decided_at = now()
+       from unnest($2::int[], $3::uuid[]) as a (index, transfer_id)
+      where i.batch_id = $1 and i.index = a.index and i.status = 'queued' returning 1`,
+    [batchId, accepted.map((item) => item.index), accepted.map((item) => item.transferId)],
+  );
+  if (rows.length !== accepted.length) {
+    throw new Error(`batch ${batchId}: accepted ${rows.length} items, expected ${accepted.length}`);
+  }
+}
+
+export interface BatchCounts {
+  refused: number;
+  pending: number;
+  successful: number;
+  failed: number;
+}
+
+/** The batch's items by what the API shows: refused, or their transfers' status (pending until decided). */
+export async function batchCounts(em: EntityManager, batchId: string): Promise<BatchCounts> {
+  const [row] = await em.execute<Record<keyof BatchCounts, string>[]>(
+    `select count(*) filter (where i.status = 'refused') as refused,
+            count(*) filter (where i.status = 'queued' or t.status in ('pending', 'processing')) as pending,
+            count(*) filter (where t.status = 'completed') as successful,
+            count(*) filter (where t.status = 'failed') as failed
+       from transfer_batch_items i left join transfers t on t.id = i.transfer_id
+      where i.batch_id = ?`,
+    [batchId],
+  );
+  return {
+    refused: Number(row?.refused ?? 0),
+    pending: Number(row?.pending ?? 0),
+    successful: Number(row?.successful ?? 0),
+    failed: Number(row?.failed ?? 0),
+  };
+}
+
+export interface BatchItemWithTransfer extends BatchItemRow {
+  transfer_status: TransferStatus | null;
+  failure_reason: string | null;
+}
+
+/** A page of the batch's items in index order, with their transfers' status. */
+export async function batchItemsPage(
+  em: EntityManager,
+  batchId: string,
+  window: Window,
+): Promise<BatchItemWithTransfer[]> {
+  const rows = await em.execute(
+    `select i.*, t.status as transfer_status, t.failure_reason
+       from transfer_batch_items i left join transfers t on t.id = i.transfer_id
+      where i.batch_id = ? order by i.index limit ? offset ?`,
+    [batchId, window.limit, window.offset],
+  );
+  return rows.map((row) => ({
+    ...itemOf(row),
+    transfer_status: (row.transfer_status as TransferStatus | null) ?? null,
+    failure_reason: (row.failure_reason as string | null) ?? null,
+  }));
+}
+
+/** The batch marked completed, once: null when it already was. */
+export async function markBatchCompleted(em: EntityManager, id: string): Promise<TransferBatchRow | null> {
+  const updated = await em.nativeUpdate(
+    TransferBatch,
+    { id, status: 'processing' },
+    { status: 'completed', completed_at: raw('now()') },
+  );
+  return updated > 0 ? findBatch(em, id) : null;
+}
+
+/** Accepted items of [from, to) with their transfers' status and session, in index order. */
+export async function acceptedWithTransfers(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<(BatchItemRow & { transfer_status: TransferStatus; session_id: string | null })[]> {
+  const rows = await em.execute(
+    `select i.*, t.status as transfer_status, t.session_id
+       from transfer_batch_items i join transfers t on t.id = i.transfer_id
+      where i.batch_id = ? and i.status = 'accepted' and i.index >= ? and i.index < ? order by i.index`,
+    [batchId, range.from, range.to],
+  );
+  return rows.map((row) => ({
+    ...itemOf(row),
+    transfer_status: row.transfer_status as TransferStatus,
+    session_id: (row.session_id as string | null) ?? null,
+  }));
+}
+
+/** Whether a transfer is a batch's item (its run may not have started yet). */
+export async function isBatchItem(em: EntityManager, transferId: string): Promise<boolean> {
+  const rows = await em.execute('select 1 from transfer_batch_items where transfer_id = ?', [transferId]);
+  return rows.length > 0;
+}

@@ -1,0 +1,254 @@
+// Bulk transfers (decisions §14): the API's side. A request is validated whole (every item, every
+// bank code, every reference, before anything is written), then written with its items in one
+// transaction, and handed to its batch workflow (workflows/transfer-batch.ts), which decides and
+// submits the items. An atomic batch reserves every amount and fee in that transaction, in one
+// journal entry, or is refused (422) with nothing written. A repeat of a batch_reference answers
+// the batch it made (200), or 409 when the body differs; it also starts the workflow again if the
+// first request died between its commit and the start.
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ApiError } from '../http/errors.ts';
+import { isUuid } from '../http/ids.ts';
+import { pageOffset } from '../http/pagination.ts';
+import type { KeyMode } from '../connectors/types.ts';
+import type { Banks } from '../providers/registry.ts';
+import { InsufficientFundsError, postMovement } from '../ledger/ledger.ts';
+import { transferBatchReserve } from '../ledger/movements.ts';
+import { lockTenant } from '../tenants/tenants.ts';
+import {
+  TRANSFER_BATCH_WORKFLOW_TYPE,
+  type TransferBatchInput,
+  transferBatchWorkflowId,
+} from '../../workflows/transfer-batch-definitions.ts';
+import { batchFingerprint, batchItemReference, transferFee, transferFingerprint, withinDailyLimit } from './domain.ts';
+import {
+  type NewBatchItem,
+  type TransferBatchRow,
+  batchCounts,
+  batchItemsPage,
+  findBatch,
+  findBatchByReference,
+  insertBatch,
+} from './batch-store.ts';
+import type { CreateBulkTransferBody, CreatedBatchResponse } from './schemas.ts';
+import { usedToday } from './store.ts';
+import { batchDetailView, batchItemView, batchView } from './views.ts';
+
+export interface TransferBatchServiceDeps {
+  orm: MikroORM;
+  client: Client;
+  taskQueue: string;
+  banks: (mode: KeyMode) => Banks;
+}
+
+export class TransferBatchService {
+  private readonly deps: TransferBatchServiceDeps;
+
+  constructor(deps: TransferBatchServiceDeps) {
+    this.deps = deps;
+  }
+
+  async create(
+    tenantId: string,
+    body: CreateBulkTransferBody,
+    mode: KeyMode,
+  ): Promise<{ status: 200 | 202; body: CreatedBatchResponse }> {
+    const atomic = body.atomic ?? false;
+    const metadata = body.metadata ?? {};
+    const requestHash = batchFingerprint({
+      atomic,
+      metadata,
+      transfers: body.transfers.map((item) => ({ ...item, metadata: item.metadata ?? {} })),
+    });
+    const existing = await findBatchByReference(this.deps.orm.em.fork(), tenantId, body.batch_reference);
+    if (existing) return this.repeat(existing, requestHash);
+
+    const items = await this.prepareItems(body, mode);
+    const totalAmountMinor = items.reduce((sum, item) => sum + item.amountMinor, 0);
+    const totalFeeMinor = items.reduce((sum, item) => sum + item.feeMinor, 0);
+    const batchId = randomUUID();
+    const created = await this.deps.orm.em.fork().transactional(async (tx) => {
+      if (atomic) {
+        // Under the lock single creates reserve under: the limit and the balance hold across both.
+        const tenant = await lockTenant(tx, tenantId);
+        if (!tenant) throw new ApiError('unauthorized', 'unknown tenant');
+        const limit = tenant.dailyTransferLimitMinor;
+        const used = await usedToday(tx, tenantId);
+        if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: totalAmountMinor })) {
+          throw new ApiError(
+            'limit_exceeded',
+            `the batch's ${totalAmountMinor} kobo would exceed the daily transfer limit of ${limit} kobo: ${used} already used today`,
+            { limit, used, total_amount_minor: totalAmountMinor, total_fee_minor: totalFeeMinor },
+          );
+        }
+      }
+      const inserted = await insertBatch(
+        tx,
+        {
+          id: batchId,
+          tenantId,
+          batchReference: body.batch_reference,
+          requestHash,
+          atomic,
+          mode,
+          totalAmountMinor,
+          totalFeeMinor,
+          metadata,
+        },
+        items,
+      );
+      if (!inserted) return false;
+      if (atomic) {
+        const total = totalAmountMinor + totalFeeMinor;
+        try {
+          await postMovement(
+            tx,
+            tenantId,
+            transferBatchReserve({ batchId, batchReference: body.batch_reference, totalMinor: total }),
+          );
+        } catch (error) {
+          if (error instanceof InsufficientFundsError) {
+            throw new ApiError(
+              'insufficient_balance',
+              `wallet balance ${error.availableMinor} is below the ${total} kobo the batch requires (amounts plus fees)`,
+              {
+                required: total,
+                available: error.availableMinor,
+                total_amount_minor: totalAmountMinor,
+                total_fee_minor: totalFeeMinor,
+              },
+              { cause: error },
+            );
+          }
+          throw error;
+        }
+      }
+      return true;
+    });
+    const em = this.deps.orm.em.fork();
+    if (!created) {
+      // A request with the same batch_reference committed first.
+      const holder = await findBatchByReference(em, tenantId, body.batch_reference);
+      if (!holder) throw new ApiError('unavailable', 'the batch could not be created right now; retry');
+      return this.repeat(holder, requestHash);
+    }
+    const batch = (await findBatch(em, batchId))!;
+    await this.startWorkflow(batch);
+    return { status: 202, body: { success: true, data: batchView(batch) } };
+  }
+
+  /** Each item as it will be made: its reference (given or derived), fee and bank; 400 on any that cannot be. */
+  private async prepareItems(body: CreateBulkTransferBody, mode: KeyMode): Promise<NewBatchItem[]> {
+    const issues: { path: string; message: string }[] = [];
+    const banks = new Map<string, { code: string; name: string } | undefined>();
+    for (const code of new Set(body.transfers.map((item) => item.recipient_bank_code))) {
+      try {
+        banks.set(code, await this.deps.banks(mode).find(code));
+      } catch (cause) {
+        throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+      }
+    }
+    const seen = new Map<string, number>();
+    const items = body.transfers.map((item, index): NewBatchItem => {
+      const reference = item.reference ?? batchItemReference(body.batch_reference, index);
+      const first = seen.get(reference);
+      if (first !== undefined) {
+        issues.push({
+          path: `transfers[${index}].reference`,
+          message: `${reference} is also the reference of transfers[${first}]`,
+        });
+      } else {
+        seen.set(reference, index);
+      }
+      const bank = banks.get(item.recipient_bank_code);
+      if (!bank) {
+        issues.push({
+          path: `transfers[${index}].recipient_bank_code`,
+          message: 'is not a supported bank code (GET /api/v1/banks lists them)',
+        });
+      }
+      const metadata = item.metadata ?? {};
+      return {
+        index,
+        reference,
+        amountMinor: item.amount_minor,
+        feeMinor: transferFee(item.amount_minor),
+        recipientAccount: item.recipient_account,
+        recipientBankCode: bank?.code ?? item.recipient_bank_code,
+        recipientBank: bank?.name ?? '',
+        narration: item.narration,
+        metadata,
+        requestHash: transferFingerprint({ ...item, metadata }),
+      };
+    });
+    if (issues.length > 0) throw ApiError.validation(issues.slice(0, 100));
+    return items;
+  }
+
+  private async repeat(
+    existing: TransferBatchRow,
+    requestHash: string,
+  ): Promise<{ status: 200; body: CreatedBatchResponse }> {
+    if (existing.request_hash !== requestHash) {
+      throw new ApiError(
+        'duplicate_reference',
+        `batch_reference ${existing.batch_reference} was already used for a different batch`,
+        { batch_id: existing.id },
+      );
+    }
+    await this.startWorkflow(existing);
+    return { status: 200, body: { success: true, data: batchView(existing) } };
+  }
+
+  /** Starts the batch's workflow unless it runs or ran: the batch is written, so it must get one. */
+  private async startWorkflow(batch: TransferBatchRow): Promise<void> {
+    if (batch.status === 'completed') return;
+    try {
+      await this.deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
+        workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
+        taskQueue: this.deps.taskQueue,
+        args: [
+          {
+            batchId: batch.id,
+            tenantId: batch.tenant_id,
+            batchReference: batch.batch_reference,
+            totalCount: batch.total_count,
+          } satisfies TransferBatchInput,
+        ],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        memo: { tenantId: batch.tenant_id, batchReference: batch.batch_reference },
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw new ApiError(
+        'unavailable',
+        `batch ${batch.batch_reference} is recorded but could not be started right now; repeat the request to start it`,
+        null,
+        { cause: error },
+      );
+    }
+  }
+
+  async get(tenantId: string, id: string) {
+    const em = this.deps.orm.em.fork();
+    const batch = isUuid(id) ? await findBatch(em, id, tenantId) : null;
+    if (!batch) throw new ApiError('not_found', `no transfer batch ${id}`);
+    return batchDetailView(batch, await batchCounts(em, batch.id));
+  }
+
+  async listItems(tenantId: string, id: string, query: { page: number; limit: number }) {
+    const em = this.deps.orm.em.fork();
+    const batch = isUuid(id) ? await findBatch(em, id, tenantId) : null;
+    if (!batch) throw new ApiError('not_found', `no transfer batch ${id}`);
+    const rows = await batchItemsPage(em, batch.id, {
+      limit: query.limit,
+      offset: pageOffset(query.page, query.limit),
+    });
+    const total = batch.total_count;
+    return {
+      items: rows.map(batchItemView),
+      pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
+    };
+  }
+}

@@ -1,0 +1,466 @@
+// Bulk transfers (decisions §14, issue #30) end to end on a real Temporal server, PostgreSQL and the
+// sandbox bank over HTTP: whole-batch validation, replays, per-item refusals with their codes,
+// atomic batches reserved in one entry before the answer or refused with nothing created, an atomic
+// batch racing single creates on one wallet, a batch of 1,000, and `transfer_batch.completed` once.
+// The ledger's every invariant is checked after each test (useGatewayStack).
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { journalOf, walletBalance } from '../../src/ledger/ledger.ts';
+import { batchStatusQuery, transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
+import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
+import { createFundedTenant } from '../support/app.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+
+const TASK_QUEUE = `transfer-batches-${process.pid}`;
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+
+useGatewayStack({ taskQueue: TASK_QUEUE, providerTimeoutMs: 2_000, bank: { completionDelayMs: 200 } }, (started) => {
+  stack = started;
+  ({ db, app } = stack);
+});
+
+function item(overrides: Record<string, unknown> = {}) {
+  return {
+    amount_minor: 100_000,
+    recipient_account: '0123456789',
+    recipient_bank_code: '058',
+    narration: 'Payroll',
+    ...overrides,
+  };
+}
+
+const batchReference = () => `batch-${randomUUID().slice(0, 8)}`;
+
+function post(apiKey: string, payload: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/v1/transfers/bulk',
+    headers: auth(apiKey, headers),
+    payload: payload as object,
+  });
+}
+
+async function getBatch(apiKey: string, id: string) {
+  const response = await app.inject({ method: 'GET', url: `/api/v1/transfers/bulk/${id}`, headers: auth(apiKey) });
+  return response;
+}
+
+async function allItems(apiKey: string, id: string) {
+  const items: Record<string, unknown>[] = [];
+  for (let page = 1; ; page += 1) {
+    const response = await app.inject({
+      method: 'GET',
+      url: `/api/v1/transfers/bulk/${id}/items?page=${page}&limit=100`,
+      headers: auth(apiKey),
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    items.push(...body.data);
+    if (page >= body.pagination.totalPages) return items;
+  }
+}
+
+async function completed(apiKey: string, id: string, timeoutMs = 60_000) {
+  return eventually(
+    async () => {
+      const data = (await getBatch(apiKey, id)).json().data;
+      return data.status === 'completed' ? data : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+async function wallet(tenantId: string) {
+  const balance = await walletBalance(db.orm.em.fork(), tenantId);
+  return { available: balance.availableMinor, pending: balance.pendingMinor };
+}
+
+async function batchRows(tenantId: string) {
+  const [row] = await db.orm.em.fork().execute<{ batches: string; items: string; transfers: string }[]>(
+    `select (select count(*) from transfer_batches where tenant_id = ?)::text as batches,
+              (select count(*) from transfer_batch_items i join transfer_batches b on b.id = i.batch_id where b.tenant_id = ?)::text as items,
+              (select count(*) from transfers where tenant_id = ?)::text as transfers`,
+    [tenantId, tenantId, tenantId],
+  );
+  return { batches: Number(row!.batches), items: Number(row!.items), transfers: Number(row!.transfers) };
+}
+
+async function eventsOf(tenantId: string, type: string) {
+  return db.orm.em
+    .fork()
+    .execute<{ payload: Record<string, unknown> }[]>(
+      'select payload from events where tenant_id = ? and type = ? order by created_at',
+      [tenantId, type],
+    );
+}
+
+describe('POST /api/v1/transfers/bulk: validation and replays', () => {
+  it('refuses a malformed batch whole (400 naming transfers[i].field) and creates nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const many = Array.from({ length: 1_001 }, () => item());
+    const cases: [unknown, string][] = [
+      [{ batch_reference: batchReference(), transfers: many }, 'transfers'],
+      [{ batch_reference: batchReference(), transfers: [] }, 'transfers'],
+      [{ batch_reference: batchReference() }, 'transfers'],
+      [{ transfers: [item()] }, 'batch_reference'],
+      [{ batch_reference: 'has spaces', transfers: [item()] }, 'batch_reference'],
+      [
+        { batch_reference: batchReference(), transfers: [item(), item(), item({ amount_minor: 99 })] },
+        'transfers[2].amount_minor',
+      ],
+      [
+        { batch_reference: batchReference(), transfers: [item({ recipient_account: '12' })] },
+        'transfers[0].recipient_account',
+      ],
+      [{ batch_reference: batchReference(), transfers: [item(), item({ narration: '' })] }, 'transfers[1].narration'],
+      [{ batch_reference: batchReference(), transfers: [item({ surprise: 1 })] }, 'transfers[0].surprise'],
+      [
+        { batch_reference: batchReference(), transfers: [item(), item({ recipient_bank_code: '999' })] },
+        'transfers[1].recipient_bank_code',
+      ],
+      [
+        { batch_reference: batchReference(), transfers: [item({ reference: 'same' }), item({ reference: 'same' })] },
+        'transfers[1].reference',
+      ],
+      [{ batch_reference: batchReference(), transfers: [item(), item()], atomic: 'yes' }, 'atomic'],
+    ];
+    for (const [payload, field] of cases)
+      expectFieldRefused(await post(tenant.apiKey, payload), field, 'validation_error');
+    // A given reference that takes the form another item's derived reference has.
+    const reference = batchReference();
+    const collides = await post(tenant.apiKey, {
+      batch_reference: reference,
+      transfers: [item(), item({ reference: `${reference}-0` })],
+    });
+    expect(fieldPaths(collides)).toEqual(['transfers[1].reference']);
+    expect(collides.json()).toMatchObject({ success: false, error: { code: 'validation_error' } });
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 0, items: 0, transfers: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000, pending: 0 });
+  });
+
+  it('answers a repeat of the batch_reference with the same batch (200), another body with 409 {batch_id}', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const payload = { batch_reference: batchReference(), transfers: [item(), item({ amount_minor: 600_000 })] };
+    const first = await post(tenant.apiKey, payload);
+    expect(first.statusCode).toBe(202);
+    expect(first.json()).toEqual({
+      success: true,
+      data: {
+        id: expect.any(String),
+        batch_reference: payload.batch_reference,
+        status: 'processing',
+        total_count: 2,
+        total_amount_minor: 700_000,
+        total_fee_minor: 1_000 + 2_500,
+        atomic: false,
+        created_at: expect.any(String),
+      },
+    });
+    const again = await post(tenant.apiKey, payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data).toEqual(first.json().data);
+    const other = await post(tenant.apiKey, { ...payload, transfers: [item()] });
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toEqual({
+      success: false,
+      error: {
+        code: 'duplicate_reference',
+        message: expect.stringContaining(payload.batch_reference),
+        status: 409,
+        details: { batch_id: first.json().data.id },
+      },
+    });
+    await completed(tenant.apiKey, first.json().data.id);
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 1, items: 2, transfers: 2 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 700_000 - 3_500, pending: 0 });
+    // Another tenant's id is unknown here.
+    const stranger = await createFundedTenant(db.orm, 0);
+    expect((await getBatch(stranger.apiKey, first.json().data.id)).statusCode).toBe(404);
+    expect((await getBatch(stranger.apiKey, 'not-a-uuid')).statusCode).toBe(404);
+  });
+
+  it('settles 20 identical concurrent POSTs on one batch: one 202, the rest 200, one set of transfers', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    const payload = { batch_reference: batchReference(), transfers: [item(), item()] };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(tenant.apiKey, payload)));
+    const statuses = answers.map((answer) => answer.statusCode).sort();
+    expect(statuses).toEqual([...Array.from({ length: 19 }, () => 200), 202]);
+    expect(new Set(answers.map((answer) => answer.json().data.id)).size).toBe(1);
+    await completed(tenant.apiKey, answers[0]!.json().data.id);
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 1, items: 2, transfers: 2 });
+  });
+});
+
+describe('a batch that is not atomic', () => {
+  it('keeps each refused item with its code while the others go on; items are ordinary transfers', async () => {
+    // 1,000,000 kobo: the items below take 203,000 + 101,000 + 505,000; the 300,000 one does not fit after them.
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const taken = `taken-${randomUUID().slice(0, 8)}`;
+    const single = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: auth(tenant.apiKey),
+      payload: item({ reference: taken, amount_minor: 100 }),
+    });
+    expect(single.statusCode).toBe(201);
+    const reference = batchReference();
+    const response = await post(tenant.apiKey, {
+      batch_reference: reference,
+      metadata: { run: 'november' },
+      transfers: [
+        item({ amount_minor: 200_000, metadata: { employee: 'E1' } }),
+        item({ recipient_account: '0000000000' }),
+        item({ reference: taken, amount_minor: 100 }),
+        item({ amount_minor: 100_000, recipient_account: '1111111111' }),
+        item({ amount_minor: 500_000 }),
+        item({ amount_minor: 300_000 }),
+        item({ amount_minor: 1_000 }),
+      ],
+    });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    const done = await completed(tenant.apiKey, batch.id);
+    expect(done).toMatchObject({
+      id: batch.id,
+      status: 'completed',
+      counts: { refused: 3, pending: 0, successful: 3, failed: 1 },
+      completed_at: expect.any(String),
+    });
+    const items = await allItems(tenant.apiKey, batch.id);
+    expect(
+      items.map(({ index, reference: ref, status, error }) => ({
+        index,
+        ref,
+        status,
+        code: (error as { code?: string } | null)?.code ?? null,
+      })),
+    ).toEqual([
+      { index: 0, ref: `${reference}-0`, status: 'successful', code: null },
+      { index: 1, ref: `${reference}-1`, status: 'refused', code: 'invalid_account' },
+      { index: 2, ref: taken, status: 'refused', code: 'duplicate_reference' },
+      { index: 3, ref: `${reference}-3`, status: 'failed', code: 'transfer_failed' },
+      { index: 4, ref: `${reference}-4`, status: 'successful', code: null },
+      { index: 5, ref: `${reference}-5`, status: 'refused', code: 'insufficient_balance' },
+      { index: 6, ref: `${reference}-6`, status: 'successful', code: null },
+    ]);
+    expect(items[1]!.transfer_id).toBeNull();
+    // Fees as single creates pay them; the failed one refunded; the single create's 1,100 too.
+    expect(await wallet(tenant.tenantId)).toEqual({
+      available: 1_000_000 - 1_100 - 201_000 - 501_000 - 2_000,
+      pending: 0,
+    });
+    // Each item that became a transfer is one: fetched by id, listed by reference, with its metadata.
+    const first = await app.inject({
+      method: 'GET',
+      url: `/api/v1/transfers/${items[0]!.transfer_id as string}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(first.json().data).toMatchObject({
+      reference: `${reference}-0`,
+      amount_minor: 200_000,
+      status: 'successful',
+    });
+    const repeat = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: auth(tenant.apiKey),
+      payload: item({ amount_minor: 200_000, metadata: { employee: 'E1' }, reference: `${reference}-0` }),
+    });
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.json().data).toMatchObject({ id: items[0]!.transfer_id, metadata: { employee: 'E1' } });
+    expect(await journalOf(db.orm.em.fork(), `transfer:${items[0]!.transfer_id as string}:`)).toHaveLength(2);
+    // Events as single transfers have them, and the batch's once, with its counts.
+    const created = await eventsOf(tenant.tenantId, 'transfer.created');
+    expect(created).toHaveLength(1 + 4);
+    const done2 = await eventsOf(tenant.tenantId, 'transfer_batch.completed');
+    expect(done2).toEqual([{ payload: { ...done } }]);
+  });
+
+  it('keeps the daily limit exact across its items', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 1000000 where id = ?', [tenant.tenantId]);
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: [item({ amount_minor: 600_000 }), item({ amount_minor: 400_001 }), item({ amount_minor: 400_000 })],
+    });
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 2, failed: 0 });
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items.map((entry) => entry.status)).toEqual(['successful', 'refused', 'successful']);
+    expect(items[1]!.error).toEqual({ code: 'limit_exceeded', message: expect.stringContaining('1000000') });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 602_500 - 401_000, pending: 0 });
+  });
+});
+
+describe('an atomic batch', () => {
+  it('reserves every amount and fee in one entry before the answer, and refunds an item refused after', async () => {
+    const tenant = await createFundedTenant(db.orm, 2_000_000);
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      atomic: true,
+      transfers: [
+        item({ amount_minor: 700_000 }),
+        item({ amount_minor: 300_000, recipient_account: '0000000000' }),
+        item(),
+      ],
+    });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    expect(batch).toMatchObject({
+      atomic: true,
+      total_amount_minor: 1_100_000,
+      total_fee_minor: 2_500 + 1_000 + 1_000,
+    });
+    // Reserved before the answer: the whole batch, in one entry.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 2_000_000 - 1_104_500, pending: 1_104_500 });
+    const entries = await journalOf(db.orm.em.fork(), `transfer-batch:${batch.id as string}:`);
+    expect(entries[0]).toMatchObject({
+      kind: 'transfer_batch_reserve',
+      postings: expect.arrayContaining([
+        { account: 'wallet', amount_minor: -1_104_500 },
+        { account: 'in_flight', amount_minor: 1_104_500 },
+      ]),
+    });
+    const done = await completed(tenant.apiKey, batch.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 2, failed: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 2_000_000 - 702_500 - 101_000, pending: 0 });
+    const released = await journalOf(db.orm.em.fork(), `transfer-batch:${batch.id as string}:item:1:`);
+    expect(released.map((entry) => entry.kind)).toEqual(['transfer_batch_release']);
+  });
+
+  it('is refused whole (422 with the batch totals) when the wallet or the daily limit cannot take it, creating nothing', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = {
+      batch_reference: batchReference(),
+      atomic: true,
+      transfers: [item({ amount_minor: 500_000 }), item({ amount_minor: 499_000 })],
+    };
+    const short = await post(tenant.apiKey, payload);
+    expect(short.statusCode).toBe(422);
+    expect(short.json()).toEqual({
+      success: false,
+      error: {
+        code: 'insufficient_balance',
+        message: expect.any(String),
+        status: 422,
+        details: { required: 1_001_000, available: 1_000_000, total_amount_minor: 999_000, total_fee_minor: 2_000 },
+      },
+    });
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 900000 where id = ?', [tenant.tenantId]);
+    const over = await post(tenant.apiKey, {
+      ...payload,
+      transfers: [item({ amount_minor: 500_000 }), item({ amount_minor: 400_001 })],
+    });
+    expect(over.statusCode).toBe(422);
+    expect(over.json().error).toMatchObject({
+      code: 'limit_exceeded',
+      details: { limit: 900_000, used: 0, total_amount_minor: 900_001, total_fee_minor: 2_000 },
+    });
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 0, items: 0, transfers: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+    // Nothing was kept of the refusals: the same reference may be used once the wallet can take it.
+    const fits = await post(tenant.apiKey, { ...payload, transfers: [item({ amount_minor: 500_000 })] });
+    expect(fits.statusCode).toBe(202);
+    await completed(tenant.apiKey, fits.json().data.id);
+  });
+
+  it.each([
+    { funded: 3_000_000, limit: 5_000_000, binding: 'the wallet' },
+    { funded: 10_000_000, limit: 3_000_000, binding: 'the daily limit' },
+  ])(
+    'racing single creates on one wallet ($binding binding): never below zero, never over the daily limit',
+    async ({ funded, limit }) => {
+      const tenant = await createFundedTenant(db.orm, funded);
+      await db.orm.em
+        .fork()
+        .execute('update tenants set daily_transfer_limit_minor = ? where id = ?', [limit, tenant.tenantId]);
+      // Each atomic batch wants 1,000,000 + fees; each single 250,000 + 1,000. Together far more than the wallet.
+      const batches = Array.from({ length: 4 }, () =>
+        post(tenant.apiKey, {
+          batch_reference: batchReference(),
+          atomic: true,
+          transfers: Array.from({ length: 4 }, () => item({ amount_minor: 250_000 })),
+        }),
+      );
+      const singles = Array.from({ length: 12 }, (_, i) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/v1/transfers',
+          headers: auth(tenant.apiKey),
+          payload: item({ amount_minor: 250_000, reference: `race-${randomUUID().slice(0, 8)}-${i}` }),
+        }),
+      );
+      const answers = await Promise.all([...batches, ...singles]);
+      const batchAnswers = answers.slice(0, 4);
+      const singleAnswers = answers.slice(4);
+      for (const answer of answers) expect([200, 201, 202, 422]).toContain(answer.statusCode);
+      const acceptedBatches = batchAnswers.filter((answer) => answer.statusCode === 202);
+      const acceptedSingles = singleAnswers.filter((answer) => answer.statusCode === 201);
+      for (const answer of acceptedBatches) await completed(tenant.apiKey, answer.json().data.id);
+      await eventually(async () => (await wallet(tenant.tenantId)).pending === 0, 30_000);
+      // Whatever the interleaving, a single create was refused once the rest could not take 250,000.
+      const sent = acceptedBatches.length * 4 * 250_000 + acceptedSingles.length * 250_000;
+      const spent = sent + (sent / 250_000) * 1_000;
+      expect(Math.min(funded - spent, limit - sent)).toBeGreaterThanOrEqual(0);
+      expect(Math.min(funded - spent, limit - sent)).toBeLessThan(251_000);
+      expect(await wallet(tenant.tenantId)).toEqual({ available: funded - spent, pending: 0 });
+      const [used] = await db.orm.em
+        .fork()
+        .execute<{ used: string }[]>(
+          `select coalesce(sum(amount_minor), 0)::text as used from transfers where tenant_id = ? and status <> 'failed'`,
+          [tenant.tenantId],
+        );
+      expect(Number(used!.used)).toBe(sent);
+    },
+  );
+});
+
+describe('a batch of 1,000', () => {
+  it('reserves, submits and settles every item once, exact to the kobo, and completes once', async () => {
+    const tenant = await createFundedTenant(db.orm, 200_000_000);
+    const transfers = Array.from({ length: 1_000 }, (_, i) => item({ amount_minor: 10_000 + i }));
+    const response = await post(tenant.apiKey, { batch_reference: batchReference(), transfers });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    const totalAmount = transfers.reduce((sum, entry) => sum + entry.amount_minor, 0);
+    expect(batch).toMatchObject({
+      total_count: 1_000,
+      total_amount_minor: totalAmount,
+      total_fee_minor: 1_000 * 1_000,
+    });
+    const workflow = stack.client.workflow.getHandle(
+      transferBatchWorkflowId(tenant.tenantId, batch.batch_reference as string),
+    );
+    const done = await completed(tenant.apiKey, batch.id, 240_000);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 1_000, failed: 0 });
+    expect(await workflow.query(batchStatusQuery)).toEqual({
+      phase: 'completed',
+      total: 1_000,
+      refused: 0,
+      accepted: 1_000,
+      started: 1_000,
+      successful: 1_000,
+      failed: 0,
+    });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 200_000_000 - totalAmount - 1_000_000, pending: 0 });
+    const items = await allItems(tenant.apiKey, batch.id);
+    expect(items.map((entry) => entry.index)).toEqual(Array.from({ length: 1_000 }, (_, i) => i));
+    expect(new Set(items.map((entry) => entry.transfer_id)).size).toBe(1_000);
+    expect(await eventsOf(tenant.tenantId, 'transfer.settled')).toHaveLength(1_000);
+    expect(await eventsOf(tenant.tenantId, 'transfer_batch.completed')).toHaveLength(1);
+    // Within Temporal's limits, with room to spare.
+    const { events } = await workflow.fetchHistory();
+    expect(events!.length).toBeLessThan(10_000);
+  }, 300_000);
+});

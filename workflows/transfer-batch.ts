@@ -1,0 +1,181 @@
+// One workflow per bulk transfer request (id `transfer-batch:<tenant>:<batch_reference>`,
+// decisions §14), owning the batch from the API's answer to `transfer_batch.completed`:
+//   enquire  — every queued item's recipient name, many at once (an unknown account refuses the item);
+//   reserve  — items decided in chunks, one transaction each (activities/transfers/bulk.ts), each
+//              while the next chunk's names are being asked: a batch that
+//              is not atomic reserves each accepted item's amount + fee there; an atomic one reserved
+//              them all when the API accepted it;
+//   submit   — the accepted items submitted to their banks by the batch, many at once (the same
+//              submission a single transfer's run makes, without a run per item through Temporal
+//              first); then each becomes an ordinary transfer run (`transfer:<tenant>:<reference>`,
+//              a child that outlives the batch if it is ever terminated), started a bounded number at
+//              a time, waiting for its bank's answer as any transfer does — or submitting itself,
+//              with every rule of a single transfer's submission, when its batch could not;
+//   complete — once every item's run has ended, the batch is completed and its event recorded, once.
+// History stays small for 1,000 items: item requests travel once, without metadata; a chunk's
+// activity answers only the items it accepted (about 3 events per item in all).
+import {
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  log,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { TransferBatchActivities } from '../activities/transfers/bulk.ts';
+import { transferWorkflowId } from './workflow-names.ts';
+import {
+  type BatchItemStart,
+  type BatchProgress,
+  type TransferBatchInput,
+  batchStatusQuery,
+} from './transfer-batch-definitions.ts';
+import type { BankOutcome, TransferState, TransferWorkflowInput } from './transfer-definitions.ts';
+import type { transferWorkflow } from './transfer.ts';
+import { TenantIdKey, TransferBatchReferenceKey } from './search-attributes.ts';
+
+/**
+ * Items enquired, decided (one transaction: the tenant's lock is held for one chunk at a time, so
+ * single creates interleave) and submitted per activity.
+ */
+export const RESERVE_CHUNK = 500;
+/** Item runs being started at once. */
+export const START_CONCURRENCY = 50;
+
+// Database steps must happen, whatever the database's hiccups; a bank down for the name enquiries
+// is retried the same way (each attempt asks only for the items still unanswered).
+const batch = proxyActivities<TransferBatchActivities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+export async function transferBatchWorkflow(input: TransferBatchInput): Promise<BatchProgress> {
+  const progress: BatchProgress = {
+    phase: 'enquiring',
+    total: input.totalCount,
+    refused: 0,
+    accepted: 0,
+    started: 0,
+    successful: 0,
+    failed: 0,
+  };
+  setHandler(batchStatusQuery, () => progress);
+  upsertSearchAttributes([
+    { key: TenantIdKey, value: input.tenantId },
+    { key: TransferBatchReferenceKey, value: input.batchReference },
+  ]);
+
+  // Enquiries and decisions in chunks, pipelined: a chunk is decided while the next one's names
+  // are being asked.
+  const chunks: { from: number; to: number }[] = [];
+  for (let from = 0; from < input.totalCount; from += RESERVE_CHUNK) {
+    chunks.push({ from, to: Math.min(input.totalCount, from + RESERVE_CHUNK) });
+  }
+  const accepted: BatchItemStart[] = [];
+  let enquiry = batch.enquireBatchNames({ batchId: input.batchId, ...chunks[0]! });
+  for (const [k, chunk] of chunks.entries()) {
+    await enquiry;
+    const following = chunks[k + 1];
+    if (following) enquiry = batch.enquireBatchNames({ batchId: input.batchId, ...following });
+    progress.phase = 'reserving';
+    const decided = await batch.reserveBatchItems({ batchId: input.batchId, ...chunk });
+    accepted.push(...decided.accepted);
+    progress.refused += decided.refused;
+    progress.accepted += decided.accepted.length;
+  }
+
+  // Submitted once every item is reserved, by the batch, many at once (the bank's own calls, not
+  // a run per item through Temporal first); an item not cleanly taken is left to its own run,
+  // which submits it as any transfer's run does.
+  progress.phase = 'submitting';
+  const submitted = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
+  const answers = await Promise.all(
+    chunks.map((chunk) => batch.submitBatchItems({ batchId: input.batchId, ...chunk })),
+  );
+  for (const answer of answers.flat()) {
+    if (answer.submitted) submitted.set(answer.index, answer.submitted);
+  }
+
+  const outcomes: Promise<void>[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < accepted.length) {
+      const item = accepted[next++]!;
+      const { result } = await startItem(input, item, submitted.get(item.index));
+      progress.started += 1;
+      outcomes.push(
+        result.then(
+          (state) => {
+            if (state.status === 'completed') progress.successful += 1;
+            else progress.failed += 1;
+          },
+          (error: unknown) => {
+            // Its run was ended by hand (terminated): the transfer's row says how it stands, and
+            // completing the batch waits until an operator has resolved it.
+            log.error('a batch item run ended without finishing its transfer', {
+              transferId: item.reserved.transferId,
+              error: String(error),
+            });
+          },
+        ),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, accepted.length) }, lane));
+
+  progress.phase = 'settling';
+  await Promise.all(outcomes);
+  await batch.completeBatch({ batchId: input.batchId });
+  progress.phase = 'completed';
+  return progress;
+}
+
+/**
+ * Starts the item's transfer run; its result is the run's end. A run of the same id still open is a
+ * create of the item's reference that lost to the batch (refused as a duplicate) and is closing:
+ * started again once it has closed.
+ */
+async function startItem(
+  input: TransferBatchInput,
+  item: BatchItemStart,
+  submitted: { sessionId: string; outcome?: BankOutcome } | undefined,
+): Promise<{ result: Promise<TransferState> }> {
+  const { reserved } = item;
+  // Submitted by its batch: the run starts where a transfer waits for its bank's answer.
+  const args: TransferWorkflowInput = submitted
+    ? {
+        request: item.request,
+        resume: {
+          transferId: reserved.transferId,
+          recipientName: reserved.recipientName,
+          connector: reserved.connector,
+          sessionId: submitted.sessionId,
+          waitedMs: 0,
+          stuck: false,
+          statusChecks: 0,
+          ...(submitted.outcome ? { bankOutcome: submitted.outcome } : {}),
+        },
+      }
+    : { request: item.request, reserved };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const handle = await startChild<typeof transferWorkflow>('transferWorkflow', {
+        workflowId: transferWorkflowId(input.tenantId, item.request.reference),
+        args: [args],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        memo: { tenantId: input.tenantId, reference: item.request.reference, batchId: input.batchId },
+      });
+      return { result: handle.result() };
+    } catch (error) {
+      if (attempt >= 30) throw error;
+      log.warn('item run id taken by a closing run; starting again shortly', {
+        reference: item.request.reference,
+        error: String(error),
+      });
+      await sleep('2 seconds');
+    }
+  }
+}
