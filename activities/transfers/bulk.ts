@@ -53,6 +53,15 @@ const ENQUIRY_CONCURRENCY = 64;
 /** Submissions in flight at once, per chunk of a batch. */
 const SUBMIT_CONCURRENCY = 16;
 
+/** `work` for each item, at most `lanes` at once. */
+async function eachAtOnce<T>(items: readonly T[], lanes: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
+}
+
 interface Refusal {
   index: number;
   code: string;
@@ -138,28 +147,23 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
       const answers: Parameters<typeof recordEnquiries>[2][number][] = [];
       const refusals: Refusal[] = [];
       let fault: Error | undefined;
-      let next = 0;
-      const lane = async () => {
-        while (next < waiting.length) {
-          const item = waiting[next++]!;
-          try {
-            const answer = await transfers.nameEnquiry({
-              bankCode: item.recipient_bank_code,
-              accountNumber: item.recipient_account,
-              mode: batch.mode,
-            });
-            answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
-          } catch (error) {
-            const type = error instanceof ApplicationFailure ? error.type : undefined;
-            if (type === 'invalid_account' || type === 'name_enquiry_failed') {
-              refusals.push({ index: item.index, code: 'invalid_account', message: (error as Error).message });
-            } else {
-              fault = error instanceof Error ? error : new Error(String(error));
-            }
+      await eachAtOnce(waiting, ENQUIRY_CONCURRENCY, async (item) => {
+        try {
+          const answer = await transfers.nameEnquiry({
+            bankCode: item.recipient_bank_code,
+            accountNumber: item.recipient_account,
+            mode: batch.mode,
+          });
+          answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
+        } catch (error) {
+          const type = error instanceof ApplicationFailure ? error.type : undefined;
+          if (type === 'invalid_account' || type === 'name_enquiry_failed') {
+            refusals.push({ index: item.index, code: 'invalid_account', message: (error as Error).message });
+          } else {
+            fault = error instanceof Error ? error : new Error(String(error));
           }
         }
-      };
-      await Promise.all(Array.from({ length: ENQUIRY_CONCURRENCY }, lane));
+      });
       await em.transactional(async (tx) => {
         await recordEnquiries(tx, batch.id, answers);
         await refuse(tx, batch, waiting, refusals);
@@ -291,41 +295,36 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
       }
       const waiting = items.filter((item) => item.transfer_status === 'pending');
       const taken: { id: string; sessionId: string }[] = [];
-      let next = 0;
-      const lane = async () => {
-        while (next < waiting.length) {
-          const item = waiting[next++]!;
-          try {
-            const result = await transfers.submitToBank({
-              transferId: item.transfer_id!,
-              request: requestOf(batch, item),
-              recipientName: item.recipient_name!,
-              connector: item.connector!,
-              ...(item.name_enquiry_session_id ? { sessionId: item.name_enquiry_session_id } : {}),
-            });
-            taken.push({ id: item.transfer_id!, sessionId: result.sessionId });
-            answers.set(item.index, {
-              sessionId: result.sessionId,
-              ...(result.status === 'pending'
-                ? {}
-                : {
-                    outcome: {
-                      status: result.status,
-                      sessionId: result.sessionId,
-                      providerCode: result.providerCode,
-                      source: 'submission' as const,
-                    },
-                  }),
-            });
-          } catch (error) {
-            log.warn('batch item not submitted by its batch: its own run will', {
-              transferId: item.transfer_id,
-              error: String(error),
-            });
-          }
+      await eachAtOnce(waiting, SUBMIT_CONCURRENCY, async (item) => {
+        try {
+          const result = await transfers.submitToBank({
+            transferId: item.transfer_id!,
+            request: requestOf(batch, item),
+            recipientName: item.recipient_name!,
+            connector: item.connector!,
+            ...(item.name_enquiry_session_id ? { sessionId: item.name_enquiry_session_id } : {}),
+          });
+          taken.push({ id: item.transfer_id!, sessionId: result.sessionId });
+          answers.set(item.index, {
+            sessionId: result.sessionId,
+            ...(result.status === 'pending'
+              ? {}
+              : {
+                  outcome: {
+                    status: result.status,
+                    sessionId: result.sessionId,
+                    providerCode: result.providerCode,
+                    source: 'submission' as const,
+                  },
+                }),
+          });
+        } catch (error) {
+          log.warn('batch item not submitted by its batch: its own run will', {
+            transferId: item.transfer_id,
+            error: String(error),
+          });
         }
-      };
-      await Promise.all(Array.from({ length: SUBMIT_CONCURRENCY }, lane));
+      });
       await markManyProcessing(em, taken);
       return items.map((item) => ({ index: item.index, submitted: answers.get(item.index) ?? null }));
     },

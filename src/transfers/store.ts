@@ -201,15 +201,17 @@ export async function usedToday(em: EntityManager, tenantId: string): Promise<nu
   return Number(usage!.used);
 }
 
-/** The projection row of a transfer whose money was just reserved: `pending`, with its connector. */
-export async function insertTransfer(
-  em: EntityManager,
-  transferId: string,
-  request: TransferRequest,
-  recipientName: string,
-  reserved: { nameEnquirySessionId: string; connector: string },
-): Promise<TransferRow> {
-  await em.insert(Transfer, {
+/** A transfer whose money is reserved, as its projection row is inserted: `pending`, with its connector. */
+interface ReservedRow {
+  transferId: string;
+  request: TransferRequest;
+  recipientName: string;
+  nameEnquirySessionId: string;
+  connector: string;
+}
+
+function pendingRow({ transferId, request, recipientName, nameEnquirySessionId, connector }: ReservedRow) {
+  return {
     id: transferId,
     tenant_id: request.tenantId,
     reference: request.reference,
@@ -223,46 +225,28 @@ export async function insertTransfer(
     recipient_name: recipientName,
     narration: request.narration,
     metadata: request.metadata,
-    status: 'pending',
-    name_enquiry_session_id: reserved.nameEnquirySessionId,
-    connector: reserved.connector,
-  });
+    status: 'pending' as const,
+    name_enquiry_session_id: nameEnquirySessionId,
+    connector,
+  };
+}
+
+/** The projection row of a transfer whose money was just reserved: `pending`, with its connector. */
+export async function insertTransfer(
+  em: EntityManager,
+  transferId: string,
+  request: TransferRequest,
+  recipientName: string,
+  reserved: { nameEnquirySessionId: string; connector: string },
+): Promise<TransferRow> {
+  await em.insert(Transfer, pendingRow({ transferId, request, recipientName, ...reserved }));
   return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
 }
 
 /** A batch's accepted items, made transfers at once: `pending`, each with its connector. */
-export async function insertTransfers(
-  em: EntityManager,
-  transfers: readonly {
-    transferId: string;
-    request: TransferRequest;
-    recipientName: string;
-    nameEnquirySessionId: string;
-    connector: string;
-  }[],
-): Promise<TransferRow[]> {
+export async function insertTransfers(em: EntityManager, transfers: readonly ReservedRow[]): Promise<TransferRow[]> {
   if (transfers.length === 0) return [];
-  await em.insertMany(
-    Transfer,
-    transfers.map(({ transferId, request, recipientName, nameEnquirySessionId, connector }) => ({
-      id: transferId,
-      tenant_id: request.tenantId,
-      reference: request.reference,
-      request_hash: request.requestHash,
-      amount_minor: request.amountMinor,
-      fee_minor: request.feeMinor,
-      currency: request.currency,
-      recipient_account: request.recipientAccount,
-      recipient_bank_code: request.recipientBankCode,
-      recipient_bank: request.recipientBankName,
-      recipient_name: recipientName,
-      narration: request.narration,
-      metadata: request.metadata,
-      status: 'pending' as const,
-      name_enquiry_session_id: nameEnquirySessionId,
-      connector,
-    })),
-  );
+  await em.insertMany(Transfer, transfers.map(pendingRow));
   return em.find(
     Transfer,
     { id: { $in: transfers.map((transfer) => transfer.transferId) } },

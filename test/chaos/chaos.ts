@@ -23,6 +23,7 @@ import { Client as TemporalClient, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+import { transferFee } from '../../src/transfers/domain.ts';
 import { type BenchStack, startBenchStack } from '../bench/stack.ts';
 import { INSTITUTIONS } from '../simulators/generic-bank/banks.ts';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../support/receiver.ts';
@@ -120,7 +121,17 @@ type Op =
       reference: string;
       amount: number;
     }
-  | { kind: 'read'; tenant: number; what: 'wallet' | 'transfers' | 'transfer' | 'card-balance' | 'events' };
+  | { kind: 'read'; tenant: number; what: 'wallet' | 'transfers' | 'transfer' | 'card-balance' | 'events' }
+  | {
+      kind: 'bulk';
+      tenant: number;
+      reference: string;
+      atomic: boolean;
+      items: { amount: number; recipient: BulkRecipient; account: string; bank: string }[];
+    };
+
+/** A bulk item's recipients: those whose transfers end (a batch completes only when all of them have). */
+type BulkRecipient = 'ordinary' | 'invalid' | 'failsAtBank' | 'flaky';
 
 // The live tenant has no cards (no live connector serves them) and no webhook endpoints: a live
 // key's endpoints must be https at a public address (decisions §12), which a run on 127.0.0.1
@@ -158,6 +169,7 @@ function plan(random: Prng): Op[] {
           'credit-duplicate': 5,
           'credit-conflict': 1,
           read: 15,
+          bulk: 3,
         });
     const key = `chaos-${SEED}-${i}`;
     if (kind === 'transfer') {
@@ -183,6 +195,22 @@ function plan(random: Prng): Op[] {
         account,
         bank: random.pick(live ? LIVE_BANK_CODES : BANK_CODES),
         withKey: random.chance(0.5),
+      });
+    } else if (kind === 'bulk') {
+      ops.push({
+        kind,
+        tenant,
+        reference: key,
+        atomic: random.chance(0.3),
+        items: Array.from({ length: random.int(2, 6) }, () => {
+          const recipient = random.weighted<BulkRecipient>({ ordinary: 75, invalid: 8, failsAtBank: 10, flaky: 7 });
+          return {
+            amount: random.int(100, 500_000),
+            recipient,
+            account: recipient === 'ordinary' ? String(random.int(1_000_000_000, 1_099_999_999)) : MAGIC[recipient],
+            bank: random.pick(BANK_CODES),
+          };
+        }),
       });
     } else if (kind === 'lock' || kind === 'unlock') {
       ops.push({ kind, tenant, card: random.int(0, spec.cards - 1), key });
@@ -291,7 +319,15 @@ interface AckedFunding {
   expected: 'succeeded' | 'failed';
 }
 
+/** An acknowledged batch (202 or 200): its items are resolved into transfers once the gateway has settled. */
+interface AckedBatch {
+  tenant: number;
+  id: string;
+  op: Extract<Op, { kind: 'bulk' }>;
+}
+
 const seen = {
+  batches: [] as AckedBatch[],
   opsDone: 0,
   opsStarted: 0,
   byKind: new Map<string, Map<string, number>>(),
@@ -469,6 +505,7 @@ async function main(): Promise<boolean> {
   );
   const settled = await settle(tenants, client);
   clearInterval(progress);
+  await resolveBatches(tenants, client);
   say(`${elapsed()}: ${settled.length ? `not settled: ${settled.join('; ')}` : 'settled'}; checking`);
   const results = await check(tenants, client);
   summary(client, results, faultsPlanned.length);
@@ -804,6 +841,13 @@ async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
     }
     case 'read':
       if (answer.status !== 200) unexpected();
+      return;
+    case 'bulk':
+      if (answer.status === 202 || answer.status === 200) {
+        seen.batches.push({ tenant: op.tenant, id: String(body!.data!.id), op });
+      } else if (op.atomic && answer.status === 422) {
+        seen.refused.push({ op, status: answer.status, code: errorCode(answer.json) });
+      } else unexpected();
   }
 }
 
@@ -842,6 +886,21 @@ async function liveCredit(
 
 function requestOf(op: Op, tenant: Tenant): RequestSpec {
   switch (op.kind) {
+    case 'bulk':
+      return {
+        method: 'POST',
+        template: '/api/v1/transfers/bulk',
+        body: {
+          batch_reference: op.reference,
+          atomic: op.atomic,
+          transfers: op.items.map((item) => ({
+            amount_minor: item.amount,
+            recipient_account: item.account,
+            recipient_bank_code: item.bank,
+            narration: `chaos bulk ${op.reference}`,
+          })),
+        },
+      };
     case 'transfer':
       return {
         method: 'POST',
@@ -969,6 +1028,16 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
       if (pendingFundings) left.push(`${tenant.name}: card ${card.id} has ${pendingFundings} fundings pending`);
     }
   }
+  for (const batch of seen.batches) {
+    const answer = await client.until(
+      tenants[batch.tenant]!.key,
+      { method: 'GET', template: '/api/v1/transfers/bulk/{id}', params: { id: batch.id } },
+      60_000,
+      () => stopping,
+    );
+    const status = (answer.answer?.json as { data?: { status?: string } } | undefined)?.data?.status;
+    if (status !== 'completed') left.push(`batch ${batch.op.reference}: ${status ?? 'unreadable'}`);
+  }
   try {
     const metrics = await (await fetch(stack!.metricsUrl, { signal: AbortSignal.timeout(10_000) })).text();
     const lag = /^gateway_fanout_lag_seconds (\S+)$/m.exec(metrics)?.[1];
@@ -1059,6 +1128,49 @@ async function liveCreditTotals(tenants: Tenant[], client: Client, credits: Live
     }
   }
   return off;
+}
+
+/**
+ * Every acknowledged batch's items, once the gateway has settled: each item that became a transfer
+ * joins the acknowledged transfers (so the checks below weigh it as one: it exists once, ends as its
+ * recipient says, and the wallet pays for it exactly), and each refusal must be the one its
+ * recipient earns (an unknown account); anything else is a breach, kept with the unexpected answers.
+ */
+async function resolveBatches(tenants: Tenant[], client: Client): Promise<void> {
+  for (const batch of seen.batches) {
+    const items = await pagesOf<{
+      index: number;
+      reference: string;
+      transfer_id: string | null;
+      status: string;
+      error: { code: string } | null;
+    }>(client, tenants[batch.tenant]!, {
+      method: 'GET',
+      template: '/api/v1/transfers/bulk/{id}/items',
+      params: { id: batch.id },
+    });
+    if (items.length !== batch.op.items.length) {
+      seen.unexpected.push({ op: batch.op, status: 200, body: `batch lists ${items.length} items` });
+    }
+    for (const item of items) {
+      const sent = batch.op.items[item.index]!;
+      if (item.status === 'refused') {
+        if (!(sent.recipient === 'invalid' && item.error?.code === 'invalid_account')) {
+          seen.unexpected.push({ op: batch.op, status: 200, body: `item ${item.index} refused: ${item.error?.code}` });
+        }
+        continue;
+      }
+      seen.transfers.push({
+        tenant: batch.tenant,
+        reference: item.reference,
+        id: item.transfer_id!,
+        amount: sent.amount,
+        fee: transferFee(sent.amount),
+        recipient: sent.recipient,
+        lostAnswers: 0,
+      });
+    }
+  }
 }
 
 async function settle(tenants: Tenant[], client: Client): Promise<string[]> {

@@ -11,6 +11,8 @@ import {
   inboundCredit,
   transferReserve,
   transferReverse,
+  transferBatchItemRelease,
+  transferBatchReserve,
   transferSettle,
   walletFunding,
 } from '../../src/ledger/movements.ts';
@@ -290,5 +292,33 @@ describe('planEntriesOnLockedAccounts (a card decision: movements on accounts it
       clearedMinor: 10,
     });
     expect(() => planEntriesOnLockedAccounts([clearing], locked(5, 0))).toThrow(UnknownAccountError);
+  });
+});
+
+describe('transfer batch movements', () => {
+  it('reserves an atomic batch in one entry, and releases a refused item once', () => {
+    expect(transferBatchReserve({ batchId: 'b1', batchReference: 'pay-11', totalMinor: 1_104_500 })).toEqual({
+      idempotencyKey: 'transfer-batch:b1:reserve',
+      kind: 'transfer_batch_reserve',
+      description: 'reserve transfer batch pay-11',
+      postings: [
+        { account: { tenant: 'wallet' }, amountMinor: -1_104_500 },
+        { account: { tenant: 'in_flight' }, amountMinor: 1_104_500 },
+      ],
+    });
+    const release = transferBatchItemRelease({
+      batchId: 'b1',
+      index: 3,
+      reference: 'pay-11-3',
+      amountMinor: 300_000,
+      feeMinor: 1_000,
+      reason: 'invalid_account',
+    });
+    expect(release.idempotencyKey).toBe('transfer-batch:b1:item:3:release');
+    expect(release.postings).toEqual([
+      { account: { tenant: 'in_flight' }, amountMinor: -301_000 },
+      { account: { tenant: 'wallet' }, amountMinor: 301_000 },
+    ]);
+    expect(() => transferBatchReserve({ batchId: 'b1', batchReference: 'x', totalMinor: 0 })).toThrow(RangeError);
   });
 });

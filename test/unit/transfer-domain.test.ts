@@ -8,7 +8,11 @@ import {
   REFUSALS,
   TRANSFER_STATUSES,
   type TransferStatus,
+  batchFingerprint,
+  batchItemReference,
+  batchItemStatus,
   contradictsBooks,
+  decideItems,
   failureDetails,
   internalStatuses,
   isCreateRefusal,
@@ -183,5 +187,93 @@ describe('transfer failures', () => {
     expect(passed.cause).toBeUndefined();
     expect(passedOnRefusal(transferFailure('reservation_abandoned', 'late'))).toBeUndefined();
     expect(passedOnRefusal(new Error('insufficient_balance'))).toBeUndefined();
+  });
+});
+
+describe('batches (decisions §14)', () => {
+  it.each([
+    // Each case: items (amount, fee), the start, and each item's decision in index order.
+    [
+      'all fit',
+      [
+        [100_000, 1_000],
+        [200_000, 1_000],
+      ],
+      { availableMinor: 302_000, usedMinor: 0, limitMinor: 1_000_000 },
+      ['accepted', 'accepted'],
+    ],
+    [
+      'the balance runs out; a smaller item after it still passes',
+      [
+        [100_000, 1_000],
+        [300_000, 1_000],
+        [50_000, 1_000],
+      ],
+      { availableMinor: 200_000, usedMinor: 0, limitMinor: 10_000_000 },
+      ['accepted', 'insufficient_balance', 'accepted'],
+    ],
+    [
+      'the limit first, as a single create checks it; fees do not count towards it',
+      [
+        [600_000, 2_500],
+        [400_001, 1_000],
+        [400_000, 1_000],
+      ],
+      { availableMinor: 10_000_000, usedMinor: 0, limitMinor: 1_000_000 },
+      ['accepted', 'limit_exceeded', 'accepted'],
+    ],
+    [
+      'today already used',
+      [[1, 1_000]],
+      { availableMinor: 10_000_000, usedMinor: 1_000_000, limitMinor: 1_000_000 },
+      ['limit_exceeded'],
+    ],
+    [
+      'exactly the balance',
+      [[99_000, 1_000]],
+      { availableMinor: 100_000, usedMinor: 0, limitMinor: 1_000_000 },
+      ['accepted'],
+    ],
+  ] as const)('decideItems: %s', (_, items, start, expected) => {
+    const { decisions, availableMinor, usedMinor } = decideItems(
+      items.map(([amountMinor, feeMinor]) => ({ amountMinor, feeMinor })),
+      start,
+    );
+    expect(decisions).toEqual(expected);
+    const taken = items.filter((_, i) => decisions[i] === 'accepted');
+    expect(availableMinor).toBe(start.availableMinor - taken.reduce((sum, [a, f]) => sum + a + f, 0));
+    expect(usedMinor).toBe(start.usedMinor + taken.reduce((sum, [a]) => sum + a, 0));
+  });
+
+  it('derives an item reference from the batch and its index', () => {
+    expect(batchItemReference('payroll-11', 0)).toBe('payroll-11-0');
+    expect(batchItemReference('payroll-11', 999)).toBe('payroll-11-999');
+  });
+
+  it('fingerprints a batch by everything but its reference, defaults applied', () => {
+    const item = {
+      amount_minor: 100,
+      recipient_account: '0123456789',
+      recipient_bank_code: '058',
+      narration: 'n',
+      metadata: {},
+    };
+    const base = batchFingerprint({ atomic: false, metadata: {}, transfers: [item] });
+    expect(batchFingerprint({ atomic: false, metadata: {}, transfers: [{ ...item }] })).toBe(base);
+    expect(batchFingerprint({ atomic: true, metadata: {}, transfers: [item] })).not.toBe(base);
+    expect(batchFingerprint({ atomic: false, metadata: { a: 1 }, transfers: [item] })).not.toBe(base);
+    expect(batchFingerprint({ atomic: false, metadata: {}, transfers: [{ ...item, reference: 'r' }] })).not.toBe(base);
+    expect(batchFingerprint({ atomic: false, metadata: {}, transfers: [item, item] })).not.toBe(base);
+  });
+
+  it.each([
+    ['queued', null, 'pending'],
+    ['refused', null, 'refused'],
+    ['accepted', 'pending', 'pending'],
+    ['accepted', 'processing', 'pending'],
+    ['accepted', 'completed', 'successful'],
+    ['accepted', 'failed', 'failed'],
+  ] as const)('an item %s with its transfer %s reads %s', (item, transfer, status) => {
+    expect(batchItemStatus(item, transfer)).toBe(status);
   });
 });
