@@ -1138,17 +1138,20 @@ async function liveCreditTotals(tenants: Tenant[], client: Client, credits: Live
  */
 async function resolveBatches(tenants: Tenant[], client: Client): Promise<void> {
   for (const batch of seen.batches) {
-    const items = await pagesOf<{
+    // At most 6 items: one page of the transfer-style list.
+    const json = await read(client, tenants[batch.tenant]!, {
+      method: 'GET',
+      template: '/api/v1/transfers/bulk/{id}/items',
+      params: { id: batch.id },
+      query: { limit: 100, page: 1 },
+    });
+    const items = json.data as {
       index: number;
       reference: string;
       transfer_id: string | null;
       status: string;
       error: { code: string } | null;
-    }>(client, tenants[batch.tenant]!, {
-      method: 'GET',
-      template: '/api/v1/transfers/bulk/{id}/items',
-      params: { id: batch.id },
-    });
+    }[];
     if (items.length !== batch.op.items.length) {
       seen.unexpected.push({ op: batch.op, status: 200, body: `batch lists ${items.length} items` });
     }
