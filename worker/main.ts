@@ -7,6 +7,7 @@
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { CardOperationSweep } from './card-operation-sweep.ts';
+import { TransferBatchSweep } from './transfer-batch-sweep.ts';
 import { createProviders } from '../src/providers/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
@@ -53,4 +54,20 @@ const cardOperations = new CardOperationSweep({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   log: (message, fields) => log(40, message, fields),
 });
-await run(worker, cardOperations, { taskQueue: config.TEMPORAL_TASK_QUEUE });
+const transferBatches = new TransferBatchSweep({
+  orm,
+  client,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  log: (message, fields) => log(40, message, fields),
+});
+// The worker's loops, started and stopped with it.
+const sweeps = {
+  start: () => {
+    cardOperations.start();
+    transferBatches.start();
+  },
+  stop: async () => {
+    await Promise.all([cardOperations.stop(), transferBatches.stop()]);
+  },
+};
+await run(worker, sweeps, { taskQueue: config.TEMPORAL_TASK_QUEUE });

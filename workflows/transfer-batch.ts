@@ -12,8 +12,10 @@
 //              a time, waiting for its bank's answer as any transfer does — or submitting itself,
 //              with every rule of a single transfer's submission, when its batch could not;
 //   complete — once every item's run has ended, the batch is completed and its event recorded, once.
-// History stays small for 1,000 items: item requests travel once, without metadata; a chunk's
-// activity answers only the items it accepted (about 3 events per item in all).
+// History stays well within Temporal's limits for 1,000 items: item requests travel without
+// metadata, in the chunk's answer and in the child's start; per item, a child's start and end and
+// the workflow tasks they wake come to about 4 events (3,864 for a batch of 1,000: printed by
+// test/integration/transfer-batches.test.ts).
 import {
   ParentClosePolicy,
   WorkflowIdReusePolicy,
@@ -44,10 +46,18 @@ export const RESERVE_CHUNK = 500;
 /** Item runs being started at once. */
 export const START_CONCURRENCY = 50;
 
-// Database steps must happen, whatever the database's hiccups; a bank down for the name enquiries
-// is retried the same way (each attempt asks only for the items still unanswered).
+// Database steps must happen, whatever the database's hiccups.
 const batch = proxyActivities<TransferBatchActivities>({
   startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+// The steps that call banks, many at once: they heartbeat after each call, so a worker that dies
+// is noticed in 30 s, and a retry asks only for what is still unanswered (names) or unsubmitted.
+// A bank down for longer is waited for: its items stay reserved until it answers or an operator
+// steps in, as a single transfer's submission waits.
+const enquiries = proxyActivities<TransferBatchActivities>({
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
@@ -74,11 +84,11 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
     chunks.push({ from, to: Math.min(input.totalCount, from + RESERVE_CHUNK) });
   }
   const accepted: BatchItemStart[] = [];
-  let enquiry = batch.enquireBatchNames({ batchId: input.batchId, ...chunks[0]! });
+  let enquiry = askNames(input.batchId, chunks[0]!);
   for (const [k, chunk] of chunks.entries()) {
     await enquiry;
     const following = chunks[k + 1];
-    if (following) enquiry = batch.enquireBatchNames({ batchId: input.batchId, ...following });
+    if (following) enquiry = askNames(input.batchId, following);
     progress.phase = 'reserving';
     const decided = await batch.reserveBatchItems({ batchId: input.batchId, ...chunk });
     accepted.push(...decided.accepted);
@@ -92,7 +102,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   progress.phase = 'submitting';
   const submitted = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
   const answers = await Promise.all(
-    chunks.map((chunk) => batch.submitBatchItems({ batchId: input.batchId, ...chunk })),
+    chunks.map((chunk) => enquiries.submitBatchItems({ batchId: input.batchId, ...chunk })),
   );
   for (const answer of answers.flat()) {
     if (answer.submitted) submitted.set(answer.index, answer.submitted);
@@ -132,10 +142,17 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   return progress;
 }
 
+/** A chunk's name enquiries, started now and awaited later (never left to fail unobserved). */
+function askNames(batchId: string, chunk: { from: number; to: number }): Promise<unknown> {
+  const asked = enquiries.enquireBatchNames({ batchId, ...chunk });
+  asked.catch(() => undefined);
+  return asked;
+}
+
 /**
  * Starts the item's transfer run; its result is the run's end. A run of the same id still open is a
  * create of the item's reference that lost to the batch (refused as a duplicate) and is closing:
- * started again once it has closed.
+ * started again once it has closed, however long that takes.
  */
 async function startItem(
   input: TransferBatchInput,
@@ -159,23 +176,25 @@ async function startItem(
         },
       }
     : { request: item.request, reserved };
-  for (let attempt = 1; ; attempt += 1) {
+  for (let wait = 2; ; wait = Math.min(60, wait * 2)) {
     try {
       const handle = await startChild<typeof transferWorkflow>('transferWorkflow', {
         workflowId: transferWorkflowId(input.tenantId, item.request.reference),
         args: [args],
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        // The batch made this transfer's row, and no transfer held its reference then: an earlier
+        // run of the id (a create that was refused, or never came) made no transfer.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         memo: { tenantId: input.tenantId, reference: item.request.reference, batchId: input.batchId },
       });
       return { result: handle.result() };
     } catch (error) {
-      if (attempt >= 30) throw error;
+      // Never given up: the item's money is reserved and only its run moves it on.
       log.warn('item run id taken by a closing run; starting again shortly', {
         reference: item.request.reference,
         error: String(error),
       });
-      await sleep('2 seconds');
+      await sleep(`${wait} seconds`);
     }
   }
 }

@@ -8,7 +8,7 @@
 //   events; an atomic batch's items draw on the batch's reservation instead;
 // - completeBatch: once every item's transfer has ended, the batch completed and
 //   transfer_batch.completed recorded, once.
-import { log } from '@temporalio/activity';
+import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -36,7 +36,7 @@ import {
   refuseItems,
 } from '../../src/transfers/batch-store.ts';
 import { type ItemDecision, decideItems } from '../../src/transfers/domain.ts';
-import { insertTransfers, markManyProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
+import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { lockTenant } from '../../src/tenants/tenants.ts';
 import type { BatchItemStart } from '../../workflows/transfer-batch-definitions.ts';
@@ -156,13 +156,17 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
           });
           answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
         } catch (error) {
-          const type = error instanceof ApplicationFailure ? error.type : undefined;
-          if (type === 'invalid_account' || type === 'name_enquiry_failed') {
-            refusals.push({ index: item.index, code: 'invalid_account', message: (error as Error).message });
+          const failure = error instanceof ApplicationFailure ? error : undefined;
+          if (failure?.type === 'invalid_account' || failure?.type === 'name_enquiry_failed') {
+            refusals.push({ index: item.index, code: 'invalid_account', message: failure.message });
+          } else if (failure?.nonRetryable && failure.type) {
+            // Final for this item (no connector of its mode serves transfers): refused with that code.
+            refusals.push({ index: item.index, code: failure.type, message: failure.message });
           } else {
             fault = error instanceof Error ? error : new Error(String(error));
           }
         }
+        heartbeat();
       });
       await em.transactional(async (tx) => {
         await recordEnquiries(tx, batch.id, answers);
@@ -275,7 +279,7 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
     /**
      * Submits the accepted items of [from, to) whose transfers are still pending to their banks,
      * many at once, under each transfer's id as single transfers are submitted (the bank takes a
-     * repeat as the same transfer), and marks those the bank took processing in one statement.
+     * repeat as the same transfer), and marks each the bank took processing as soon as it has.
      * Answers, per item, its session and what the bank said at once; null for an item the bank did
      * not take cleanly (refused, or no answer): its own run then submits it, with every rule a
      * single transfer's submission has (retries, the next connector, a refusal).
@@ -294,7 +298,6 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
           answers.set(item.index, { sessionId: item.session_id });
       }
       const waiting = items.filter((item) => item.transfer_status === 'pending');
-      const taken: { id: string; sessionId: string }[] = [];
       await eachAtOnce(waiting, SUBMIT_CONCURRENCY, async (item) => {
         try {
           const result = await transfers.submitToBank({
@@ -304,7 +307,8 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
             connector: item.connector!,
             ...(item.name_enquiry_session_id ? { sessionId: item.name_enquiry_session_id } : {}),
           });
-          taken.push({ id: item.transfer_id!, sessionId: result.sessionId });
+          // Marked at once: an attempt that dies after this call leaves the item known as submitted.
+          await markProcessing(em, item.transfer_id!, result.sessionId);
           answers.set(item.index, {
             sessionId: result.sessionId,
             ...(result.status === 'pending'
@@ -324,8 +328,8 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
             error: String(error),
           });
         }
+        heartbeat();
       });
-      await markManyProcessing(em, taken);
       return items.map((item) => ({ index: item.index, submitted: answers.get(item.index) ?? null }));
     },
 

@@ -35,6 +35,40 @@ import type { CreateBulkTransferBody, CreatedBatchResponse } from './schemas.ts'
 import { usedToday } from './store.ts';
 import { batchDetailView, batchItemView, batchView } from './views.ts';
 
+/** A reference's longest form (decisions §4). */
+const MAX_REFERENCE_LENGTH = 64;
+
+/**
+ * Starts a recorded batch's workflow, once for good: a run that is running or ran keeps the id
+ * (a repeat is no error). The API starts it after recording the batch; the worker's sweep
+ * (worker/transfer-batch-sweep.ts) starts one whose API died in between.
+ */
+export async function startBatchWorkflow(
+  deps: { client: Client; taskQueue: string },
+  batch: Pick<TransferBatchRow, 'id' | 'tenant_id' | 'batch_reference' | 'total_count'>,
+): Promise<'started' | 'already'> {
+  try {
+    await deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
+      workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
+      taskQueue: deps.taskQueue,
+      args: [
+        {
+          batchId: batch.id,
+          tenantId: batch.tenant_id,
+          batchReference: batch.batch_reference,
+          totalCount: batch.total_count,
+        } satisfies TransferBatchInput,
+      ],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      memo: { tenantId: batch.tenant_id, batchReference: batch.batch_reference },
+    });
+    return 'started';
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already';
+    throw error;
+  }
+}
+
 export interface TransferBatchServiceDeps {
   orm: MikroORM;
   client: Client;
@@ -153,7 +187,14 @@ export class TransferBatchService {
     const items = body.transfers.map((item, index): NewBatchItem => {
       const reference = item.reference ?? batchItemReference(body.batch_reference, index);
       const first = seen.get(reference);
-      if (first !== undefined) {
+      if (reference.length > MAX_REFERENCE_LENGTH) {
+        // A reference is at most 64 characters (decisions §4): one derived from a long
+        // batch_reference and a large index would be a transfer no single create could name.
+        issues.push({
+          path: `transfers[${index}].reference`,
+          message: `is required here: ${reference} (the batch_reference and the index) is longer than ${MAX_REFERENCE_LENGTH} characters`,
+        });
+      } else if (first !== undefined) {
         issues.push({
           path: `transfers[${index}].reference`,
           message: `${reference} is also the reference of transfers[${first}]`,
@@ -205,22 +246,8 @@ export class TransferBatchService {
   private async startWorkflow(batch: TransferBatchRow): Promise<void> {
     if (batch.status === 'completed') return;
     try {
-      await this.deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
-        workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
-        taskQueue: this.deps.taskQueue,
-        args: [
-          {
-            batchId: batch.id,
-            tenantId: batch.tenant_id,
-            batchReference: batch.batch_reference,
-            totalCount: batch.total_count,
-          } satisfies TransferBatchInput,
-        ],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        memo: { tenantId: batch.tenant_id, batchReference: batch.batch_reference },
-      });
+      await startBatchWorkflow(this.deps, batch);
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
       throw new ApiError(
         'unavailable',
         `batch ${batch.batch_reference} is recorded but could not be started right now; repeat the request to start it`,

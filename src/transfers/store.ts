@@ -12,7 +12,6 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
-import { executeNumbered } from '../db/numbered-sql.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
 
@@ -275,21 +274,6 @@ export async function markProcessing(em: EntityManager, id: string, sessionId: s
     Transfer,
     { id, status: 'pending' },
     { status: 'processing', session_id: sessionId, updated_at: raw('now()') },
-  );
-}
-
-/** pending → processing for many at once (a batch's items its batch submitted), each with its session id. */
-export async function markManyProcessing(
-  em: EntityManager,
-  submitted: readonly { id: string; sessionId: string }[],
-): Promise<void> {
-  if (submitted.length === 0) return;
-  await executeNumbered(
-    em,
-    `update transfers t set status = 'processing', session_id = s.session_id, updated_at = now()
-       from unnest($1::uuid[], $2::text[]) as s (id, session_id)
-      where t.id = s.id and t.status = 'pending' returning 1`,
-    [submitted.map((item) => item.id), submitted.map((item) => item.sessionId)],
   );
 }
 

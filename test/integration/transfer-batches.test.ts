@@ -13,6 +13,8 @@ import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { insertBatch } from '../../src/transfers/batch-store.ts';
+import { TransferBatchSweep } from '../../worker/transfer-batch-sweep.ts';
 
 const TASK_QUEUE = `transfer-batches-${process.pid}`;
 
@@ -130,6 +132,11 @@ describe('POST /api/v1/transfers/bulk: validation and replays', () => {
         'transfers[1].reference',
       ],
       [{ batch_reference: batchReference(), transfers: [item(), item()], atomic: 'yes' }, 'atomic'],
+      // 62 characters: `-0`…`-9` make references of 64, `-10` one of 65, longer than any reference may be.
+      [
+        { batch_reference: 'b'.repeat(62), transfers: Array.from({ length: 11 }, () => item()) },
+        'transfers[10].reference',
+      ],
     ];
     for (const [payload, field] of cases)
       expectFieldRefused(await post(tenant.apiKey, payload), field, 'validation_error');
@@ -195,6 +202,57 @@ describe('POST /api/v1/transfers/bulk: validation and replays', () => {
     expect(new Set(answers.map((answer) => answer.json().data.id)).size).toBe(1);
     await completed(tenant.apiKey, answers[0]!.json().data.id);
     expect(await batchRows(tenant.tenantId)).toEqual({ batches: 1, items: 2, transfers: 2 });
+  });
+});
+
+describe('a batch whose API died before starting its workflow', () => {
+  it("is started by the worker's sweep, once", async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const id = randomUUID();
+    const reference = batchReference();
+    const items = [item(), item({ amount_minor: 200_000 })].map((entry, index) => ({
+      index,
+      reference: `${reference}-${index}`,
+      amountMinor: entry.amount_minor,
+      feeMinor: 1_000,
+      recipientAccount: entry.recipient_account,
+      recipientBankCode: entry.recipient_bank_code,
+      recipientBank: 'Guaranty Trust Bank',
+      narration: entry.narration,
+      metadata: {},
+      requestHash: 'h',
+    }));
+    // Recorded as the API records it, and no workflow started: the API died in between.
+    await db.orm.em.fork().transactional((tx) =>
+      insertBatch(
+        tx,
+        {
+          id,
+          tenantId: tenant.tenantId,
+          batchReference: reference,
+          requestHash: 'h',
+          atomic: false,
+          mode: 'test',
+          totalAmountMinor: 300_000,
+          totalFeeMinor: 2_000,
+          metadata: {},
+        },
+        items,
+      ),
+    );
+    const logged: string[] = [];
+    const sweep = new TransferBatchSweep({
+      orm: db.orm,
+      client: stack.client,
+      taskQueue: TASK_QUEUE,
+      log: (message) => logged.push(message),
+    });
+    expect(await sweep.pass(Date.now(), 0)).toBe(1);
+    const done = await completed(tenant.apiKey, id);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 2, failed: 0 });
+    // A batch its run has touched is not started again.
+    expect(await sweep.pass(Date.now() + 3_600_000, 0)).toBe(0);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
   });
 });
 
