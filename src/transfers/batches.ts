@@ -265,13 +265,12 @@ export class TransferBatchService {
   }
 
   async listItems(tenantId: string, id: string, query: { page: number; limit: number }) {
+    // A window too deep is refused whatever the batch (decisions §16).
+    const offset = pageOffset(query.page, query.limit);
     const em = this.deps.orm.em.fork();
     const batch = isUuid(id) ? await findBatch(em, id, tenantId) : null;
     if (!batch) throw new ApiError('not_found', `no transfer batch ${id}`);
-    const rows = await batchItemsPage(em, batch.id, {
-      limit: query.limit,
-      offset: pageOffset(query.page, query.limit),
-    });
+    const rows = await batchItemsPage(em, batch.id, { limit: query.limit, offset });
     const total = batch.total_count;
     return {
       items: rows.map(batchItemView),

@@ -255,6 +255,7 @@ describe('ledger verify', () => {
         ['balances_match_postings', true],
         ['no_negative_balances', true],
         ['transfers_match_journal', true],
+        ['batches_match_journal', true],
         ['cards_match_fundings', true],
         ['holds_match_authorizations', true],
         ['authorizations_match_journal', true],

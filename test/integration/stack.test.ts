@@ -196,6 +196,7 @@ describe('search attributes', () => {
         'TransferReference',
         'TransferStatus',
         'TransferConnector',
+        'TransferBatchReference',
         'AmountMinor',
         'CardId',
       ]);

@@ -5,7 +5,8 @@
 // refused), the wallet is exact to the kobo, every invariant of the books holds, and
 // `transfer_batch.completed` is recorded and delivered once.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { newSigningSecret } from '../support/api.ts';
@@ -24,8 +25,12 @@ let bank: TestSandboxBank;
 let gateway: GatewayProcesses;
 let receiver: Receiver;
 
+let temporal: TemporalDevServerHandle;
+
 beforeAll(async () => {
-  const [apiPort] = (await freePorts(1)) as [number];
+  const [apiPort, temporalPort] = (await freePorts(2)) as [number, number];
+  // Its own Temporal server, as the flood test has: its runs load no other test file's.
+  temporal = await startTemporalDevServer({ port: temporalPort });
   db = await createTestDatabase();
   bank = await startSandboxBank({
     databaseUrl: db.url,
@@ -35,7 +40,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   gateway = await startGatewayProcesses({
     databaseUrl: db.url,
-    temporalAddress: inject('temporalAddress'),
+    temporalAddress: temporal.address,
     taskQueue: `batch-crash-${process.pid}`,
     bankUrl: bank.url,
     port: apiPort,
@@ -47,6 +52,7 @@ afterAll(async () => {
   await receiver?.close();
   await bank?.close();
   await db?.drop();
+  await temporal?.stop();
 });
 
 async function count(sql: string, params: unknown[]): Promise<number> {

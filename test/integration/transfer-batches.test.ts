@@ -2,17 +2,20 @@
 // sandbox bank over HTTP: whole-batch validation, replays, per-item refusals with their codes,
 // atomic batches reserved in one entry before the answer or refused with nothing created, an atomic
 // batch racing single creates on one wallet, a batch of 1,000, and `transfer_batch.completed` once.
-// The ledger's every invariant is checked after each test (useGatewayStack).
+// The ledger's every invariant is checked after each test (useGatewayStack). On a Temporal server
+// of the file's own (see below).
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
+import { freePorts } from '../support/ports.ts';
 import { journalOf, walletBalance } from '../../src/ledger/ledger.ts';
 import { batchStatusQuery, transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+import { type GatewayStack, type GatewayStackOptions, useGatewayStack } from '../support/stack.ts';
 import { insertBatch } from '../../src/transfers/batch-store.ts';
 import { TransferBatchSweep } from '../../worker/transfer-batch-sweep.ts';
 
@@ -22,7 +25,24 @@ let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
 
-useGatewayStack({ taskQueue: TASK_QUEUE, providerTimeoutMs: 2_000, bank: { completionDelayMs: 200 } }, (started) => {
+// A Temporal server of this file's own: a batch of 1,000 is a thousand transfer runs, which must
+// not slow the workflows of the test files running beside it on the run's shared server.
+const options: GatewayStackOptions = {
+  taskQueue: TASK_QUEUE,
+  providerTimeoutMs: 2_000,
+  bank: { completionDelayMs: 200 },
+};
+let temporal: TemporalDevServerHandle | undefined;
+beforeAll(async () => {
+  const [port] = (await freePorts(1)) as [number];
+  temporal = await startTemporalDevServer({ port });
+  options.temporalAddress = temporal.address;
+}, 120_000);
+afterAll(async () => {
+  await temporal?.stop();
+});
+
+useGatewayStack(options, (started) => {
   stack = started;
   ({ db, app } = stack);
 });

@@ -72,10 +72,11 @@ export const RESOURCE_OF_SEGMENT: Record<string, ResourceKind> = {
   'webhook-deliveries': 'delivery',
   events: 'event',
   'card-authorizations': 'authorization',
+  bulk: 'batch',
 };
 
 export type ResourceKind =
-  'transfer' | 'virtualAccount' | 'card' | 'authorization' | 'customer' | 'endpoint' | 'delivery' | 'event';
+  'transfer' | 'batch' | 'virtualAccount' | 'card' | 'authorization' | 'customer' | 'endpoint' | 'delivery' | 'event';
 
 /** A simulated purchase on a card (decisions §11): what gives the tenant an authorization. */
 export const PURCHASE = { amount_minor: 1_000, merchant_name: 'BOLA', merchant_category: '5411', channel: 'web' };
@@ -102,7 +103,7 @@ export interface TenantResources {
 /**
  * One resource of each kind for the tenant of `apiKey` (it needs a funded wallet and the
  * identity_customers feature): a webhook endpoint subscribed to transfer.settled, a transfer that
- * settles, a virtual account, a card with the authorization of a simulated purchase, an identity
+ * settles, a batch of one transfer, a virtual account, a card with the authorization of a simulated purchase, an identity
  * customer, the delivery of the transfer's event
  * (succeeded, to a local receiver) and an event. Events are fanned out to deliveries as a worker
  * process does until close().
@@ -133,6 +134,13 @@ export async function createTenantResources(
       payload: transferBody(name, { reference: `${name}-1` }),
     });
     expect(transfer.statusCode).toBe(201);
+    const batch = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers/bulk',
+      headers: auth(apiKey),
+      payload: { batch_reference: `${name}-batch`, transfers: [transferBody(name, {})] },
+    });
+    expect(batch.statusCode).toBe(202);
     const account = await app.inject({
       method: 'POST',
       url: '/api/v1/virtual-accounts',
@@ -166,6 +174,7 @@ export async function createTenantResources(
     return {
       ids: {
         transfer: transfer.json().data.id,
+        batch: batch.json().data.id,
         virtualAccount: account.json().data.id,
         card: card.json().data.id,
         authorization: purchase.json().data.authorization_id,
