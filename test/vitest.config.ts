@@ -1,21 +1,40 @@
 // vitest: one embedded PostgreSQL and one Temporal dev server for the whole run (globalSetup);
 // each test file gets its own freshly migrated database. Forks, not threads: the Temporal SDK's
 // native parts do not like worker threads.
+// Three groups, one after another: every test file two at a time; then the bulk-transfer files,
+// whose batch of 1,000 keeps both cores busy for a minute and a half; then the webhook flood,
+// which measures creates' latency while deliveries flood the webhook worker and so must not share
+// the machine with either.
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const BULK = ['test/integration/transfer-batches.test.ts', 'test/integration/transfer-batch-crash.test.ts'];
+const FLOOD = ['test/integration/webhook-flood.test.ts'];
 
 export default defineConfig({
   root,
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
     reporters: [process.env.CI ? 'verbose' : 'default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'gateway',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...BULK, ...FLOOD],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { extends: true, test: { name: 'bulk', include: BULK, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'flood', include: FLOOD, sequence: { groupOrder: 2 } } },
+    ],
   },
 });

@@ -169,6 +169,15 @@ export async function createTenantResources(
       const items = list.json().data.items as { id: string; status: string }[];
       return items.find((item) => item.status === 'succeeded');
     });
+    // The batch's item settles on its own: done before anyone compares the tenant's state.
+    await eventually(async () => {
+      const read = await app.inject({
+        method: 'GET',
+        url: `/api/v1/transfers/bulk/${batch.json().data.id}`,
+        headers: auth(apiKey),
+      });
+      return read.json().data.status === 'completed';
+    }, 60_000);
     const event = (await app.inject({ method: 'GET', url: '/api/v1/events', headers: auth(apiKey) })).json().data
       .items[0] as { id: string };
     return {
