@@ -55,7 +55,7 @@ const batch = proxyActivities<TransferBatchActivities>({
 // is noticed in 30 s, and a retry asks only for what is still unanswered (names) or unsubmitted.
 // A bank down for longer is waited for: its items stay reserved until it answers or an operator
 // steps in, as a single transfer's submission waits.
-const enquiries = proxyActivities<TransferBatchActivities>({
+const bankCalls = proxyActivities<TransferBatchActivities>({
   startToCloseTimeout: '10m',
   heartbeatTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
@@ -102,7 +102,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   progress.phase = 'submitting';
   const submitted = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
   const answers = await Promise.all(
-    chunks.map((chunk) => enquiries.submitBatchItems({ batchId: input.batchId, ...chunk })),
+    chunks.map((chunk) => bankCalls.submitBatchItems({ batchId: input.batchId, ...chunk })),
   );
   for (const answer of answers.flat()) {
     if (answer.submitted) submitted.set(answer.index, answer.submitted);
@@ -144,7 +144,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
 
 /** A chunk's name enquiries, started now and awaited later (never left to fail unobserved). */
 function askNames(batchId: string, chunk: { from: number; to: number }): Promise<unknown> {
-  const asked = enquiries.enquireBatchNames({ batchId, ...chunk });
+  const asked = bankCalls.enquireBatchNames({ batchId, ...chunk });
   asked.catch(() => undefined);
   return asked;
 }

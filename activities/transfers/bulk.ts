@@ -113,9 +113,9 @@ async function batchOf(em: EntityManager, batchId: string): Promise<TransferBatc
 async function refuse(tx: EntityManager, batch: TransferBatchRow, items: readonly BatchItemRow[], refusals: Refusal[]) {
   const refused = new Set(await refuseItems(tx, batch.id, refusals));
   if (!batch.atomic) return;
+  const codeOf = new Map(refusals.map((refusal) => [refusal.index, refusal.code]));
   for (const item of items) {
     if (!refused.has(item.index)) continue;
-    const refusal = refusals.find((candidate) => candidate.index === item.index)!;
     await postMovement(
       tx,
       batch.tenant_id,
@@ -125,7 +125,7 @@ async function refuse(tx: EntityManager, batch: TransferBatchRow, items: readonl
         reference: item.reference,
         amountMinor: item.amount_minor,
         feeMinor: item.fee_minor,
-        reason: refusal.code,
+        reason: codeOf.get(item.index)!,
       }),
     );
   }
