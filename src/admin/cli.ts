@@ -1,7 +1,8 @@
-// Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout;
-// human-readable text and errors go to stderr. Connects to the same database as the running stack
-// (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with no extra flags. The commands are
-// the features' own (src/admin/registry.ts); how each ends maps to its exit code in errors.ts.
+// Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout (or
+// the CSV an export was asked for); human-readable text and errors go to stderr. Connects to the
+// same database as the running stack (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with
+// no extra flags. The commands are the features' own (src/admin/registry.ts); how each ends maps to
+// its exit code in errors.ts.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
@@ -79,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
     flags.checkRequired();
     const result = await command.run(orm.em.fork(), flags, config);
     await audit('succeeded');
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.stdout.write(command.text?.(result, flags) ?? `${JSON.stringify(result)}\n`);
     return command.exitCodeOf?.(result) ?? 0;
   } catch (error) {
     const ending = endingOf(name, error);

@@ -16,6 +16,8 @@ export interface OperatorCommand {
   mutates?: boolean;
   /** The JSON object the CLI prints. */
   run(em: EntityManager, flags: Flags, config: Config): Promise<object>;
+  /** What to print instead of the JSON object (a CSV export); undefined prints the JSON. */
+  text?(result: object, flags: Flags): string | undefined;
   /** The exit code for a result that was printed (0 when absent): a check that found breaches says 1. */
   exitCodeOf?(result: object): number;
 }

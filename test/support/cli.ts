@@ -7,7 +7,7 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** The printed JSON object (also from a check that exits 1 after printing its report), else {}. */
+  /** The printed JSON object (also from a check that exits 1 after printing its report), else {} (also for a CSV export). */
   json: Record<string, any>;
 }
 
@@ -23,7 +23,12 @@ export function runAdmin(env: Record<string, string>, ...args: string[]): Promis
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) => {
-      resolve({ code, stdout, stderr, json: stdout.trim() ? (JSON.parse(stdout) as Record<string, any>) : {} });
+      resolve({
+        code,
+        stdout,
+        stderr,
+        json: stdout.trim().startsWith('{') ? (JSON.parse(stdout) as Record<string, any>) : {},
+      });
     });
   });
 }

@@ -32,6 +32,7 @@ describe('the operator commands', () => {
         'virtual-account freeze',
         'virtual-account unfreeze',
         'wallet fund',
+        'wallet statement',
         'webhooks replay',
       ].sort(),
     );

@@ -25,6 +25,7 @@ import { Migration0022WebhookAttemptSlots } from './0022-webhook-attempt-slots.t
 import { Migration0023TransferConnectors } from './0023-transfer-connectors.ts';
 import { Migration0024ReconciliationConnectors } from './0024-reconciliation-connectors.ts';
 import { Migration0025TransferBatches } from './0025-transfer-batches.ts';
+import { Migration0026WalletStatements } from './0026-wallet-statements.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -52,4 +53,5 @@ export const migrations = [
   Migration0023TransferConnectors,
   Migration0024ReconciliationConnectors,
   Migration0025TransferBatches,
+  Migration0026WalletStatements,
 ];
