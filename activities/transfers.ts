@@ -65,7 +65,11 @@ function recordOf(row: TransferRow): TransferRecord {
   return { id: row.id, status: row.status, recipientName: row.recipient_name, connector: connectorOf(row) };
 }
 
-async function emitTransferEvent(em: EntityManager, row: TransferRow, type: string): Promise<void> {
+async function emitTransferEvent(
+  em: EntityManager,
+  row: TransferRow,
+  type: 'transfer.created' | 'transfer.settled' | 'transfer.failed',
+): Promise<void> {
   await recordEvent(em, {
     tenantId: row.tenant_id,
     type,

@@ -90,7 +90,7 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 async function recordDeliveryEvent(
   em: EntityManager,
   context: DeliveryContext,
-  type: string,
+  type: 'event.delivery.succeeded' | 'event.delivery.failed',
   extra: { attempt: number; status_code: number | null; error: string | null; replay_id?: string },
 ) {
   // Delivery events are never about the delivery of a delivery event.

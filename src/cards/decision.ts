@@ -28,7 +28,7 @@ import type pg from 'pg';
 import { inPooledTransaction, prepared } from '../db/numbered-sql.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { runWrite } from '../db/write-statement.ts';
-import { type EventInput, recordEventsStep } from '../events/events.ts';
+import { type NewEvent, recordEventsStep } from '../events/events.ts';
 import {
   cardAccountCode,
   cardHoldAccountCode,
@@ -178,7 +178,7 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
 
   const movements: Movement[] = [];
   const fundings: FundingRow[] = [];
-  const events: Omit<EventInput, 'tenantId'>[] = [];
+  const events: NewEvent<'card.funded' | 'card.authorization.approved' | 'card.authorization.declined'>[] = [];
   let autoReload: AuthorizationOutcome['autoReload'];
   if (jitFundedMinor > 0) {
     // A funding that is done as it is recorded: the processor is the one asking.

@@ -13,6 +13,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns
 import { executeNumbered } from '../db/numbered-sql.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { WriteStep } from '../db/write-statement.ts';
+import { type EventData, type EventType, parseEventData } from './catalog.ts';
 
 export const Event = tableEntity('Event', 'events', {
   ...tenantOwned(),
@@ -31,13 +32,20 @@ export const Event = tableEntity('Event', 'events', {
 });
 export type EventRow = InferEntity<typeof Event>;
 
-export interface EventInput {
-  tenantId: string;
-  type: string;
-  /** What caused the event, e.g. `transfer:<id>:settled`; unique. */
-  sourceKey: string;
-  payload: Record<string, unknown>;
-}
+/**
+ * An event of one of the types T, its payload typed by that type's catalog schema (catalog.ts): a
+ * union over T, so that a call site's type and payload must agree.
+ */
+export type NewEvent<T extends EventType = EventType> = {
+  [Type in T]: {
+    type: Type;
+    /** What caused the event, e.g. `transfer:<id>:settled`; unique. */
+    sourceKey: string;
+    payload: EventData<Type>;
+  };
+}[T];
+
+export type EventInput<T extends EventType = EventType> = NewEvent<T> & { tenantId: string };
 
 /** The active span's W3C traceparent; none when tracing is off (OpenTelemetry's propagator is a no-op). */
 function activeTraceparent(): string | null {
@@ -55,29 +63,34 @@ const INSERT_EVENTS = `insert into events (id, tenant_id, type, source_key, payl
       from unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[]) as v (id, type, source_key, payload)
     on conflict (source_key) do nothing returning id`;
 
-function insertEventsValues(tenantId: string, events: readonly Omit<EventInput, 'tenantId'>[]) {
+// Each payload is recorded as its type's catalog schema parses it, so the catalog describes exactly
+// what is stored and sent (a payload that does not fit throws, and nothing is written).
+function insertEventsValues(
+  tenantId: string,
+  events: readonly { type: EventType; sourceKey: string; payload: unknown }[],
+) {
   return [
     tenantId,
     activeTraceparent(),
     events.map(() => randomUUID()),
     events.map((event) => event.type),
     events.map((event) => event.sourceKey),
-    events.map((event) => JSON.stringify(event.payload)),
+    events.map((event) => JSON.stringify(parseEventData(event.type, event.payload))),
   ];
 }
 
 /** One tenant's events in one insert (a batch's items), each unless one with its source key exists. */
-export async function recordEvents(
+export async function recordEvents<T extends EventType>(
   em: EntityManager,
   tenantId: string,
-  events: readonly Omit<EventInput, 'tenantId'>[],
+  events: readonly NewEvent<T>[],
 ): Promise<void> {
   if (events.length === 0) return;
   await executeNumbered(em, INSERT_EVENTS, insertEventsValues(tenantId, events));
 }
 
 /** Inserts the event unless one with the same source key exists; returns its id either way. */
-export async function recordEvent(em: EntityManager, input: EventInput): Promise<string> {
+export async function recordEvent<T extends EventType>(em: EntityManager, input: EventInput<T>): Promise<string> {
   const [inserted] = await executeNumbered<{ id: string }[]>(
     em,
     INSERT_EVENTS,
@@ -91,7 +104,7 @@ export async function recordEvent(em: EntityManager, input: EventInput): Promise
  * The tenant's events as a step of the caller's one write statement: every one of them new (a
  * source key already recorded writes fewer rows than declared, and the write throws).
  */
-export function recordEventsStep(tenantId: string, events: readonly Omit<EventInput, 'tenantId'>[]): WriteStep {
+export function recordEventsStep<T extends EventType>(tenantId: string, events: readonly NewEvent<T>[]): WriteStep {
   return { name: 'recorded', text: INSERT_EVENTS, values: insertEventsValues(tenantId, events), rows: events.length };
 }
 

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { recordEvent } from '../../src/events/events.ts';
+import { type EventType, sampleData } from '../../src/events/catalog.ts';
+import { type EventInput, recordEvent } from '../../src/events/events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../worker/webhook-fanout.ts';
 import { subscribes } from '../../src/webhooks/event-types.ts';
@@ -54,17 +55,14 @@ async function endpoint(
   return { id, events };
 }
 
-async function event(tenantId: string, type: string): Promise<string> {
-  return recordEvent(db.orm.em.fork(), {
-    tenantId,
-    type,
-    sourceKey: `fanout-test:${randomUUID()}`,
-    payload: { id: randomUUID() },
-  });
+/** An event of `type` with its catalog sample as payload (recording parses it against the type's schema). */
+async function event(tenantId: string, type: EventType): Promise<string> {
+  const input = { tenantId, type, sourceKey: `fanout-test:${randomUUID()}`, payload: sampleData(type) };
+  return recordEvent(db.orm.em.fork(), input as EventInput);
 }
 
 /** A fresh tenant `name` with an endpoint for every event, and one event of `type` of its: the endpoint, the event's id. */
-async function eventForAnEndpoint(name: string, type: string) {
+async function eventForAnEndpoint(name: string, type: EventType) {
   const tenant = await createFundedTenant(db.orm, 0, name);
   const target = await endpoint(tenant.tenantId, ['*']);
   return { target, id: await event(tenant.tenantId, type) };
@@ -121,7 +119,7 @@ describe('two replicas', () => {
       'transfer.failed',
       'virtual_account.credited',
       'card.funded',
-    ];
+    ] as const;
     const tenants = await Promise.all(Array.from({ length: 4 }, (_, i) => createFundedTenant(db.orm, 0, `t${i}`)));
     const endpointsOf = new Map<string, { id: string; events: string[] }[]>();
     for (const tenant of tenants) {

@@ -7,6 +7,7 @@ import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/
 import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
 import { type SqlClient, arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
 import { type WriteStep, composeWrite, runWrite } from '../../src/db/write-statement.ts';
+import { sampleData } from '../../src/events/catalog.ts';
 import { recordEventsStep } from '../../src/events/events.ts';
 import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
 import { cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
@@ -124,7 +125,9 @@ describe("the card decision's write, as its owners' steps compose it", () => {
       insertAuthorizationStep(authorization),
       ...postPlanSteps('t-1', planEntriesOnLockedAccounts(movements, locked)),
       ...insertFundingsSteps(card, approved ? [jit as FundingRow] : []),
-      recordEventsStep('t-1', [{ type: 'card.authorization.declined', sourceKey: 'k', payload: {} }]),
+      recordEventsStep('t-1', [
+        { type: 'card.authorization.declined', sourceKey: 'k', payload: sampleData('card.authorization.declined') },
+      ]),
     ];
   };
 
