@@ -1,5 +1,6 @@
 // Webhook endpoints (registration also at the unversioned POST /webhook-endpoints, as the
-// interface shows it), deliveries with their attempts and replay, and the tenant's events.
+// interface shows it), deliveries with their attempts and replay, the tenant's events, and the
+// catalog of event types.
 import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -8,12 +9,14 @@ import { routeSchemasOf, tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { PaginationQuery, windowOf } from '../http/pagination.ts';
+import { describeEventTypes } from '../events/catalog.ts';
 import {
   DeliveryList,
   DeliveryView,
   EndpointList,
   EndpointView,
   EventList,
+  EventTypeList,
   EventView,
   IdParams,
   ListDeliveriesQuery,
@@ -157,5 +160,19 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
       }),
     },
     async (request) => ok(request, await deps.webhooks.getEvent(tenantOf(request).tenantId, request.params.id)),
+  );
+
+  typed.get(
+    '/api/v1/event-types',
+    {
+      schema: tenantRouteSchema('events', 'The event catalog: every event type, with the JSON Schema of its data', {
+        description:
+          'Each item is an event type an endpoint may subscribe to, what it announces, and `schema`, the JSON Schema ' +
+          '(draft 2020-12) of the `data` its webhooks and `GET /api/v1/events` carry. Every payload is recorded ' +
+          'through the schema shown, so none carries a field the schema does not name.',
+        response: { 200: envelopeSchema(EventTypeList) },
+      }),
+    },
+    (request) => Promise.resolve(ok(request, { items: [...describeEventTypes()] })),
   );
 }

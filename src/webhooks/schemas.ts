@@ -99,3 +99,13 @@ export const EventView = z.object({
 export type EventView = z.infer<typeof EventView>;
 
 export const EventList = listOf(EventView);
+
+/** An event type of the catalog (decisions §15): `schema` is the JSON Schema (draft 2020-12) of its `data`. */
+export const EventTypeView = z.object({
+  type: z.enum(EVENT_TYPES),
+  description: z.string(),
+  schema: z.record(z.string(), z.unknown()),
+});
+
+/** The whole catalog, in one answer: it is short and the same for every tenant. */
+export const EventTypeList = z.object({ items: z.array(EventTypeView) });
