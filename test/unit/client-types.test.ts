@@ -1,0 +1,21 @@
+// The typed client's schema (src/client/schema.ts) is generated from the routes and committed; this
+// regenerates it in memory and fails when the committed file has drifted from the routes.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { CLIENT_SCHEMA_PATH, clientSchemaSource } from '../../scripts/client-types.ts';
+import { PROJECT_ROOT } from '../../src/stack/tools.ts';
+
+it('src/client/schema.ts is what the routes make now', async () => {
+  const committed = readFileSync(join(PROJECT_ROOT, CLIENT_SCHEMA_PATH), 'utf8');
+  const generated = await clientSchemaSource();
+  if (generated !== committed) {
+    const lines = [committed.split('\n'), generated.split('\n')] as const;
+    const first = lines[1].findIndex((line, i) => line !== lines[0][i]);
+    expect.fail(
+      `${CLIENT_SCHEMA_PATH} is out of date with the routes (first difference at line ${first + 1}: ` +
+        `committed ${JSON.stringify(lines[0][first])}, routes make ${JSON.stringify(lines[1][first])}): ` +
+        'run npm run client:types and commit the result',
+    );
+  }
+}, 60_000);
