@@ -69,6 +69,8 @@ describe('import rules', () => {
     ['sandbox-bank-stands-alone', 'src/sandbox-bank', '../config.ts', 'loadConfig'],
     ['runtime-and-contract-stand-alone', 'src/runtime', '../config.ts', 'loadConfig'],
     ['no-process-reaches-the-sandbox-bank', 'src/transfers', '../sandbox-bank/banks.ts', 'BANKS'],
+    ['client-stands-alone', 'src/client', '../http/errors.ts', 'ERRORS'],
+    ['client-stands-alone', 'src/client', 'node:crypto', 'randomUUID'],
   ])(
     '%s fails on a planted violation (%s importing %s)',
     async (rule, folder, specifier, name) => {
