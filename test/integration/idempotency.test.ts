@@ -3,12 +3,15 @@
 // lock and virtual-account create — make one of each, move money once, and answer 201/200/202 with
 // the same resource or 409 while the first is still running; never a 5xx. Replays answer 200 with
 // `idempotent-replayed`; a key whose first request died is taken over after its lease.
+// Every request is a tenant's, made over HTTP with the typed client (src/client/): with the
+// Idempotency-Key a test gives, or, for the creates keyed by their body (a transfer's reference),
+// with none (`idempotencyKey: false`).
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { type GatewayResult, createGatewayClient } from '../../src/client/index.ts';
 import { postMovement, walletBalance } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
-import { auth, issueCard, transferBody } from '../support/api.ts';
+import { auth, transferBody } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -18,34 +21,31 @@ const TASK_QUEUE = `idempotency-${process.pid}`;
 const CONCURRENCY = 500;
 
 let db: TestDatabase;
-let app: FastifyInstance;
+let gatewayUrl: string;
 
 useGatewayStack({ taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 } }, (started) => {
-  ({ db, app } = started);
+  ({ db, gatewayUrl } = started);
 });
 
-function burst(count: number, send: () => Promise<LightMyRequestResponse>) {
+/** The tenant's client, adding a fresh Idempotency-Key to each POST that has none. */
+const clientOf = (apiKey: string) => createGatewayClient({ baseUrl: gatewayUrl, apiKey });
+
+/** The tenant's client sending no Idempotency-Key of its own: a create's reference keys it. */
+const keylessClientOf = (apiKey: string) => createGatewayClient({ baseUrl: gatewayUrl, apiKey, idempotencyKey: false });
+
+/** Any answer: its status, the resource or operation it names, and the error. */
+type Answer = GatewayResult<{ data: Record<string, unknown> }>;
+
+function burst(count: number, send: () => Promise<Answer>) {
   return Promise.all(Array.from({ length: count }, send));
 }
 
-/** A POST carrying an Idempotency-Key and no transfer reference: the key alone makes it a repeat. */
-function postWithKey(apiKey: string, url: string, key: string, payload?: object) {
-  return app.inject({
-    method: 'POST',
-    url,
-    headers: auth(apiKey, { 'idempotency-key': key }),
-    ...(payload ? { payload } : {}),
-  });
-}
-
-/** CONCURRENCY identical POSTs to `url` under one Idempotency-Key. */
-function burstWithKey(apiKey: string, url: string, key: string, payload?: object) {
-  return burst(CONCURRENCY, () => postWithKey(apiKey, url, key, payload));
-}
+const keyed = (key: string) => ({ 'Idempotency-Key': key });
 
 /** A card of the tenant's, for the operations a burst repeats. */
 async function newCardId(apiKey: string): Promise<string> {
-  return (await issueCard(app, apiKey)).json().data.id as string;
+  const { data } = await clientOf(apiKey).POST('/api/v1/cards', { body: { customer_id: 'c' } });
+  return data!.data.id;
 }
 
 /** Rows of a count query (`select count(*)::text as n …`), as its text. */
@@ -54,40 +54,41 @@ async function count(sql: string, params: unknown[]): Promise<string | undefined
   return row?.n;
 }
 
+/** An answer's HTTP status; none (a network failure) is NaN, which no expected status equals. */
+const statusOf = (answer: Answer) => answer.response?.status ?? Number.NaN;
+
 /** Status → count, e.g. {201: 1, 200: 480, 409: 19}. */
-function tally(responses: LightMyRequestResponse[]): Record<number, number> {
+function tally(answers: Answer[]): Record<number, number> {
   const counts: Record<number, number> = {};
-  for (const response of responses) counts[response.statusCode] = (counts[response.statusCode] ?? 0) + 1;
+  for (const answer of answers) counts[statusOf(answer)] = (counts[statusOf(answer)] ?? 0) + 1;
   return counts;
 }
 
-function expectOneResource(responses: LightMyRequestResponse[], firstStatus: number, repeatStatus: number) {
-  const counts = tally(responses);
+function expectOneResource(answers: Answer[], firstStatus: number, repeatStatus: number) {
+  const counts = tally(answers);
   expect(
     Object.keys(counts)
       .map(Number)
       .filter((status) => ![firstStatus, repeatStatus, 409].includes(status)),
   ).toEqual([]);
   if (firstStatus !== repeatStatus) expect(counts[firstStatus]).toBe(1);
-  const ids = new Set(
-    responses.filter((response) => response.statusCode < 300).map((response) => response.json().data.id as string),
-  );
+  const ids = new Set(answers.filter((answer) => statusOf(answer) < 300).map((answer) => answer.data!.data.id));
   expect(ids.size).toBe(1);
-  for (const conflict of responses.filter((response) => response.statusCode === 409)) {
-    expect(conflict.json().error.code).toMatch(/^idempotency_key_in_use$|^IDEMPOTENCY_KEY_IN_USE$/);
+  for (const conflict of answers.filter((answer) => statusOf(answer) === 409)) {
+    expect(conflict.error!.code).toMatch(/^idempotency_key_in_use$|^IDEMPOTENCY_KEY_IN_USE$/);
   }
-  return [...ids][0]!;
+  return [...ids][0] as string;
 }
 
 /** A card operation accepted once: every answer 202 (or 409 while the first still ran), all naming one `idField`. */
-function expectOneOperation(responses: LightMyRequestResponse[], idField: 'funding_id' | 'operation_id') {
-  const counts = tally(responses);
+function expectOneOperation(answers: Answer[], idField: 'funding_id' | 'operation_id') {
+  const counts = tally(answers);
   expect(
     Object.keys(counts)
       .map(Number)
       .filter((status) => ![202, 409].includes(status)),
   ).toEqual([]);
-  expect(new Set(responses.filter((r) => r.statusCode === 202).map((r) => r.json().data[idField])).size).toBe(1);
+  expect(new Set(answers.filter((a) => statusOf(a) === 202).map((a) => a.data!.data[idField])).size).toBe(1);
 }
 
 describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
@@ -95,10 +96,9 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
 
   it('by transfer reference: one transfer, one reservation, one debit', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const client = keylessClientOf(tenant.apiKey);
     const payload = transfer(`burst-${randomUUID()}`);
-    const responses = await burst(CONCURRENCY, () =>
-      app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload }),
-    );
+    const responses = await burst(CONCURRENCY, () => client.POST('/api/v1/transfers', { body: payload }));
     const id = expectOneResource(responses, 201, 200);
     const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     // 100,000 + the 1,000 fee left the wallet once (reserved, or settled already).
@@ -113,22 +113,23 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
       );
     expect(claims).toEqual([{ state: 'completed', response_status: 201 }]);
     await eventually(async () => {
-      const got = await app.inject({ method: 'GET', url: `/api/v1/transfers/${id}`, headers: auth(tenant.apiKey) });
-      return got.json().data.status === 'successful' ? got : undefined;
+      const got = await client.GET('/api/v1/transfers/{id}', { params: { path: { id } } });
+      return got.data?.data.status === 'successful' ? got : undefined;
     });
   });
 
   it('by transfer reference, refused: every request gets the one refusal, and the reference stays free', async () => {
     const tenant = await createFundedTenant(db.orm, 50_000);
+    const client = keylessClientOf(tenant.apiKey);
     const payload = transfer(`refused-${randomUUID()}`);
-    const send = () => app.inject({ method: 'POST', url: '/api/v1/transfers', headers: auth(tenant.apiKey), payload });
+    const send = () => client.POST('/api/v1/transfers', { body: payload });
     const responses = await burst(CONCURRENCY, send);
     const counts = tally(responses);
     // 422 insufficient_balance for each (409 only for one still waiting when its deadline came).
     expect(Object.keys(counts).filter((status) => status !== '422' && status !== '409')).toEqual([]);
     expect(counts[422]).toBeGreaterThan(0);
-    for (const refused of responses.filter((response) => response.statusCode === 422)) {
-      expect(refused.json().error).toMatchObject({ code: 'insufficient_balance', details: { required: 101_000 } });
+    for (const refused of responses.filter((response) => statusOf(response) === 422)) {
+      expect(refused.error).toMatchObject({ code: 'insufficient_balance', details: { required: 101_000 } });
     }
     const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect([wallet.availableMinor, wallet.pendingMinor]).toEqual([50_000, 0]);
@@ -140,8 +141,8 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
       walletFunding({ tenantId: tenant.tenantId, reference: 'top-up', amountMinor: 100_000 }),
     );
     const created = await send();
-    expect(created.statusCode).toBe(201);
-    expect(created.json().data).toMatchObject({
+    expect(created.response?.status).toBe(201);
+    expect(created.data?.data).toMatchObject({
       reference: payload.reference,
       amount_minor: 100_000,
       fee_minor: 1_000,
@@ -153,41 +154,37 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
   it('by Idempotency-Key alone on transfers: one transfer, and a replay answers 200 with the first body', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const key = `key-${randomUUID()}`;
-    const responses = await burstWithKey(tenant.apiKey, '/api/v1/transfers', key, transfer());
+    const client = clientOf(tenant.apiKey);
+    const send = () => client.POST('/api/v1/transfers', { body: transfer(), headers: keyed(key) });
+    const responses = await burst(CONCURRENCY, send);
     const id = expectOneResource(responses, 201, 200);
     const wallet = await walletBalance(db.orm.em.fork(), tenant.tenantId);
     expect(wallet.availableMinor).toBe(899_000);
-    const first = responses.find((response) => response.statusCode === 201)!;
-    const replay = await postWithKey(tenant.apiKey, '/api/v1/transfers', key, transfer());
-    expect(replay.statusCode).toBe(200);
-    expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.json()).toEqual(first.json());
-    expect(replay.json().data.id).toBe(id);
+    const first = responses.find((response) => statusOf(response) === 201)!;
+    const replay = await send();
+    expect(replay.response?.status).toBe(200);
+    expect(replay.response?.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.data).toEqual(first.data);
+    expect(replay.data?.data.id).toBe(id);
   });
 
   it('by Idempotency-Key alone on jit-fund: one funding, the card and the wallet exact', async () => {
     const tenant = await createFundedTenant(db.orm, 100_000);
     const cardId = await newCardId(tenant.apiKey);
     const key = `fund-${randomUUID()}`;
-    const responses = await burstWithKey(tenant.apiKey, `/api/v1/cards/${cardId}/jit-fund`, key, {
-      amount_minor: 7_000,
-    });
+    const client = clientOf(tenant.apiKey);
+    const card = { params: { path: { card_id: cardId } } };
+    const responses = await burst(CONCURRENCY, () =>
+      client.POST('/api/v1/cards/{card_id}/jit-fund', { ...card, body: { amount_minor: 7_000 }, headers: keyed(key) }),
+    );
     expectOneOperation(responses, 'funding_id');
     await eventually(async () => {
-      const balance = await app.inject({
-        method: 'GET',
-        url: `/api/v1/cards/${cardId}/balance`,
-        headers: auth(tenant.apiKey),
-      });
-      return balance.json().data.available_minor === 7_000 ? balance : undefined;
+      const balance = await client.GET('/api/v1/cards/{card_id}/balance', card);
+      return balance.data?.data.available_minor === 7_000 ? balance : undefined;
     });
-    const history = await app.inject({
-      method: 'GET',
-      url: `/api/v1/cards/${cardId}/funding/history`,
-      headers: auth(tenant.apiKey),
-    });
-    expect(history.json().data.items).toHaveLength(1);
-    expect(history.json().data.items[0]).toMatchObject({ amount_minor: 7_000, idempotency_key: key });
+    const history = await client.GET('/api/v1/cards/{card_id}/funding/history', card);
+    expect(history.data?.data.items).toHaveLength(1);
+    expect(history.data?.data.items[0]).toMatchObject({ amount_minor: 7_000, idempotency_key: key });
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(93_000);
   });
 
@@ -195,24 +192,30 @@ describe(`${CONCURRENCY} concurrent identical POSTs`, () => {
     const tenant = await createFundedTenant(db.orm);
     const cardId = await newCardId(tenant.apiKey);
     const key = `lock-${randomUUID()}`;
-    const responses = await burstWithKey(tenant.apiKey, `/api/v1/cards/${cardId}/lock`, key);
+    const client = clientOf(tenant.apiKey);
+    const card = { params: { path: { card_id: cardId } } };
+    // The lock's body is all optional: an empty one.
+    const responses = await burst(CONCURRENCY, () =>
+      client.POST('/api/v1/cards/{card_id}/lock', { ...card, body: {}, headers: keyed(key) }),
+    );
     expectOneOperation(responses, 'operation_id');
     expect(
       await count(`select count(*)::text as n from card_operations where card_id = ? and action = 'lock'`, [cardId]),
     ).toBe('1');
     await eventually(async () => {
-      const got = await app.inject({ method: 'GET', url: `/api/v1/cards/${cardId}`, headers: auth(tenant.apiKey) });
-      return got.json().data.status === 'locked' ? got : undefined;
+      const got = await client.GET('/api/v1/cards/{card_id}', card);
+      return got.data?.data.status === 'locked' ? got : undefined;
     });
   });
 
   it('by Idempotency-Key alone on virtual-account create: one account, allocated once', async () => {
     const tenant = await createFundedTenant(db.orm);
     const key = `va-${randomUUID()}`;
-    const responses = await burstWithKey(tenant.apiKey, '/api/v1/virtual-accounts', key, {
-      customer_id: 'c',
-      account_name: 'Key Holder',
-    });
+    const client = clientOf(tenant.apiKey);
+    const body = { customer_id: 'c', account_name: 'Key Holder' };
+    const responses = await burst(CONCURRENCY, () =>
+      client.POST('/api/v1/virtual-accounts', { body, headers: keyed(key) }),
+    );
     expectOneResource(responses, 201, 200);
     expect(await count('select count(*)::text as n from virtual_accounts where tenant_id = ?', [tenant.tenantId])).toBe(
       '1',
@@ -238,24 +241,25 @@ describe('the key itself', () => {
        values (?, ?, 'POST', ?, ?, 'processing', now() + interval '1 day', now() + ?::interval)`,
       [tenant.tenantId, key, path, sha256(`POST ${path}\n${canonicalJson(payload)}`), leaseLeft],
     );
-    return { payload, send: (body: object = payload) => postWithKey(tenant.apiKey, path, key, body) };
+    const client = clientOf(tenant.apiKey);
+    return { payload, send: (body = payload) => client.POST(path, { body, headers: keyed(key) }) };
   }
 
   it('refuses the same key with another body (422), and takes over a key whose first request died', async () => {
     // Its lease has run out.
     const { payload, send } = await claimLeftBehind('died', 'After A Crash', '-1 second');
     const retried = await send();
-    expect(retried.statusCode).toBe(201);
+    expect(retried.response?.status).toBe(201);
     const other = await send({ ...payload, account_name: 'Someone Else' });
-    expect(other.statusCode).toBe(422);
-    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(other.response?.status).toBe(422);
+    expect(other.error?.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('answers 409 IDEMPOTENCY_KEY_IN_USE while a live claim is still running past the wait', async () => {
     const { send } = await claimLeftBehind('busy', 'Busy', '1 hour');
     const busy = await send();
-    expect(busy.statusCode).toBe(409);
-    expect(busy.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(busy.response?.status).toBe(409);
+    expect(busy.error?.code).toBe('IDEMPOTENCY_KEY_IN_USE');
   }, 30_000);
 });
 
@@ -265,19 +269,17 @@ describe('concurrent distinct transfers against a daily limit that fits exactly 
     await db.orm.em
       .fork()
       .execute('update tenants set daily_transfer_limit_minor = 150000 where id = ?', [tenant.tenantId]);
+    const client = clientOf(tenant.apiKey);
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        app.inject({
-          method: 'POST',
-          url: '/api/v1/transfers',
-          headers: auth(tenant.apiKey),
-          payload: transferBody('limit race', { reference: `limit-${i}-${randomUUID()}` }),
+        client.POST('/api/v1/transfers', {
+          body: transferBody('limit race', { reference: `limit-${i}-${randomUUID()}` }),
         }),
       ),
     );
     expect(tally(responses)).toEqual({ 201: 1, 422: 19 });
-    for (const refused of responses.filter((response) => response.statusCode === 422)) {
-      expect(refused.json().error).toMatchObject({
+    for (const refused of responses.filter((response) => statusOf(response) === 422)) {
+      expect(refused.error).toMatchObject({
         code: 'limit_exceeded',
         details: { limit: 150_000, used: 100_000 },
       });
@@ -293,6 +295,7 @@ describe('a request the deadline answers while its handler runs on', () => {
     let runs = 0;
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    // A route of this test's own, which the client's generated types do not have: sent with inject.
     const slow = await createTestApp(db.orm, {
       taskQueue: TASK_QUEUE,
       dependencyTimeoutMs: 400,
