@@ -11,7 +11,8 @@ it('src/client/schema.ts is what the routes make now', async () => {
   const generated = await clientSchemaSource();
   if (generated !== committed) {
     const lines = [committed.split('\n'), generated.split('\n')] as const;
-    const first = lines[1].findIndex((line, i) => line !== lines[0][i]);
+    const longer = Math.max(lines[0].length, lines[1].length);
+    const first = Array.from({ length: longer }, (_, i) => i).find((i) => lines[0][i] !== lines[1][i]) ?? longer;
     expect.fail(
       `${CLIENT_SCHEMA_PATH} is out of date with the routes (first difference at line ${first + 1}: ` +
         `committed ${JSON.stringify(lines[0][first])}, routes make ${JSON.stringify(lines[1][first])}): ` +
