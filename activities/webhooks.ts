@@ -6,6 +6,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { log } from '@temporalio/activity';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { eventBody } from '../src/events/body.ts';
 import { findEvent, recordEvent } from '../src/events/events.ts';
 import {
   changeEndpointStatus,
@@ -50,6 +51,8 @@ interface DeliveryContext {
   event_type: string;
   event_payload: Record<string, unknown>;
   event_created_at: Date;
+  /** A test event: sent with `"test": true`, and no delivery events are recorded of it. */
+  event_test: boolean;
   endpoint_id: string;
   endpoint_url: string;
   endpoint_mode: KeyMode;
@@ -71,6 +74,7 @@ async function deliveryContext(em: EntityManager, deliveryId: string): Promise<D
     event_type: event.type,
     event_payload: event.payload,
     event_created_at: event.created_at,
+    event_test: event.test,
     endpoint_id: endpoint.id,
     endpoint_url: endpoint.url,
     endpoint_mode: endpoint.mode,
@@ -93,8 +97,8 @@ async function recordDeliveryEvent(
   type: 'event.delivery.succeeded' | 'event.delivery.failed',
   extra: { attempt: number; status_code: number | null; error: string | null; replay_id?: string },
 ) {
-  // Delivery events are never about the delivery of a delivery event.
-  if (isDeliveryEvent(context.event_type)) return;
+  // Delivery events are never about the delivery of a delivery event, nor of a test event.
+  if (isDeliveryEvent(context.event_type) || context.event_test) return;
   await recordEvent(em, {
     tenantId: context.tenant_id,
     type,
@@ -175,11 +179,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     context: DeliveryContext,
     input: { deliveryId: string; attemptNumber: number; replayId?: string },
   ): Promise<AttemptResult> {
-    const body = JSON.stringify({
+    const body = eventBody({
       id: context.event_id,
       type: context.event_type,
-      created_at: new Date(context.event_created_at).toISOString(),
-      data: context.event_payload,
+      created_at: context.event_created_at,
+      payload: context.event_payload,
+      test: context.event_test,
     });
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = webhookHeaders(

@@ -47,6 +47,8 @@ export async function gatewayOpenApiDocument(): Promise<OpenAPI3> {
     NAME_ENQUIRY_CACHE_MS: 60_000,
     HEADERS_TIMEOUT_MS: 10_000,
     REQUEST_TIMEOUT_MS: 30_000,
+    STREAM_MAX_PER_KEY: 5,
+    STREAM_BUFFER_BYTES: 262_144,
   };
   const app = await buildApp({
     config,

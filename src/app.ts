@@ -29,6 +29,8 @@ import { registerRequestTracing } from './http/tracing.ts';
 import { workflowClientTracing } from './telemetry/temporal.ts';
 import { healthRoutes } from './health/routes.ts';
 import { walletRoutes } from './wallet/routes.ts';
+import { EventStreamHub } from './events/stream.ts';
+import { eventStreamRoutes } from './events/routes.ts';
 import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
@@ -71,6 +73,8 @@ export interface AppDeps {
     | 'NAME_ENQUIRY_CACHE_MS'
     | 'HEADERS_TIMEOUT_MS'
     | 'REQUEST_TIMEOUT_MS'
+    | 'STREAM_MAX_PER_KEY'
+    | 'STREAM_BUFFER_BYTES'
   >;
   orm: MikroORM;
   temporal: Connection;
@@ -96,6 +100,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The metrics this app records, served by src/metrics/server.ts. */
     metrics: GatewayMetrics;
+    /** The event streams open on this API process (src/events/stream.ts). */
+    eventStreams: EventStreamHub;
   }
 }
 
@@ -259,6 +265,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     egress: deps.egress,
   });
   webhookRoutes(app, { orm: deps.orm, webhooks });
+  const streams = new EventStreamHub({
+    orm: deps.orm,
+    maxPerKey: deps.config.STREAM_MAX_PER_KEY,
+    maxBufferBytes: deps.config.STREAM_BUFFER_BYTES,
+    log: (message, fields) => app.log.warn(fields ?? {}, message),
+  });
+  // Before the server stops taking connections: open streams would hold it open for ever.
+  app.decorate('eventStreams', streams);
+  metrics.watch(
+    'gateway_event_streams_open',
+    'Event streams (GET /api/v1/events/stream) open on this API process',
+    () => streams.size,
+  );
+  app.addHook('preClose', async () => streams.close());
+  eventStreamRoutes(app, { orm: deps.orm, streams });
   const accounts = new VirtualAccountService({
     orm: deps.orm,
     client,

@@ -17,7 +17,7 @@
 // With tracing on, an event recorded inside a span keeps its traceparent, and its deliveries are
 // started in that trace: the delivery workflows and their attempts join the trace of the request
 // that caused the event.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ROOT_CONTEXT, context, propagation } from '@opentelemetry/api';
@@ -39,13 +39,7 @@ import {
 } from '../workflows/webhook-delivery-definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.ts';
 import { isDeliveryEvent, subscribes } from '../src/webhooks/event-types.ts';
-import { deliveryEndpointIds, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
-
-/** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
-export function deliveryIdFor(eventId: string, endpointId: string): string {
-  const hex = createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
+import { deliveryEndpointIds, deliveryIdFor, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
 
 export interface FanoutOptions {
   orm: MikroORM;
@@ -181,7 +175,8 @@ export class EventFanout {
         event.id,
         [
           ...new Set([
-            ...(endpoints.get(event.tenant_id) ?? [])
+            // A test event is owed only the delivery it was sent with (decisions §15).
+            ...(event.test ? [] : (endpoints.get(event.tenant_id) ?? []))
               .filter((candidate) => subscribes(candidate.events, event.type))
               .map((endpoint) => endpoint.id),
             // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow

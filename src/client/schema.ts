@@ -331,10 +331,15 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant's NGN wallet: available and reserved (pending) kobo */
+    /**
+     * The tenant's NGN wallet: available and reserved (pending) kobo
+     * @description With `at` (an ISO 8601 date-time, or a date meaning the end of that day in Lagos), the balances as they were at that moment: the sum of every movement made until then.
+     */
     get: {
       parameters: {
-        query?: never;
+        query?: {
+          at?: string;
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -354,6 +359,177 @@ export interface paths {
                 available_minor: number;
                 pending_minor: number;
                 updated_at: string;
+                /** @description The moment asked for with `at`, when it was given */
+                at?: string;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/wallet/transactions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The wallet's statement: every movement of the available balance, newest first
+     * @description One item per movement of the available balance, with the balance it left. `from` (inclusive) and `to` (exclusive) are ISO 8601 date-times, or dates meaning whole days in Lagos; `to` defaults to now and `from` to 30 days before `to`; at most 366 days.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+          offset?: number;
+          filters?: unknown;
+          params?: unknown;
+          from?: string;
+          to?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  id: string;
+                  entry_id: string;
+                  /** @description The journal entry kind: transfer_reserve, inbound_credit, card_funding… */
+                  type: string;
+                  /** @description Signed kobo: negative leaves the available balance */
+                  amount_minor: number;
+                  balance_after_minor: number;
+                  reference: string | null;
+                  resource: {
+                    type: string;
+                    id: string;
+                  };
+                  created_at: string;
+                }[];
+                pagination: {
+                  page: number;
+                  limit: number;
+                  offset: number;
+                  total: number;
+                  pages: number;
+                  has_more: boolean;
+                };
+                period: {
+                  from: string;
+                  to: string;
+                };
               };
               meta: {
                 timestamp: string;
@@ -1850,6 +2026,7 @@ export interface paths {
               | 'transfer.failed'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
+              | 'webhook.endpoint.test'
               | 'event.delivery.queued'
               | 'event.delivery.failed'
               | 'event.delivery.succeeded'
@@ -2094,6 +2271,7 @@ export interface paths {
               | 'transfer.failed'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
+              | 'webhook.endpoint.test'
               | 'event.delivery.queued'
               | 'event.delivery.failed'
               | 'event.delivery.succeeded'
@@ -2488,6 +2666,238 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhook-endpoints/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test event to one endpoint
+     * @description A signed `webhook.endpoint.test` event, or with `type` a sample of that event type, marked `"test": true` in the body, delivered to this endpoint only, now (retried on its schedule like any delivery). Test events move no money and appear in no statement, list, stream or metric.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            type?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                event_id: string;
+                delivery_id: string;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -3311,6 +3721,297 @@ export interface paths {
         };
         /** @description Default Response */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/event-types': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The event catalog: every event type, with the JSON Schema of its data
+     * @description Each item is an event type an endpoint may subscribe to, what it announces, and `schema`, the JSON Schema (draft 2020-12) of the `data` its webhooks and `GET /api/v1/events` carry. Every payload is recorded through the schema shown, so none carries a field the schema does not name.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  /** @enum {string} */
+                  type:
+                    | 'transfer.created'
+                    | 'transfer.settled'
+                    | 'transfer.failed'
+                    | 'transfer_batch.completed'
+                    | 'webhook.endpoint.created'
+                    | 'webhook.endpoint.test'
+                    | 'event.delivery.queued'
+                    | 'event.delivery.failed'
+                    | 'event.delivery.succeeded'
+                    | 'virtual_account.created'
+                    | 'virtual_account.credited'
+                    | 'virtual_account.closed'
+                    | 'card.created'
+                    | 'card.locked'
+                    | 'card.unlocked'
+                    | 'card.funded'
+                    | 'card.funding_failed'
+                    | 'card.security_settings.updated'
+                    | 'card.authorization.approved'
+                    | 'card.authorization.declined'
+                    | 'card.authorization.cleared'
+                    | 'card.authorization.reversed'
+                    | 'card.auto_reloaded'
+                    | 'identity.customer.created'
+                    | 'identity.customer.verified'
+                    | 'identity.customer.verification_failed'
+                    | 'reconciliation.completed'
+                    | 'reconciliation.mismatch';
+                  description: string;
+                  schema: {
+                    [key: string]: unknown;
+                  };
+                }[];
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant's new events, as they happen (text/event-stream)
+     * @description Each event as `id: <event id>`, `event: <type>`, `data: <the webhook body>`, in commit order. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume after it, with nothing lost or repeated, on any API replica. A comment line every 15 s keeps the connection open. At most 5 open streams per API key (429 beyond); a client that stops reading is disconnected.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description An event id the stream sent: resume after it */
+          after?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
           headers: {
             [name: string]: unknown;
           };

@@ -265,6 +265,15 @@ export const EVENT_CATALOG = {
     created_at: AT,
     updated_at: AT,
   }),
+  'webhook.endpoint.test': entry(
+    'A test event, sent only to the endpoint it was sent to (POST /api/v1/webhook-endpoints/{id}/test), with "test": true in the body.',
+    z.object({ endpoint_id: z.string(), url: z.string(), message: z.string() }),
+    {
+      endpoint_id: ENDPOINT_ID,
+      url: 'https://example.com/hooks',
+      message: 'A test event: your endpoint received and verified it.',
+    },
+  ),
   'event.delivery.queued': entry(
     'A delivery of an event to an endpoint was created. Sent only to endpoints that name it.',
     DeliveryQueuedData,

@@ -29,6 +29,8 @@ export const Event = tableEntity('Event', 'events', {
   last_fanout_error: p.string().nullable(),
   /** The W3C traceparent of the span the event was recorded in; null when tracing is off. */
   traceparent: p.string().nullable(),
+  /** A test event (decisions §15): delivered to the one endpoint it was sent to, never fanned out or streamed. */
+  test: p.boolean().default(false),
 });
 export type EventRow = InferEntity<typeof Event>;
 
@@ -108,18 +110,43 @@ export function recordEventsStep<T extends EventType>(tenantId: string, events: 
   return { name: 'recorded', text: INSERT_EVENTS, values: insertEventsValues(tenantId, events), rows: events.length };
 }
 
+/**
+ * A test event (decisions §15), in the caller's transaction, which queues its one delivery: the
+ * fan-out starts that delivery and owes it no other (worker/webhook-fanout.ts), and no stream or
+ * list shows it.
+ */
+export async function recordTestEvent(
+  em: EntityManager,
+  input: { tenantId: string; type: EventType; payload: unknown },
+): Promise<EventRow> {
+  const [row] = await executeNumbered<EventRow[]>(
+    em,
+    `insert into events (id, tenant_id, type, source_key, payload, traceparent, test)
+     values ($1, $2, $3, $4, $5, $6, true) returning *`,
+    [
+      randomUUID(),
+      input.tenantId,
+      input.type,
+      `test-event:${randomUUID()}`,
+      JSON.stringify(parseEventData(input.type, input.payload)),
+      activeTraceparent(),
+    ],
+  );
+  return { ...row!, created_at: new Date(row!.created_at) };
+}
+
 export async function findEvent(em: EntityManager, tenantId: string, id: string): Promise<EventRow | null> {
   return em.findOne(Event, { id, tenant_id: tenantId });
 }
 
-/** The tenant's events, newest first, of one type if given. */
+/** The tenant's events (test events aside), newest first, of one type if given. */
 export async function listEvents(
   em: EntityManager,
   tenantId: string,
   type: string | undefined,
   window: Window,
 ): Promise<Page<EventRow>> {
-  return pageOf(em, Event, { tenant_id: tenantId, ...(type ? { type } : {}) }, NEWEST_FIRST, window);
+  return pageOf(em, Event, { tenant_id: tenantId, test: false, ...(type ? { type } : {}) }, NEWEST_FIRST, window);
 }
 
 /** An event claimed for fan-out. */
@@ -130,6 +157,8 @@ export interface ClaimedEvent {
   fanout_attempts: number;
   created_at: string;
   traceparent: string | null;
+  /** A test event: owed only the delivery it was sent with. */
+  test: boolean;
 }
 
 /**
@@ -155,7 +184,7 @@ export async function claimDueEvents(
      update events set fanout_claimed_by = ?, fanout_claimed_until = now() + ? * interval '1 millisecond'
        from due where events.id = due.id
      returning events.id, events.tenant_id, events.type, events.fanout_attempts, events.created_at,
-               events.traceparent`,
+               events.traceparent, events.test`,
     [limit, token, leaseMs],
   );
   // `returning` keeps no order.

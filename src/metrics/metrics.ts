@@ -19,6 +19,8 @@ export interface GatewayMetrics {
   observeCreate(outcome: 'created' | 'repeated' | 'refused' | 'error', seconds: number): void;
   /** The exposition text (what GET /metrics answers). */
   scrape(): Promise<string>;
+  /** A gauge of this process read at each scrape (the open event streams). */
+  watch(name: string, help: string, read: () => number): void;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -68,7 +70,7 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
   const stuckAmount = gauge('gateway_transfers_stuck_amount_minor', 'Sum of the stuck transfers amounts in kobo');
   const attempts = gauge(
     'gateway_webhook_attempts',
-    'Webhook delivery attempts by outcome (succeeded: 2xx; gone: 410; failed: anything else)',
+    'Webhook delivery attempts by outcome (succeeded: 2xx; gone: 410; failed: anything else), test events aside',
     ['outcome'],
   );
   const deliveryLatency = gauge(
@@ -110,15 +112,15 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
           where status = 'processing' and stuck_since is not null`,
         ),
         sql<{ outcome: string; n: string }>(
-          `select case when status_code between 200 and 299 then 'succeeded' when status_code = 410 then 'gone'
+          `select case when a.status_code between 200 and 299 then 'succeeded' when a.status_code = 410 then 'gone'
                      else 'failed' end as outcome, count(*)::text as n
-           from webhook_attempts group by 1`,
+           from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id and not d.test group by 1`,
         ),
         sql<{ p50: number | null; p99: number | null }>(
           `with first_success as (
            select d.id, min(a.attempted_at) as at, e.created_at as event_at
              from webhook_deliveries d
-             join webhook_attempts a on a.delivery_id = d.id and a.status_code between 200 and 299
+             join webhook_attempts a on a.delivery_id = d.id and a.status_code between 200 and 299 and not d.test
              join events e on e.id = d.event_id
             group by d.id, e.created_at)
          select percentile_cont(0.5) within group (order by extract(epoch from at - event_at)) as p50,
@@ -197,6 +199,16 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
         databaseUp.set(0);
       }
       return registry.metrics();
+    },
+    watch(name, help, read) {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
     },
   };
 }

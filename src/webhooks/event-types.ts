@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   'transfer.failed',
   'transfer_batch.completed',
   'webhook.endpoint.created',
+  'webhook.endpoint.test',
   'event.delivery.queued',
   'event.delivery.failed',
   'event.delivery.succeeded',

@@ -24,6 +24,8 @@ import {
   RegisterEndpointBody,
   RegisteredEndpoint,
   ReplayAccepted,
+  TestEventAccepted,
+  TestEventBody,
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
@@ -97,6 +99,30 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     answer: [200, EndpointView],
     act: (tenantId, id) => deps.webhooks.deleteEndpoint(tenantId, id),
   });
+
+  typed.post(
+    '/api/v1/webhook-endpoints/:id/test',
+    {
+      schema: doc('Send a test event to one endpoint', {
+        description:
+          'A signed `webhook.endpoint.test` event, or with `type` a sample of that event type, marked `"test": true` ' +
+          'in the body, delivered to this endpoint only, now (retried on its schedule like any delivery). Test events ' +
+          'move no money and appear in no statement, list, stream or metric.',
+        params: IdParams,
+        body: TestEventBody,
+        response: { 202: envelopeSchema(TestEventAccepted) },
+      }),
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          ok(
+            request,
+            await deps.webhooks.sendTestEvent(tenantOf(request).tenantId, request.params.id, request.body?.type),
+          ),
+        ),
+  );
 
   typed.get(
     '/api/v1/webhook-deliveries',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { timestampFields } from '../http/view-fields.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
 import { EVENT_TYPES } from './event-types.ts';
+import { isTestableType } from './test-events.ts';
 
 const EventName = z.enum([...EVENT_TYPES, '*'], {
   error: `must be one of ${EVENT_TYPES.join(', ')} or *`,
@@ -87,6 +88,19 @@ export const DeliveryView = z.object({
 export type DeliveryView = z.infer<typeof DeliveryView>;
 
 export const DeliveryList = listOf(DeliveryView);
+
+export const TestEventBody = z
+  .object({
+    type: z
+      .string()
+      .max(100, 'must be at most 100 characters')
+      .refine(isTestableType, { error: 'must be an event type of GET /api/v1/event-types' })
+      .optional(),
+  })
+  .strict()
+  // No body at all sends webhook.endpoint.test.
+  .nullish();
+export const TestEventAccepted = z.object({ event_id: z.string(), delivery_id: z.string() });
 
 export const ReplayAccepted = z.object({ delivery_id: z.string(), replay_id: z.string() });
 

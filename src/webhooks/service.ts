@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { type EventRow, findEvent, listEvents, recordEvent } from '../events/events.ts';
+import type { EventType } from '../events/catalog.ts';
+import { type EventRow, findEvent, listEvents, recordEvent, recordTestEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
@@ -22,14 +23,18 @@ import {
   type DeliveryFilter,
   type EndpointRow,
   changeEndpointStatus,
+  deliveryIdFor,
   deliveryPage,
+  findEndpoint,
   LISTED_ATTEMPTS,
   MAX_ENDPOINTS_PER_TENANT,
   insertEndpoint,
   listEndpoints,
   lockAndCountEndpoints,
+  queueDelivery,
   setReplayId,
 } from './store.ts';
+import { testEventData } from './test-events.ts';
 
 export interface WebhookServiceDeps {
   orm: MikroORM;
@@ -193,6 +198,39 @@ export class WebhookService {
       );
     }
     return replayDelivery(this.deps, this.deps.orm.em.fork(), { ...delivery, tenant_id: tenantId });
+  }
+
+  /**
+   * A test event to one of the tenant's endpoints (decisions §15): `webhook.endpoint.test`, or a
+   * sample of `type`, marked `"test": true`, delivered to that endpoint only, at once (the fan-out
+   * starts its delivery). It moves no money and counts in no statement, stream or metric.
+   */
+  async sendTestEvent(tenantId: string, endpointId: string, type: EventType | undefined) {
+    const em = this.deps.orm.em.fork();
+    const endpoint = isUuid(endpointId) ? await findEndpoint(em, endpointId) : null;
+    if (!endpoint || endpoint.tenant_id !== tenantId || endpoint.status === 'deleted') {
+      throw ApiError.notFound(`webhook endpoint ${endpointId}`);
+    }
+    if (endpoint.status !== 'listening') {
+      throw new ApiError(
+        'failed_precondition',
+        `the endpoint ${endpointId} is ${endpoint.status}: nothing can be delivered to it`,
+      );
+    }
+    const { type: eventType, payload } = testEventData(type, endpoint);
+    return em.transactional(async (tx) => {
+      const event = await recordTestEvent(tx, { tenantId, type: eventType, payload });
+      const deliveryId = deliveryIdFor(event.id, endpoint.id);
+      await queueDelivery(tx, {
+        id: deliveryId,
+        tenant_id: tenantId,
+        event_id: event.id,
+        endpoint_id: endpoint.id,
+        event_type: eventType,
+        test: true,
+      });
+      return { event_id: event.id, delivery_id: deliveryId };
+    });
   }
 
   async listEvents(tenantId: string, filters: { type?: string | undefined }, window: Window) {

@@ -2,6 +2,7 @@
 // event and endpoint) and `webhook_attempts`. Rows come typed from the MikroORM entities below;
 // properties are named as their columns. Every status change is conditional on the status it
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
+import { createHash } from 'node:crypto';
 import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
@@ -32,6 +33,8 @@ export const WebhookDelivery = tableEntity('WebhookDelivery', 'webhook_deliverie
   attempt_count: p.integer().default(0),
   signature: p.string().nullable(),
   replay_id: p.string().nullable(),
+  /** The delivery of a test event: left out of the webhook metrics. */
+  test: p.boolean().default(false),
   ...timestamps(),
 });
 export type DeliveryRow = InferEntity<typeof WebhookDelivery>;
@@ -239,9 +242,15 @@ export async function deliveryEndpointIds(
   );
 }
 
+/** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
+export function deliveryIdFor(eventId: string, endpointId: string): string {
+  const hex = createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export async function queueDelivery(
   em: EntityManager,
-  delivery: Pick<DeliveryRow, 'id' | 'tenant_id' | 'event_id' | 'endpoint_id' | 'event_type'>,
+  delivery: Pick<DeliveryRow, 'id' | 'tenant_id' | 'event_id' | 'endpoint_id' | 'event_type'> & { test?: boolean },
 ): Promise<boolean> {
   const inserted = await em
     .createQueryBuilder(WebhookDelivery)

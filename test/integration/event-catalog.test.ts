@@ -2,9 +2,9 @@
 // every type but the card ones (event-catalog-cards.test.ts makes those), each recorded payload
 // and each webhook body checked with Ajv against the JSON Schema the catalog serves for its type:
 // transfers settled and failed (the sandbox bank's failing account), a bulk batch, a webhook
-// endpoint and its deliveries (failed once, then succeeded, to a local receiver), a virtual
-// account credited and closed, identity customers verified and not, and a reconciliation whose
-// bank statement forgets a transfer and invents a credit.
+// endpoint, a test event to it and its deliveries (failed once, then succeeded, to a local
+// receiver), a virtual account credited and closed, identity customers verified and not, and a
+// reconciliation whose bank statement forgets a transfer and invents a credit.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -134,8 +134,13 @@ describe("every recorded event fits its type's catalog schema", () => {
         (await get(tenant.apiKey, `/api/v1/transfers/bulk/${batch.json().data.id}`)).json().data.status === 'completed',
       60_000,
     );
+    // A test event to the endpoint: webhook.endpoint.test, recorded through its schema too.
+    expect((await post(tenant.apiKey, `/api/v1/webhook-endpoints/${endpoint.json().data.id}/test`)).statusCode).toBe(
+      202,
+    );
     await expectMadeAndFitting(
       [
+        'webhook.endpoint.test',
         'transfer.created',
         'transfer.settled',
         'transfer.failed',

@@ -17,7 +17,7 @@ import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { WORKFLOW_TRACING_MODULES, workerTracing } from '../../src/telemetry/temporal.ts';
-import { deliveryIdFor } from '../../worker/webhook-fanout.ts';
+import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, newSigningSecret, transferBody } from '../support/api.ts';

@@ -4,7 +4,8 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookTaskQueue, parseDurationsMs } from '../../src/config.ts';
-import { EventFanout, deliveryIdFor } from '../../worker/webhook-fanout.ts';
+import { EventFanout } from '../../worker/webhook-fanout.ts';
+import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant, resolvedTestKey } from '../support/app.ts';

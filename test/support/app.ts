@@ -56,6 +56,9 @@ export interface TestAppOptions {
   nameEnquiryCacheMs?: number;
   /** The live connectors, as src/config.ts reads LIVE_CONNECTORS and their settings (none by default). */
   liveConnectors?: Config['liveConnectors'];
+  /** STREAM_MAX_PER_KEY and STREAM_BUFFER_BYTES (5 and 256 KiB by default, as in production). */
+  streamMaxPerKey?: number;
+  streamBufferBytes?: number;
 }
 
 export async function createTestApp(orm: MikroORM, options: TestAppOptions = {}): Promise<TestApp> {
@@ -87,6 +90,8 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     HEADERS_TIMEOUT_MS: options.headersTimeoutMs ?? 10_000,
     REQUEST_TIMEOUT_MS: options.requestTimeoutMs ?? 30_000,
     NAME_ENQUIRY_CACHE_MS: options.nameEnquiryCacheMs ?? 60_000,
+    STREAM_MAX_PER_KEY: options.streamMaxPerKey ?? 5,
+    STREAM_BUFFER_BYTES: options.streamBufferBytes ?? 262_144,
   };
   const providers = createProviders({
     sandboxBankUrl: options.sandboxBankUrl ?? 'http://127.0.0.1:9',

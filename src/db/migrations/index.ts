@@ -26,6 +26,7 @@ import { Migration0023TransferConnectors } from './0023-transfer-connectors.ts';
 import { Migration0024ReconciliationConnectors } from './0024-reconciliation-connectors.ts';
 import { Migration0025TransferBatches } from './0025-transfer-batches.ts';
 import { Migration0026WalletStatements } from './0026-wallet-statements.ts';
+import { Migration0027EventStream } from './0027-event-stream.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -54,4 +55,5 @@ export const migrations = [
   Migration0024ReconciliationConnectors,
   Migration0025TransferBatches,
   Migration0026WalletStatements,
+  Migration0027EventStream,
 ];

@@ -1,0 +1,358 @@
+// The event stream and test events (decisions §15) on the real stack: each new event of the tenant
+// in stream order as the webhook body, resumed after Last-Event-ID on the same API or another
+// replica with nothing lost or repeated; ids of other tenants, unknown or malformed refused; at most
+// five streams per key; a hundred clients that stop reading disconnected while the one that reads
+// gets everything; test events signed and delivered to one endpoint, never streamed or listed.
+// (event-stream-crash.test.ts kills the API process between two reads.)
+import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { sampleData } from '../../src/events/catalog.ts';
+import { type NewEvent, recordEvents } from '../../src/events/events.ts';
+import { issueKey } from '../../src/tenants/tenants.ts';
+import { auth, expectFieldRefused, newSigningSecret } from '../support/api.ts';
+import { createFundedTenant, createTestApp } from '../support/app.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { eventually } from '../support/eventually.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { openEventStream } from '../support/sse.ts';
+import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
+
+const TASK_QUEUE = `event-stream-${process.pid}`;
+
+let stack: GatewayStack;
+let db: TestDatabase;
+let app: FastifyInstance;
+let receiver: Receiver;
+
+useGatewayStack(
+  { taskQueue: TASK_QUEUE, bank: { completionDelayMs: 100 }, webhookScheduleMs: [0, 500, 1_000] },
+  async (started) => {
+    stack = started;
+    ({ db, app } = started);
+    receiver = await startReceiver();
+  },
+  () => receiver.close(),
+);
+
+const streams = () => app.eventStreams;
+
+/**
+ * `n` events of the tenant recorded now, through the events table's owner, each its type's catalog
+ * sample; with `padding`, card.created events whose metadata holds that many more characters.
+ */
+async function record(tenantId: string, n: number, label: string, padding = 0) {
+  const types = ['transfer.created', 'transfer.settled', 'virtual_account.credited'] as const;
+  const events = Array.from({ length: n }, (_, i): NewEvent => {
+    const sourceKey = `stream-test:${label}:${i}`;
+    if (padding > 0) {
+      return {
+        type: 'card.created',
+        sourceKey,
+        payload: { ...sampleData('card.created'), metadata: { note: 'x'.repeat(padding), i } },
+      };
+    }
+    const type = types[i % types.length]!;
+    return { type, sourceKey, payload: sampleData(type) } as NewEvent;
+  });
+  await recordEvents(db.orm.em.fork(), tenantId, events);
+  return events;
+}
+
+/** The tenant's events as the database has them, in stream order. */
+async function eventIds(tenantId: string, label: string) {
+  const rows = await db.orm.em
+    .fork()
+    .execute<{ id: string }[]>(`select id from events where tenant_id = ? and source_key like ? order by txid, seq`, [
+      tenantId,
+      `stream-test:${label}:%`,
+    ]);
+  return rows.map((row) => row.id);
+}
+
+describe('GET /api/v1/events/stream', () => {
+  it("sends each new event of the tenant, in order, as its webhook body; another tenant's never", async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const other = await createFundedTenant(db.orm);
+    const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers.get('cache-control')).toBe('no-cache, no-transform');
+    try {
+      await record(tenant.tenantId, 3, 'order-a');
+      await record(other.tenantId, 2, 'order-other');
+      await record(tenant.tenantId, 2, 'order-b');
+      // A real one too: registering an endpoint records webhook.endpoint.created.
+      const registered = await app.inject({
+        method: 'POST',
+        url: '/api/v1/webhook-endpoints',
+        headers: auth(tenant.apiKey),
+        // Subscribed to nothing recorded here, so that no delivery events follow.
+        payload: { url: `${receiver.url}/order`, events: ['transfer.failed'], signing_secret: newSigningSecret() },
+      });
+      expect(registered.statusCode).toBe(201);
+      const got = await stream.take(6);
+      const expected = [
+        ...(await eventIds(tenant.tenantId, 'order-a')),
+        ...(await eventIds(tenant.tenantId, 'order-b')),
+      ];
+      expect(got.slice(0, 5).map((message) => message.id)).toEqual(expected);
+      expect(got.map((message) => message.event)).toEqual([
+        'transfer.created',
+        'transfer.settled',
+        'virtual_account.credited',
+        'transfer.created',
+        'transfer.settled',
+        'webhook.endpoint.created',
+      ]);
+      // The data line is the webhook body: the event as GET /api/v1/events/{id} shows it.
+      for (const message of got) {
+        const event = (
+          await app.inject({ method: 'GET', url: `/api/v1/events/${message.id}`, headers: auth(tenant.apiKey) })
+        ).json().data;
+        expect(message.data).toEqual(event);
+        expect(Object.keys(message.data)).toEqual(['id', 'type', 'created_at', 'data']);
+      }
+      expect(got[5]!.data.data.id).toBe(registered.json().data.id);
+      // Nothing more: the other tenant's two never came.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(stream.received).toHaveLength(6);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('resumes after Last-Event-ID (or ?after=) with nothing lost or repeated, on another replica too', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const replica = await createTestApp(db.orm, { taskQueue: TASK_QUEUE });
+    const replicaUrl = await replica.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const first = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+      await record(tenant.tenantId, 5, 'resume-1');
+      const all = await eventIds(tenant.tenantId, 'resume-1');
+      expect((await first.take(2)).map((message) => message.id)).toEqual(all.slice(0, 2));
+      first.close();
+      // While nobody listens, more happen.
+      await record(tenant.tenantId, 4, 'resume-2');
+      all.push(...(await eventIds(tenant.tenantId, 'resume-2')));
+
+      // On the other replica, after the second event: the seven after it, once each, in order.
+      const second = await openEventStream(replicaUrl, tenant.apiKey, { lastEventId: all[1] });
+      expect(second.status).toBe(200);
+      expect((await second.take(7)).map((message) => message.id)).toEqual(all.slice(2));
+      await record(tenant.tenantId, 2, 'resume-3');
+      all.push(...(await eventIds(tenant.tenantId, 'resume-3')));
+      expect((await second.take(2)).map((message) => message.id)).toEqual(all.slice(9));
+      second.close();
+
+      // Back on the first API with ?after=, from the sixth.
+      const third = await openEventStream(stack.gatewayUrl, tenant.apiKey, { query: `?after=${all[5]}` });
+      expect((await third.take(5)).map((message) => message.id)).toEqual(all.slice(6));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(third.received).toHaveLength(5);
+      third.close();
+    } finally {
+      await replica.app.close();
+    }
+  });
+
+  it("refuses an unknown, malformed, test or other tenant's event id with 400 naming the field", async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const other = await createFundedTenant(db.orm);
+    await record(other.tenantId, 1, 'refuse-other');
+    const [othersEvent] = await eventIds(other.tenantId, 'refuse-other');
+    const refused = async (options: { lastEventId?: string; query?: string }, field: string) => {
+      const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey, options);
+      expect(stream.status).toBe(400);
+      expect(stream.refusal).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
+      expect(JSON.stringify(stream.refusal)).toContain(field);
+    };
+    await refused({ lastEventId: othersEvent! }, 'Last-Event-ID');
+    await refused({ lastEventId: '00000000-0000-4000-8000-000000000000' }, 'Last-Event-ID');
+    await refused({ lastEventId: "1' or '1'='1" }, 'Last-Event-ID');
+    await refused({ query: `?after=${othersEvent}` }, 'after');
+    await refused({ query: `?after=${'a'.repeat(101)}` }, 'after');
+    expect(streams().size).toBe(0);
+  });
+
+  it('holds at most five streams per key: the sixth is 429, and a place frees when one closes', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const open = await Promise.all(Array.from({ length: 5 }, () => openEventStream(stack.gatewayUrl, tenant.apiKey)));
+    expect(open.map((stream) => stream.status)).toEqual([200, 200, 200, 200, 200]);
+    const sixth = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(sixth.status).toBe(429);
+    expect(sixth.refusal).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+    // Another key of the same tenant has places of its own.
+    const second = await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test');
+    const byOtherKey = await openEventStream(stack.gatewayUrl, second.api_key);
+    expect(byOtherKey.status).toBe(200);
+    open[0]!.close();
+    await eventually(() => streams().size === 5);
+    const again = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(again.status).toBe(200);
+    for (const stream of [...open, again, byOtherKey]) stream.close();
+    await eventually(() => streams().size === 0);
+  });
+
+  it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    // 100 stalled streams need 20 keys at five streams each.
+    const keys = [tenant.apiKey];
+    for (let i = 1; i < 20; i++) keys.push((await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test')).api_key);
+    const port = Number(new URL(stack.gatewayUrl).port);
+    const stalled = keys.flatMap((key) =>
+      Array.from({ length: 5 }, () => {
+        const socket = connect(port, '127.0.0.1');
+        socket.write(`GET /api/v1/events/stream HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\n\r\n`);
+        // Never reads a byte.
+        socket.pause();
+        return socket;
+      }),
+    );
+    await eventually(() => streams().size === 100);
+    const reader = await openEventStream(
+      stack.gatewayUrl,
+      (await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test')).api_key,
+    );
+    const heapBefore = process.memoryUsage().heapUsed;
+    // 2,000 events of about 2 KB: 4 MB owed to each stalled client.
+    for (let i = 0; i < 10; i++) await record(tenant.tenantId, 200, `stall-${i}`, 2_000);
+    const got = await reader.take(2_000, 60_000);
+    const expected: string[] = [];
+    for (let i = 0; i < 10; i++) expected.push(...(await eventIds(tenant.tenantId, `stall-${i}`)));
+    expect(got.map((message) => message.id)).toEqual(expected);
+    // Every stalled client was cut off; only the reader's stream is open.
+    // Each stalled stream stops being written at 256 KiB and is cut off after 10 s without a read.
+    await eventually(() => streams().size === 1, 30_000);
+    const heapAfter = process.memoryUsage().heapUsed;
+    console.log(
+      `event stream: 100 stalled clients disconnected; heap ${(heapBefore / 2 ** 20).toFixed(1)} MB before, ` +
+        `${(heapAfter / 2 ** 20).toFixed(1)} MB after 2,000 events (${((2_000 * 2_300 * 100) / 2 ** 20).toFixed(0)} MB owed to them)`,
+    );
+    reader.close();
+    for (const socket of stalled) socket.destroy();
+    await eventually(() => streams().size === 0);
+  }, 120_000);
+});
+
+describe('POST /api/v1/webhook-endpoints/{id}/test', () => {
+  it('delivers a signed test event to that endpoint only, never streamed or listed', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const secret = newSigningSecret();
+    const register = async (path: string, events: string[]) =>
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/api/v1/webhook-endpoints',
+          headers: auth(tenant.apiKey),
+          payload: { url: `${receiver.url}${path}`, events, signing_secret: secret },
+        })
+      ).json().data;
+    // A bystander subscribed to everything gets both endpoints' webhook.endpoint.created, and never a test event.
+    await register('/test-bystander', ['*']);
+    const target = await register('/test-target', ['transfer.failed']);
+    await eventually(() => receiver.on('/test-bystander').length === 2);
+    const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    try {
+      const sent = await app.inject({
+        method: 'POST',
+        url: `/api/v1/webhook-endpoints/${target.id}/test`,
+        headers: auth(tenant.apiKey),
+      });
+      expect(sent.statusCode).toBe(202);
+      const { event_id, delivery_id } = sent.json().data;
+      const delivered = await eventually(() =>
+        receiver.on('/test-target').find((webhook) => JSON.parse(webhook.body).id === event_id),
+      );
+      const body = new Webhook(secret).verify(delivered.body, {
+        'webhook-id': delivered.headers['webhook-id'] as string,
+        'webhook-timestamp': delivered.headers['webhook-timestamp'] as string,
+        'webhook-signature': delivered.headers['webhook-signature'] as string,
+      }) as Record<string, any>;
+      expect(body).toMatchObject({
+        id: event_id,
+        type: 'webhook.endpoint.test',
+        test: true,
+        data: { endpoint_id: target.id, url: `${receiver.url}/test-target` },
+      });
+      const delivery = await app.inject({
+        method: 'GET',
+        url: `/api/v1/webhook-deliveries/${delivery_id}`,
+        headers: auth(tenant.apiKey),
+      });
+      expect(delivery.json().data).toMatchObject({ event_id, endpoint_id: target.id });
+
+      // A sample of a type, marked test.
+      const sample = await app.inject({
+        method: 'POST',
+        url: `/api/v1/webhook-endpoints/${target.id}/test`,
+        headers: auth(tenant.apiKey),
+        payload: { type: 'transfer.settled' },
+      });
+      expect(sample.statusCode).toBe(202);
+      const sampled = await eventually(() =>
+        receiver.on('/test-target').find((webhook) => JSON.parse(webhook.body).id === sample.json().data.event_id),
+      );
+      expect(JSON.parse(sampled.body)).toMatchObject({
+        type: 'transfer.settled',
+        test: true,
+        data: sampleData('transfer.settled'),
+      });
+
+      // Only the target got them; the stream and the event list show neither; no delivery events.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(receiver.on('/test-bystander')).toHaveLength(2);
+      expect(receiver.on('/test-target')).toHaveLength(2);
+      // Anything about a test event: the event itself, or a delivery event naming it.
+      const tests = new Set([event_id as string, sample.json().data.event_id as string]);
+      const aboutTests = (event: { id: string; data: { event_id?: string } }) =>
+        tests.has(event.id) || tests.has(event.data.event_id ?? '');
+      expect(
+        stream.received
+          .map((message) => message.data as { id: string; data: { event_id?: string } })
+          .filter(aboutTests),
+      ).toEqual([]);
+      const listed = (
+        await app.inject({ method: 'GET', url: '/api/v1/events?limit=100', headers: auth(tenant.apiKey) })
+      ).json().data.items as { id: string; type: string; data: { event_id?: string } }[];
+      expect(listed.filter(aboutTests)).toEqual([]);
+      // Whatever the stream did send meanwhile is a real event of the tenant's, in the list.
+      const listedIds = new Set(listed.map((event) => event.id));
+      expect(stream.received.filter((message) => !listedIds.has(message.id))).toEqual([]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("refuses another tenant's endpoint (404), an unknown type or field (400), a deleted endpoint (404)", async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const other = await createFundedTenant(db.orm);
+    const endpoint = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/webhook-endpoints',
+        headers: auth(tenant.apiKey),
+        payload: { url: `${receiver.url}/refusals`, events: ['transfer.settled'], signing_secret: newSigningSecret() },
+      })
+    ).json().data;
+    const test = (apiKey: string, id: string, payload?: object) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/webhook-endpoints/${id}/test`,
+        headers: auth(apiKey),
+        ...(payload ? { payload } : {}),
+      });
+    expect((await test(other.apiKey, endpoint.id)).statusCode).toBe(404);
+    expect((await test(other.apiKey, 'not-a-uuid')).statusCode).toBe(404);
+    expectFieldRefused(await test(tenant.apiKey, endpoint.id, { type: 'transfer.exploded' }), 'type');
+    expectFieldRefused(await test(tenant.apiKey, endpoint.id, { type: '<script>' }), 'type');
+    expect((await test(tenant.apiKey, endpoint.id, { type: 'transfer.settled', extra: 1 })).statusCode).toBe(400);
+    await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhook-endpoints/${endpoint.id}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect((await test(tenant.apiKey, endpoint.id)).statusCode).toBe(404);
+  });
+});
