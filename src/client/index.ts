@@ -18,6 +18,7 @@ import type { paths } from './schema.ts';
 export * from './errors.ts';
 export { type WebhookEvent, type WebhookEventType, type WebhookHeaders, type WebhookRefusal } from './webhooks.ts';
 export { WebhookVerificationError, verifyWebhook } from './webhooks.ts';
+export { type StreamEventsOptions, type StreamedEvent, streamEvents } from './stream.ts';
 export type { paths } from './schema.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

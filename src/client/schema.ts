@@ -2697,7 +2697,7 @@ export interface paths {
         content: {
           'application/json': {
             type?: string;
-          };
+          } | null;
         };
       };
       responses: {
@@ -3974,7 +3974,7 @@ export interface paths {
     };
     /**
      * The tenant's new events, as they happen (text/event-stream)
-     * @description Each event as `id: <event id>`, `event: <type>`, `data: <the webhook body>`, in commit order. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume after it, with nothing lost or repeated, on any API replica. A comment line every 15 s keeps the connection open. At most 5 open streams per API key (429 beyond); a client that stops reading is disconnected.
+     * @description Each event as `id: <event id>`, `event: <type>`, `data: <the webhook body>`, in commit order. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume after it, with nothing lost or repeated, on any API replica. A comment line every 15 s keeps the connection open. At most 5 open streams per API key (429 beyond); a client that reads nothing for 10 s is disconnected.
      */
     get: {
       parameters: {

@@ -27,7 +27,7 @@ export function eventStreamRoutes(app: FastifyInstance, deps: { orm: MikroORM; s
           'Each event as `id: <event id>`, `event: <type>`, `data: <the webhook body>`, in commit order. ' +
           'Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume after it, with ' +
           'nothing lost or repeated, on any API replica. A comment line every 15 s keeps the connection open. ' +
-          'At most 5 open streams per API key (429 beyond); a client that stops reading is disconnected.',
+          'At most 5 open streams per API key (429 beyond); a client that reads nothing for 10 s is disconnected.',
         querystring: StreamQuery,
       }),
     },

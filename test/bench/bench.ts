@@ -16,7 +16,7 @@
 // latest.json, latest.md (the same tables as a page) and latest.svg, and checks at the end that
 // every posting ever made sums to zero and that `ledger verify` passes.
 //   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128]
-//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk]
+//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream]
 //                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--bulk-size 1000] [--out test/bench/results]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -39,6 +39,7 @@ import {
   costRows,
   ledgerLine,
   measureRows,
+  streamRows,
   pathRows,
   table,
   writeResults,
@@ -46,6 +47,7 @@ import {
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { streamEvents } from '../../src/client/stream.ts';
 import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/runtime/secrets.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 
@@ -55,7 +57,7 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '1,8,16,32,128' },
-    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk' },
+    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream' },
     'cost-count': { type: 'string', default: '20' },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
@@ -92,7 +94,9 @@ say(
   `bench ${runId}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`,
 );
 say('starting the gateway…');
-const stack: BenchStack = await startBenchStack(say);
+// The stream phase holds 100 streams on the bench tenant's one key (the default is 5 per key).
+const STREAMS = 100;
+const stack: BenchStack = await startBenchStack(say, { env: { STREAM_MAX_PER_KEY: String(STREAMS) } });
 const results: BenchResults = {
   machine: {
     cpus: cpus().length,
@@ -525,6 +529,73 @@ try {
     });
   }
 
+  if (phases.has('stream')) {
+    await listen();
+    results.stream = await measured(
+      `stream: ${STREAMS} open event streams on one tenant, ${batch} transfers at 8 concurrent, beside their webhooks`,
+      async () => {
+        const stop = new AbortController();
+        // When each stream received each transfer.settled, by transfer id.
+        const received = Array.from({ length: STREAMS }, () => new Map<string, number>());
+        const readers = received.map(async (got) => {
+          for await (const { event } of streamEvents({
+            baseUrl: stack.apiUrl,
+            apiKey: tenant.api_key,
+            signal: stop.signal,
+          })) {
+            if (event.type === 'transfer.settled') got.set((event.data as { id: string }).id, Date.now());
+          }
+        });
+        const streamsOpen = async () => {
+          const text = await (await fetch(stack.metricsUrl)).text();
+          return Number(/^gateway_event_streams_open (\d+)/m.exec(text)?.[1] ?? 0);
+        };
+        await waitFor('every stream open', async () => (await streamsOpen()) >= STREAMS, 50, 30_000);
+        const ids: string[] = [];
+        await burst(batch, 8, async (n) => {
+          const response = await transfer(`bench-${runId}-stream-${n}`);
+          if (response.status === 201) ids.push(((await response.json()) as { data: { id: string } }).data.id);
+        });
+        await waitFor(
+          'every settled event on every stream and at the webhook receiver',
+          () => {
+            collect();
+            return ids.every((id) => settledAt.has(id) && received.every((got) => got.has(id)));
+          },
+          20,
+        );
+        stop.abort();
+        await Promise.allSettled(readers);
+        // From the event's transaction (created_at) to its receipt, for the same events both ways.
+        const { rows } = await db.query<{ id: string; at: Date }>(
+          `select payload->>'id' as id, created_at as at from events where type = 'transfer.settled' and payload->>'id' = any($1)`,
+          [ids],
+        );
+        const recorded = new Map(rows.map((row) => [row.id, new Date(row.at).getTime()]));
+        const percentile = (values: number[], p: number) => {
+          const sorted = [...values].sort((a, b) => a - b);
+          return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+        };
+        const streamMs = ids.flatMap((id) => received.map((got) => got.get(id)! - recorded.get(id)!));
+        const webhookMs = ids.map((id) => settledAt.get(id)! - recorded.get(id)!);
+        const result = {
+          streams: STREAMS,
+          events: ids.length,
+          receipts: streamMs.length,
+          streamP50Ms: percentile(streamMs, 50),
+          streamP99Ms: percentile(streamMs, 99),
+          webhookP50Ms: percentile(webhookMs, 50),
+          webhookP99Ms: percentile(webhookMs, 99),
+        };
+        say(
+          `  ${result.receipts} receipts on ${STREAMS} streams: p50 ${result.streamP50Ms} ms, p99 ${result.streamP99Ms} ms; ` +
+            `the same ${ids.length} events by webhook: p50 ${result.webhookP50Ms} ms, p99 ${result.webhookP99Ms} ms`,
+        );
+        return result;
+      },
+    );
+  }
+
   if (phases.has('authorizations')) {
     // The processor's question, signed, straight to the API's provider-callback route (what the
     // sandbox processor does, without its own HTTP hop), against one PostgreSQL round trip.
@@ -634,6 +705,7 @@ try {
   if (paths.length > 1) say(`\n${table(paths)}\n`);
   if (measures.length > 1) say(`${table(measures)}\n`);
   if (results.bulk) say(`${table(bulkRows(results.bulk))}\n`);
+  if (results.stream) say(`${table(streamRows(results.stream))}\n`);
   if (results.cost) say(`${table(costRows(results.cost))}\n`);
 
   const written = writeResults(resolve(PROJECT_ROOT, flags.out), results);

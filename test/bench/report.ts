@@ -45,6 +45,16 @@ export interface BenchResults {
     settledPerSecond: number;
     singleCreatePerSecond: number;
   };
+  /** Open event streams of one tenant, each event to all of them, beside the webhook path of the same events. */
+  stream?: {
+    streams: number;
+    events: number;
+    receipts: number;
+    streamP50Ms: number;
+    streamP99Ms: number;
+    webhookP50Ms: number;
+    webhookP99Ms: number;
+  };
   ledger?: {
     postingsTotalMinor: number;
     balanced: boolean;
@@ -232,6 +242,19 @@ export function bulkRows(bulk: NonNullable<BenchResults['bulk']>): string[][] {
 }
 
 /** The cost of one transfer as table rows. */
+/** The stream phase as table rows: from an event's transaction to its receipt, by stream and by webhook. */
+export function streamRows(stream: NonNullable<BenchResults['stream']>): string[][] {
+  return [
+    [`${stream.events} transfer.settled events, one tenant`, 'p50', 'p99'],
+    [
+      `event stream: each event on all ${stream.streams} streams (${stream.receipts} receipts)`,
+      `${stream.streamP50Ms} ms`,
+      `${stream.streamP99Ms} ms`,
+    ],
+    ['webhook: the same events, one endpoint', `${stream.webhookP50Ms} ms`, `${stream.webhookP99Ms} ms`],
+  ];
+}
+
 export function costRows(cost: TransferCost): string[][] {
   const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
   const { temporal: t, providerCalls: calls, database: db } = cost;
@@ -314,6 +337,7 @@ export function markdownReport(results: BenchResults, files: { svg: boolean }): 
   const measures = measureRows(results);
   if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
   if (results.bulk) lines.push('', '## Bulk transfers', '', table(bulkRows(results.bulk)));
+  if (results.stream) lines.push('', '## Event stream and webhooks', '', table(streamRows(results.stream)));
   if (results.cost) lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
   lines.push('');
   return lines.join('\n');

@@ -7,6 +7,8 @@ export interface TcpProxy {
   port: number;
   pause(): void;
   resume(): void;
+  /** Cuts every open connection, as a dropped network does; new ones are still taken. */
+  drop(): void;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const { client, upstream } of pipes) {
         client.resume();
         upstream.resume();
+      }
+    },
+    drop() {
+      for (const { client, upstream } of pipes) {
+        client.destroy();
+        upstream.destroy();
       }
     },
     async close() {

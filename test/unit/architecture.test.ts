@@ -71,6 +71,7 @@ describe('import rules', () => {
     ['no-process-reaches-the-sandbox-bank', 'src/transfers', '../sandbox-bank/banks.ts', 'BANKS'],
     ['client-stands-alone', 'src/client', '../http/errors.ts', 'ERRORS'],
     ['client-stands-alone', 'src/client', 'node:crypto', 'randomUUID'],
+    ['tenant-cli-on-the-client', 'src/client/cli', '../../http/errors.ts', 'ERRORS'],
   ])(
     '%s fails on a planted violation (%s importing %s)',
     async (rule, folder, specifier, name) => {
