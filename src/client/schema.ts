@@ -3988,6 +3988,15 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
+        /** @description The stream: `id:`, `event:` and `data:` lines per event, and comment lines */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'text/event-stream': string;
+          };
+        };
         /** @description Default Response */
         400: {
           headers: {

@@ -29,6 +29,12 @@ export function eventStreamRoutes(app: FastifyInstance, deps: { orm: MikroORM; s
           'nothing lost or repeated, on any API replica. A comment line every 15 s keeps the connection open. ' +
           'At most 5 open streams per API key (429 beyond); a client that reads nothing for 10 s is disconnected.',
         querystring: StreamQuery,
+        response: {
+          200: {
+            description: 'The stream: `id:`, `event:` and `data:` lines per event, and comment lines',
+            content: { 'text/event-stream': { schema: z.string() } },
+          },
+        },
       }),
     },
     async (request, reply) => {
@@ -64,7 +70,9 @@ export function eventStreamRoutes(app: FastifyInstance, deps: { orm: MikroORM; s
         raw.writeHead(200, {
           ...(reply.getHeaders() as Record<string, string>),
           'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache, no-transform',
+          // As every API answer (src/http/security-headers.ts, which a hijacked answer skips).
+          'cache-control': 'no-store, no-transform',
+          'x-content-type-options': 'nosniff',
           // Proxies (nginx) must pass each event on as it comes.
           'x-accel-buffering': 'no',
         });

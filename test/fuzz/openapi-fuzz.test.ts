@@ -16,7 +16,7 @@ import { budget, runSeed } from '../support/long-run.ts';
 import { type Operation, createTenantResources, documentOperations } from '../support/openapi.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 import { type FuzzContext, type FuzzRequest, requestsFor } from './requests.ts';
-import { type Answer, answerOf, faultsOf } from './responses.ts';
+import { type Answer, answerOf, faultsOf, isStreamOperation, streamAnswerOf } from './responses.ts';
 
 const TASK_QUEUE = `fuzz-${process.pid}`;
 const SEED = runSeed('openapi-fuzz');
@@ -135,7 +135,9 @@ describe('fuzzing from the OpenAPI document', () => {
           tally.sent += 1;
           let answer: Answer;
           try {
-            answer = await answerOf(stack.app, request, ANSWER_WITHIN_MS);
+            answer = isStreamOperation(operation)
+              ? await streamAnswerOf(stack.gatewayUrl, request, ANSWER_WITHIN_MS)
+              : await answerOf(stack.app, request, ANSWER_WITHIN_MS);
           } catch (error) {
             throw new Error(`${operation.key}: ${(error as Error).message}\n${describeRequest(request)}`, {
               cause: error,

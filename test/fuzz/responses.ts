@@ -38,6 +38,43 @@ export async function answerOf(app: FastifyInstance, request: FuzzRequest, withi
   }
 }
 
+/** Whether the operation answers a stream (text/event-stream) that never ends on its own. */
+export function isStreamOperation(operation: Operation): boolean {
+  return Object.values(operation.spec.responses ?? {}).some(
+    (answer) => (answer as { content?: Record<string, unknown> }).content?.['text/event-stream'] !== undefined,
+  );
+}
+
+/**
+ * The answer of a streaming operation, over HTTP: its status and headers, and for a refusal its
+ * body; an accepted stream is read up to its first comment, then closed (the server forgets it).
+ */
+export async function streamAnswerOf(baseUrl: string, request: FuzzRequest, withinMs: number): Promise<Answer> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error(`no answer within ${withinMs} ms`)), withinMs);
+  try {
+    const response = await fetch(`${baseUrl}${request.url}`, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.payload !== undefined ? { body: request.payload } : {}),
+      signal: abort.signal,
+    });
+    const headers = Object.fromEntries(response.headers);
+    if (!String(headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      return { status: response.status, headers, body: await response.text() };
+    }
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    const opening = new TextDecoder().decode(first.value);
+    await reader.cancel();
+    if (!opening.startsWith(': stream open')) throw new Error(`the stream opened with ${JSON.stringify(opening)}`);
+    return { status: response.status, headers, body: '' };
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 const validators = new Map<object, ValidateFunction>();
 

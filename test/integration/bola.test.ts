@@ -48,6 +48,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
+  'POST /api/v1/webhook-endpoints/{id}/test': { type: 'transfer.settled' },
   'POST /api/v1/sandbox/cards/{card_id}/purchases': PURCHASE,
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},

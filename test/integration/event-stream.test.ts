@@ -78,7 +78,9 @@ describe('GET /api/v1/events/stream', () => {
     const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(stream.headers.get('cache-control')).toBe('no-cache, no-transform');
+    expect(stream.headers.get('cache-control')).toBe('no-store, no-transform');
+    expect(stream.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(stream.headers.get('x-request-id')).toMatch(/^req_/);
     try {
       await record(tenant.tenantId, 3, 'order-a');
       await record(other.tenantId, 2, 'order-other');

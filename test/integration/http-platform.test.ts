@@ -328,7 +328,9 @@ describe('API documentation', () => {
       for (const [method, operation] of Object.entries(operations)) {
         const success = Object.entries(operation.responses).filter(([status]) => /^2\d\d$/.test(status));
         const typed = success.some(([, answer]) => {
-          const schema = answer.content?.['application/json']?.schema ?? {};
+          // JSON, or for the event stream its text/event-stream.
+          const schema =
+            answer.content?.['application/json']?.schema ?? answer.content?.['text/event-stream']?.schema ?? {};
           return Object.keys(schema).length > 0;
         });
         if (!typed) untyped.push(`${method.toUpperCase()} ${path}`);
