@@ -8,7 +8,14 @@ import { listen } from './listen.ts';
 import { print, record, table } from './output.ts';
 import { TRIGGERS } from './trigger.ts';
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  /** Whether the usage text helps (a wrong command or flag), or only the message does (no key set). */
+  readonly showUsage: boolean;
+  constructor(message: string, options: { showUsage?: boolean } = {}) {
+    super(message);
+    this.showUsage = options.showUsage ?? true;
+  }
+}
 
 const USAGE = `usage: npm run --silent gateway -- <command> [options] [--json]
 
@@ -71,7 +78,11 @@ async function run(argv: string[]): Promise<number> {
   }
   const baseUrl = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
   const apiKey = process.env.GATEWAY_API_KEY;
-  if (!apiKey) throw new UsageError('GATEWAY_API_KEY is not set: export your sk_test_… key');
+  if (!apiKey) {
+    throw new UsageError('GATEWAY_API_KEY is not set: export GATEWAY_API_KEY=sk_test_… (your key)', {
+      showUsage: false,
+    });
+  }
   const json = values.json ?? false;
   const client = createGatewayClient({ baseUrl, apiKey });
 
@@ -226,7 +237,8 @@ try {
   process.exitCode = await run(process.argv.slice(2));
 } catch (error) {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    const usage = !(error instanceof UsageError) || error.showUsage;
+    process.stderr.write(`${(error as Error).message}\n${usage ? `\n${USAGE}` : ''}`);
     process.exitCode = 2;
   } else if (error instanceof GatewayClientError) {
     process.stderr.write(`${error.message}\n`);
