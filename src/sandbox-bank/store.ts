@@ -369,18 +369,29 @@ export class SandboxStore {
     return eventId;
   }
 
-  /** Claims due callbacks (other bank processes skip the locked ones). */
-  async claimDueCallbacks(client: pg.PoolClient, limit = 20): Promise<CallbackRow[]> {
-    const { rows } = await client.query<CallbackRow>(
-      `select event_id, type, payload, attempts from ${SCHEMA}.callbacks
-        where delivered_at is null and next_attempt_at <= now()
-        order by next_attempt_at limit $1 for update skip locked`,
-      [limit],
+  /**
+   * Claims due callbacks for `leaseMs`, in one short statement: other bank processes skip them
+   * until then, and no transaction stays open while they are delivered (an open transaction would
+   * hold back every reader of the shared database that waits for older transactions to end, the
+   * gateway's event stream among them). A process that dies meanwhile leaves them due again.
+   */
+  async claimDueCallbacks(client: Pick<pg.PoolClient, 'query'>, limit = 20, leaseMs = 30_000): Promise<CallbackRow[]> {
+    const { rows } = await client.query<CallbackRow & { due_at: Date }>(
+      `update ${SCHEMA}.callbacks c set next_attempt_at = now() + ($2::integer * interval '1 millisecond')
+         from (select event_id, next_attempt_at as due_at from ${SCHEMA}.callbacks
+                where delivered_at is null and next_attempt_at <= now()
+                order by next_attempt_at limit $1 for update skip locked) due
+        where c.event_id = due.event_id
+        returning c.event_id, c.type, c.payload, c.attempts, due.due_at`,
+      [limit, leaseMs],
     );
-    return rows;
+    // Oldest first, as they were due (`returning` keeps no order): the gateway meets a transfer's callbacks in order.
+    return rows
+      .sort((a, b) => new Date(a.due_at).getTime() - new Date(b.due_at).getTime())
+      .map(({ due_at: _dueAt, ...row }) => row);
   }
 
-  async markCallbackDelivered(client: pg.PoolClient, eventId: string): Promise<void> {
+  async markCallbackDelivered(client: Pick<pg.PoolClient, 'query'>, eventId: string): Promise<void> {
     await client.query(
       `update ${SCHEMA}.callbacks set delivered_at = now(), attempts = attempts + 1 where event_id = $1`,
       [eventId],
@@ -389,7 +400,7 @@ export class SandboxStore {
 
   /** A failed delivery: counted, its error kept, and the callback due again after `retryInMs`. */
   async postponeCallback(
-    client: pg.PoolClient,
+    client: Pick<pg.PoolClient, 'query'>,
     eventId: string,
     failure: { attempts: number; error: string; retryInMs: number },
   ): Promise<void> {
