@@ -319,6 +319,9 @@ describe('POST /api/v1/webhook-endpoints/{id}/test', () => {
         await app.inject({ method: 'GET', url: '/api/v1/events?limit=100', headers: auth(tenant.apiKey) })
       ).json().data.items as { id: string; type: string; data: { event_id?: string } }[];
       expect(listed.filter(aboutTests)).toEqual([]);
+      // The metrics count the bystander's two real deliveries, not the target's two test ones.
+      const attempts = /^gateway_webhook_attempts\{outcome="succeeded"\} (\d+)$/m.exec(await app.metrics.scrape());
+      expect(Number(attempts?.[1])).toBe(2);
       // Whatever the stream did send meanwhile is a real event of the tenant's, in the list.
       const listedIds = new Set(listed.map((event) => event.id));
       expect(stream.received.filter((message) => !listedIds.has(message.id))).toEqual([]);
