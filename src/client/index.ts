@@ -19,6 +19,7 @@ export * from './errors.ts';
 export { type WebhookEvent, type WebhookEventType, type WebhookHeaders, type WebhookRefusal } from './webhooks.ts';
 export { WebhookVerificationError, verifyWebhook } from './webhooks.ts';
 export { type StreamEventsOptions, type StreamedEvent, streamEvents } from './stream.ts';
+export { STATEMENT_CSV_COLUMNS, type StatementCsvItem, statementCsv } from './statement-csv.ts';
 export type { paths } from './schema.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

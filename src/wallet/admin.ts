@@ -6,7 +6,8 @@ import { type Flags, flag, kobo } from '../admin/flags.ts';
 import { ApiError } from '../http/errors.ts';
 import { TENANT, tenantModeOf } from '../tenants/admin.ts';
 import { fundWallet, walletView } from './service.ts';
-import { type StatementItem, StatementMoment, statementCsv, statementRange, walletStatement } from './statement.ts';
+import { statementCsv } from '../client/statement-csv.ts';
+import { type StatementItem, StatementMoment, statementRange, walletStatement } from './statement.ts';
 
 /** The most items one statement export holds; a longer one is asked for in shorter ranges. */
 const EXPORT_LIMIT = 100_000;

@@ -5,6 +5,7 @@
 // A range is at most 366 days; a date without a time is that whole day in Lagos (decisions §4's day).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import type { StatementCsvItem } from '../client/statement-csv.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 import type { Window } from '../db/pages.ts';
 import { ApiError } from '../http/errors.ts';
@@ -67,16 +68,8 @@ export function statementRange(query: { from?: string | undefined; to?: string |
   return { from, to } satisfies TimeRange;
 }
 
-export interface StatementItem {
-  id: string;
-  entry_id: string;
-  type: string;
-  amount_minor: number;
-  balance_after_minor: number;
-  reference: string | null;
-  resource: { type: string; id: string };
-  created_at: string;
-}
+/** One item, as the API lists it and the CSV writer of the client (which the operator CLI uses too) takes it. */
+export type StatementItem = StatementCsvItem;
 
 /** What an entry's business key says it was about (src/ledger/movements.ts writes the keys). */
 type Subject =
@@ -225,48 +218,4 @@ export async function walletAt(em: EntityManager, tenantId: string, at: Date) {
     updated_at: (lastMovedAt ?? at).toISOString(),
     at: at.toISOString(),
   };
-}
-
-export const STATEMENT_CSV_COLUMNS = [
-  'created_at',
-  'id',
-  'entry_id',
-  'type',
-  'amount_minor',
-  'balance_after_minor',
-  'reference',
-  'resource_type',
-  'resource_id',
-] as const;
-
-/** A CSV field: quoted when it holds a comma, quote or line break; a formula's lead character defused. */
-function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  let text = String(value);
-  // Spreadsheets run a cell that starts with = + - @ as a formula (CSV injection); numbers stay numbers.
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-/** Statement items as CSV (RFC 4180, with a header line), oldest first as a bank statement reads. */
-export function statementCsv(items: readonly StatementItem[]): string {
-  const lines = [STATEMENT_CSV_COLUMNS.join(',')];
-  for (const item of [...items].reverse()) {
-    lines.push(
-      [
-        item.created_at,
-        item.id,
-        item.entry_id,
-        item.type,
-        item.amount_minor,
-        item.balance_after_minor,
-        item.reference,
-        item.resource.type,
-        item.resource.id,
-      ]
-        .map(csvField)
-        .join(','),
-    );
-  }
-  return `${lines.join('\r\n')}\r\n`;
 }

@@ -12,6 +12,7 @@ import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { runGateway } from '../support/cli.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 import { type TcpProxy, startTcpProxy } from '../support/tcp-proxy.ts';
 
@@ -40,25 +41,9 @@ useGatewayStack(
 
 const viaProxy = () => `http://127.0.0.1:${proxy.port}`;
 
-/** Runs the CLI to its end: exit code and output. */
-function gateway(apiKey: string | undefined, ...args: string[]) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: {
-        ...process.env,
-        GATEWAY_URL: viaProxy(),
-        ...(apiKey ? { GATEWAY_API_KEY: apiKey } : { GATEWAY_API_KEY: '' }),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs the CLI to its end, through the proxy: exit code and output. */
+const gateway = (apiKey: string | undefined, ...args: string[]) =>
+  runGateway({ GATEWAY_URL: viaProxy(), GATEWAY_API_KEY: apiKey ?? '' }, ...args);
 
 /** `listen` as a long-running process, its stdout lines parsed as they come. */
 function startListen(apiKey: string, forwardTo: string) {

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
+import type { StatementItem } from '../../src/wallet/statement.ts';
 import { auth, expectFieldRefused, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -64,16 +65,7 @@ async function creditedAccount(apiKey: string, amountMinor: number) {
   return { id, transactionReference: sent.json().data.transaction_reference as string };
 }
 
-interface Item {
-  id: string;
-  entry_id: string;
-  type: string;
-  amount_minor: number;
-  balance_after_minor: number;
-  reference: string | null;
-  resource: { type: string; id: string };
-  created_at: string;
-}
+type Item = StatementItem;
 
 describe('GET /api/v1/wallet/transactions', () => {
   it('lists every movement of the available balance, newest first, with its running balance', async () => {

@@ -1,4 +1,5 @@
-// Runs the operator CLI as an operator does: a separate process, JSON on stdout.
+// Runs the command lines as their users do, each a separate process: the operator CLI (JSON on
+// stdout) and the tenant CLI (`npm run gateway`, src/client/cli/).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
@@ -12,8 +13,17 @@ export interface CliResult {
 }
 
 export function runAdmin(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return runScript('src/admin/cli.ts', env, args);
+}
+
+/** The tenant CLI with GATEWAY_URL and GATEWAY_API_KEY (and any other variables) as given. */
+export function runGateway(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return runScript('src/client/cli/main.ts', env, args);
+}
+
+function runScript(script: string, env: Record<string, string>, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, script), ...args], {
       env: { ...process.env, NODE_ENV: 'test', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -7,6 +7,7 @@ import { GatewayClientError, createGatewayClient, unwrap } from '../index.ts';
 import { listen } from './listen.ts';
 import { print, record, table } from './output.ts';
 import { TRIGGERS } from './trigger.ts';
+import { statementCsv } from '../statement-csv.ts';
 
 class UsageError extends Error {
   /** Whether the usage text helps (a wrong command or flag), or only the message does (no key set). */
@@ -59,14 +60,6 @@ function whole(values: Values, name: 'limit' | 'page'): number | undefined {
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`);
   return Number(raw);
-}
-
-/** A CSV cell, quoted when needed; a cell a spreadsheet would run as a formula is defused. */
-function csvCell(value: string | number | null | undefined): string {
-  if (value === null || value === undefined) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 async function run(argv: string[]): Promise<number> {
@@ -186,28 +179,8 @@ async function run(argv: string[]): Promise<number> {
       const items: (typeof walk extends AsyncGenerator<infer Item> ? Item : never)[] = [];
       for await (const item of walk) items.push(item);
       if (values.csv) {
-        // The columns of `admin wallet statement --csv`, oldest first as a bank statement reads.
-        const lines = [
-          'created_at,id,entry_id,type,amount_minor,balance_after_minor,reference,resource_type,resource_id',
-        ];
-        for (const item of items.reverse()) {
-          lines.push(
-            [
-              item.created_at,
-              item.id,
-              item.entry_id,
-              item.type,
-              item.amount_minor,
-              item.balance_after_minor,
-              item.reference,
-              item.resource.type,
-              item.resource.id,
-            ]
-              .map(csvCell)
-              .join(','),
-          );
-        }
-        process.stdout.write(`${lines.join('\r\n')}\r\n`);
+        // The same CSV as `admin wallet statement --csv`.
+        process.stdout.write(statementCsv(items));
         return 0;
       }
       print(json, items, () =>
