@@ -141,11 +141,15 @@ describe('object-level authorisation, from the route table', () => {
     const resources = await createTenantResources(stack, aKey, 'bola');
     try {
       const ids: Record<ResourceKind, string> = resources.ids;
-      // Quiet: every event fanned out, so that nothing moves A's rows but B's requests.
+      // Quiet: every transfer final, every delivery done and every event fanned out, so that nothing
+      // moves A's rows but B's requests (a delivery still in flight would record its
+      // event.delivery.succeeded, and the fan-out then mark it, in the middle of the comparison).
       await eventually(async () => {
-        const [row] = await stack.db.orm.em
-          .fork()
-          .execute<{ waiting: string }[]>('select count(*) as waiting from events where fanned_out_at is null');
+        const [row] = await stack.db.orm.em.fork().execute<{ waiting: string }[]>(
+          `select (select count(*) from events where fanned_out_at is null)
+                + (select count(*) from webhook_deliveries where status in ('queued', 'retrying'))
+                + (select count(*) from transfers where status in ('pending', 'processing')) as waiting`,
+        );
         return Number(row!.waiting) === 0;
       });
 
