@@ -89,33 +89,36 @@ export class SandboxRunner {
     }
   }
 
-  /** Due callbacks, claimed in one statement, then each delivered and recorded with no transaction open. */
+  /** Due callbacks, up to 20 a pass, each claimed, delivered and recorded in a transaction of its own. */
   async deliverCallbacks(): Promise<void> {
     const { store, callbackUrl, callbackSecret } = this.options;
-    const due = await store.transaction((client) => store.claimDueCallbacks(client));
-    for (const callback of due) {
-      const body = JSON.stringify(contractBody(callback));
-      let error: string | undefined;
-      try {
-        const response = await fetch(callbackUrl, {
-          method: 'POST',
-          headers: callbackHeaders(callbackSecret, callback.event_id, body),
-          body,
-          signal: AbortSignal.timeout(5_000),
-        });
-        if (!response.ok) error = `HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`;
-      } catch (cause) {
-        error = cause instanceof Error ? cause.message : String(cause);
-      }
-      if (error === undefined) {
-        await store.transaction((client) => store.markCallbackDelivered(client, callback.event_id));
-      } else {
-        const attempts = callback.attempts + 1;
-        await store.transaction((client) =>
-          store.postponeCallback(client, callback.event_id, { attempts, error, retryInMs: backoffMs(attempts) }),
-        );
-        this.options.log?.('callback delivery failed', { event_id: callback.event_id, attempts, error });
-      }
+    for (let delivered = 0; delivered < 20; delivered++) {
+      const more = await store.transaction(async (client) => {
+        const callback = await store.claimDueCallback(client);
+        if (!callback) return false;
+        const body = JSON.stringify(contractBody(callback));
+        let error: string | undefined;
+        try {
+          const response = await fetch(callbackUrl, {
+            method: 'POST',
+            headers: callbackHeaders(callbackSecret, callback.event_id, body),
+            body,
+            signal: AbortSignal.timeout(5_000),
+          });
+          if (!response.ok) error = `HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`;
+        } catch (cause) {
+          error = cause instanceof Error ? cause.message : String(cause);
+        }
+        if (error === undefined) {
+          await store.markCallbackDelivered(client, callback.event_id);
+        } else {
+          const attempts = callback.attempts + 1;
+          await store.postponeCallback(client, callback.event_id, { attempts, error, retryInMs: backoffMs(attempts) });
+          this.options.log?.('callback delivery failed', { event_id: callback.event_id, attempts, error });
+        }
+        return true;
+      });
+      if (!more) return;
     }
   }
 }

@@ -370,28 +370,22 @@ export class SandboxStore {
   }
 
   /**
-   * Claims due callbacks for `leaseMs`, in one short statement: other bank processes skip them
-   * until then, and no transaction stays open while they are delivered (an open transaction would
-   * hold back every reader of the shared database that waits for older transactions to end, the
-   * gateway's event stream among them). A process that dies meanwhile leaves them due again.
+   * Claims the oldest due callback in the caller's transaction (other bank processes skip it): one
+   * at a time, so that the transaction delivering it stays open for that one HTTP call only (an open
+   * writing transaction holds back every reader of the shared database that waits for older
+   * transactions to end, the gateway's event stream among them); a process that dies meanwhile
+   * rolls it back, and the callback is due again at once.
    */
-  async claimDueCallbacks(client: Pick<pg.PoolClient, 'query'>, limit = 20, leaseMs = 30_000): Promise<CallbackRow[]> {
-    const { rows } = await client.query<CallbackRow & { due_at: Date }>(
-      `update ${SCHEMA}.callbacks c set next_attempt_at = now() + ($2::integer * interval '1 millisecond')
-         from (select event_id, next_attempt_at as due_at from ${SCHEMA}.callbacks
-                where delivered_at is null and next_attempt_at <= now()
-                order by next_attempt_at limit $1 for update skip locked) due
-        where c.event_id = due.event_id
-        returning c.event_id, c.type, c.payload, c.attempts, due.due_at`,
-      [limit, leaseMs],
+  async claimDueCallback(client: pg.PoolClient): Promise<CallbackRow | undefined> {
+    const { rows } = await client.query<CallbackRow>(
+      `select event_id, type, payload, attempts from ${SCHEMA}.callbacks
+        where delivered_at is null and next_attempt_at <= now()
+        order by next_attempt_at limit 1 for update skip locked`,
     );
-    // Oldest first, as they were due (`returning` keeps no order): the gateway meets a transfer's callbacks in order.
-    return rows
-      .sort((a, b) => new Date(a.due_at).getTime() - new Date(b.due_at).getTime())
-      .map(({ due_at: _dueAt, ...row }) => row);
+    return rows[0];
   }
 
-  async markCallbackDelivered(client: Pick<pg.PoolClient, 'query'>, eventId: string): Promise<void> {
+  async markCallbackDelivered(client: pg.PoolClient, eventId: string): Promise<void> {
     await client.query(
       `update ${SCHEMA}.callbacks set delivered_at = now(), attempts = attempts + 1 where event_id = $1`,
       [eventId],
@@ -400,7 +394,7 @@ export class SandboxStore {
 
   /** A failed delivery: counted, its error kept, and the callback due again after `retryInMs`. */
   async postponeCallback(
-    client: Pick<pg.PoolClient, 'query'>,
+    client: pg.PoolClient,
     eventId: string,
     failure: { attempts: number; error: string; retryInMs: number },
   ): Promise<void> {
