@@ -3,8 +3,9 @@
 // nothing lost or repeated, on any API replica, because the position is in the database.
 //
 // One hub per API process reads every tenant's released events after its cursor (a poll every
-// 100 ms while anyone listens, and at once when PostgreSQL notifies a new event) and hands each to
-// the streams of its tenant. A stream that resumes first reads its tenant's events from the
+// 100 ms while anyone listens; with `listen`, also at once when PostgreSQL notifies a new event,
+// which the API does not turn on: an event waits for its older transactions anyway) and hands each
+// to the streams of its tenant. A stream that resumes first reads its tenant's events from the
 // database after its position, page by page, keeping what the hub hands it meanwhile (bounded: on
 // overflow it drops them and reads the database again), then goes live. A stream skips anything at
 // or before its position, so the two sources never send an event twice.
