@@ -3,9 +3,8 @@
 // nothing lost or repeated, on any API replica, because the position is in the database.
 //
 // One hub per API process reads every tenant's released events after its cursor (a poll every
-// 100 ms while anyone listens; with `listen`, also at once when PostgreSQL notifies a new event,
-// which the API does not turn on: an event waits for its older transactions anyway) and hands each
-// to the streams of its tenant. A stream that resumes first reads its tenant's events from the
+// 100 ms while anyone listens: a wake-up on PostgreSQL's notification would gain little, since an
+// event waits for its older transactions anyway) and hands each to the streams of its tenant. A stream that resumes first reads its tenant's events from the
 // database after its position, page by page, keeping what the hub hands it meanwhile (bounded: on
 // overflow it drops them and reads the database again), then goes live. A stream skips anything at
 // or before its position, so the two sources never send an event twice.
@@ -18,7 +17,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { PollingLoop } from '../runtime/polling-loop.ts';
 import { eventBody } from './body.ts';
-import { EventNotifications } from './notifications.ts';
 import {
   type StreamPosition,
   type StreamedEvent,
@@ -39,8 +37,6 @@ export interface EventStreamOptions {
   /** A comment this often on every stream (15 s). */
   heartbeatMs?: number;
   pollMs?: number;
-  /** Wake at once on new events (LISTEN on this database). */
-  listen?: { connectionString: string };
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -212,7 +208,6 @@ export class EventStreamHub {
   private readonly releases = new Map<Stream, () => void>();
   private cursor: StreamPosition | undefined;
   private loop: PollingLoop | undefined;
-  private notifications: EventNotifications | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
 
@@ -309,14 +304,6 @@ export class EventStreamHub {
       (error) => this.options.log?.('event stream pass failed', { error: String(error) }),
     );
     this.loop.start();
-    if (this.options.listen) {
-      this.notifications = new EventNotifications({
-        connectionString: this.options.listen.connectionString,
-        onEvent: () => this.loop?.wake(),
-        ...(this.options.log ? { log: this.options.log } : {}),
-      });
-      void this.notifications.start();
-    }
     this.heartbeat = setInterval(() => {
       for (const stream of this.streams) stream.comment('keep-alive');
     }, this.options.heartbeatMs ?? 15_000);
@@ -347,7 +334,6 @@ export class EventStreamHub {
     this.closing = true;
     for (const stream of [...this.streams]) stream.close('API closing');
     clearInterval(this.heartbeat);
-    await this.notifications?.stop();
     await this.loop?.stop();
   }
 }
