@@ -25,6 +25,7 @@ import { Webhook } from 'standardwebhooks';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { transferFee } from '../../src/transfers/domain.ts';
 import { type BenchStack, startBenchStack } from '../bench/stack.ts';
+import { INBOUND_CREDIT_WORKFLOW_TYPE } from '../../workflows/workflow-names.ts';
 import { INSTITUTIONS } from '../simulators/generic-bank/banks.ts';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../support/receiver.ts';
 import { Faults, type Killable, type Pausable } from './faults.ts';
@@ -834,8 +835,11 @@ async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
       const key = `${op.tenant}|${op.va}|${op.reference}`;
       const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], conflicts: 0 };
       seen.credits.set(key, group);
-      if (answer.status === 202) group.amounts.push(op.amount);
-      else if (answer.status === 409 && op.kind !== 'credit-duplicate') group.conflicts += 1;
+      if (answer.status === 202) {
+        group.amounts.push(op.amount);
+        group.transactionReference ??= (answer.json as { data?: { transaction_reference?: string } } | undefined)?.data
+          ?.transaction_reference;
+      } else if (answer.status === 409 && op.kind !== 'credit-duplicate') group.conflicts += 1;
       else unexpected();
       return;
     }
@@ -1053,6 +1057,7 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
     if (waiting) left.push(`${waiting} never-confirmed transfers not yet in admin transfers stuck`);
   }
   if (!left.length) left.push(...(await webhookCoverage(tenants, client)).missing.slice(0, 3));
+  if (!left.length) left.push(...(await creditsInFlight()));
   if (!left.length) {
     // The test bank has sent (or lost, or given up on) every callback, and the gateway has applied
     // every live credit whose notification it was given.
@@ -1066,6 +1071,79 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
     }
   }
   return left;
+}
+
+/**
+ * Credits on their way in: callbacks the sandbox bank has yet to deliver (one that failed while the
+ * API was down or PostgreSQL paused waits out its backoff, up to a minute), and inbound-credit
+ * workflows still applying theirs (an activity whose worker was killed waits out its 30 s timeout).
+ */
+async function creditsInFlight(): Promise<string[]> {
+  const left: string[] = [];
+  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 30_000 });
+  try {
+    await db.connect();
+    const {
+      rows: [owed],
+    } = await db.query<{ count: number; next: string | null }>(
+      `select count(*)::int as count, to_char(min(next_attempt_at) at time zone 'UTC', 'HH24:MI:SS') as next
+         from sandbox_bank.callbacks where delivered_at is null`,
+    );
+    if (owed!.count) left.push(`the sandbox bank still owes ${owed!.count} callbacks (next due ${owed!.next} UTC)`);
+  } catch (error) {
+    left.push(`the sandbox bank's callbacks unreadable: ${String(error)}`);
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+  try {
+    const running = await withTemporal((temporal) =>
+      temporal.workflow.count(`WorkflowType = '${INBOUND_CREDIT_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`),
+    );
+    if (running.count) left.push(`${running.count} inbound-credit workflows still running`);
+  } catch (error) {
+    left.push(`the running inbound-credit workflows uncountable: ${String(error)}`);
+  }
+  return left;
+}
+
+/**
+ * Where each of an account's credits got to, for a breach: the sandbox bank's callback, the
+ * gateway's record of it, its inbound-credit workflow and the account's journal.
+ */
+async function creditTrails(
+  accountId: string,
+  groups: { amounts: number[]; transactionReference?: string }[],
+): Promise<string[]> {
+  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 30_000 });
+  try {
+    await db.connect();
+    const { rows } = await db.query<Record<string, unknown>>(
+      `select r.ref, c.attempts, c.delivered_at, c.next_attempt_at, c.last_error,
+              p.dispatched_at, p.dispatch_result, p.dispatch_claimed_until,
+              (select string_agg(i.status, ',') from inbound_credits i
+                where i.virtual_account_id = $2::uuid and i.transaction_reference = r.ref) as credit
+         from unnest($1::text[]) as r(ref)
+         left join sandbox_bank.callbacks c on c.payload->'data'->>'transaction_reference' = r.ref
+         left join provider_callbacks p on p.event_id = c.event_id`,
+      [groups.map((group) => group.transactionReference ?? ''), accountId],
+    );
+    return rows
+      .filter((row) => row.credit !== 'applied')
+      .map((row) => `  credit ${String(row.ref)}: ${JSON.stringify(row)}`);
+  } catch (error) {
+    return [`  credit trails unreadable: ${String(error)}`];
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
+async function withTemporal<T>(use: (temporal: TemporalClient) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: stack!.temporalAddress, connectTimeout: 30_000 });
+  try {
+    return await use(new TemporalClient({ connection }));
+  } finally {
+    await connection.close();
+  }
 }
 
 interface LiveCredit {
@@ -1513,6 +1591,7 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
       if (account.total_received_minor !== expectedTotal || account.transaction_count !== groups.length) {
         creditBreaches.push(
           `account ${va}: ${account.total_received_minor} in ${account.transaction_count} credits, expected ${expectedTotal} in ${groups.length}`,
+          ...(await creditTrails(va, groups)),
         );
       }
       creditedBy.set(index, (creditedBy.get(index) ?? 0) + expectedTotal);
