@@ -136,7 +136,7 @@ const EnvSchema = z
     WEBHOOK_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(10),
     /** Attempts one webhook worker makes at once (its activity slots), whoever's they are. */
     WEBHOOK_WORKER_SLOTS: z.coerce.number().int().min(1).max(1_000).default(50),
-    /** Event streams (GET /api/v1/events/stream) one API key may hold open in one API process; 429 beyond. */
+    /** Event streams (GET /api/v1/events/stream) one API key may hold open across every API replica; 429 beyond. */
     STREAM_MAX_PER_KEY: z.coerce.number().int().min(1).max(1_000).default(5),
     /** Bytes an event stream may leave unsent (a client that stopped reading) before it is disconnected. */
     STREAM_BUFFER_BYTES: z.coerce.number().int().min(4_096).max(67_108_864).default(262_144),

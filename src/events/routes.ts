@@ -56,7 +56,7 @@ export function eventStreamRoutes(app: FastifyInstance, deps: { orm: MikroORM; s
       }
       let release;
       try {
-        release = deps.streams.reserve(key.keyId);
+        release = await deps.streams.reserve(key.keyId, key.tenantId);
       } catch (error) {
         if (error instanceof StreamLimitError)
           throw new ApiError('rate_limited', error.message, { limit: error.limit });

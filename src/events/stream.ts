@@ -9,13 +9,15 @@
 // overflow it drops them and reads the database again), then goes live. A stream skips anything at
 // or before its position, so the two sources never send an event twice.
 //
-// Streams are a resource (decisions §15): at most `maxPerKey` open per API key in this process
-// (429 beyond). Memory stays flat however many consumers stall: once `maxBufferBytes` wait unsent
+// Streams are a resource (decisions §15): at most `maxPerKey` open per API key across every API
+// process (429 beyond), each holding a lease in the database (./stream-leases.ts) that its process
+// renews while it is open and deletes when it ends; a dead process's leases lapse after `leaseMs`. Memory stays flat however many consumers stall: once `maxBufferBytes` wait unsent
 // for a stream, nothing more is written to it (the database holds its events); when its client has
 // taken them, it catches up from the database as a resuming stream does; a client that takes
 // nothing for `stallMs` is disconnected. A comment every 15 s keeps idle connections open.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { PollingLoop } from '../runtime/polling-loop.ts';
+import { dropStreamLeases, renewStreamLeases, takeStreamLease } from './stream-leases.ts';
 import { eventBody } from './body.ts';
 import {
   type StreamPosition,
@@ -28,8 +30,10 @@ import {
 
 export interface EventStreamOptions {
   orm: MikroORM;
-  /** Open streams per API key in this process (5). */
+  /** Open streams per API key, across every API process (5). */
   maxPerKey?: number;
+  /** How long a stream's lease on its place holds unless its process renews it (30 s; renewed every third of that). */
+  leaseMs?: number;
   /** Bytes a stream may leave unsent before nothing more is written to it (256 KiB). */
   maxBufferBytes?: number;
   /** How long a stream at that bound waits for its client to read before it is disconnected (10 s). */
@@ -203,7 +207,12 @@ export class EventStreamHub {
   private readonly maxPerKey: number;
   private readonly streams = new Set<Stream>();
   private readonly byTenant = new Map<string, Set<Stream>>();
-  private readonly perKey = new Map<string, number>();
+  private readonly leaseMs: number;
+  /** The leases of this process's open streams (and of those about to open), renewed together. */
+  private readonly leases = new Set<string>();
+  /** Leases being given back; closing waits for them. */
+  private readonly dropping = new Set<Promise<void>>();
+  private renewal: NodeJS.Timeout | undefined;
   /** What gives back each open stream's place under its key. */
   private readonly releases = new Map<Stream, () => void>();
   private cursor: StreamPosition | undefined;
@@ -214,6 +223,7 @@ export class EventStreamHub {
   constructor(options: EventStreamOptions) {
     this.options = options;
     this.maxPerKey = options.maxPerKey ?? 5;
+    this.leaseMs = options.leaseMs ?? 30_000;
     this.maxBufferBytes = options.maxBufferBytes ?? 262_144;
     this.stallMs = options.stallMs ?? 10_000;
   }
@@ -227,19 +237,48 @@ export class EventStreamHub {
     return this.streams.size;
   }
 
-  /** Takes one of the key's stream places; throws StreamLimitError when it has none left. */
-  reserve(keyId: string): () => void {
-    const open = this.perKey.get(keyId) ?? 0;
-    if (open >= this.maxPerKey) throw new StreamLimitError(this.maxPerKey);
-    this.perKey.set(keyId, open + 1);
+  /**
+   * Takes one of the key's stream places (a lease, whichever API process holds the others); throws
+   * StreamLimitError when it has none left. Resolves to what gives the place back.
+   */
+  async reserve(keyId: string, tenantId: string): Promise<() => void> {
+    const id = await takeStreamLease(
+      this.options.orm.em.fork(),
+      { keyId, tenantId },
+      { perKey: this.maxPerKey, leaseMs: this.leaseMs },
+    );
+    if (!id) throw new StreamLimitError(this.maxPerKey);
+    this.leases.add(id);
+    this.renew();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.perKey.get(keyId) ?? 1) - 1;
-      if (left > 0) this.perKey.set(keyId, left);
-      else this.perKey.delete(keyId);
+      this.leases.delete(id);
+      const drop = dropStreamLeases(this.options.orm.em.fork(), [id])
+        .catch((error) => this.report('event stream lease not given back; it lapses', error))
+        .finally(() => this.dropping.delete(drop));
+      this.dropping.add(drop);
     };
+  }
+
+  /** Renews this process's leases every third of their life while it holds any. */
+  private renew(): void {
+    if (this.renewal) return;
+    let renewing = false;
+    this.renewal = setInterval(() => {
+      if (this.leases.size === 0) {
+        clearInterval(this.renewal);
+        this.renewal = undefined;
+        return;
+      }
+      if (renewing) return;
+      renewing = true;
+      renewStreamLeases(this.options.orm.em.fork(), [...this.leases], this.leaseMs)
+        .catch((error) => this.report('event stream leases not renewed', error))
+        .finally(() => (renewing = false));
+    }, this.leaseMs / 3);
+    this.renewal.unref();
   }
 
   /**
@@ -334,6 +373,12 @@ export class EventStreamHub {
     this.closing = true;
     for (const stream of [...this.streams]) stream.close('API closing');
     clearInterval(this.heartbeat);
+    clearInterval(this.renewal);
     await this.loop?.stop();
+    // Their places given back (a second at most: otherwise they lapse).
+    await Promise.race([
+      Promise.allSettled([...this.dropping]),
+      new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+    ]);
   }
 }

@@ -1,7 +1,7 @@
 // The event stream and test events (decisions §15) on the real stack: each new event of the tenant
 // in stream order as the webhook body, resumed after Last-Event-ID on the same API or another
 // replica with nothing lost or repeated; ids of other tenants, unknown or malformed refused; at most
-// five streams per key; a hundred clients that stop reading disconnected while the one that reads
+// five streams per key across replicas, a dead process's places lapsing; a hundred clients that stop reading disconnected while the one that reads
 // gets everything; test events signed and delivered to one endpoint, never streamed or listed.
 // (event-stream-crash.test.ts kills the API process between two reads.)
 import { connect } from 'node:net';
@@ -10,6 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type NewEvent, recordEvents } from '../../src/events/events.ts';
+import { takeStreamLease } from '../../src/events/stream-leases.ts';
 import { issueKey } from '../../src/tenants/tenants.ts';
 import { auth, expectFieldRefused, newSigningSecret } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
@@ -58,6 +59,22 @@ async function record(tenantId: string, n: number, label: string, padding = 0) {
   });
   await recordEvents(db.orm.em.fork(), tenantId, events);
   return events;
+}
+
+/** The id of the API key with this prefix. */
+async function keyIdOf(keyPrefix: string): Promise<string> {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ id: string }[]>('select id from api_keys where prefix = ?', [keyPrefix]);
+  return row!.id;
+}
+
+/** The stream leases held under the key, lapsed or not. */
+async function leasesOf(keyId: string): Promise<number> {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ n: string }[]>('select count(*) as n from event_stream_leases where api_key_id = ?', [keyId]);
+  return Number(row!.n);
 }
 
 /** The tenant's events as the database has them, in stream order. */
@@ -178,23 +195,71 @@ describe('GET /api/v1/events/stream', () => {
     expect(streams().size).toBe(0);
   });
 
-  it('holds at most five streams per key: the sixth is 429, and a place frees when one closes', async () => {
+  it('holds at most five streams per key across replicas: the sixth is 429 on either, a place frees when one closes', async () => {
     const tenant = await createFundedTenant(db.orm);
-    const open = await Promise.all(Array.from({ length: 5 }, () => openEventStream(stack.gatewayUrl, tenant.apiKey)));
-    expect(open.map((stream) => stream.status)).toEqual([200, 200, 200, 200, 200]);
-    const sixth = await openEventStream(stack.gatewayUrl, tenant.apiKey);
-    expect(sixth.status).toBe(429);
-    expect(sixth.refusal).toMatchObject({ error: { code: 'RATE_LIMITED' } });
-    // Another key of the same tenant has places of its own.
-    const second = await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test');
-    const byOtherKey = await openEventStream(stack.gatewayUrl, second.api_key);
-    expect(byOtherKey.status).toBe(200);
-    open[0]!.close();
-    await eventually(() => streams().size === 5);
-    const again = await openEventStream(stack.gatewayUrl, tenant.apiKey);
-    expect(again.status).toBe(200);
-    for (const stream of [...open, again, byOtherKey]) stream.close();
-    await eventually(() => streams().size === 0);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    const replica = await createTestApp(db.orm, { taskQueue: TASK_QUEUE });
+    const replicaUrl = await replica.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      // Three on this API, two on the other: the key's five places, wherever they are held.
+      const open = await Promise.all(
+        [stack.gatewayUrl, stack.gatewayUrl, stack.gatewayUrl, replicaUrl, replicaUrl].map((url) =>
+          openEventStream(url, tenant.apiKey),
+        ),
+      );
+      expect(open.map((stream) => stream.status)).toEqual([200, 200, 200, 200, 200]);
+      for (const url of [stack.gatewayUrl, replicaUrl]) {
+        const sixth = await openEventStream(url, tenant.apiKey);
+        expect(sixth.status).toBe(429);
+        expect(sixth.refusal).toMatchObject({ error: { code: 'RATE_LIMITED', details: { limit: 5 } } });
+      }
+      expect([streams().size, replica.app.eventStreams.size]).toEqual([3, 2]);
+      expect(await leasesOf(keyId)).toBe(5);
+      // Another key of the same tenant has places of its own.
+      const second = await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test');
+      const byOtherKey = await openEventStream(replicaUrl, second.api_key);
+      expect(byOtherKey.status).toBe(200);
+      // A place given back on this API is free on the other.
+      open[0]!.close();
+      await eventually(async () => (await leasesOf(keyId)) === 5);
+      const again = await openEventStream(replicaUrl, tenant.apiKey);
+      expect(again.status).toBe(200);
+      for (const stream of [...open, again, byOtherKey]) stream.close();
+      await eventually(async () => streams().size === 0 && replica.app.eventStreams.size === 0);
+      expect(await leasesOf(keyId)).toBe(0);
+    } finally {
+      await replica.app.close();
+    }
+  });
+
+  it("lets a dead process's places lapse: held until their lease ends, then free", async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    // Five places taken by a process that then died: leases of 1.5 s that nobody renews.
+    for (let i = 0; i < 5; i++) {
+      const lease = await takeStreamLease(
+        db.orm.em.fork(),
+        { keyId, tenantId: tenant.tenantId },
+        { perKey: 5, leaseMs: 1_500 },
+      );
+      expect(lease).toBeDefined();
+    }
+    expect((await openEventStream(stack.gatewayUrl, tenant.apiKey)).status).toBe(429);
+    await eventually(async () => {
+      const [lapsed] = await db.orm.em
+        .fork()
+        .execute<{ n: string }[]>(
+          'select count(*) as n from event_stream_leases where api_key_id = ? and expires_at > clock_timestamp()',
+          [keyId],
+        );
+      return Number(lapsed!.n) === 0;
+    });
+    const after = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(after.status).toBe(200);
+    // The lapsed ones were cleared when this place was taken: one lease, this stream's.
+    expect(await leasesOf(keyId)).toBe(1);
+    after.close();
+    await eventually(async () => (await leasesOf(keyId)) === 0);
   });
 
   it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {

@@ -27,6 +27,7 @@ import { Migration0024ReconciliationConnectors } from './0024-reconciliation-con
 import { Migration0025TransferBatches } from './0025-transfer-batches.ts';
 import { Migration0026WalletStatements } from './0026-wallet-statements.ts';
 import { Migration0027EventStream } from './0027-event-stream.ts';
+import { Migration0028EventStreamLeases } from './0028-event-stream-leases.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -56,4 +57,5 @@ export const migrations = [
   Migration0025TransferBatches,
   Migration0026WalletStatements,
   Migration0027EventStream,
+  Migration0028EventStreamLeases,
 ];
