@@ -4,7 +4,9 @@
 // dies without a word leaves its leases to lapse at `expires_at`, after which they no longer count.
 //
 // Taking a lease runs under the key's transaction-scoped advisory lock, so two requests on two
-// replicas cannot both take the last place; other keys are not held up.
+// replicas cannot both take the last place; other keys are not held up. A process that cannot renew
+// for a whole lease (the database away that long) may see its streams' places lapse and be taken:
+// the key then holds more open streams than its places until some of them end.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { lockFor } from '../db/locks.ts';

@@ -11,13 +11,13 @@
 //
 // Streams are a resource (decisions §15): at most `maxPerKey` open per API key across every API
 // process (429 beyond), each holding a lease in the database (./stream-leases.ts) that its process
-// renews while it is open and deletes when it ends; a dead process's leases lapse after `leaseMs`. Memory stays flat however many consumers stall: once `maxBufferBytes` wait unsent
-// for a stream, nothing more is written to it (the database holds its events); when its client has
-// taken them, it catches up from the database as a resuming stream does; a client that takes
-// nothing for `stallMs` is disconnected. A comment every 15 s keeps idle connections open.
+// renews while it is open and deletes when it ends; a dead process's leases lapse after `leaseMs`.
+// Memory stays flat however many consumers stall: once `maxBufferBytes` wait unsent for a stream,
+// nothing more is written to it (the database holds its events); when its client has taken them,
+// it catches up from the database as a resuming stream does; a client that takes nothing for
+// `stallMs` is disconnected. A comment every 15 s keeps idle connections open.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { PollingLoop } from '../runtime/polling-loop.ts';
-import { dropStreamLeases, renewStreamLeases, takeStreamLease } from './stream-leases.ts';
 import { eventBody } from './body.ts';
 import {
   type StreamPosition,
@@ -27,6 +27,7 @@ import {
   releasedTenantEvents,
   streamTail,
 } from './positions.ts';
+import { dropStreamLeases, renewStreamLeases, takeStreamLease } from './stream-leases.ts';
 
 export interface EventStreamOptions {
   orm: MikroORM;
@@ -374,6 +375,7 @@ export class EventStreamHub {
     for (const stream of [...this.streams]) stream.close('API closing');
     clearInterval(this.heartbeat);
     clearInterval(this.renewal);
+    this.renewal = undefined;
     await this.loop?.stop();
     // Their places given back (a second at most: otherwise they lapse).
     await Promise.race([
