@@ -17,6 +17,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -201,6 +202,10 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
     : input.reserved
       ? Promise.resolve({ ...input.reserved })
       : undefined;
+  // The id the transfer gets: the run's first random draw, before any update is handled, so that
+  // every execution of this run's tasks knows it, the ones that never see the create update too
+  // (the same draw the first update's handler made before: histories replay unchanged).
+  const transferId = creation ? undefined : uuid4();
   setHandler(createUpdate, async (repeat) => {
     if (repeat.requestHash !== request.requestHash) {
       throw transferFailure(
@@ -210,14 +215,23 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
       );
     }
     const first = creation === undefined;
-    creation ??= reserve(request, state);
+    creation ??= reserve(request, state, transferId!);
     const accepted = await creation;
     return { transferId: accepted.transferId, created: first };
   });
 
   if (!(await condition(() => creation !== undefined, '1 minute'))) {
-    log.warn('transfer workflow started without a create update');
-    return undefined;
+    if (!patched('lost-create-update')) {
+      log.warn('transfer workflow started without a create update');
+      return undefined;
+    }
+    // No create update in this run's history. One may have come and been lost with the task that
+    // handled it, after its local reservation committed (the worker killed before the task's
+    // completion was recorded, and the update not offered again): the API answers the client's
+    // retry from that row, so the transfer exists and must go on. Found by `npm run chaos`: a
+    // transfer pending with its money reserved and no workflow. Settled as a refused create is:
+    // a reservation that committed is the transfer; otherwise none can commit any more.
+    creation = settleLostCreate(request, state, transferId!);
   }
   try {
     return await creation!;
@@ -232,9 +246,27 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
   }
 }
 
+/**
+ * A run whose create update never reached its history: the transfer a lost execution of its
+ * handler reserved, or a refusal (nothing reserved, and nothing can be now) that ends the run
+ * failed, so the client's retry of the reference starts afresh.
+ */
+async function settleLostCreate(request: TransferRequest, state: TransferState, transferId: string): Promise<Accepted> {
+  const settled = await ledgerLocal.settleReservation({ transferId, request });
+  if (!settled) {
+    log.warn('transfer workflow started without a create update; nothing was reserved');
+    throw transferFailure('not_created', `reference ${request.reference} was never created: no create update came`);
+  }
+  log.warn('transfer workflow found the reservation of a create update it never saw; going on with it', {
+    transferId,
+  });
+  state.transferId = transferId;
+  state.connector = settled.connector;
+  return { transferId, recipientName: settled.recipientName, connector: settled.connector };
+}
+
 /** The name enquiry and the reservation, run once for the first `create` update. */
-async function reserve(request: TransferRequest, state: TransferState): Promise<Accepted> {
-  const transferId = uuid4();
+async function reserve(request: TransferRequest, state: TransferState, transferId: string): Promise<Accepted> {
   state.transferId = transferId;
   let recipientName: string | undefined;
   try {

@@ -301,6 +301,67 @@ describe('accept: the create update', () => {
   });
 });
 
+describe('accept: a create update lost with the task that handled it', () => {
+  it('goes on with the reservation it made: submitted, settled, under the id the update answered', async () => {
+    // The update's task reserved (a local activity, committed) and was lost before its completion
+    // was recorded; the update was not offered again. The API answers the client's retry from the
+    // row, so the run must find that reservation and carry the transfer on.
+    const stubs = transferStubs({
+      settleReservation: async ({ transferId }) => ({
+        id: transferId,
+        status: 'pending',
+        recipientName: 'ADA OBI',
+        connector: 'sandbox',
+      }),
+      submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+        workflowId: transferWorkflowId(request.tenantId, request.reference),
+        taskQueue,
+        args: [{ request }],
+      });
+      // A minute without the update (time skips), then the reservation settled under the run's id.
+      const result = await handle.result();
+      const [settled] = stubs.inputsOf('settleReservation');
+      expect(settled).toEqual({ transferId: expect.stringMatching(UUID), request });
+      expect(result).toMatchObject({ transferId: settled.transferId, status: 'completed', connector: 'sandbox' });
+      expect(stubs.names()).toEqual(['settleReservation', 'submitToBank', 'markProcessing', 'settleTransfer']);
+      expect(stubs.inputsOf('submitToBank')).toEqual([
+        { transferId: settled.transferId, request, recipientName: 'ADA OBI', connector: 'sandbox' },
+      ]);
+    });
+  });
+
+  it('answers a create update that arrives while it settles with the transfer it found, not a new one', async () => {
+    const held = gate();
+    const stubs = transferStubs({
+      settleReservation: async ({ transferId }) => {
+        await held.opened;
+        return { id: transferId, status: 'pending', recipientName: 'ADA OBI', connector: 'sandbox' };
+      },
+      submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+        workflowId: transferWorkflowId(request.tenantId, request.reference),
+        taskQueue,
+        args: [{ request }],
+      });
+      await stub.env.sleep('1 minute');
+      const settling = await stubs.calledWith('settleReservation');
+      const late = handle.executeUpdate(createUpdate, { args: [request] });
+      held.open();
+      expect(await late).toEqual({ transferId: settling.transferId, created: false });
+      expect(await handle.result()).toMatchObject({ transferId: settling.transferId, status: 'completed' });
+      expect(stubs.inputsOf('nameEnquiry')).toEqual([]);
+      expect(stubs.inputsOf('reserveFunds')).toEqual([]);
+    });
+  });
+});
+
 describe('submit: the bank gets the transfer', () => {
   it('sends it to the connector whose name enquiry answered, marks it processing, and keeps an immediate answer', async () => {
     const stubs = transferStubs({
@@ -635,9 +696,9 @@ describe('finish: settle or reverse once', () => {
       await expect(handle.executeUpdate(resolveUpdate, { args: [operator('failed')] })).rejects.toMatchObject({
         cause: { type: 'not_created' },
       });
-      // Neither an id nor a resolution (undefined fields do not cross the wire).
-      expect(await handle.result()).toEqual({ status: 'pending', stuck: false, statusChecks: 0 });
-      expect(stubs.calls).toEqual([]);
+      // Nothing was reserved under its id: the run ends refused, leaving the reference free.
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'transfer_refused' } });
+      expect(stubs.names()).toEqual(['settleReservation']);
     });
   });
 
