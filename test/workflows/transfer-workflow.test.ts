@@ -148,6 +148,14 @@ async function reversingOnResolution(taskQueue: string, stubs: ReturnType<typeof
   return { handle, transferId, resolution, resolving };
 }
 
+/** What settleReservation finds when an earlier execution's reservation committed, with `connector`. */
+const committedReservation = (transferId: string, connector: string) => ({
+  id: transferId,
+  status: 'pending' as const,
+  recipientName: 'ADA OBI',
+  connector,
+});
+
 /** What reserveFunds is asked for the request: the transfer, its recipient and the connector that answered. */
 const reservation = (transferId: string, request: TransferRequest) => ({
   transferId,
@@ -274,12 +282,7 @@ describe('accept: the create update', () => {
       nameEnquiry: async () => {
         throw refusal('invalid_account', 'recipient account 0123456789 was not found at bank 058');
       },
-      settleReservation: async ({ transferId }) => ({
-        id: transferId,
-        status: 'pending',
-        recipientName: 'ADA OBI',
-        connector: 'paystack',
-      }),
+      settleReservation: async ({ transferId }) => committedReservation(transferId, 'paystack'),
       submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
@@ -307,12 +310,7 @@ describe('accept: a create update lost with the task that handled it', () => {
     // was recorded; the update was not offered again. The API answers the client's retry from the
     // row, so the run must find that reservation and carry the transfer on.
     const stubs = transferStubs({
-      settleReservation: async ({ transferId }) => ({
-        id: transferId,
-        status: 'pending',
-        recipientName: 'ADA OBI',
-        connector: 'sandbox',
-      }),
+      settleReservation: async ({ transferId }) => committedReservation(transferId, 'sandbox'),
       submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
@@ -339,7 +337,7 @@ describe('accept: a create update lost with the task that handled it', () => {
     const stubs = transferStubs({
       settleReservation: async ({ transferId }) => {
         await held.opened;
-        return { id: transferId, status: 'pending', recipientName: 'ADA OBI', connector: 'sandbox' };
+        return committedReservation(transferId, 'sandbox');
       },
       submitToBank: async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
     });
