@@ -125,6 +125,15 @@ async function create(taskQueue: string, request: TransferRequest) {
   return { created, handle: stub.env.client.workflow.getHandle<typeof transferWorkflow>(workflowId) };
 }
 
+/** Starts the transfer's workflow without its `create` update, as an operator or a lost update leaves it. */
+async function started(taskQueue: string, input: TransferWorkflowInput) {
+  return stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
+    workflowId: transferWorkflowId(input.request.tenantId, input.request.reference),
+    taskQueue,
+    args: [input],
+  });
+}
+
 /** A transfer created through its workflow's `create` update: its request, handle and id. */
 async function accepted(taskQueue: string) {
   const request = transferRequest();
@@ -315,11 +324,7 @@ describe('accept: a create update lost with the task that handled it', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const request = transferRequest();
-      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
-        workflowId: transferWorkflowId(request.tenantId, request.reference),
-        taskQueue,
-        args: [{ request }],
-      });
+      const handle = await started(taskQueue, { request });
       // A minute without the update (time skips), then the reservation settled under the run's id.
       const result = await handle.result();
       const [settled] = stubs.inputsOf('settleReservation');
@@ -343,11 +348,7 @@ describe('accept: a create update lost with the task that handled it', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const request = transferRequest();
-      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
-        workflowId: transferWorkflowId(request.tenantId, request.reference),
-        taskQueue,
-        args: [{ request }],
-      });
+      const handle = await started(taskQueue, { request });
       await stub.env.sleep('1 minute');
       const settling = await stubs.calledWith('settleReservation');
       const late = handle.executeUpdate(createUpdate, { args: [request] });
@@ -586,11 +587,7 @@ describe('await: the bank’s answer', () => {
           connector: 'generic',
         },
       };
-      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
-        workflowId: transferWorkflowId(request.tenantId, request.reference),
-        taskQueue,
-        args: [input],
-      });
+      const handle = await started(taskQueue, input);
       expect(await handle.result()).toMatchObject({
         transferId,
         status: 'completed',
@@ -604,8 +601,8 @@ describe('await: the bank’s answer', () => {
         { name: 'settleTransfer', input: { transferId, outcome: PAID } },
       ]);
       // Past 24 h, a stuck transfer's bank is asked every 6 h.
-      const started = (await handle.describe()).startTime.getTime();
-      expect(stubs.calls[0]!.scheduledAtMs - started).toBeGreaterThanOrEqual(6 * HOUR);
+      const startedAt = (await handle.describe()).startTime.getTime();
+      expect(stubs.calls[0]!.scheduledAtMs - startedAt).toBeGreaterThanOrEqual(6 * HOUR);
     });
   });
 });
@@ -686,11 +683,7 @@ describe('finish: settle or reverse once', () => {
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const request = transferRequest();
       // Started without its create update (as by hand): it waits a minute for one, then ends.
-      const handle = await stub.env.client.workflow.start<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
-        workflowId: transferWorkflowId(request.tenantId, request.reference),
-        taskQueue,
-        args: [{ request }],
-      });
+      const handle = await started(taskQueue, { request });
       await expect(handle.executeUpdate(resolveUpdate, { args: [operator('failed')] })).rejects.toMatchObject({
         cause: { type: 'not_created' },
       });
