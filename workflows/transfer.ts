@@ -252,7 +252,7 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
  * failed, so the client's retry of the reference starts afresh.
  */
 async function settleLostCreate(request: TransferRequest, state: TransferState, transferId: string): Promise<Accepted> {
-  const settled = await ledgerLocal.settleReservation({ transferId, request });
+  const settled = await settledReservation(transferId, request);
   if (!settled) {
     log.warn('transfer workflow started without a create update; nothing was reserved');
     throw transferFailure('not_created', `reference ${request.reference} was never created: no create update came`);
@@ -261,8 +261,16 @@ async function settleLostCreate(request: TransferRequest, state: TransferState, 
     transferId,
   });
   state.transferId = transferId;
-  state.connector = settled.connector;
-  return { transferId, recipientName: settled.recipientName, connector: settled.connector };
+  return settled;
+}
+
+/**
+ * Makes certain no reservation under `transferId` can commit any more, and answers the transfer an
+ * earlier one made if it did commit (its bank calls go to the connector recorded on its row).
+ */
+async function settledReservation(transferId: string, request: TransferRequest): Promise<Accepted | undefined> {
+  const settled = await ledgerLocal.settleReservation({ transferId, request });
+  return settled ? { transferId, recipientName: settled.recipientName, connector: settled.connector } : undefined;
 }
 
 /** The name enquiry and the reservation, run once for the first `create` update. */
@@ -295,10 +303,9 @@ async function reserve(request: TransferRequest, state: TransferState, transferI
     // and no workflow). Settle that for certain before answering: a reservation that committed
     // makes the transfer after all; otherwise none can commit any more, and the reference stays
     // free for the client's retry.
-    const settled = await ledgerLocal.settleReservation({ transferId, request });
+    const settled = await settledReservation(transferId, request);
     // Its bank calls go to the connector that took it, which this execution's enquiry may not know.
-    if (settled)
-      return { transferId, recipientName: recipientName ?? settled.recipientName, connector: settled.connector };
+    if (settled) return { ...settled, recipientName: recipientName ?? settled.recipientName };
     throw refusal;
   }
 }
