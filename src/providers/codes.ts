@@ -35,6 +35,41 @@ export function meaningOf(code: string | undefined): CodeMeaning {
 export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
 
 /**
+ * Transient statuses by which the provider says it did not act on the request (too early, too
+ * many requests): the only answers without a verdict that leave no doubt (decisions §17). A 408,
+ * a 5xx or no answer at all may follow work already done.
+ */
+const NOT_ACTED_HTTP_STATUSES: ReadonlySet<number> = new Set([425, 429]);
+
+/** Whether a transient answer of this HTTP status may follow work the provider did (decisions §17). */
+export function mayHaveActed(httpStatus: number): boolean {
+  return !NOT_ACTED_HTTP_STATUSES.has(httpStatus);
+}
+
+/**
+ * Error codes of a connection that was never made: the request cannot have reached the provider.
+ * A reset, a socket closed mid-exchange or a timeout may come after the request was sent.
+ */
+const NEVER_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Whether a failed fetch (its error, or a cause of it) proves that no byte of the request was sent. */
+export function neverSent(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
+    const code = (cause as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && NEVER_CONNECTED.has(code)) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/**
  * What a 4xx answer to a submission means. 408, 425 and 429 are transient; any other 4xx is a
  * definitive refusal only when the provider's own response code says so, and otherwise (no code,
  * a code we do not know, or a transient one) the transfer's fate is unknown: retried, then asked.

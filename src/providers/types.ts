@@ -72,18 +72,40 @@ export class ProviderError extends Error {
   readonly rawCode: string | undefined;
   readonly httpStatus: number | undefined;
   /**
-   * A submission's definitive refusal that says the provider did not take the transfer (the
-   * generic contract's 422): the transfer may go to the next connector. Never set on an answer
-   * that leaves any doubt.
+   * A submission's definitive refusal that the connector recognises as one of its provider's
+   * documented refusals made before processing (the generic contract's 422; Paystack's "balance is
+   * not enough"): the transfer may go to the next connector, unless an earlier attempt was
+   * ambiguous (decisions §17). Never set on an answer that leaves any doubt.
    */
   readonly notTaken: boolean;
+  /**
+   * A transient fault after which the request may have reached the provider and been acted on
+   * (decisions §17): no answer in time, a connection lost once the request was on its way, a 5xx,
+   * an answer that cannot be read. False only where the provider cannot have acted: a 429 or 425
+   * (it says it did not), or a connection that was never made (nothing was sent). Never set on a
+   * definitive answer.
+   */
+  readonly ambiguous: boolean;
+  /**
+   * A definitive answer that the provider holds the transfer and will never pay it out (Paystack's
+   * `otp`, decisions §13): the transfer fails, and goes to no other connector.
+   */
+  readonly heldUnpaid: boolean;
 
   constructor(
     provider: string,
     outcome: ProviderOutcome,
     transient: boolean,
     message: string,
-    extra: { rawCode?: string | undefined; httpStatus?: number; cause?: unknown; notTaken?: boolean } = {},
+    extra: {
+      rawCode?: string | undefined;
+      httpStatus?: number;
+      cause?: unknown;
+      notTaken?: boolean;
+      /** For a transient fault: false only when the provider cannot have acted. Default true. */
+      ambiguous?: boolean;
+      heldUnpaid?: boolean;
+    } = {},
   ) {
     super(message, { cause: extra.cause });
     this.name = 'ProviderError';
@@ -93,6 +115,8 @@ export class ProviderError extends Error {
     this.rawCode = extra.rawCode;
     this.httpStatus = extra.httpStatus;
     this.notTaken = extra.notTaken === true && !transient;
+    this.ambiguous = transient && extra.ambiguous !== false;
+    this.heldUnpaid = extra.heldUnpaid === true && !transient;
   }
 }
 

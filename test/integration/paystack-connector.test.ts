@@ -202,6 +202,8 @@ describe('transfers', () => {
     const error = await providerError(transfers().submitTransfer(input));
     expect(error.transient).toBe(false);
     expect(error.notTaken).toBe(false);
+    // Held at Paystack, never to be paid out: the transfer fails there and goes nowhere else (decisions §13).
+    expect(error.heldUnpaid).toBe(true);
     expect(error.rawCode).toBe('otp');
     expect(error.message).toContain('disable transfer OTP for the integration');
     expect(sim.transfers.get(input.reference)?.status).toBe('otp');
@@ -212,6 +214,7 @@ describe('transfers', () => {
     sim.failNext('lose_answer', 'POST /transfer');
     const lost = await providerError(transfers().submitTransfer(input));
     expect(lost.transient).toBe(true);
+    expect(lost.ambiguous).toBe(true);
     expect(lost.outcome).toBe('network_error');
     expect(sim.transfers.get(input.reference)?.status).toBe('pending');
 
@@ -234,6 +237,37 @@ describe('transfers', () => {
     expect(error.rawCode).toBe('insufficient_balance');
     expect(error.message).toBe('Paystack refused: Your balance is not enough to fulfil this request');
     expect(sim.transfers.has(input.reference)).toBe(false);
+  });
+
+  it('a validation_error in words Paystack does not document as a refusal before processing proves nothing', async () => {
+    const input = transferInput();
+    sim.failNext('duplicate_unrecognised', 'POST /transfer');
+    const error = await providerError(transfers().submitTransfer(input));
+    expect(error).toMatchObject({ transient: false, notTaken: false, ambiguous: false, httpStatus: 400 });
+    expect(error.message).toBe('Paystack refused: Transfer reference has been used before');
+  });
+
+  it('a wrong key (401) is a refusal before processing', async () => {
+    const input = transferInput();
+    sim.failNext('unauthorized', 'POST /transfer');
+    const error = await providerError(transfers().submitTransfer(input));
+    expect(error).toMatchObject({ transient: false, notTaken: true, httpStatus: 401 });
+    expect(sim.transfers.has(input.reference)).toBe(false);
+  });
+
+  it('a 429 says Paystack did not act: transient and not ambiguous; a 5xx may follow work done: ambiguous', async () => {
+    sim.failNext('too_many_requests', 'POST /transfer');
+    expect(await providerError(transfers().submitTransfer(transferInput()))).toMatchObject({
+      transient: true,
+      ambiguous: false,
+      httpStatus: 429,
+    });
+    sim.failNext('html_502', 'POST /transfer');
+    expect(await providerError(transfers().submitTransfer(transferInput()))).toMatchObject({
+      transient: true,
+      ambiguous: true,
+      httpStatus: 502,
+    });
   });
 
   it('a recipient Paystack cannot make is a refusal that took nothing', async () => {

@@ -22,7 +22,25 @@ import { freePorts } from '../support/ports.ts';
 
 export const UNRESOLVABLE_ACCOUNT = '0000000000';
 
-export type Fault = 'html_502' | 'not_json' | 'missing_fields' | 'no_data' | 'hang' | 'reset' | 'lose_answer';
+/**
+ * What the next matching call meets. Besides garbage, hangs, resets and a lost answer, refusals as
+ * Paystack words them: `duplicate_unrecognised` (a duplicate reference in words other than the two
+ * the connector knows, as a `validation_error`), `unauthorized` (401 "Invalid key"),
+ * `recipient_refused` (400 "Cannot resolve account", for `POST /transferrecipient`) and
+ * `too_many_requests` (429).
+ */
+export type Fault =
+  | 'html_502'
+  | 'not_json'
+  | 'missing_fields'
+  | 'no_data'
+  | 'hang'
+  | 'reset'
+  | 'lose_answer'
+  | 'duplicate_unrecognised'
+  | 'unauthorized'
+  | 'recipient_refused'
+  | 'too_many_requests';
 
 interface FaultPlan {
   fault: Fault;
@@ -131,6 +149,10 @@ export interface PaystackSimulator {
   webhookUrl: string | undefined;
   /** The next matching call meets this fault. */
   failNext(fault: Fault, match?: string): void;
+  /** Faults planned and not met yet, in order. */
+  pendingFaults(): { fault: Fault; match?: string | undefined }[];
+  /** Drops the faults planned and not met. */
+  clearFaults(): void;
   /** New transfers wait for an OTP (status `otp`), as with transfer OTP enabled on the integration. */
   requireOtp(enabled: boolean): void;
   /** The integration's NGN balance, in kobo. */
@@ -227,6 +249,8 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
     webhooks: [],
     webhookUrl: undefined,
     failNext: (fault, match) => void faults.push({ fault, match }),
+    pendingFaults: () => faults.map((plan) => ({ ...plan })),
+    clearFaults: () => void faults.splice(0),
     requireOtp: (enabled) => void (otp = enabled),
     setBalance: (kobo) => void (balance = kobo),
     setBankPageSize: (size) => void (bankPageSize = size),
@@ -727,6 +751,26 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
         return reply(200, { status: true, message: 'OK', data: { id: 1, domain: 'test' } });
       case 'no_data':
         return reply(200, { status: true, message: 'OK' });
+      case 'duplicate_unrecognised':
+        return reply(400, {
+          status: false,
+          message: 'Transfer reference has been used before',
+          meta: { nextStep: 'Use a new reference' },
+          type: 'validation_error',
+          code: 'invalid_params',
+        });
+      case 'unauthorized':
+        return reply(401, { status: false, message: 'Invalid key' });
+      case 'recipient_refused':
+        return reply(400, {
+          status: false,
+          message: 'Cannot resolve account',
+          meta: { nextStep: 'Check the account details and try again' },
+          type: 'validation_error',
+          code: 'invalid_params',
+        });
+      case 'too_many_requests':
+        return reply(429, { status: false, message: 'Too many requests, try again later' });
       default:
         break;
     }

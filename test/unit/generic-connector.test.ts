@@ -112,7 +112,17 @@ describe('the client: what each answer becomes', () => {
   ])('%s → transient', async (_name, handler, outcome, httpStatus, rawCode) => {
     script.set('GET /banks', handler);
     const error = await providerError(connector().transfers!.listBanks());
-    expect(error).toMatchObject({ provider: 'acme', outcome, transient: true, httpStatus, rawCode, notTaken: false });
+    // Ambiguous (the bank may have acted, decisions §17) unless it says it did not: 425 and 429 only.
+    const ambiguous = httpStatus !== 425 && httpStatus !== 429;
+    expect(error).toMatchObject({
+      provider: 'acme',
+      outcome,
+      transient: true,
+      ambiguous,
+      httpStatus,
+      rawCode,
+      notTaken: false,
+    });
   });
 
   it.each([
@@ -125,14 +135,21 @@ describe('the client: what each answer becomes', () => {
   ])('%i with {code: %s} → definitive %s, the code and message kept', async (status, code, outcome) => {
     script.set('GET /banks', json(status, { code, message: `refused: ${code}` }));
     const error = await providerError(connector().transfers!.listBanks());
-    expect(error).toMatchObject({ outcome, transient: false, httpStatus: status, rawCode: code, notTaken: false });
+    expect(error).toMatchObject({
+      outcome,
+      transient: false,
+      ambiguous: false,
+      httpStatus: status,
+      rawCode: code,
+      notTaken: false,
+    });
     expect(error.message).toContain(`refused: ${code}`);
   });
 
   it('is a transient timeout when the bank never answers, or stalls after its headers', async () => {
     script.set('GET /banks', () => undefined);
     const silent = await providerError(connector(200).transfers!.listBanks());
-    expect(silent).toMatchObject({ outcome: 'timeout', transient: true, httpStatus: undefined });
+    expect(silent).toMatchObject({ outcome: 'timeout', transient: true, ambiguous: true, httpStatus: undefined });
     expect(silent.message).toBe('acme did not answer GET /banks within 200 ms');
     script.set('GET /banks', (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -144,18 +161,19 @@ describe('the client: what each answer becomes', () => {
     });
   });
 
-  it('is a transient network error when the connection is reset or refused', async () => {
+  it('is a transient network error when the connection is reset (ambiguous) or refused (nothing was sent)', async () => {
     script.set('GET /banks', (request) => request.socket.destroy());
     expect(await providerError(connector().transfers!.listBanks())).toMatchObject({
       outcome: 'network_error',
       transient: true,
+      ambiguous: true,
     });
     script.set('GET /banks', (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
       response.write('{"banks":');
       response.socket?.destroy();
     });
-    expect(await providerError(connector().transfers!.listBanks())).toMatchObject({ transient: true });
+    expect(await providerError(connector().transfers!.listBanks())).toMatchObject({ transient: true, ambiguous: true });
     const port = await freePort();
     const nowhere = createGenericConnector({
       name: 'acme',
@@ -169,6 +187,7 @@ describe('the client: what each answer becomes', () => {
     expect(await providerError(nowhere.transfers!.listBanks())).toMatchObject({
       outcome: 'network_error',
       transient: true,
+      ambiguous: false,
     });
   });
 
@@ -230,16 +249,17 @@ describe('the client: transfers', () => {
       outcome: 'invalid_account',
       notTaken: true,
     });
-    for (const [status, code, transient] of [
-      [409, 'conflict', false],
-      [400, 'validation_error', false],
-      [500, 'system_malfunction', true],
-      [429, 'too_many_requests', true],
+    for (const [status, code, transient, ambiguous] of [
+      [409, 'conflict', false, false],
+      [400, 'validation_error', false, false],
+      [500, 'system_malfunction', true, true],
+      [429, 'too_many_requests', true, false],
     ] as const) {
       script.set('POST /transfers', json(status, { code, message: 'x' }));
       expect(await providerError(bank.submitTransfer(TRANSFER))).toMatchObject({
         httpStatus: status,
         transient,
+        ambiguous,
         notTaken: false,
       });
     }

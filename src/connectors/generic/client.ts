@@ -4,12 +4,13 @@
 // What is transient: no answer (timeout, refused or reset connection), 5xx, 408, 425, 429, and
 // anything that is not an answer of the contract — an HTML error page, a body that is not JSON, a
 // 2xx whose fields are missing, a 4xx without the contract's `{code, message}` — since a proxy or
-// a half-deployed bank can send those, and none of them is the bank's word. Any other 4xx with
-// the contract's body is definitive. With tracing on, each call is a client span named by its
+// a half-deployed bank can send those, and none of them is the bank's word. Of those, all but a
+// 425, a 429 and a connection never made are ambiguous: the bank may have acted (decisions §17).
+// Any other 4xx with the contract's body is definitive. With tracing on, each call is a client span named by its
 // method and route (`POST /transfers`), never by an id in the path.
 import type { z } from 'zod';
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
-import { TRANSIENT_HTTP_STATUSES } from '../../providers/codes.ts';
+import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../../providers/codes.ts';
 import { ProviderError, type ProviderOutcome } from '../../providers/types.ts';
 import { parseJsonText } from '../json-text.ts';
 import { ContractError } from './contract.ts';
@@ -89,7 +90,7 @@ export class GenericBankClient {
         status === 408 ? 'timeout' : 'unavailable',
         true,
         `${this.provider} answered ${name} with HTTP ${status}${error ? `: ${clip(error.message ?? error.code)}` : ''}`,
-        { rawCode: error?.code, httpStatus: status },
+        { rawCode: error?.code, httpStatus: status, ambiguous: mayHaveActed(status) },
       );
     }
     if (status >= 200 && status < 300) {
@@ -174,7 +175,8 @@ export class GenericBankClient {
         timedOut
           ? `${this.provider} did not answer ${method} ${route} within ${timeoutMs} ms`
           : `${this.provider} unreachable for ${method} ${route}: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { cause },
+        // A connection that was never made sent nothing; any other fault may follow a request sent.
+        { cause, ambiguous: timedOut || !neverSent(cause) },
       );
     }
   }

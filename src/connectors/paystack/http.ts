@@ -1,12 +1,13 @@
 // Every call to Paystack goes through here: `Authorization: Bearer <secret key>`, a timeout, and one
 // reading of the answer. Paystack wraps everything in `{status, message, data, meta}`; `status:
 // false` is an error, which the HTTP status classifies as the generic contract does (decisions
-// §13): 5xx, 408, 425, 429, timeouts and network faults are transient, any other 4xx definitive.
+// §13): 5xx, 408, 425, 429, timeouts and network faults are transient (ambiguous, decisions §17, but
+// for a 425, a 429 or a connection never made), any other 4xx definitive.
 // An answer we cannot read (an HTML page from a proxy, a body that is not JSON, a 2xx that does not
 // say `status: true`) is transient too: it proves nothing, so the caller retries or asks again,
 // never guesses. The key lives in a private field and never reaches a message, a span or a log.
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
-import { TRANSIENT_HTTP_STATUSES } from '../../providers/codes.ts';
+import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../../providers/codes.ts';
 import { ProviderError } from '../../providers/types.ts';
 import { parseJsonText } from '../json-text.ts';
 
@@ -128,7 +129,8 @@ export class PaystackClient {
         timedOut ? 'timeout' : 'network_error',
         true,
         timedOut ? `Paystack did not answer ${name} within ${this.timeoutMs} ms` : `Paystack unreachable for ${name}`,
-        { cause },
+        // A connection that was never made sent nothing; any other fault may follow a request sent.
+        { cause, ambiguous: timedOut || !neverSent(cause) },
       );
     }
     const status = response.status;
@@ -141,7 +143,7 @@ export class PaystackClient {
         status === 408 ? 'timeout' : 'unavailable',
         true,
         `Paystack answered ${name} with HTTP ${status}${message ? `: ${message}` : ''}`,
-        { httpStatus: status, rawCode: `http_${status}` },
+        { httpStatus: status, rawCode: `http_${status}`, ambiguous: mayHaveActed(status) },
       );
     }
     if (!envelope || typeof envelope.status !== 'boolean') {

@@ -2,7 +2,9 @@
 // A submission is two calls: the recipient (`POST /transferrecipient`, kept per account, since
 // Paystack answers the same recipient for the same details), then the transfer under a reference
 // derived from ours, the same on every retry. Paystack refuses a reference it has seen; that
-// answer means an earlier attempt reached it, so the transfer's status is asked, never failed.
+// answer means an earlier attempt reached it, so the transfer's status is asked, never failed. A
+// refusal is "not taken" only in the few words Paystack documents for refusals made before
+// processing; any other leaves the transfer possibly held by Paystack (decisions §17).
 import { ProviderError } from '../../providers/types.ts';
 import type {
   Bank,
@@ -35,10 +37,16 @@ const MAX_BANK_PAGES = 50;
 /** Recipients kept: enough for a day's distinct accounts; a recipient forgotten costs one call. */
 const RECIPIENT_CACHE_SIZE = 5_000;
 
-/** Refusals of `POST /transfer` that prove Paystack did not take it (decisions §13 failover). */
+/**
+ * Refusals of `POST /transfer` that Paystack documents as made before any processing: a key it does
+ * not know (401), a balance too low, a recipient it does not know, an integration not allowed to
+ * pay out. Only these may pass the transfer to the next connector, and only when no earlier attempt
+ * was ambiguous (decisions §17). Anything else, a `validation_error` included (Paystack words its
+ * duplicate-reference refusal in more than one way), is no proof: the transfer may be held there.
+ */
 function provesNotTaken(refusal: PaystackRefusal): boolean {
   if (refusal.httpStatus === 401) return true;
-  if (refusal.type === 'validation_error') return true;
+  if (isDuplicateReference(refusal)) return false;
   return /balance is not enough|insufficient balance|recipient specified is invalid|third party payouts/i.test(
     refusal.message,
   );
@@ -196,7 +204,7 @@ export class PaystackTransfers implements BankSwitch {
   /** The first answer about a transfer: `otp` refuses it; anything else reads as a status query. */
   private submitted(transfer: Transfer): TransferStatusResult {
     if (transfer.status === 'otp') {
-      throw new ProviderError(PROVIDER, 'rejected', false, OTP_MESSAGE, { rawCode: 'otp', notTaken: false });
+      throw new ProviderError(PROVIDER, 'rejected', false, OTP_MESSAGE, { rawCode: 'otp', heldUnpaid: true });
     }
     return statusOf(transfer);
   }
