@@ -19,6 +19,9 @@ import { isFinal, transferFailure, withinDailyLimit } from '../src/transfers/dom
 import {
   type TransferRow,
   assignConnector,
+  beginSubmission,
+  clearPossiblyTaken,
+  clearSubmission,
   connectorOf,
   findTransfer,
   finishRow,
@@ -26,15 +29,18 @@ import {
   insertTransfer,
   isAbandoned,
   markAbandoned,
+  markAmbiguous,
   markProcessing,
   recordResolution,
   usedToday,
 } from '../src/transfers/store.ts';
+import { recordConnectorConflict } from '../src/transfers/conflicts.ts';
 import { itemView } from '../src/transfers/views.ts';
 import { lockTenant } from '../src/tenants/tenants.ts';
 import type {
   BankOutcome,
   OperatorResolution,
+  SubmissionAnswer,
   TransferRecord,
   TransferRequest,
 } from '../workflows/transfer-definitions.ts';
@@ -213,9 +219,16 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     },
 
     /**
-     * Sends the transfer to its connector under our transfer id; the bank treats a repeat as the
-     * same transfer. A definitive refusal that says the bank did not take it is `bank_not_taken`
-     * (the workflow may pass it to the next connector); any other is `bank_rejected`.
+     * Sends the transfer to its connector under our transfer id (decisions §17). The transfer is
+     * marked possibly taken before the request leaves (a process that dies mid-request leaves the
+     * mark), so an attempt that finds an earlier one's mark sends nothing and answers
+     * `possibly_taken`: after an ambiguous attempt only the connector's status query decides. An
+     * answer that leaves doubt (no answer, a 5xx, a refusal the connector does not recognise, or
+     * any refusal once an attempt was ambiguous) answers `possibly_taken` too. Only a refusal the
+     * connector recognises as made before processing, with no ambiguous attempt ever, is
+     * `bank_not_taken` (the workflow may pass it to the next connector); a transfer the provider
+     * holds and will never pay (Paystack's `otp`) is `bank_rejected`. A fault before anything was
+     * sent (a 429, a connection never made) is retried.
      */
     async submitToBank(input: {
       transferId: string;
@@ -224,8 +237,18 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       connector: string;
       /** The name enquiry's session at that connector (the generic contract sends it). */
       sessionId?: string;
-    }): Promise<{ status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }> {
+    }): Promise<SubmissionAnswer> {
       const bankSwitch = transfersOf(providers, input.connector);
+      const em = orm.em.fork();
+      const start = await beginSubmission(em, input.transferId);
+      if (start.prior) {
+        return possiblyTaken(
+          input,
+          new Date(start.mark),
+          'lost',
+          'an earlier submission got no answer; not sent again',
+        );
+      }
       try {
         const result = await bankSwitch.submitTransfer({
           reference: input.transferId,
@@ -236,22 +259,60 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           narration: input.request.narration,
           ...(input.sessionId ? { sessionId: input.sessionId } : {}),
         });
+        // The mark goes with the processing mark that follows (markProcessing, taken).
         return { status: result.status, sessionId: result.sessionId, providerCode: result.rawCode };
       } catch (error) {
-        return bankFailure(
-          error,
-          error instanceof ProviderError && error.notTaken ? 'bank_not_taken' : 'bank_rejected',
-        );
+        // Anything else (a fault of our own) leaves the mark: the retry reads it as ambiguous.
+        if (!(error instanceof ProviderError)) throw error;
+        if (error.transient && !error.ambiguous) {
+          // Nothing was sent, or the provider says it did not act: the same attempt may be made again.
+          await clearSubmission(em, input.transferId, start.mark);
+          throw error;
+        }
+        if (error.heldUnpaid || (error.notTaken && !start.ambiguousSince)) {
+          await clearSubmission(em, input.transferId, start.mark);
+          return bankFailure(error, error.notTaken ? 'bank_not_taken' : 'bank_rejected');
+        }
+        const at = await markAmbiguous(em, input.transferId);
+        log.warn("submission may have been taken: only its connector's status query decides now", {
+          transferId: input.transferId,
+          connector: input.connector,
+          error: error.message,
+        });
+        return possiblyTaken(input, at, error.transient ? 'lost' : 'refused', error.message);
       }
     },
 
-    /** The transfer passes to the connector whose name enquiry answered after a "not taken". */
-    async assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<void> {
-      await assignConnector(orm.em.fork(), input.transferId, input.connector, input.sessionId);
+    /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
+    async assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<boolean> {
+      return assignConnector(orm.em.fork(), input.transferId, input.connector, input.sessionId);
     },
 
-    async markProcessing(input: { transferId: string; sessionId: string }): Promise<void> {
-      await markProcessing(orm.em.fork(), input.transferId, input.sessionId);
+    /** `taken` (default): the bank's answer settled the submission, whose possibly-taken mark goes. */
+    async markProcessing(input: { transferId: string; sessionId: string; taken?: boolean }): Promise<void> {
+      await markProcessing(orm.em.fork(), input.transferId, input.sessionId, { taken: input.taken !== false });
+    },
+
+    /** The connector's status query proved the transfer was never taken (decisions §17): its mark goes. */
+    async clearPossiblyTaken(input: { transferId: string; lastAttemptAt: number }): Promise<void> {
+      await clearPossiblyTaken(orm.em.fork(), input.transferId, new Date(input.lastAttemptAt));
+    },
+
+    /**
+     * A connector that does not hold the transfer answered about it (decisions §17): kept for
+     * operators with both connectors named, never applied.
+     */
+    async recordConnectorConflict(input: {
+      transferId: string;
+      bank: BankOutcome & { connector: string };
+    }): Promise<void> {
+      const kept = await recordConnectorConflict(orm.em.fork(), {
+        transferId: input.transferId,
+        bank: input.bank,
+        detectedBy: 'workflow',
+      });
+      if (kept?.created)
+        log.error('a connector that does not hold the transfer answered about it', { ...kept.conflict });
     },
 
     /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
@@ -344,6 +405,19 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       }
       return kept !== undefined;
     },
+  };
+}
+
+/** A submission the connector may hold (decisions §17), from the time of its last ambiguous attempt. */
+function possiblyTaken(
+  input: { connector: string },
+  at: Date,
+  kind: 'lost' | 'refused',
+  reason: string,
+): SubmissionAnswer {
+  return {
+    status: 'possibly_taken',
+    possiblyTaken: { connector: input.connector, lastAttemptAt: at.getTime(), kind, reason },
   };
 }
 

@@ -30,11 +30,12 @@ import type { TransferBatchActivities } from '../activities/transfers/bulk.ts';
 import { transferWorkflowId } from './workflow-names.ts';
 import {
   type BatchItemStart,
+  type BatchItemSubmission,
   type BatchProgress,
   type TransferBatchInput,
   batchStatusQuery,
 } from './transfer-batch-definitions.ts';
-import type { BankOutcome, TransferState, TransferWorkflowInput } from './transfer-definitions.ts';
+import type { TransferState, TransferWorkflowInput } from './transfer-definitions.ts';
 import type { transferWorkflow } from './transfer.ts';
 import { TenantIdKey, TransferBatchReferenceKey } from './search-attributes.ts';
 
@@ -100,7 +101,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   // a run per item through Temporal first); an item not cleanly taken is left to its own run,
   // which submits it as any transfer's run does.
   progress.phase = 'submitting';
-  const submitted = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
+  const submitted = new Map<number, BatchItemSubmission>();
   const answers = await Promise.all(
     chunks.map((chunk) => bankCalls.submitBatchItems({ batchId: input.batchId, ...chunk })),
   );
@@ -157,7 +158,7 @@ function askNames(batchId: string, chunk: { from: number; to: number }): Promise
 async function startItem(
   input: TransferBatchInput,
   item: BatchItemStart,
-  submitted: { sessionId: string; outcome?: BankOutcome } | undefined,
+  submitted: BatchItemSubmission | undefined,
 ): Promise<{ result: Promise<TransferState> }> {
   const { reserved } = item;
   // Submitted by its batch: the run starts where a transfer waits for its bank's answer.
@@ -173,6 +174,7 @@ async function startItem(
           stuck: false,
           statusChecks: 0,
           ...(submitted.outcome ? { bankOutcome: submitted.outcome } : {}),
+          ...(submitted.possiblyTaken ? { possiblyTaken: submitted.possiblyTaken } : {}),
         },
       }
     : { request: item.request, reserved };

@@ -50,7 +50,35 @@ export interface BankOutcome {
   providerCode?: string;
   message?: string;
   source: 'callback' | 'status_query' | 'submission';
+  /** The connector that said it (a callback's sender): the run applies only the holder's word. */
+  connector?: string;
 }
+
+/**
+ * A transfer whose submission may have been taken by its connector (decisions §17): it is never
+ * submitted elsewhere nor failed on a refusal; only that connector's status query decides, and its
+ * "not found" counts only 2 minutes after the last ambiguous attempt, confirmed a minute later.
+ */
+export interface PossiblyTaken {
+  connector: string;
+  /** The last ambiguous attempt, in epoch ms. */
+  lastAttemptAt: number;
+  /**
+   * `lost`: no answer (a timeout, a 5xx, a connection lost, a process that died mid-request);
+   * `refused`: a refusal that proves nothing (unrecognised, or after an ambiguous attempt).
+   */
+  kind: 'lost' | 'refused';
+  reason: string;
+  /** The first "not found" that counts (epoch ms), until a second one a minute later proves it. */
+  notFoundAt?: number;
+  /** When the next status query is due to weigh a "not found" (epoch ms), before the usual schedule. */
+  recheckAt?: number;
+}
+
+/** What a submission answers: the bank's word on the transfer, or that it may hold it. */
+export type SubmissionAnswer =
+  | { status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }
+  | { status: 'possibly_taken'; possiblyTaken: PossiblyTaken };
 
 export interface OperatorResolution {
   outcome: 'successful' | 'failed';
@@ -77,6 +105,10 @@ export interface TransferState {
   statusChecks: number;
   /** The connector that took the transfer (undefined until its name enquiry answers). */
   connector?: string | undefined;
+  /** Set while the connector may hold the transfer without having said so (decisions §17). */
+  possiblyTaken?: PossiblyTaken | undefined;
+  /** Connectors that refused the transfer before processing: never offered it again. */
+  triedConnectors?: string[];
 }
 
 /** Carried across continue-as-new while a transfer waits for its bank. */
@@ -90,6 +122,9 @@ export interface TransferResume {
   connector: string;
   /** What the bank answered at once when its batch submitted it (a batch's item, decisions §14). */
   bankOutcome?: BankOutcome;
+  /** The transfer may be held by its connector without having said so (decisions §17). */
+  possiblyTaken?: PossiblyTaken;
+  triedConnectors?: string[];
 }
 
 /**

@@ -31,7 +31,9 @@ import { contradictsBooks, failureDetails, passedOnRefusal, transferFailure } fr
 import {
   type BankOutcome,
   type OperatorResolution,
+  type PossiblyTaken,
   type ResolveResult,
+  type SubmissionAnswer,
   type TransferRequest,
   type TransferResume,
   type TransferState,
@@ -52,6 +54,12 @@ import {
 const HOUR = 60 * 60 * 1000;
 
 export const STUCK_AFTER_MS = 24 * HOUR;
+/** "Not found" from the holder's status query counts only this long after the last ambiguous attempt (decisions §17). */
+export const NOT_FOUND_GRACE_MS = 2 * 60 * 1000;
+/** …and proves "not taken" only when a second one this much later says so again. */
+export const NOT_FOUND_CONFIRM_MS = 60 * 1000;
+/** The patch under which a possibly taken submission pins its transfer (decisions §17). */
+const PINNED = 'possibly-taken';
 
 // The create path's steps (the name enquiry, the reservation, and settling a reservation a refused
 // create left behind) and marking the transfer processing run as local activities (createPath,
@@ -97,8 +105,24 @@ function refusalFrom(error: unknown): ApplicationFailure {
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
   const state = startingState(input);
   setHandler(statusQuery, () => state);
-  // The bank may confirm before our submit activity has returned: keep the first word we get.
-  setHandler(bankConfirmedSignal, (outcome: BankOutcome) => {
+  // The bank may confirm before our submit activity has returned: keep the first word we get, from
+  // the connector that holds the transfer only. Another's word (one racing a failover) is kept for
+  // operators as a connector conflict, never applied (decisions §17).
+  setHandler(bankConfirmedSignal, async (outcome: BankOutcome) => {
+    if (outcome.connector !== undefined && state.connector !== undefined && outcome.connector !== state.connector) {
+      log.warn('a connector that does not hold the transfer answered about it: kept for operators', {
+        transferId: state.transferId,
+        holder: state.connector,
+        connector: outcome.connector,
+      });
+      if (state.transferId) {
+        await ledger.recordConnectorConflict({
+          transferId: state.transferId,
+          bank: { ...outcome, connector: outcome.connector },
+        });
+      }
+      return;
+    }
     state.bankOutcome ??= outcome;
   });
   // Whose word the transfer was finished on, once it is settled or reversed.
@@ -153,7 +177,9 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   state.connector = transfer.connector;
   upsertSearchAttributes([{ key: TransferConnectorKey, value: transfer.connector }]);
   if (!input.resume) await submit(input.request, transfer, state);
-  await awaitOutcome(input, transfer, state);
+  // Until the bank or an operator decides; a possibly taken submission its connector proves was
+  // never taken goes on from here: sent again there, or to the next connector (decisions §17).
+  while (!(await awaitOutcome(input, transfer, state))) await afterNotTaken(input.request, transfer, state);
   await finish(transfer.transferId, state, (decider) => {
     decidedBy = decider;
   });
@@ -185,6 +211,8 @@ function startingState(input: TransferWorkflowInput): TransferState {
     resolution: undefined,
     statusChecks: resume?.statusChecks ?? 0,
     connector: resume?.connector,
+    ...(resume?.possiblyTaken ? { possiblyTaken: resume.possiblyTaken } : {}),
+    ...(resume?.triedConnectors ? { triedConnectors: resume.triedConnectors } : {}),
   };
 }
 
@@ -311,12 +339,143 @@ async function reserve(request: TransferRequest, state: TransferState, transferI
 }
 
 /**
- * Phase 2, submit: the bank gets the transfer; whatever it says at once is kept as its outcome. A
- * definitive "not taken" passes the transfer to the next connector whose name enquiry answers
- * (decisions §13); any answer that leaves doubt keeps it with this connector, asked by status
- * queries, never submitted elsewhere.
+ * Phase 2, submit: the bank gets the transfer; whatever it says at once is kept as its outcome
+ * (decisions §17). A refusal its connector recognises as made before processing, with no ambiguous
+ * attempt before it, passes the transfer to the next connector whose name enquiry answers (§13);
+ * any answer that leaves doubt pins it to this connector as possibly taken: never submitted
+ * elsewhere, never failed on a refusal, decided by that connector's status queries alone.
  */
 async function submit(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
+  if (!patched(PINNED)) return submitUnpinned(request, transfer, state);
+  const { transferId } = transfer;
+  let answer: SubmissionAnswer | undefined;
+  for (;;) {
+    try {
+      answer = await bank.submitToBank({
+        transferId,
+        request,
+        recipientName: transfer.recipientName,
+        connector: transfer.connector,
+        ...(transfer.nameEnquirySessionId !== undefined ? { sessionId: transfer.nameEnquirySessionId } : {}),
+      });
+    } catch (error) {
+      const cause =
+        error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
+      if (cause?.type === 'bank_not_taken') {
+        if (await passOn(request, transfer, state, refusedAtSubmission(cause))) continue;
+      } else if (cause?.type === 'bank_rejected') {
+        // The provider holds it and will never pay it out (Paystack's `otp`): it fails, and stays there.
+        state.bankOutcome ??= refusedAtSubmission(cause);
+      } else {
+        // Retries ran out, or an attempt was cut short: the connector may have it.
+        state.possiblyTaken = {
+          connector: transfer.connector,
+          lastAttemptAt: Date.now(),
+          kind: 'lost',
+          reason: `the submission got no answer: ${error instanceof Error ? error.message : String(error)}`,
+        };
+      }
+    }
+    break;
+  }
+  if (answer?.status === 'possibly_taken') {
+    state.possiblyTaken = answer.possiblyTaken;
+  } else if (answer) {
+    state.sessionId = answer.sessionId;
+    if (answer.status !== 'pending') {
+      state.bankOutcome ??= {
+        status: answer.status,
+        sessionId: answer.sessionId,
+        providerCode: answer.providerCode,
+        source: 'submission',
+      };
+    }
+  }
+  await ledgerLocal.markProcessing({
+    transferId,
+    sessionId: state.sessionId ?? '',
+    taken: state.possiblyTaken === undefined,
+  });
+  state.status = 'processing';
+  upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+}
+
+/** A definitive refusal at submission as the bank's outcome: the transfer failed there. */
+function refusedAtSubmission(cause: ApplicationFailure): BankOutcome {
+  const providerCode = failureDetails(cause, cause.type as 'bank_rejected' | 'bank_not_taken')?.providerCode;
+  return { status: 'failed', message: cause.message, source: 'submission', ...(providerCode ? { providerCode } : {}) };
+}
+
+/**
+ * The transfer's connector did not take it: to the next connector of its mode whose name enquiry
+ * answers (true: submit it there), or failed with the refusal when there is none (nothing was taken
+ * anywhere). A transfer marked possibly taken meanwhile (an attempt still on its way) stays where it is.
+ */
+async function passOn(
+  request: TransferRequest,
+  transfer: Accepted,
+  state: TransferState,
+  refused: BankOutcome,
+): Promise<boolean> {
+  const tried = (state.triedConnectors ??= []);
+  if (!tried.includes(transfer.connector)) tried.push(transfer.connector);
+  const next = await nextConnector(request, tried);
+  if (!next) {
+    state.bankOutcome ??= refused;
+    return false;
+  }
+  const { transferId } = transfer;
+  if (!(await ledger.assignConnector({ transferId, connector: next.connector, sessionId: next.sessionId }))) {
+    state.possiblyTaken = {
+      connector: transfer.connector,
+      lastAttemptAt: Date.now(),
+      kind: 'lost',
+      reason: 'an attempt was still on its way when the transfer was to pass on',
+    };
+    return false;
+  }
+  log.warn('connector did not take the transfer; passing it to the next', {
+    transferId,
+    from: transfer.connector,
+    to: next.connector,
+    reason: refused.message,
+  });
+  transfer.connector = next.connector;
+  transfer.recipientName = next.accountName;
+  transfer.nameEnquirySessionId = next.sessionId;
+  state.connector = next.connector;
+  upsertSearchAttributes([{ key: TransferConnectorKey, value: next.connector }]);
+  return true;
+}
+
+/**
+ * The connector's status query proved a possibly taken transfer was never taken (decisions §17):
+ * an answer that was lost is sent again there, under the same reference; a refusal it made is now
+ * proof, and the transfer passes to the next connector, or fails.
+ */
+async function afterNotTaken(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
+  const held = state.possiblyTaken!;
+  await ledgerLocal.clearPossiblyTaken({ transferId: transfer.transferId, lastAttemptAt: held.lastAttemptAt });
+  state.possiblyTaken = undefined;
+  log.warn('its connector has no such transfer, twice: it was never taken', {
+    transferId: transfer.transferId,
+    connector: held.connector,
+    kind: held.kind,
+    reason: held.reason,
+  });
+  if (held.kind === 'refused') {
+    const refused: BankOutcome = { status: 'failed', message: held.reason, source: 'submission' };
+    if (!(await passOn(request, transfer, state, refused))) return;
+  }
+  await submit(request, transfer, state);
+}
+
+/**
+ * Phase 2 as runs started before the `possibly-taken` patch take it (kept while any may be open):
+ * a definitive "not taken" passes the transfer on, another refusal fails it, and retries run out
+ * into a status query.
+ */
+async function submitUnpinned(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
   const { transferId } = transfer;
   const tried: string[] = [];
   let recipientName = transfer.recipientName;
@@ -330,14 +489,17 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
         connector: transfer.connector,
         ...(enquirySession !== undefined ? { sessionId: enquirySession } : {}),
       });
-      state.sessionId = submitted.sessionId;
-      if (submitted.status !== 'pending') {
-        state.bankOutcome ??= {
-          status: submitted.status,
-          sessionId: submitted.sessionId,
-          providerCode: submitted.providerCode,
-          source: 'submission',
-        };
+      // Today's activity may answer that the bank may hold it: only its status query decides that.
+      if (submitted.status !== 'possibly_taken') {
+        state.sessionId = submitted.sessionId;
+        if (submitted.status !== 'pending') {
+          state.bankOutcome ??= {
+            status: submitted.status,
+            sessionId: submitted.sessionId,
+            providerCode: submitted.providerCode,
+            source: 'submission',
+          };
+        }
       }
     } catch (error) {
       const cause =
@@ -364,13 +526,7 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
       }
       if (cause && (refused === 'bank_rejected' || refused === 'bank_not_taken')) {
         // A definitive refusal: the bank will never pay this out.
-        const providerCode = failureDetails(cause, refused)?.providerCode;
-        state.bankOutcome ??= {
-          status: 'failed',
-          message: cause.message,
-          source: 'submission',
-          ...(providerCode ? { providerCode } : {}),
-        };
+        state.bankOutcome ??= refusedAtSubmission(cause);
       } else {
         await askAfterFailedSubmission(transfer, state);
       }
@@ -423,20 +579,23 @@ async function askAfterFailedSubmission(transfer: Accepted, state: TransferState
 }
 
 /**
- * Phase 3, await: until the bank answers (signal or status query) or an operator resolves it.
- * Flags the transfer stuck after 24 h; continues as new when the history grows long.
+ * Phase 3, await: until the bank answers (signal or status query) or an operator resolves it (true),
+ * or, for a possibly taken transfer, until its connector's status query has proved twice, after the
+ * grace period, that it never took it (false). Flags the transfer stuck after 24 h; continues as new
+ * when the history grows long.
  */
-async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, state: TransferState): Promise<void> {
+async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, state: TransferState): Promise<boolean> {
   const { transferId } = transfer;
   let waitedMs = input.resume?.waitedMs ?? 0;
   while (!state.bankOutcome && !state.resolution) {
-    const interval = nextStatusCheckMs(state.statusChecks, waitedMs);
-    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) return;
+    const interval = nextCheckMs(state, waitedMs);
+    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) return true;
     waitedMs += interval;
     state.statusChecks += 1;
     try {
       const known = await statusCheck.queryBankStatus({ transferId, connector: transfer.connector });
       if (known.status === 'successful' || known.status === 'failed') state.bankOutcome ??= known;
+      else if (state.possiblyTaken && weighNotFound(state.possiblyTaken, known.status === 'unknown')) return false;
     } catch (error) {
       log.warn('bank status query failed; will ask again', { transferId, error: String(error) });
     }
@@ -450,7 +609,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
       // update (which waits for that, so would never let the handlers finish) or the bank's signal
       // (which the next run would not carry).
       await condition(() => allHandlersFinished() || state.resolution !== undefined);
-      if (state.resolution || state.bankOutcome) return;
+      if (state.resolution || state.bankOutcome) return true;
       await continueAsNew<typeof transferWorkflow>({
         request: input.request,
         resume: {
@@ -461,10 +620,49 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
           waitedMs,
           stuck: state.stuck,
           statusChecks: state.statusChecks,
+          ...(state.possiblyTaken ? { possiblyTaken: state.possiblyTaken } : {}),
+          ...(state.triedConnectors ? { triedConnectors: state.triedConnectors } : {}),
         },
       });
     }
   }
+  return true;
+}
+
+/**
+ * When to ask the bank again: on the usual schedule, or sooner while a possibly taken transfer's
+ * "not found" waits to count (the grace after its last ambiguous attempt) or to be confirmed.
+ */
+function nextCheckMs(state: TransferState, waitedMs: number): number {
+  const usual = nextStatusCheckMs(state.statusChecks, waitedMs);
+  const due = state.possiblyTaken?.recheckAt;
+  return due === undefined ? usual : Math.min(usual, Math.max(due - Date.now(), 1_000));
+}
+
+/**
+ * A possibly taken transfer's status answer weighed (decisions §17): "not found" counts no earlier
+ * than NOT_FOUND_GRACE_MS after the last ambiguous attempt, and proves "never taken" (true) when a
+ * second one NOT_FOUND_CONFIRM_MS or more later says it again; a transfer found starts the proof over.
+ */
+function weighNotFound(held: PossiblyTaken, notFound: boolean): boolean {
+  const now = Date.now();
+  if (!notFound) {
+    delete held.notFoundAt;
+    delete held.recheckAt;
+    return false;
+  }
+  if (now - held.lastAttemptAt < NOT_FOUND_GRACE_MS) {
+    held.recheckAt = held.lastAttemptAt + NOT_FOUND_GRACE_MS;
+    return false;
+  }
+  if (held.notFoundAt === undefined) {
+    held.notFoundAt = now;
+    held.recheckAt = now + NOT_FOUND_CONFIRM_MS;
+    return false;
+  }
+  if (now - held.notFoundAt >= NOT_FOUND_CONFIRM_MS) return true;
+  held.recheckAt = held.notFoundAt + NOT_FOUND_CONFIRM_MS;
+  return false;
 }
 
 /**

@@ -39,8 +39,8 @@ import { type ItemDecision, decideItems } from '../../src/transfers/domain.ts';
 import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { lockTenant } from '../../src/tenants/tenants.ts';
-import type { BatchItemStart } from '../../workflows/transfer-batch-definitions.ts';
-import type { BankOutcome, TransferRequest } from '../../workflows/transfer-definitions.ts';
+import type { BatchItemStart, BatchItemSubmission } from '../../workflows/transfer-batch-definitions.ts';
+import type { TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { createTransferActivities } from '../transfers.ts';
 
 export interface TransferBatchActivityDeps {
@@ -278,24 +278,38 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
 
     /**
      * Submits the accepted items of [from, to) whose transfers are still pending to their banks,
-     * many at once, under each transfer's id as single transfers are submitted (the bank takes a
-     * repeat as the same transfer), and marks each the bank took processing as soon as it has.
-     * Answers, per item, its session and what the bank said at once; null for an item the bank did
-     * not take cleanly (refused, or no answer): its own run then submits it, with every rule a
-     * single transfer's submission has (retries, the next connector, a refusal).
+     * many at once, under each transfer's id as single transfers are submitted (submitToBank, with
+     * every rule of decisions §17), and marks each processing as soon as its bank took it or may
+     * have. Answers, per item, its session and what the bank said at once, or that its connector
+     * may hold it (its run then only asks the connector's status); null for an item the bank did
+     * not take cleanly (refused before processing, or nothing sent): its own run then submits it,
+     * with every rule a single transfer's submission has (retries, the next connector, a refusal).
+     * An item an earlier attempt of this step left processing is answered from its row.
      */
     async submitBatchItems(input: {
       batchId: string;
       from: number;
       to: number;
-    }): Promise<{ index: number; submitted: { sessionId: string; outcome?: BankOutcome } | null }[]> {
+    }): Promise<{ index: number; submitted: BatchItemSubmission | null }[]> {
       const em = orm.em.fork();
       const batch = await batchOf(em, input.batchId);
       const items = await acceptedWithTransfers(em, batch.id, input);
-      const answers = new Map<number, { sessionId: string; outcome?: BankOutcome }>();
+      const answers = new Map<number, BatchItemSubmission>();
       for (const item of items) {
-        if (item.transfer_status !== 'pending' && item.session_id)
-          answers.set(item.index, { sessionId: item.session_id });
+        if (item.transfer_status === 'pending') continue;
+        answers.set(item.index, {
+          sessionId: item.session_id ?? '',
+          ...(item.possibly_taken_at
+            ? {
+                possiblyTaken: {
+                  connector: item.connector!,
+                  lastAttemptAt: item.possibly_taken_at.getTime(),
+                  kind: 'lost' as const,
+                  reason: "its batch's submission left it possibly taken",
+                },
+              }
+            : {}),
+        });
       }
       const waiting = items.filter((item) => item.transfer_status === 'pending');
       await eachAtOnce(waiting, SUBMIT_CONCURRENCY, async (item) => {
@@ -307,6 +321,11 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
             connector: item.connector!,
             ...(item.name_enquiry_session_id ? { sessionId: item.name_enquiry_session_id } : {}),
           });
+          if (result.status === 'possibly_taken') {
+            await markProcessing(em, item.transfer_id!, '', { taken: false });
+            answers.set(item.index, { sessionId: '', possiblyTaken: result.possiblyTaken });
+            return;
+          }
           // Marked at once: an attempt that dies after this call leaves the item known as submitted.
           await markProcessing(em, item.transfer_id!, result.sessionId);
           answers.set(item.index, {
@@ -323,12 +342,15 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
                 }),
           });
         } catch (error) {
+          // Refused before processing, or nothing sent: its run submits it. An attempt cut short by a
+          // fault of ours left its possibly-taken mark, which the run's submission reads (§17).
           log.warn('batch item not submitted by its batch: its own run will', {
             transferId: item.transfer_id,
             error: String(error),
           });
+        } finally {
+          heartbeat();
         }
-        heartbeat();
       });
       return items.map((item) => ({ index: item.index, submitted: answers.get(item.index) ?? null }));
     },

@@ -8,7 +8,8 @@
 //     same truth and a restart loses nothing: transfers by status (count and kobo) and stuck,
 //     webhook attempts by outcome and delivery latency from event to first 2xx (last hour),
 //     fan-out lag, card operations by kind and outcome, refused card loads left unrecovered (an
-//     alert: `admin cards alerts`), and the system accounts' balances.
+//     alert: `admin cards alerts`), connector conflicts (decisions §17), and the system accounts'
+//     balances.
 // A scrape that cannot reach PostgreSQL still answers, with `gateway_metrics_database_up 0`.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -95,6 +96,15 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     'account',
     'currency',
   ]);
+  // A counter read from the books: every connector conflict ever recorded, on every replica alike.
+  const connectorConflicts = new Counter({
+    name: 'gateway_connector_conflicts_total',
+    help:
+      'Answers about a transfer from a connector that does not hold it (decisions §17), kept as connector ' +
+      'conflicts (admin transfers discrepancies), by the holder and the connector that answered',
+    labelNames: ['holder', 'connector'],
+    registers: [registry],
+  });
   const pool = gauge(
     'gateway_db_pool_connections',
     'The API process database pool: total, idle, and requests waiting for a connection',
@@ -102,7 +112,7 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
   );
 
   async function readBooks(): Promise<void> {
-    const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows, refusedRows] =
+    const [byStatus, stuckRows, attemptRows, latencyRows, lagRows, cardRows, systemRows, refusedRows, conflictRows] =
       await Promise.all([
         sql<{ status: string; n: string; amount: string }>(
           'select status, count(*)::text as n, coalesce(sum(amount_minor), 0)::text as amount from transfers group by status',
@@ -141,6 +151,9 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
           `select count(*)::text as n, coalesce(sum(unrecovered_minor), 0)::text as amount
            from card_fundings where unrecovered_minor > 0`,
         ),
+        sql<{ holder: string; connector: string; n: string }>(
+          'select holder, connector, count(*)::text as n from transfer_connector_conflicts group by holder, connector',
+        ),
       ]);
     transfers.reset();
     transferAmounts.reset();
@@ -165,6 +178,10 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     for (const row of cardRows) cardOperations.set({ kind: row.kind, status: row.status }, Number(row.n));
     refusedLoads.set(Number(refusedRows[0]?.n ?? 0));
     refusedLoadsMinor.set(Number(refusedRows[0]?.amount ?? 0));
+    connectorConflicts.reset();
+    for (const row of conflictRows) {
+      connectorConflicts.inc({ holder: row.holder, connector: row.connector }, Number(row.n));
+    }
     systemBalances.reset();
     for (const row of systemRows)
       systemBalances.set({ account: row.code, currency: row.currency }, Number(row.balance));

@@ -48,9 +48,15 @@ export const MAGIC_ACCOUNTS = {
   invalid: '0000000000',
   failsAfterAcceptance: '1111111111',
   neverConfirms: '2222222222',
-  flaky: '3333333333',
+  /** The first submission is taken, then answered 500: its answer is lost, and the status query finds it. */
+  answerLost: '3333333333',
   /** Every submission answered 429 Too Many Requests: the bank never takes it (status: not found). */
   throttled: '4444444444',
+  /**
+   * The first submission hangs past the caller's timeout and is not taken (status: not found); a
+   * later one is taken and completes.
+   */
+  timesOutUntaken: '5555555555',
 } as const;
 
 /** Virtual-account providers this bank plays, with their settlement bank and NUBAN serial base. */
@@ -78,7 +84,7 @@ export interface SandboxBankOptions {
   apiKey: string;
   /** How long an ordinary transfer takes to complete. */
   completionDelayMs: number;
-  /** How long the flaky account's second attempt hangs before answering (callers time out first). */
+  /** How long 5555555555's first submission hangs before answering (callers time out first). */
   hangMs: number;
   logLevel?: string;
   /**
@@ -309,16 +315,10 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         .header('retry-after', '1')
         .send(refusal('too_many_requests', 'Too many requests; try again later'));
     }
-    if (body.account_number === MAGIC_ACCOUNTS.flaky) {
-      const attempt = await store.countAttempt(body.reference);
-      if (attempt === 1) {
-        return reply.status(500).send(refusal('system_malfunction', 'System malfunction'));
-      }
-      if (attempt === 2) {
-        // Hang like a switch that never answers; the caller's timeout fires first.
-        await new Promise((resolve) => setTimeout(resolve, options.hangMs));
-        return reply.status(504).send(refusal('timeout', 'Timeout waiting for response from destination'));
-      }
+    if (body.account_number === MAGIC_ACCOUNTS.timesOutUntaken && (await store.countAttempt(body.reference)) === 1) {
+      // Hang like a switch that never answers, and take nothing: the caller's timeout fires first.
+      await new Promise((resolve) => setTimeout(resolve, options.hangMs));
+      return reply.status(504).send(refusal('timeout', 'Timeout waiting for response from destination'));
     }
     const plannedOutcome =
       body.account_number === MAGIC_ACCOUNTS.failsAfterAcceptance
@@ -333,6 +333,10 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     // Another request with this reference may have been first: the same rule as a repeat.
     if (!sameTransfer(transfer, body)) {
       return reply.status(409).send(refusal('conflict', `reference ${body.reference} was used for another transfer`));
+    }
+    if (body.account_number === MAGIC_ACCOUNTS.answerLost) {
+      // Taken, and then the answer goes wrong: the caller cannot tell this from a transfer never taken.
+      return reply.status(500).send(refusal('system_malfunction', 'System malfunction'));
     }
     return transferAnswer(reply, transfer);
   });

@@ -1,5 +1,6 @@
 // Operator commands for transfers: the stuck ones (found through Temporal visibility, resolved by
 // an operator), late bank answers that contradict the books (decisions §12: listed, then settled),
+// answers from a connector that does not hold the transfer (decisions §17: listed, then closed),
 // and one transfer shown whole.
 import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import { type OperatorCommand, withTemporal } from '../admin/command.ts';
@@ -15,6 +16,7 @@ import {
 } from '../../workflows/search-attributes.ts';
 import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
+import { closeConnectorConflict, listConnectorConflicts } from './conflicts.ts';
 import { isFinal } from './domain.ts';
 import { connectorOf, findByReference, findTransfer } from './store.ts';
 
@@ -53,13 +55,21 @@ export const transferCommands: OperatorCommand[] = [
             connector: row ? connectorOf(row) : (execution.typedSearchAttributes.get(TransferConnectorKey) ?? null),
             started_at: execution.startTime.toISOString(),
             stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
+            // Possibly taken by its connector (decisions §17): only that connector's status query decides.
+            possibly_taken_at: row?.possibly_taken_at ? row.possibly_taken_at.toISOString() : null,
           });
         }
+        // Answers from a connector that does not hold the transfer: whatever its status, a payment
+        // that may have been made twice needs an operator as much as a stuck one.
+        const conflicts = (await listConnectorConflicts(em, { all: false })).filter(
+          (conflict) => !connector || conflict.holder === connector || conflict.connector === connector,
+        );
         return {
           older_than: flags.get('older-than'),
           started_before: before.toISOString(),
           count: transfers.length,
           transfers,
+          connector_conflicts: conflicts,
           query,
         };
       });
@@ -123,10 +133,33 @@ export const transferCommands: OperatorCommand[] = [
   },
   {
     name: 'transfers discrepancies',
-    description: 'Late bank answers that contradict the books (decisions §12), still open, oldest first',
-    flags: { all: flag.boolean('settled ones too') },
+    description:
+      'Late bank answers that contradict the books (decisions §12) and answers from a connector that does not ' +
+      'hold the transfer (connector conflicts, decisions §17), still open, oldest first',
+    flags: { all: flag.boolean('settled and closed ones too') },
     async run(em, flags) {
-      return { items: await listDiscrepancies(em, { all: flags.on('all') }) };
+      const all = flags.on('all');
+      return {
+        items: await listDiscrepancies(em, { all }),
+        connector_conflicts: await listConnectorConflicts(em, { all }),
+      };
+    },
+  },
+  {
+    name: 'transfers close-conflict',
+    description:
+      'Closes a connector conflict with what was done about it (the second payment recovered, or found never ' +
+      'made); moves no money: the books follow the connector that holds the transfer',
+    mutates: true,
+    flags: {
+      id: flag.required('CONFLICT_ID', "the conflict's id (transfers discrepancies)"),
+      note: NOTE,
+      operator: OPERATOR,
+    },
+    async run(em, flags) {
+      const id = flags.get('id', uuid('a connector conflict id'));
+      const note = flags.get('note', atMost(1000));
+      return closeConnectorConflict(em, { id, note, operator: flags.operator() });
     },
   },
   {

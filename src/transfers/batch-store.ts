@@ -317,9 +317,11 @@ export async function acceptedWithTransfers(
   em: EntityManager,
   batchId: string,
   range: { from: number; to: number },
-): Promise<(BatchItemRow & { transfer_status: TransferStatus; session_id: string | null })[]> {
+): Promise<
+  (BatchItemRow & { transfer_status: TransferStatus; session_id: string | null; possibly_taken_at: Date | null })[]
+> {
   const rows = await em.execute(
-    `select i.*, t.status as transfer_status, t.session_id
+    `select i.*, t.status as transfer_status, t.session_id, t.possibly_taken_at
        from transfer_batch_items i join transfers t on t.id = i.transfer_id
       where i.batch_id = ? and i.status = 'accepted' and i.index >= ? and i.index < ? order by i.index`,
     [batchId, range.from, range.to],
@@ -328,6 +330,7 @@ export async function acceptedWithTransfers(
     ...itemOf(row),
     transfer_status: row.transfer_status as TransferStatus,
     session_id: (row.session_id as string | null) ?? null,
+    possibly_taken_at: row.possibly_taken_at ? new Date(row.possibly_taken_at as string | Date) : null,
   }));
 }
 

@@ -1,15 +1,19 @@
 // Bank callbacks about transfers → the transfer workflow's `bankConfirmed` signal. The bank
 // knows our transfer by its id (we submit under it); the projection gives the workflow id. An
 // answer about a transfer already final in our books is not signalled: if it contradicts them it
-// is kept as a discrepancy for operators (decisions §12), and it never moves money by itself.
+// is kept as a discrepancy for operators (decisions §12), and it never moves money by itself. An
+// answer from a connector that does not hold the transfer (it failed over from there, or never
+// went there) is kept as a connector conflict with both named (decisions §17): never applied,
+// never dropped.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
 import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
+import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
-import { findTransfer } from './store.ts';
+import { connectorOf, findTransfer } from './store.ts';
 import { isBatchItem } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../providers/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
@@ -68,24 +72,34 @@ export function registerTransferCallbacks(
       );
       return `ignored: ${callback.provider} does not serve ${mode}-mode transfers`;
     }
-    // Only the connector that took the transfer answers for it: another provider's word about the
-    // same reference (a mistake, or a hostile sender) is never applied (decisions §13).
     const sender = callback.provider;
-    if ((row.connector ?? 'sandbox') !== sender) {
-      callback.log.warn(
-        { transferId, provider: callback.provider, connector: row.connector },
-        'callback about a transfer another connector took: ignored',
-      );
-      return `ignored: ${transferId} is with ${row.connector}, not ${sender}`;
-    }
     const workflowId = transferWorkflowId(row.tenant_id, row.reference);
-    const bank: BankOutcome = {
+    const bank: BankOutcome & { connector: string } = {
       status: callback.type === 'transfer.successful' ? 'successful' : 'failed',
       source: 'callback',
+      connector: sender,
       ...(typeof callback.data.session_id === 'string' ? { sessionId: callback.data.session_id } : {}),
       ...(typeof callback.data.response_code === 'string' ? { providerCode: callback.data.response_code } : {}),
       ...(typeof callback.data.message === 'string' ? { message: callback.data.message } : {}),
     };
+    // Only the connector that holds the transfer answers for it (decisions §17): another's word (a
+    // late success after a failover, a payment twice over) is kept for operators, never applied.
+    if (connectorOf(row) !== sender) {
+      const kept = await recordConnectorConflict(deps.orm.em.fork(), {
+        transferId,
+        bank,
+        detectedBy: 'callback',
+        eventId: callback.eventId,
+      });
+      // The transfer moved to the sender between the two reads: its word is the holder's after all.
+      if (kept) {
+        const { conflict } = kept;
+        const details = { ...conflict, eventId: callback.eventId };
+        if (kept.created) callback.log.error(details, 'a connector that does not hold the transfer answered about it');
+        else callback.log.warn(details, 'a connector that does not hold the transfer repeated its answer');
+        return `conflict: ${transferId} is with ${conflict.holder}; ${sender} says ${bank.status}`;
+      }
+    }
     if (isFinal(row.status)) {
       return judgeLate(callback, { id: transferId, workflowId, status: row.status }, bank);
     }

@@ -1,10 +1,12 @@
 // The only code that touches the transfer tables: `transfers` (the projection the API renders),
-// `transfer_resolutions` (operators' decisions), `abandoned_reservations` and
-// `transfer_discrepancies` (late bank answers that contradict the books). Rows come typed from
-// the MikroORM entity below, amounts as numbers (kobo: bigint columns, far below 2^53).
-// Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
-// Raw SQL stays only where the SQL is the rule: today's usage against the daily limit, and the
-// discrepancies (one open per transfer is a partial unique index the insert leans on).
+// `transfer_resolutions` (operators' decisions), `abandoned_reservations`,
+// `transfer_discrepancies` (late bank answers that contradict the books) and
+// `transfer_connector_conflicts` (answers from a connector that does not hold the transfer). Rows
+// come typed from the MikroORM entity below, amounts as numbers (kobo: bigint columns, far below
+// 2^53). Properties are named as their columns, so a row reads the same in SQL, in code and in logs.
+// Raw SQL stays only where the SQL is the rule: today's usage against the daily limit, a
+// submission's possibly-taken mark (read and replaced under one row lock), and the discrepancies
+// and conflicts (one open per transfer is a partial unique index the insert leans on).
 import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
@@ -36,6 +38,13 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   stuck_since: p.datetime().nullable(),
   /** The connector that took the transfer (decisions §13); null while none has. */
   connector: p.string().nullable(),
+  /**
+   * Set while a submission to `connector` may have been taken (decisions §17): written before each
+   * submission is sent, cleared when the answer settles it or a status query proves "not taken".
+   */
+  possibly_taken_at: p.datetime().nullable(),
+  /** The first ambiguous submission, kept for good: no refusal proves "not taken" after one. */
+  ambiguous_since: p.datetime().nullable(),
   ...timestamps(),
   completed_at: p.datetime().nullable(),
 });
@@ -268,30 +277,119 @@ export async function referencesTaken(
   return new Set(rows.map((row) => row.reference));
 }
 
-/** pending → processing with the bank's session id; a transfer already past pending is left as it is. */
-export async function markProcessing(em: EntityManager, id: string, sessionId: string): Promise<void> {
-  await em.nativeUpdate(
-    Transfer,
-    { id, status: 'pending' },
-    { status: 'processing', session_id: sessionId, updated_at: raw('now()') },
+/**
+ * The bank's answer took the transfer, or left it possibly taken: pending → processing, with the
+ * bank's session id (a transfer already processing keeps its own unless the bank gave one). `taken`:
+ * the answer leaves no doubt, so the mark its submission wrote beforehand (beginSubmission) goes.
+ */
+export async function markProcessing(
+  em: EntityManager,
+  id: string,
+  sessionId: string,
+  options: { taken: boolean } = { taken: true },
+): Promise<void> {
+  await em.execute(
+    `update transfers
+        set session_id = case when status = 'pending' or ? <> '' then ? else session_id end,
+            status = 'processing',
+            possibly_taken_at = case when ? then null else possibly_taken_at end,
+            updated_at = now()
+      where id = ? and status in ('pending', 'processing')`,
+    [sessionId, sessionId, options.taken, id],
+  );
+}
+
+/** What a submission about to be sent learns of the transfer's earlier attempts (decisions §17). */
+export interface SubmissionStart {
+  /**
+   * When an earlier attempt left the transfer possibly taken (an ambiguous answer, or a process
+   * that died mid-request); null when none did, and this one may be sent.
+   */
+  prior: Date | null;
+  /** The first ambiguous attempt ever, this one's predecessor included. */
+  ambiguousSince: Date | null;
+  /** This attempt's own mark (its exact text, to the microsecond): clearing it leaves another's alone. */
+  mark: string;
+}
+
+/**
+ * Marks the transfer possibly taken before a submission is sent (a write-ahead: a process that dies
+ * mid-request leaves the mark behind, and the next attempt, on any worker, reads it as ambiguous).
+ * Raw SQL: the earlier mark must be read and replaced under one row lock.
+ */
+export async function beginSubmission(em: EntityManager, id: string): Promise<SubmissionStart> {
+  const [row] = await em.execute<{ prior: string | null; ambiguous_since: string | null; mark: string }[]>(
+    `update transfers t
+        set possibly_taken_at = clock_timestamp(),
+            ambiguous_since = coalesce(t.ambiguous_since, earlier.prior),
+            updated_at = now()
+       from (select id, possibly_taken_at as prior from transfers where id = ? for update) earlier
+      where t.id = earlier.id
+      returning earlier.prior, t.ambiguous_since, t.possibly_taken_at::text as mark`,
+    [id],
+  );
+  if (!row) throw new Error(`no transfer ${id} to submit`);
+  return {
+    prior: row.prior === null ? null : new Date(row.prior),
+    ambiguousSince: row.ambiguous_since === null ? null : new Date(row.ambiguous_since),
+    mark: row.mark,
+  };
+}
+
+/** The submission's answer settled it (refused before processing, or nothing was sent): its mark goes. */
+export async function clearSubmission(em: EntityManager, id: string, mark: string): Promise<void> {
+  await em.execute(
+    'update transfers set possibly_taken_at = null, updated_at = now() where id = ? and possibly_taken_at = ?::timestamptz',
+    [id, mark],
+  );
+}
+
+/**
+ * The submission's answer left doubt: the transfer stays possibly taken from now (the last
+ * ambiguous attempt, which status queries must wait past), and is ambiguous for good.
+ */
+export async function markAmbiguous(em: EntityManager, id: string): Promise<Date> {
+  const [row] = await em.execute<{ possibly_taken_at: string | Date }[]>(
+    `update transfers
+        set possibly_taken_at = clock_timestamp(), ambiguous_since = coalesce(ambiguous_since, clock_timestamp()),
+            updated_at = now()
+      where id = ? returning possibly_taken_at`,
+    [id],
+  );
+  if (!row) throw new Error(`no transfer ${id}`);
+  return new Date(row.possibly_taken_at);
+}
+
+/**
+ * Its connector's status query proved the transfer was never taken (decisions §17): the mark goes,
+ * unless a later attempt (after `asOf`) made another.
+ */
+export async function clearPossiblyTaken(em: EntityManager, id: string, asOf: Date): Promise<void> {
+  // The workflow knows the mark to the millisecond; the column holds microseconds.
+  await em.execute(
+    `update transfers set possibly_taken_at = null, updated_at = now()
+      where id = ? and date_trunc('milliseconds', possibly_taken_at) <= ?`,
+    [id, asOf],
   );
 }
 
 /**
  * The transfer passes to another connector: the one before it answered the submission with a
- * definitive "not taken" (decisions §13). Only while it is pending, the only time it can move.
+ * definitive "not taken" (decisions §13), or its status query proved it never took it (§17). Never
+ * while it is possibly taken, nor once final: false when it did not move.
  */
 export async function assignConnector(
   em: EntityManager,
   id: string,
   connector: string,
   nameEnquirySessionId: string,
-): Promise<void> {
-  await em.nativeUpdate(
+): Promise<boolean> {
+  const moved = await em.nativeUpdate(
     Transfer,
-    { id, status: 'pending' },
+    { id, status: { $in: ['pending', 'processing'] }, possibly_taken_at: null },
     { connector, name_enquiry_session_id: nameEnquirySessionId, updated_at: raw('now()') },
   );
+  return moved > 0;
 }
 
 /** Marks a transfer stuck for operators, keeping the first time it was flagged. */
@@ -317,6 +415,8 @@ export async function finishRow(
       status: final.status,
       completed_at: raw('now()'),
       updated_at: raw('now()'),
+      // Final: nothing is "possibly" anything any more (ambiguous_since keeps that there was doubt).
+      possibly_taken_at: null,
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),
@@ -450,4 +550,90 @@ export async function discrepancyCounts(
     [from, to, scope.connector, scope.orUnattributed],
   );
   return { open: Number(row?.open ?? 0), received_on_day: Number(row?.received ?? 0) };
+}
+
+// transfer_connector_conflicts: an answer about a transfer from a connector that does not hold it
+// (decisions §17), kept with both connectors named until an operator closes it. Raw SQL for the
+// same reason as the discrepancies: one open record per transfer, connector and word is the
+// partial unique index's rule, and the insert leans on it.
+
+export interface ConnectorConflictRow {
+  id: string;
+  transfer_id: string;
+  tenant_id: string;
+  reference: string;
+  /** The connector that holds the transfer. */
+  holder: string;
+  /** The connector that answered about it. */
+  connector: string;
+  said: 'successful' | 'failed';
+  /** The transfer's status in the books when the answer came. */
+  transfer_status: string;
+  detail: Record<string, unknown>;
+  received_at: Date;
+  closed_at: Date | null;
+  closed_by: string | null;
+  close_note: string | null;
+}
+
+/** The conflict, recorded now, or the open one this answer repeats (`created` false). */
+export async function insertConnectorConflict(
+  em: EntityManager,
+  transfer: TransferRow,
+  answer: { connector: string; said: ConnectorConflictRow['said']; detail: Record<string, unknown> },
+): Promise<{ created: boolean; conflict: ConnectorConflictRow }> {
+  const [inserted] = await em.execute<ConnectorConflictRow[]>(
+    `insert into transfer_connector_conflicts
+       (id, transfer_id, tenant_id, reference, holder, connector, said, transfer_status, detail)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (transfer_id, connector, said) where closed_at is null do nothing returning *`,
+    [
+      randomUUID(),
+      transfer.id,
+      transfer.tenant_id,
+      transfer.reference,
+      connectorOf(transfer),
+      answer.connector,
+      answer.said,
+      transfer.status,
+      JSON.stringify(answer.detail),
+    ],
+  );
+  if (inserted) return { created: true, conflict: inserted };
+  const [open] = await em.execute<ConnectorConflictRow[]>(
+    `select * from transfer_connector_conflicts
+      where transfer_id = ? and connector = ? and said = ? and closed_at is null`,
+    [transfer.id, answer.connector, answer.said],
+  );
+  return { created: false, conflict: open! };
+}
+
+/** Connector conflicts still open (or all, closed too), oldest first, with their transfers' amounts. */
+export async function connectorConflicts(em: EntityManager, options: { all: boolean }) {
+  return em.execute<(ConnectorConflictRow & { amount_minor: string; fee_minor: string })[]>(
+    `select c.*, t.amount_minor, t.fee_minor from transfer_connector_conflicts c join transfers t on t.id = c.transfer_id
+      ${options.all ? '' : 'where c.closed_at is null'}
+      order by c.received_at, c.id`,
+  );
+}
+
+/** Closes an open conflict with the operator's note; undefined when there is no such open one. */
+export async function closeConnectorConflict(
+  em: EntityManager,
+  id: string,
+  closing: { operator: string; note: string },
+): Promise<ConnectorConflictRow | undefined> {
+  const [closed] = await em.execute<ConnectorConflictRow[]>(
+    `update transfer_connector_conflicts set closed_at = now(), closed_by = ?, close_note = ?
+      where id = ? and closed_at is null returning *`,
+    [closing.operator, closing.note, id],
+  );
+  return closed;
+}
+
+export async function findConnectorConflict(em: EntityManager, id: string): Promise<ConnectorConflictRow | undefined> {
+  const [row] = await em.execute<ConnectorConflictRow[]>('select * from transfer_connector_conflicts where id = ?', [
+    id,
+  ]);
+  return row;
 }

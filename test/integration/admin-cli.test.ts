@@ -188,10 +188,10 @@ describe('admin CLI', () => {
     expect(garbled.stderr).toContain('--expire-old-in must look like 90s, 15m, 2h or 1d');
   });
 
-  it('lists no transfer discrepancies on a fresh database', async () => {
+  it('lists no transfer discrepancies nor connector conflicts on a fresh database', async () => {
     const result = await admin('transfers', 'discrepancies', '--all');
     expect(result.code).toBe(0);
-    expect(result.json).toEqual({ items: [] });
+    expect(result.json).toEqual({ items: [], connector_conflicts: [] });
   });
 
   it('exits non-zero with a clear message for bad arguments', async () => {

@@ -197,14 +197,24 @@ describe('transfers', () => {
     expect((await bankSwitch.transferStatus(held)).status).toBe('successful');
   });
 
-  it('errors, then times out, on 3333333333, and accepts and completes on the third try', async () => {
-    const reference = `flaky-${Date.now()}`;
-    const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
-    expect(verdict(first)).toEqual(['unavailable', true, 500, 'system_malfunction']);
-    const second = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
-    expect(second).toMatchObject({ outcome: 'timeout', transient: true });
-    const third = await bankSwitch.submitTransfer(transferInput(reference, '3333333333'));
-    expect(third.status).toBe('pending');
+  it('takes 3333333333 and then answers 500: its answer is lost, its status query finds it, and it completes', async () => {
+    const reference = `answer-lost-${Date.now()}`;
+    const lost = await providerError(bankSwitch.submitTransfer(transferInput(reference, '3333333333')));
+    expect(verdict(lost)).toEqual(['unavailable', true, 500, 'system_malfunction']);
+    expect(lost.ambiguous).toBe(true);
+    expect((await bankSwitch.transferStatus(reference)).status).toBe('pending');
+    expect((await eventually(callbackFor(reference))).type).toBe('transfer.successful');
+  });
+
+  it('times out on 5555555555 without taking it (not found), and takes it on the next submission', async () => {
+    const reference = `untaken-${Date.now()}`;
+    const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '5555555555')));
+    expect(first).toMatchObject({ outcome: 'timeout', transient: true, ambiguous: true });
+    expect(await providerError(bankSwitch.transferStatus(reference))).toMatchObject({
+      outcome: 'not_found',
+      transient: false,
+    });
+    expect((await bankSwitch.submitTransfer(transferInput(reference, '5555555555'))).status).toBe('pending');
     expect((await eventually(callbackFor(reference))).type).toBe('transfer.successful');
   });
 

@@ -341,21 +341,27 @@ describe('bank outcomes', () => {
     recordHistory('transfer-bank-failure', transferWorkflowId(tenant.tenantId, payload.reference));
   });
 
-  it('retries the flaky bank through an error and a timeout, then completes once', async () => {
+  it("holds a transfer whose answer was lost (3333333333: taken, then 500) as possibly taken, sends it once, and completes it on the bank's word", async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const payload = body({ recipient_account: '3333333333' });
     const response = await create(tenant.apiKey, payload);
     expect(response.statusCode).toBe(201);
-    await waitForStatus(tenant.apiKey, response.json().data.id, 'successful', 45_000);
+    const id = response.json().data.id as string;
+    await waitForStatus(tenant.apiKey, id, 'successful', 45_000);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 749_000, pending: 0 });
-    expect(await entries(response.json().data.id)).toEqual(['transfer_reserve', 'transfer_settle']);
-    const [attempts] = await db.orm.em
-      .fork()
-      .execute<{ attempts: number }[]>('select attempts from sandbox_bank.submission_attempts where reference = ?', [
-        response.json().data.id,
-      ]);
-    expect(attempts!.attempts).toBe(3);
-    recordHistory('transfer-flaky-bank', transferWorkflowId(tenant.tenantId, payload.reference));
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    // Sent once: the 500 left it possibly taken, and nothing was sent again (decisions §17).
+    const workflowId = transferWorkflowId(tenant.tenantId, payload.reference);
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const scheduled = (history.events ?? []).filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'submitToBank',
+    );
+    expect(scheduled).toHaveLength(1);
+    // Final: no longer possibly taken; that there was doubt is kept.
+    const row = await findTransfer(db.orm.em.fork(), id);
+    expect(row!.possibly_taken_at).toBeNull();
+    expect(row!.ambiguous_since).toBeInstanceOf(Date);
+    recordHistory('transfer-answer-lost', workflowId);
   }, 60_000);
 });
 

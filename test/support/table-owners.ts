@@ -22,6 +22,7 @@ export const TABLE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   transfer_resolutions: ['src/transfers/store.ts'],
   abandoned_reservations: ['src/transfers/store.ts'],
   transfer_discrepancies: ['src/transfers/store.ts'],
+  transfer_connector_conflicts: ['src/transfers/store.ts'],
   transfer_batches: ['src/transfers/batch-store.ts'],
   transfer_batch_items: ['src/transfers/batch-store.ts'],
   cards: ['src/cards/store.ts'],

@@ -27,6 +27,7 @@ describe('the operator commands', () => {
         'transfers discrepancies',
         'transfers resolve',
         'transfers settle-discrepancy',
+        'transfers close-conflict',
         'transfers show',
         'transfers stuck',
         'virtual-account freeze',

@@ -2,6 +2,7 @@
 // activities are stubs that record every call (no database, no bank), so each test states what the
 // workflow asked of them, with which arguments, in which order. The whole stack's behaviour is
 // tested in test/integration/transfers.test.ts and transfer-24h.test.ts.
+import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import type { TransferActivities } from '../../activities/transfers.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
+  type SubmissionAnswer,
   TRANSFER_WORKFLOW_TYPE,
   type TransferRequest,
   type TransferWorkflowInput,
@@ -18,7 +20,12 @@ import {
   statusQuery,
   transferWorkflowId,
 } from '../../workflows/transfer-definitions.ts';
-import { STUCK_AFTER_MS, type transferWorkflow } from '../../workflows/transfer.ts';
+import {
+  NOT_FOUND_CONFIRM_MS,
+  NOT_FOUND_GRACE_MS,
+  STUCK_AFTER_MS,
+  type transferWorkflow,
+} from '../../workflows/transfer.ts';
 import { gate, recordingStubs, useStubWorkflowEnv } from '../support/stub-activities.ts';
 
 const stub = useStubWorkflowEnv('transfer-workflow');
@@ -61,8 +68,10 @@ const DEFAULT_STUBS: TransferActivities = {
     connector: input.connector,
   }),
   submitToBank: async () => ({ status: 'pending', sessionId: BANK_SESSION, providerCode: '09' }),
-  assignConnector: async () => undefined,
+  assignConnector: async () => true,
   markProcessing: async () => undefined,
+  clearPossiblyTaken: async () => undefined,
+  recordConnectorConflict: async () => undefined,
   queryBankStatus: async () => ({ status: 'pending' }),
   settleTransfer: async (input) => ({
     id: input.transferId,
@@ -103,6 +112,12 @@ function transferStubsHolding(name: keyof TransferActivities) {
 function answers<T>(...list: T[]): () => Promise<T> {
   let next = 0;
   return async () => list[Math.min(next++, list.length - 1)]!;
+}
+
+/** Each call runs the next answer, the last one again and again. */
+function answersEach<T>(...list: (() => Promise<T>)[]): () => Promise<T> {
+  let next = 0;
+  return () => list[Math.min(next++, list.length - 1)]!();
 }
 
 /** A refusal as the activities raise it: non-retryable, with a stable type. */
@@ -378,7 +393,7 @@ describe('submit: the bank gets the transfer', () => {
         { name: 'nameEnquiry', input: enquiry },
         { name: 'reserveFunds', input: reservation(transferId, request) },
         { name: 'submitToBank', input: submission(transferId, request) },
-        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION } },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION, taken: true } },
         { name: 'settleTransfer', input: { transferId, outcome } },
       ]);
     });
@@ -397,7 +412,7 @@ describe('submit: the bank gets the transfer', () => {
         bankOutcome: { status: 'failed', message: 'Do not honour', providerCode: '05', source: 'submission' },
       });
       expect(stubs.names().slice(2)).toEqual(['submitToBank', 'markProcessing', 'reverseTransfer']);
-      expect(stubs.inputsOf('markProcessing')).toEqual([{ transferId, sessionId: '' }]);
+      expect(stubs.inputsOf('markProcessing')).toEqual([{ transferId, sessionId: '', taken: true }]);
       expect(stubs.inputsOf('reverseTransfer')).toEqual([{ transferId, reason: 'Do not honour', providerCode: '05' }]);
     });
   });
@@ -421,7 +436,7 @@ describe('submit: the bank gets the transfer', () => {
           name: 'submitToBank',
           input: { ...submission(transferId, request), connector: 'generic', sessionId: 'generic-enquiry' },
         },
-        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION } },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION, taken: true } },
         {
           name: 'settleTransfer',
           input: {
@@ -451,7 +466,7 @@ describe('submit: the bank gets the transfer', () => {
     });
   });
 
-  it('asks the bank once the submission retries run out, and its answer decides', async () => {
+  it('pins a transfer whose submission retries run out to its connector, whose status query then decides', async () => {
     const stubs = transferStubs({
       submitToBank: async () => {
         throw new Error('bank unreachable');
@@ -460,13 +475,17 @@ describe('submit: the bank gets the transfer', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const { request, handle, transferId } = await accepted(taskQueue);
-      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: PAID });
+      expect(await handle.result()).toMatchObject({
+        status: 'completed',
+        bankOutcome: PAID,
+        possiblyTaken: { connector: 'sandbox', kind: 'lost' },
+      });
       const submissions = stubs.inputsOf('submitToBank');
       expect(submissions.length).toBeGreaterThan(1);
       expect(submissions).toEqual(Array(submissions.length).fill(submission(transferId, request)));
       expect(stubs.seen().slice(2 + submissions.length)).toEqual([
+        { name: 'markProcessing', input: { transferId, sessionId: '', taken: false } },
         { name: 'queryBankStatus', input: { transferId, connector: 'sandbox' } },
-        { name: 'markProcessing', input: { transferId, sessionId: '' } },
         { name: 'settleTransfer', input: { transferId, outcome: PAID } },
       ]);
     });
@@ -490,11 +509,11 @@ describe('submit: the bank gets the transfer', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const { handle, transferId } = await accepted(taskQueue);
-      expect(await handle.result()).toMatchObject({ status: 'failed', statusChecks: 1 });
+      expect(await handle.result()).toMatchObject({ status: 'failed', statusChecks: 2 });
       const afterSubmissions = stubs.names().filter((name) => name !== 'submitToBank');
       expect(afterSubmissions.slice(2)).toEqual([
-        'queryBankStatus',
         'markProcessing',
+        'queryBankStatus',
         'queryBankStatus',
         'reverseTransfer',
       ]);
@@ -603,6 +622,195 @@ describe('await: the bank’s answer', () => {
       // Past 24 h, a stuck transfer's bank is asked every 6 h.
       const startedAt = (await handle.describe()).startTime.getTime();
       expect(stubs.calls[0]!.scheduledAtMs - startedAt).toBeGreaterThanOrEqual(6 * HOUR);
+    });
+  });
+});
+
+describe('possibly taken: only the connector that may hold the transfer decides (decisions §17)', () => {
+  type Status = Awaited<ReturnType<TransferActivities['queryBankStatus']>>;
+  const NOT_FOUND: Status = { status: 'unknown' };
+  const STILL_PENDING: Status = { status: 'pending' };
+
+  /** A submission answered `possibly_taken` by the activity, its last ambiguous attempt now (server time). */
+  const possiblyTakenAnswer = (kind: 'lost' | 'refused', reason: string) => async (): Promise<SubmissionAnswer> => ({
+    status: 'possibly_taken',
+    possiblyTaken: {
+      connector: 'sandbox',
+      lastAttemptAt: Context.current().info.currentAttemptScheduledTimestampMs,
+      kind,
+      reason,
+    },
+  });
+  const at = (stubs: ReturnType<typeof transferStubs>, name: string) =>
+    stubs.calls.filter((call) => call.name === name).map((call) => call.scheduledAtMs);
+
+  it('never resubmits on its own: "not found" counts from 2 min after the lost attempt, and twice a minute apart proves it never taken, then it is sent again there', async () => {
+    const stubs = transferStubs({
+      submitToBank: answersEach<SubmissionAnswer>(
+        possiblyTakenAnswer('lost', 'paystack did not answer POST /transfer within 5000 ms'),
+        async () => ({ status: 'pending', sessionId: BANK_SESSION, providerCode: 'pending' }),
+      ),
+      queryBankStatus: answers<Status>(NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND, PAID),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: PAID, connector: 'sandbox' });
+      expect(stubs.seen().slice(2)).toEqual([
+        { name: 'submitToBank', input: submission(transferId, request) },
+        { name: 'markProcessing', input: { transferId, sessionId: '', taken: false } },
+        ...Array(5).fill({ name: 'queryBankStatus', input: { transferId, connector: 'sandbox' } }),
+        {
+          name: 'clearPossiblyTaken',
+          input: { transferId, lastAttemptAt: at(stubs, 'submitToBank')[0] },
+        },
+        { name: 'submitToBank', input: submission(transferId, request) },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION, taken: true } },
+        { name: 'queryBankStatus', input: { transferId, connector: 'sandbox' } },
+        { name: 'settleTransfer', input: { transferId, outcome: PAID } },
+      ]);
+      const [lost, resent] = at(stubs, 'submitToBank');
+      const checks = at(stubs, 'queryBankStatus');
+      // 15 s, 45 s and 105 s are too early to count; the 4th at 2 min counts, the 5th a minute later proves.
+      expect(checks[2]! - lost!).toBeLessThan(NOT_FOUND_GRACE_MS);
+      expect(checks[3]! - lost!).toBeGreaterThanOrEqual(NOT_FOUND_GRACE_MS);
+      expect(checks[4]! - checks[3]!).toBeGreaterThanOrEqual(NOT_FOUND_CONFIRM_MS);
+      expect(checks[4]! - checks[3]!).toBeLessThan(NOT_FOUND_CONFIRM_MS + 5_000);
+      expect(resent!).toBeGreaterThanOrEqual(checks[4]!);
+    });
+  });
+
+  it('starts the proof over when the connector finds the transfer between two "not found"s', async () => {
+    const stubs = transferStubs({
+      submitToBank: answersEach<SubmissionAnswer>(
+        possiblyTakenAnswer('lost', 'generic answered POST /transfers with HTTP 502'),
+        async () => ({ status: 'successful', sessionId: BANK_SESSION, providerCode: '00' }),
+      ),
+      // 15 s, 45 s, 105 s too early; 2 min counts; 3 min finds it; 13 min counts again; 14 min proves.
+      queryBankStatus: answers<Status>(NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND, STILL_PENDING, NOT_FOUND, NOT_FOUND),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', statusChecks: 7 });
+      const [, resent] = at(stubs, 'submitToBank');
+      const checks = at(stubs, 'queryBankStatus');
+      expect(checks).toHaveLength(7);
+      expect(checks[6]! - checks[5]!).toBeGreaterThanOrEqual(NOT_FOUND_CONFIRM_MS);
+      expect(resent!).toBeGreaterThanOrEqual(checks[6]!);
+      expect(stubs.names().filter((name) => name === 'clearPossiblyTaken')).toHaveLength(1);
+    });
+  });
+
+  it('after a refusal that proves nothing, passes the transfer on only once its connector has proved it never took it', async () => {
+    const stubs = transferStubs({
+      nameEnquiry: answers(ENQUIRY, { accountName: 'ADA OBI', sessionId: 'generic-enquiry', connector: 'generic' }),
+      submitToBank: async (input) =>
+        input.connector === 'sandbox'
+          ? possiblyTakenAnswer('refused', 'paystack refused: Transfer reference has been used')()
+          : { status: 'successful', sessionId: BANK_SESSION, providerCode: '00' },
+      queryBankStatus: answers<Status>(NOT_FOUND),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { request, handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', connector: 'generic' });
+      const names = stubs.names();
+      const proved = names.indexOf('clearPossiblyTaken');
+      expect(names.slice(2, proved)).toEqual(['submitToBank', 'markProcessing', ...Array(5).fill('queryBankStatus')]);
+      expect(stubs.seen().slice(proved + 1)).toEqual([
+        { name: 'nameEnquiry', input: { ...enquiry, exclude: ['sandbox'] } },
+        { name: 'assignConnector', input: { transferId, connector: 'generic', sessionId: 'generic-enquiry' } },
+        {
+          name: 'submitToBank',
+          input: { ...submission(transferId, request), connector: 'generic', sessionId: 'generic-enquiry' },
+        },
+        { name: 'markProcessing', input: { transferId, sessionId: BANK_SESSION, taken: true } },
+        {
+          name: 'settleTransfer',
+          input: {
+            transferId,
+            outcome: { status: 'successful', sessionId: BANK_SESSION, providerCode: '00', source: 'submission' },
+          },
+        },
+      ]);
+      // Nothing went to the next connector before the proof.
+      const beforeProof = stubs.calls.slice(0, proved).filter((call) => call.name === 'submitToBank');
+      expect(beforeProof.map((call) => call.input.connector)).toEqual(['sandbox']);
+    });
+  });
+
+  it('never fails a possibly taken transfer on a refusal: it waits for the connector, however long', async () => {
+    const stubs = transferStubs({
+      submitToBank: possiblyTakenAnswer('refused', 'generic refused POST /transfers (HTTP 409, conflict)'),
+      queryBankStatus: answers<Status>(...Array(8).fill(STILL_PENDING), PAID),
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: PAID });
+      expect(stubs.names()).not.toContain('reverseTransfer');
+      expect(stubs.names().filter((name) => name === 'submitToBank')).toHaveLength(1);
+    });
+  });
+
+  it('keeps a transfer marked possibly taken where it is when it was to pass on (an attempt still on its way)', async () => {
+    const stubs = transferStubs({
+      nameEnquiry: answers(ENQUIRY, { accountName: 'ADA OBI', sessionId: 'generic-enquiry', connector: 'generic' }),
+      submitToBank: async () => {
+        throw refusal('bank_not_taken', 'Your balance is not enough to fulfil this request');
+      },
+      assignConnector: async () => false,
+      queryBankStatus: async () => PAID,
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      expect(await handle.result()).toMatchObject({ status: 'completed', connector: 'sandbox' });
+      expect(stubs.names().slice(2)).toEqual([
+        'submitToBank',
+        'nameEnquiry',
+        'assignConnector',
+        'markProcessing',
+        'queryBankStatus',
+        'settleTransfer',
+      ]);
+      expect(stubs.inputsOf('markProcessing')).toEqual([{ transferId, sessionId: '', taken: false }]);
+    });
+  });
+
+  it("records another connector's word as a conflict and applies only the holder's", async () => {
+    const stubs = transferStubs();
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, transferId } = await accepted(taskQueue);
+      await stubs.calledWith('markProcessing');
+      const foreign = bankSays('successful', { connector: 'paystack' });
+      await handle.signal(bankConfirmedSignal, foreign);
+      await stubs.calledWith('recordConnectorConflict');
+      expect((await handle.query(statusQuery)).bankOutcome).toBeUndefined();
+      const holders = bankSays('failed', { connector: 'sandbox', message: 'beneficiary account closed' });
+      await handle.signal(bankConfirmedSignal, holders);
+      expect(await handle.result()).toMatchObject({ status: 'failed', bankOutcome: holders });
+      expect(stubs.inputsOf('recordConnectorConflict')).toEqual([{ transferId, bank: foreign }]);
+      expect(stubs.names()).not.toContain('settleTransfer');
+    });
+  });
+
+  it("starts a batch's possibly taken item where it waits: status queries only, never a submission", async () => {
+    const stubs = transferStubs({ queryBankStatus: answers<Status>(STILL_PENDING, PAID) });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = transferRequest();
+      const transferId = '0b7c9a55-6c2d-4d7e-8f10-2a3b4c5d6e7f';
+      const handle = await started(taskQueue, {
+        request,
+        resume: {
+          transferId,
+          recipientName: 'ADA OBI',
+          sessionId: '',
+          waitedMs: 0,
+          stuck: false,
+          statusChecks: 0,
+          connector: 'paystack',
+          possiblyTaken: { connector: 'paystack', lastAttemptAt: 0, kind: 'lost', reason: 'answer lost' },
+        },
+      });
+      expect(await handle.result()).toMatchObject({ status: 'completed', connector: 'paystack' });
+      expect(stubs.names()).toEqual(['queryBankStatus', 'queryBankStatus', 'settleTransfer']);
     });
   });
 });

@@ -24,8 +24,8 @@ export const MAGIC_ACCOUNTS = {
   failsAfterAcceptance: '1111111111',
   /** Taken (202), never settled unless an operator settles it through /control. */
   neverCompletes: '2222222222',
-  /** The first two submissions of a reference answer 500 and then 503 (not taken); the third is taken. */
-  flaky: '3333333333',
+  /** The first submission of a reference is taken, then answered 500: its answer is lost (decisions §17). */
+  answerLost: '3333333333',
   /** Refused at submission: 422 refused_not_taken, nothing kept. */
   refused: '4444444444',
 } as const;
@@ -120,8 +120,10 @@ export type Entry =
 /** One line of the day's statement: the contract's, and the bank code this bank gives too. */
 export type StatementItem = ContractStatementItem & { bank_code: string };
 
+/** `lost`: taken, and answered with this error instead (an answer lost after the work was done). */
 export type Submission =
-  { taken: true; transfer: Transfer } | { taken: false; status: number; code: string; message: string };
+  | { taken: true; transfer: Transfer; lost?: { status: number; code: string; message: string } }
+  | { taken: false; status: number; code: string; message: string };
 
 export interface BankSettings {
   dataDir: string;
@@ -146,7 +148,8 @@ export function newSessionId(at: Date): string {
 export class Bank {
   readonly settings: BankSettings;
   readonly transfers = new Map<string, Transfer>();
-  private readonly attempts = new Map<string, number>();
+  /** How many times each reference was submitted, taken or not. */
+  readonly offers = new Map<string, number>();
   readonly accounts = new Map<string, VirtualAccount>();
   private readonly accountByReference = new Map<string, string>();
   readonly credits = new Map<string, Credit>();
@@ -191,7 +194,7 @@ export class Bank {
   private apply(entry: Entry): void {
     switch (entry.kind) {
       case 'transfer.attempted':
-        this.attempts.set(entry.reference, (this.attempts.get(entry.reference) ?? 0) + 1);
+        this.offers.set(entry.reference, (this.offers.get(entry.reference) ?? 0) + 1);
         return;
       case 'transfer.accepted':
         this.transfers.set(entry.transfer.request.reference, { ...entry.transfer });
@@ -257,6 +260,8 @@ export class Bank {
    * a new one and is still the same transfer.
    */
   submit(request: TransferRequest): Submission | { conflict: Transfer } {
+    // Every offer is kept, taken or not: what a test (or the chaos run) counts of what was sent here.
+    this.record({ kind: 'transfer.attempted', reference: request.reference });
     const known = this.transfers.get(request.reference);
     if (known) return sameTransfer(known.request, request) ? { taken: true, transfer: known } : { conflict: known };
     switch (request.account_number) {
@@ -274,14 +279,6 @@ export class Bank {
           code: 'refused_not_taken',
           message: 'The beneficiary bank refused the transfer; it was not taken',
         };
-      case MAGIC_ACCOUNTS.flaky: {
-        this.record({ kind: 'transfer.attempted', reference: request.reference });
-        const attempt = this.attempts.get(request.reference) ?? 0;
-        if (attempt === 1)
-          return { taken: false, status: 500, code: 'system_malfunction', message: 'System malfunction' };
-        if (attempt === 2) return { taken: false, status: 503, code: 'unavailable', message: 'Service unavailable' };
-        break;
-      }
     }
     const outcome: PlannedOutcome =
       request.account_number === MAGIC_ACCOUNTS.failsAfterAcceptance
@@ -302,6 +299,13 @@ export class Bank {
     this.record({ kind: 'transfer.accepted', transfer });
     const taken = this.transfers.get(request.reference)!;
     if (taken.dueAtMs !== null) this.schedule(taken, taken.dueAtMs);
+    if (request.account_number === MAGIC_ACCOUNTS.answerLost) {
+      return {
+        taken: true,
+        transfer: taken,
+        lost: { status: 500, code: 'system_malfunction', message: 'System malfunction' },
+      };
+    }
     return { taken: true, transfer: taken };
   }
 

@@ -1,10 +1,12 @@
 // Faults an operator or a test plans for the bank's next calls (never for /control/*): a 503, an
-// HTML error page from a proxy, a hang (never answered), a reset connection — as a bank's edge
-// fails before the bank itself sees the call — and a lost answer: the submission is done and
-// recorded, then its connection is destroyed before a byte of the answer is written. Plans live
-// in memory only: a restarted bank has none, like a proxy that was restarted with it.
+// HTML error page from a proxy, a hang (never answered), a reset connection, a 422 `limit_exceeded`
+// (the contract's "refused, not taken", as a limit check that already counts an earlier attempt
+// answers) — as a bank's edge answers before the bank itself sees the call — and a lost answer:
+// the submission is done and recorded, then its connection is destroyed before a byte of the
+// answer is written. Plans live in memory only: a restarted bank has none, like a proxy that was
+// restarted with it.
 
-export type FaultKind = '503' | 'html' | 'hang' | 'reset' | 'lose_answer';
+export type FaultKind = '503' | 'html' | 'hang' | 'reset' | 'limit_422' | 'lose_answer';
 
 export interface FaultPlan {
   fault: FaultKind;

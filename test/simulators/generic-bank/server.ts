@@ -74,7 +74,7 @@ const CreditBody = z.object({
 const SettleBody = z.object({ code: text(10).optional(), message: text(200).optional() });
 const CallbackModeBody = z.object({ mode: z.enum(['deliver', 'drop']) });
 const FaultBody = z.object({
-  fault: z.enum(['503', 'html', 'hang', 'reset', 'lose_answer']),
+  fault: z.enum(['503', 'html', 'hang', 'reset', 'limit_422', 'lose_answer']),
   count: z.number().int().min(1).max(1000).default(1),
   route: text(200).optional(),
 });
@@ -137,6 +137,7 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
           );
         }
         if (!result.taken) throw new Refusal(result.status, result.code, result.message);
+        if (result.lost) throw new Refusal(result.lost.status, result.lost.code, result.lost.message);
         const { transfer } = result;
         return transfer.status === 'pending'
           ? ok(202, { reference: transfer.request.reference, status: 'pending' })
@@ -333,6 +334,11 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
         case 'reset':
           request.socket.resetAndDestroy();
           return;
+        case 'limit_422':
+          return respond(response, 422, {
+            code: 'limit_exceeded',
+            message: 'Daily limit exceeded for this account; the transfer was not taken',
+          });
         case undefined:
           break;
       }
