@@ -179,7 +179,13 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   if (!input.resume) await submit(input.request, transfer, state);
   // Until the bank or an operator decides; a possibly taken submission its connector proves was
   // never taken goes on from here: sent again there, or to the next connector (decisions §17).
-  while (!(await awaitOutcome(input, transfer, state))) await afterNotTaken(input.request, transfer, state);
+  // Time spent waiting for the bank, across resubmissions: the stuck flag's clock.
+  const waiting = { ms: input.resume?.waitedMs ?? 0 };
+  while (!(await awaitOutcome(input, transfer, state, waiting))) {
+    const began = Date.now();
+    await afterNotTaken(input.request, transfer, state);
+    waiting.ms += Date.now() - began;
+  }
   await finish(transfer.transferId, state, (decider) => {
     decidedBy = decider;
   });
@@ -367,13 +373,10 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
         // The provider holds it and will never pay it out (Paystack's `otp`): it fails, and stays there.
         state.bankOutcome ??= refusedAtSubmission(cause);
       } else {
-        // Retries ran out, or an attempt was cut short: the connector may have it.
-        state.possiblyTaken = {
-          connector: transfer.connector,
-          lastAttemptAt: Date.now(),
-          kind: 'lost',
-          reason: `the submission got no answer: ${error instanceof Error ? error.message : String(error)}`,
-        };
+        // Retries ran out without an answer that says anything (an hour of "not now", or faults of
+        // our own): the bank may still have it, so its status is asked, and only its word (or an
+        // operator's) decides; it is never sent again, here or elsewhere.
+        await askAfterFailedSubmission(transfer, state);
       }
     }
     break;
@@ -394,7 +397,8 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
   await ledgerLocal.markProcessing({
     transferId,
     sessionId: state.sessionId ?? '',
-    taken: state.possiblyTaken === undefined,
+    // The mark goes only when the bank's word settled the submission (an answer, a refusal, a status).
+    taken: answer ? answer.status !== 'possibly_taken' : state.bankOutcome !== undefined,
   });
   state.status = 'processing';
   upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
@@ -584,13 +588,17 @@ async function askAfterFailedSubmission(transfer: Accepted, state: TransferState
  * grace period, that it never took it (false). Flags the transfer stuck after 24 h; continues as new
  * when the history grows long.
  */
-async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, state: TransferState): Promise<boolean> {
+async function awaitOutcome(
+  input: TransferWorkflowInput,
+  transfer: Accepted,
+  state: TransferState,
+  waiting: { ms: number },
+): Promise<boolean> {
   const { transferId } = transfer;
-  let waitedMs = input.resume?.waitedMs ?? 0;
   while (!state.bankOutcome && !state.resolution) {
-    const interval = nextCheckMs(state, waitedMs);
+    const interval = nextCheckMs(state, waiting.ms);
     if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) return true;
-    waitedMs += interval;
+    waiting.ms += interval;
     state.statusChecks += 1;
     try {
       const known = await statusCheck.queryBankStatus({ transferId, connector: transfer.connector });
@@ -599,7 +607,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
     } catch (error) {
       log.warn('bank status query failed; will ask again', { transferId, error: String(error) });
     }
-    if (!state.bankOutcome && !state.resolution && !state.stuck && waitedMs >= STUCK_AFTER_MS) {
+    if (!state.bankOutcome && !state.resolution && !state.stuck && waiting.ms >= STUCK_AFTER_MS) {
       state.stuck = true;
       await ledger.flagStuck({ transferId });
       log.warn('transfer unconfirmed after 24 h: flagged as stuck for operators', { transferId });
@@ -617,7 +625,7 @@ async function awaitOutcome(input: TransferWorkflowInput, transfer: Accepted, st
           recipientName: transfer.recipientName,
           connector: transfer.connector,
           sessionId: state.sessionId ?? '',
-          waitedMs,
+          waitedMs: waiting.ms,
           stuck: state.stuck,
           statusChecks: state.statusChecks,
           ...(state.possiblyTaken ? { possiblyTaken: state.possiblyTaken } : {}),

@@ -5,78 +5,34 @@
 // with that connector and is resolved there, never submitted again, elsewhere or there, whatever a
 // retry would have met (decisions §17); another connector's word about it is a connector conflict.
 // Each bank's own record is read to prove where the transfer went, and the wallet to the kobo.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import { TransferConnectorKey } from '../../workflows/search-attributes.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/ports.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
-import { type GenericTestBank, startGenericTestBank } from '../simulators/generic-bank.ts';
+import { offersAt, useLiveBanks } from '../support/live-banks.ts';
+import type { GatewayStack } from '../support/stack.ts';
+import type { GenericTestBank } from '../simulators/generic-bank.ts';
 import type { PaystackSimulator } from '../simulators/paystack.ts';
 
-const TASK_QUEUE = `failover-${process.pid}`;
-const BANK_KEY = `bank-key-${randomBytes(8).toString('hex')}`;
-const BANK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-let bankPort: number;
-let bank: GenericTestBank;
-let bankDir: string;
-beforeAll(async () => {
-  bankPort = await freePort();
-  bankDir = mkdtempSync(join(tmpdir(), 'failover-bank-'));
-});
-
+const live = useLiveBanks({ taskQueue: `failover-${process.pid}`, liveConnectors: 'paystack,generic' });
 let stack: GatewayStack;
 let app: FastifyInstance;
 let paystack: PaystackSimulator;
-useGatewayStack(
-  {
-    taskQueue: TASK_QUEUE,
-    providerTimeoutMs: 500,
-    paystack: true,
-    // The generic test bank after Paystack, at the port it will listen on.
-    liveConnectorEnv: () => ({
-      LIVE_CONNECTORS: 'paystack,generic',
-      GENERIC_BANK_URL: `http://127.0.0.1:${bankPort}`,
-      GENERIC_BANK_API_KEY: BANK_KEY,
-      GENERIC_BANK_WEBHOOK_SECRET: BANK_SECRET,
-    }),
-  },
-  (started) => {
-    stack = started;
-    app = started.app;
-    paystack = started.paystack!;
-  },
-);
-// The test bank calls the gateway back, so it starts once the gateway listens.
-beforeAll(async () => {
-  bank = await startGenericTestBank({
-    apiKey: BANK_KEY,
-    webhookSecret: BANK_SECRET,
-    dataDir: bankDir,
-    port: bankPort,
-    callbackUrl: `${stack.gatewayUrl}/provider-callbacks/generic`,
-    completionDelayMs: 200,
-  });
-});
-afterAll(async () => {
-  await bank?.stop();
-  if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+let bank: GenericTestBank;
+beforeAll(() => {
+  ({ stack, paystack, bank } = live);
+  app = stack.app;
 });
 
 /** The test bank's own record of a transfer: its status, or 404 when it never took it. */
 async function atBank(reference: string): Promise<{ status: number; body?: { status: string } }> {
   const response = await fetch(`${bank.url}/transfers/${reference}`, {
-    headers: { authorization: `Bearer ${BANK_KEY}` },
+    headers: { authorization: `Bearer ${live.bankKey}` },
   });
   return response.status === 200
     ? { status: 200, body: (await response.json()) as { status: string } }
@@ -104,15 +60,6 @@ async function send(key: string, reference: string) {
 
 const statusOf = async (id: string) => (await findTransfer(stack.db.orm.em.fork(), id))?.status;
 
-/** How many times the test bank was sent the transfer, taken or not (its journal). */
-function offersAtBank(reference: string): number {
-  return readFileSync(bank.journalPath, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { kind: string; reference?: string })
-    .filter((entry) => entry.kind === 'transfer.attempted' && entry.reference === reference).length;
-}
-
 /** The generic bank's signed `transfer.completed` about a transfer, as it would send it: the event id. */
 async function genericSays(id: string, status: 'successful' | 'failed'): Promise<string> {
   const eventId = `evt-${status}-${id}`;
@@ -128,7 +75,7 @@ async function genericSays(id: string, status: 'successful' | 'failed'): Promise
     },
   });
   const stamp = new Date();
-  const signature = new Webhook(BANK_SECRET.slice('whsec_'.length)).sign(eventId, stamp, body);
+  const signature = new Webhook(live.bankSecret.slice('whsec_'.length)).sign(eventId, stamp, body);
   const answer = await app.inject({
     method: 'POST',
     url: '/provider-callbacks/generic',
@@ -264,7 +211,7 @@ describe('a lost answer, then a refusal: held where it may have been taken, sent
     expect(posts() - before).toBe(1);
     expect(paystack.pendingFaults()).toHaveLength(planned - 1);
     paystack.clearFaults();
-    expect(offersAtBank(id)).toBe(0);
+    expect(offersAt(bank, id)).toBe(0);
     expect(await atBank(id)).toEqual({ status: 404 });
     expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(399_000);
     // The generic bank's late word about it (it does not hold it) is a connector conflict, not a payment.

@@ -8,13 +8,10 @@
 //  - submitToBank itself, on the real database and banks: the possibly-taken mark written before a
 //    request leaves, read by the next attempt (a process that died mid-request), and what each answer
 //    makes of it.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTransferActivities } from '../../activities/transfers.ts';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { beginSubmission, findTransfer } from '../../src/transfers/store.ts';
@@ -23,74 +20,27 @@ import type { TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/ports.ts';
-import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
-import { type GenericTestBank, startGenericTestBank } from '../simulators/generic-bank.ts';
+import { offersAt, useLiveBanks } from '../support/live-banks.ts';
+import type { GatewayStack } from '../support/stack.ts';
+import type { GenericTestBank } from '../simulators/generic-bank.ts';
 import type { PaystackSimulator } from '../simulators/paystack.ts';
 
-const TASK_QUEUE = `possibly-taken-${process.pid}`;
-const BANK_KEY = `bank-key-${randomBytes(8).toString('hex')}`;
-const BANK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-let bankPort: number;
-let bank: GenericTestBank;
-let bankDir: string;
-beforeAll(async () => {
-  bankPort = await freePort();
-  bankDir = mkdtempSync(join(tmpdir(), 'possibly-taken-bank-'));
-});
-
+const live = useLiveBanks({ taskQueue: `possibly-taken-${process.pid}`, liveConnectors: 'generic,paystack' });
 let stack: GatewayStack;
 let paystack: PaystackSimulator;
-useGatewayStack(
-  {
-    taskQueue: TASK_QUEUE,
-    providerTimeoutMs: 500,
-    paystack: true,
-    liveConnectorEnv: () => ({
-      LIVE_CONNECTORS: 'generic,paystack',
-      GENERIC_BANK_URL: `http://127.0.0.1:${bankPort}`,
-      GENERIC_BANK_API_KEY: BANK_KEY,
-      GENERIC_BANK_WEBHOOK_SECRET: BANK_SECRET,
-    }),
-  },
-  (started) => {
-    stack = started;
-    paystack = started.paystack!;
-  },
-);
-beforeAll(async () => {
-  bank = await startGenericTestBank({
-    apiKey: BANK_KEY,
-    webhookSecret: BANK_SECRET,
-    dataDir: bankDir,
-    port: bankPort,
-    callbackUrl: `${stack.gatewayUrl}/provider-callbacks/generic`,
-    completionDelayMs: 200,
-  });
-});
-afterAll(async () => {
-  await bank?.stop();
-  if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+let bank: GenericTestBank;
+beforeAll(() => {
+  ({ stack, paystack, bank } = live);
 });
 
 /** A call to the test bank's contract or control routes. */
 async function atBank(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const response = await fetch(`${bank.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${BANK_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${live.bankKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: response.status, json: await response.json() };
-}
-
-/** How many times the test bank was sent the transfer, taken or not (its journal). */
-function offersAtBank(reference: string): number {
-  return readFileSync(bank.journalPath, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { kind: string; reference?: string })
-    .filter((entry) => entry.kind === 'transfer.attempted' && entry.reference === reference).length;
 }
 
 const paystackSubmissions = () =>
@@ -122,7 +72,7 @@ describe('the whole stack', () => {
     const row = await findTransfer(stack.db.orm.em.fork(), id);
     expect(row).toMatchObject({ connector: 'generic', status: 'completed', amount_minor: 100_000, fee_minor: 1_000 });
     expect(row!.ambiguous_since).toBeInstanceOf(Date);
-    expect(offersAtBank(id)).toBe(1);
+    expect(offersAt(bank, id)).toBe(1);
     // The 422 a retry would have met was never met; Paystack was never asked to take it.
     expect((await atBank('GET', '/control/faults')).json.faults).toEqual([
       { fault: 'limit_422', remaining: 1, route: 'POST /transfers' },
@@ -238,7 +188,7 @@ describe('submitToBank, one attempt after another', () => {
         reason: 'an earlier submission got no answer; not sent again',
       },
     });
-    expect(offersAtBank(transferId)).toBe(0);
+    expect(offersAt(bank, transferId)).toBe(0);
     const row = await rowOf(transferId);
     expect(row.possibly_taken_at).toBeInstanceOf(Date);
     expect(row.ambiguous_since).toBeInstanceOf(Date);
@@ -253,7 +203,7 @@ describe('submitToBank, one attempt after another', () => {
     );
     expect(refused).toBeInstanceOf(ApplicationFailure);
     expect(refused).toMatchObject({ type: 'bank_not_taken', nonRetryable: true });
-    expect(offersAtBank(transferId)).toBe(0);
+    expect(offersAt(bank, transferId)).toBe(0);
     expect((await rowOf(transferId)).possibly_taken_at).toBeNull();
     expect((await rowOf(transferId)).ambiguous_since).toBeNull();
   });

@@ -466,7 +466,7 @@ describe('submit: the bank gets the transfer', () => {
     });
   });
 
-  it('pins a transfer whose submission retries run out to its connector, whose status query then decides', async () => {
+  it('asks the bank once the submission retries run out, and its answer decides: never sent again', async () => {
     const stubs = transferStubs({
       submitToBank: async () => {
         throw new Error('bank unreachable');
@@ -475,17 +475,14 @@ describe('submit: the bank gets the transfer', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const { request, handle, transferId } = await accepted(taskQueue);
-      expect(await handle.result()).toMatchObject({
-        status: 'completed',
-        bankOutcome: PAID,
-        possiblyTaken: { connector: 'sandbox', kind: 'lost' },
-      });
+      expect(await handle.result()).toMatchObject({ status: 'completed', bankOutcome: PAID });
       const submissions = stubs.inputsOf('submitToBank');
       expect(submissions.length).toBeGreaterThan(1);
       expect(submissions).toEqual(Array(submissions.length).fill(submission(transferId, request)));
       expect(stubs.seen().slice(2 + submissions.length)).toEqual([
-        { name: 'markProcessing', input: { transferId, sessionId: '', taken: false } },
         { name: 'queryBankStatus', input: { transferId, connector: 'sandbox' } },
+        // The bank's status settled it: the mark an attempt cut short may have left goes.
+        { name: 'markProcessing', input: { transferId, sessionId: '', taken: true } },
         { name: 'settleTransfer', input: { transferId, outcome: PAID } },
       ]);
     });
@@ -509,11 +506,13 @@ describe('submit: the bank gets the transfer', () => {
     });
     await stub.withWorker(stubs.activities, async (taskQueue) => {
       const { handle, transferId } = await accepted(taskQueue);
-      expect(await handle.result()).toMatchObject({ status: 'failed', statusChecks: 2 });
+      expect(await handle.result()).toMatchObject({ status: 'failed', statusChecks: 1 });
+      // "No such transfer" settles nothing: the mark an attempt cut short may have left stays.
+      expect(stubs.inputsOf('markProcessing')).toEqual([{ transferId, sessionId: '', taken: false }]);
       const afterSubmissions = stubs.names().filter((name) => name !== 'submitToBank');
       expect(afterSubmissions.slice(2)).toEqual([
-        'markProcessing',
         'queryBankStatus',
+        'markProcessing',
         'queryBankStatus',
         'reverseTransfer',
       ]);
