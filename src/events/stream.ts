@@ -49,6 +49,8 @@ export interface EventStreamOptions {
 export interface StreamSink {
   write(chunk: string): boolean;
   readonly writableLength: number;
+  /** True once the connection is gone: its `close` may have been emitted before anyone listened. */
+  readonly destroyed: boolean;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
   end(): void;
@@ -318,6 +320,10 @@ export class EventStreamHub {
       input.release();
     });
     input.begin();
+    // A client that left while the stream was being set up (its place taken, the tail read) emitted
+    // `close` before anyone listened: without this, its place would be held, and its lease renewed,
+    // for as long as this process lives.
+    if (input.sink.destroyed) return stream.close('client went away');
     if (!input.after) {
       stream.live = true;
       return;

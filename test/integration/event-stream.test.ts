@@ -4,10 +4,11 @@
 // five streams per key across replicas, a dead process's places lapsing; a hundred clients that stop reading disconnected while the one that reads
 // gets everything; test events signed and delivered to one endpoint, never streamed or listed.
 // (event-stream-crash.test.ts kills the API process between two reads.)
-import { connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { lockFor } from '../../src/db/locks.ts';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type NewEvent, recordEvents } from '../../src/events/events.ts';
 import { takeStreamLease } from '../../src/events/stream-leases.ts';
@@ -74,6 +75,16 @@ async function leasesOf(keyId: string): Promise<number> {
   const [row] = await db.orm.em
     .fork()
     .execute<{ n: string }[]>('select count(*) as n from event_stream_leases where api_key_id = ?', [keyId]);
+  return Number(row!.n);
+}
+
+/** Requests of this database waiting for an advisory lock another transaction holds. */
+async function waitingForAdvisoryLocks(): Promise<number> {
+  const [row] = await db.orm.em.fork().execute<{ n: string }[]>(
+    `select count(*) as n from pg_locks
+      where locktype = 'advisory' and not granted
+        and database = (select oid from pg_database where datname = current_database())`,
+  );
   return Number(row!.n);
 }
 
@@ -260,6 +271,53 @@ describe('GET /api/v1/events/stream', () => {
     expect(await leasesOf(keyId)).toBe(1);
     after.close();
     await eventually(async () => (await leasesOf(keyId)) === 0);
+  });
+
+  it('frees at once the places of five clients gone before their streams opened: a sixth opens, no lease is left', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    const port = Number(new URL(stack.gatewayUrl).port);
+    // The API's end of each connection, by the client's port: closed once the API has seen it go.
+    const served = new Map<number, Socket>();
+    const onConnection = (socket: Socket) => served.set(socket.remotePort!, socket);
+    app.server.on('connection', onConnection);
+    try {
+      await db.orm.em.fork().transactional(async (tx) => {
+        // The key's lease lock held here: each request waits to take its place, its client still
+        // there, and its client leaves before the API gets on to open its stream (no sleep decides
+        // the order: every request is seen waiting, then every connection seen closed by the API).
+        await lockFor(tx, 'event-stream-leases', keyId);
+        const clients = await Promise.all(
+          Array.from(
+            { length: 5 },
+            () =>
+              new Promise<Socket>((resolve) => {
+                const socket = connect(port, '127.0.0.1', () => {
+                  socket.write(
+                    `GET /api/v1/events/stream HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${tenant.apiKey}\r\n\r\n`,
+                  );
+                  resolve(socket);
+                });
+              }),
+          ),
+        );
+        await eventually(async () => (await waitingForAdvisoryLocks()) === 5);
+        const ports = clients.map((client) => client.localPort!);
+        for (const client of clients) client.destroy();
+        await eventually(() => ports.every((clientPort) => served.get(clientPort)?.closed));
+      });
+      // Each request then took a place for a client already gone and gives it back at once: a sixth
+      // stream opens (429 only while one of them still holds its place), and holds the one lease.
+      const sixth = await eventually(async () => {
+        const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+        return stream.status === 200 && stream;
+      }, 30_000);
+      await eventually(async () => (await leasesOf(keyId)) === 1 && streams().size === 1);
+      sixth.close();
+      await eventually(async () => (await leasesOf(keyId)) === 0);
+    } finally {
+      app.server.off('connection', onConnection);
+    }
   });
 
   it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {
