@@ -12,7 +12,7 @@ import { lockFor } from '../../src/db/locks.ts';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type NewEvent, recordEvents } from '../../src/events/events.ts';
 import { takeStreamLease } from '../../src/events/stream-leases.ts';
-import { issueKey } from '../../src/tenants/tenants.ts';
+import { issueKey, revokeKey, rollKeys } from '../../src/tenants/tenants.ts';
 import { auth, expectFieldRefused, newSigningSecret } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -318,6 +318,69 @@ describe('GET /api/v1/events/stream', () => {
     } finally {
       app.server.off('connection', onConnection);
     }
+  });
+
+  it.each(['revoked', 'expired'] as const)(
+    'ends a stream whose key is %s, and sends it nothing recorded after that; other keys stream on',
+    async (how) => {
+      const tenant = await createFundedTenant(db.orm);
+      const keyId = await keyIdOf(tenant.keyPrefix);
+      // Revoked: another key of the tenant stays. Expired: rolled, with five seconds' overlap.
+      const stays =
+        how === 'revoked'
+          ? await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test')
+          : (await rollKeys(db.orm.em.fork(), tenant.ownerTenantId, 'test', 5_000)).key;
+      const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+      const other = await openEventStream(stack.gatewayUrl, stays.api_key);
+      expect([stream.status, other.status]).toEqual([200, 200]);
+      await record(tenant.tenantId, 1, `${how}-before`);
+      const [before] = await eventIds(tenant.tenantId, `${how}-before`);
+      expect((await stream.take(1)).map((message) => message.id)).toEqual([before]);
+      expect((await other.take(1)).map((message) => message.id)).toEqual([before]);
+
+      // Nothing reads events while this transaction holds their table, so the stream cannot have
+      // ended yet when the event below is committed, after the key stopped working.
+      await db.orm.em.fork().transactional(async (tx) => {
+        await tx.execute('lock table events in access exclusive mode');
+        if (how === 'revoked') await revokeKey(db.orm.em.fork(), tenant.keyPrefix);
+        else {
+          await eventually(async () => {
+            const [key] = await db.orm.em
+              .fork()
+              .execute<{ expired: boolean }[]>(
+                'select expires_at <= clock_timestamp() as expired from api_keys where id = ?',
+                [keyId],
+              );
+            return key!.expired;
+          }, 10_000);
+        }
+        await recordEvents(tx, tenant.tenantId, [
+          {
+            type: 'transfer.created',
+            sourceKey: `stream-test:${how}-after:0`,
+            payload: sampleData('transfer.created'),
+          },
+        ]);
+      });
+      const [after] = await eventIds(tenant.tenantId, `${how}-after`);
+      await eventually(() => streams().size === 1 && stream.hasEnded);
+      // The event was released and streamed: the key that works got it, the other stream did not.
+      expect((await other.take(1)).map((message) => message.id)).toEqual([after]);
+      expect(stream.received.map((message) => message.id)).toEqual([before]);
+      await eventually(async () => (await leasesOf(keyId)) === 0);
+      other.close();
+      await eventually(() => streams().size === 0);
+    },
+  );
+
+  it('ends an idle stream when its key is revoked', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(stream.status).toBe(200);
+    await revokeKey(db.orm.em.fork(), tenant.keyPrefix);
+    await eventually(() => stream.hasEnded, 15_000);
+    expect(stream.received).toEqual([]);
+    await eventually(async () => streams().size === 0 && (await leasesOf(await keyIdOf(tenant.keyPrefix))) === 0);
   });
 
   it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {
