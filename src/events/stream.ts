@@ -171,14 +171,20 @@ class Stream {
         const page = await this.read(this.position);
         if (this.closed) return;
         if (!page.liveKeys.has(this.keyId)) return this.close(KEY_GONE);
+        let full = false;
         for (const event of page.events) {
-          // Written whatever the bound: a page is at most PAGE events, and the next waits for the drain.
           if (this.closed || !isAfter(event.position, this.position)) continue;
           this.sink.write(eventFrame(event));
           this.position = event.position;
+          // Past the bound nothing more is written, as to a live stream: the rest of the page is read
+          // again once the client has taken what waits (dropped meanwhile, so memory stays flat).
+          if (this.sink.writableLength > this.hub.maxBufferBytes) {
+            full = true;
+            break;
+          }
         }
         if (this.closed) return;
-        if (page.events.length === PAGE) continue;
+        if (full || page.events.length === PAGE) continue;
         if (this.overflowed) {
           // The hub handed over more than could be kept: the database has them all.
           this.overflowed = false;

@@ -5,12 +5,15 @@
 // gets everything; test events signed and delivered to one endpoint, never streamed or listed.
 // (event-stream-crash.test.ts kills the API process between two reads.)
 import { type Socket, connect } from 'node:net';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { lockFor } from '../../src/db/locks.ts';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type NewEvent, recordEvents } from '../../src/events/events.ts';
+import { positionOf, releasedTenantEvents } from '../../src/events/positions.ts';
+import { eventFrame } from '../../src/events/stream.ts';
 import { takeStreamLease } from '../../src/events/stream-leases.ts';
 import { issueKey, revokeKey, rollKeys } from '../../src/tenants/tenants.ts';
 import { auth, expectFieldRefused, newSigningSecret } from '../support/api.ts';
@@ -381,6 +384,36 @@ describe('GET /api/v1/events/stream', () => {
     await eventually(() => stream.hasEnded, 15_000);
     expect(stream.received).toEqual([]);
     await eventually(async () => streams().size === 0 && (await leasesOf(await keyIdOf(tenant.keyPrefix))) === 0);
+  });
+
+  it('writes a stream catching up no further than STREAM_BUFFER_BYTES while its client reads nothing', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    await record(tenant.tenantId, 1, 'catch-up-from');
+    const [from] = await eventIds(tenant.tenantId, 'catch-up-from');
+    // 300 events of about 2.3 KB to catch up on: one page, 690 KB, well past the 256 KiB bound.
+    await record(tenant.tenantId, 300, 'catch-up', 2_000);
+    const after = (await positionOf(db.orm.em.fork(), tenant.tenantId, from!))!;
+    const { events } = await releasedTenantEvents(db.orm.em.fork(), tenant.tenantId, after, 500, keyId);
+    expect(events).toHaveLength(300);
+    // Written: every frame up to and including the first that takes the unsent bytes past the bound.
+    const bound = streams().maxBufferBytes;
+    let expected = 0;
+    for (const event of events) {
+      expected += Buffer.byteLength(eventFrame(event));
+      if (expected > bound) break;
+    }
+    // A client that takes nothing: everything written waits in the response, counted in writableLength.
+    const sink = new Writable({ write: () => {} });
+    const release = await streams().reserve(keyId, tenant.tenantId);
+    await streams().open({ tenantId: tenant.tenantId, keyId, after, sink, release, begin: () => {} });
+    // The catch-up waits for the client to read…
+    await eventually(() => sink.listenerCount('drain') > 0);
+    // …having written just past the bound, as a live stream is.
+    expect(sink.writableLength).toBe(expected);
+    // The client goes: the stream ends and gives its place back.
+    sink.destroy();
+    await eventually(async () => streams().size === 0 && (await leasesOf(keyId)) === 0);
   });
 
   it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {
