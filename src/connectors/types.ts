@@ -41,7 +41,8 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: string };
  * - `transfer.successful` / `transfer.failed`: data `{reference (our transfer id), session_id?,
  *   response_code?, message?}`;
  * - `virtual_account.credit`: data `{account_number, amount_minor, transaction_reference,
- *   sender_name?, session_id?, provider? (which of the connector's virtual-account providers)}`;
+ *   sender_name?, session_id?, provider? (which of the connector's virtual-account providers),
+ *   fee_minor? (what the provider kept of the amount; none: 0)}`;
  * - `card.authorization.request` (answered synchronously with the decision),
  *   `card.authorization.cleared`, `card.authorization.reversed`: data as src/cards/callbacks.ts reads;
  * - anything else is recorded for operators and not applied.
