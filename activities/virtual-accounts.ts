@@ -1,9 +1,10 @@
 // Virtual-account side effects: allocation (opening a create's sealed BVN for the provider, and
 // nothing that holds it in what the workflow gets back), the row recorded (erasing that copy in the
 // same transaction), expiry, and applying an inbound credit — the account's totals,
-// the wallet credit (one journal entry from inbound clearing) and virtual_account.credited, in one
-// transaction, once per provider transaction reference. Credits to closed or expired accounts are
-// recorded as refused and counted nowhere.
+// the wallet credit (one journal entry from inbound clearing, with the provider's fee when it kept
+// one: decisions §18) and virtual_account.credited, in one transaction, once per provider
+// transaction reference. Credits to closed or expired accounts are recorded as refused and counted
+// nowhere.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -225,6 +226,7 @@ export function createVirtualAccountActivities({
           transaction_reference: credit.transactionReference,
           virtual_account_id: account?.id ?? null,
           amount_minor: credit.amountMinor,
+          fee_minor: credit.feeMinor ?? 0,
           sender_name: credit.senderName,
           status: refusal ? 'refused' : 'applied',
           refusal_reason: refusal ?? null,
@@ -243,6 +245,7 @@ export function createVirtualAccountActivities({
             ...virtualAccountView(updated),
             credit: {
               amount_minor: credit.amountMinor,
+              fee_minor: credit.feeMinor ?? 0,
               transaction_reference: credit.transactionReference,
               sender_name: credit.senderName,
               session_id: credit.sessionId,

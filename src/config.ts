@@ -5,11 +5,13 @@
 // defaults below are used unless DATABASE_URL / TEMPORAL_ADDRESS are set. In production mode those
 // two and every secret are required; nothing secret has a fallback, and no secret may be one the
 // repository publishes (PUBLISHED_SECRETS, src/runtime/secrets.ts) or shorter than 32 bytes. The
-// secret rules hold too whenever the API listens beyond loopback (HOST), whatever NODE_ENV says.
+// secret rules hold too whenever the API listens beyond loopback (HOST), whatever NODE_ENV says, for
+// the live connectors' secrets as for the gateway's own (src/connectors/live-rules.ts).
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { connectorKind } from './connectors/index.ts';
+import { liveConnectorRules } from './connectors/live-rules.ts';
 import {
   SHARED_VARIABLES,
   databaseUrlOf,
@@ -264,6 +266,8 @@ export interface Config extends Env {
   webhookAllowLoopback: boolean;
   /** LIVE_CONNECTORS in priority order, each with its settings as its own schema read them. */
   liveConnectors: { name: string; settings: unknown }[];
+  /** What the configuration allows but an operator should know, one line each (the API logs them at start). */
+  warnings: string[];
 }
 
 /** Used only when NODE_ENV is not production, where WEBHOOK_ENCRYPTION_KEY is required. */
@@ -300,10 +304,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env = parseEnvironment(EnvSchema, source);
   const liveConnectors: Config['liveConnectors'] = [];
   const connectorIssues: string[] = [];
+  const warnings: string[] = [];
+  const deployment = { production: env.NODE_ENV === 'production', exposed: exposure(env) };
   for (const name of env.LIVE_CONNECTORS) {
-    const read = connectorKind(name)!.parse(setVariables(source));
-    if (read.ok) liveConnectors.push({ name, settings: read.settings });
-    else connectorIssues.push(...read.issues.map((issue) => `${issue} (LIVE_CONNECTORS names ${name})`));
+    const kind = connectorKind(name)!;
+    const variables = setVariables(source);
+    const read = kind.parse(variables);
+    // Production's rules only once the settings themselves are readable: one line per variable.
+    const rules = read.ok ? liveConnectorRules(kind, variables, deployment) : { issues: read.issues, warnings: [] };
+    if (read.ok && rules.issues.length === 0) liveConnectors.push({ name, settings: read.settings });
+    connectorIssues.push(...rules.issues.map((issue) => `${issue} (LIVE_CONNECTORS names ${name})`));
+    warnings.push(...rules.warnings);
   }
   if (connectorIssues.length > 0) throw new ConfigError(connectorIssues);
   const embeddedTemporal = env.TEMPORAL_ADDRESS === undefined;
@@ -328,6 +339,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE ?? defaultWebhookTaskQueue(env.TEMPORAL_TASK_QUEUE),
     webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK ?? env.NODE_ENV !== 'production',
     liveConnectors,
+    warnings,
   };
 }
 

@@ -37,6 +37,8 @@ const app = await buildApp({
   ...(tracing ? { tracer: tracing.tracer } : {}),
 });
 if (tracing) app.log.info({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on: spans exported over OTLP');
+// Once per start, by the API alone (the workers read the same configuration).
+for (const warning of config.warnings) app.log.warn(warning);
 
 /** Set once GET /metrics is served: closed first on shutdown. */
 const served: { metrics?: Server } = {};

@@ -21,7 +21,13 @@ export interface InboundCredit {
    */
   sender?: string;
   accountNumber: string;
+  /** What the sender paid (gross). */
   amountMinor: number;
+  /**
+   * What the provider kept of it (decisions §18, Paystack's `fees`): booked in the same entry, so
+   * the wallet ends up with the rest. Absent in runs started before fees were booked: none.
+   */
+  feeMinor?: number;
   transactionReference: string;
   senderName: string;
   sessionId: string;

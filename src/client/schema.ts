@@ -506,7 +506,7 @@ export interface paths {
                 items: {
                   id: string;
                   entry_id: string;
-                  /** @description The journal entry kind: transfer_reserve, inbound_credit, card_funding… */
+                  /** @description The journal entry kind (transfer_reserve, inbound_credit, card_funding…), or provider_fee: an inbound credit's fee */
                   type: string;
                   /** @description Signed kobo: negative leaves the available balance */
                   amount_minor: number;

@@ -6,7 +6,8 @@
 //
 // Adding a connector: a folder under src/connectors/ whose index exports a ConnectorDefinition,
 // and one line in src/connectors/index.ts. Its settings are read by its own schema, called from
-// src/config.ts when LIVE_CONNECTORS names it.
+// src/config.ts when LIVE_CONNECTORS names it; it declares which of them are secrets, provider URLs
+// and test credentials, which production holds to its rules (./live-rules.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type {
@@ -40,7 +41,8 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: string };
  * - `transfer.successful` / `transfer.failed`: data `{reference (our transfer id), session_id?,
  *   response_code?, message?}`;
  * - `virtual_account.credit`: data `{account_number, amount_minor, transaction_reference,
- *   sender_name?, session_id?, provider? (which of the connector's virtual-account providers)}`;
+ *   sender_name?, session_id?, provider? (which of the connector's virtual-account providers),
+ *   fee_minor? (what the provider kept of the amount; none: 0)}`;
  * - `card.authorization.request` (answered synchronously with the decision),
  *   `card.authorization.cleared`, `card.authorization.reversed`: data as src/cards/callbacks.ts reads;
  * - anything else is recorded for operators and not applied.
@@ -84,8 +86,29 @@ export interface ConnectorContext {
   timeoutMs: number;
 }
 
+/** One of a connector's secret variables (an API key, a signing secret). */
+export interface ConnectorSecret {
+  /** The key bytes a value stands for: what authenticates or signs (a `whsec_` secret's decoded key). */
+  bytes(value: string): Buffer;
+  /** How to make a good one, for the line that refuses a short one. */
+  example: string;
+}
+
+/** What production checks of a connector's variables (./live-rules.ts), declared by the connector. */
+export interface ConnectorVariables {
+  /** Its secrets, by variable. */
+  readonly secrets: Readonly<Record<string, ConnectorSecret>>;
+  /** The variables of its provider's base URLs. */
+  readonly baseUrls: readonly string[];
+  /**
+   * The variable set to a credential of the provider's own test mode (Paystack's `sk_test_…`), with
+   * what it is, when one is; undefined otherwise.
+   */
+  readonly testCredential?: (env: Readonly<Record<string, string>>) => { variable: string; what: string } | undefined;
+}
+
 /** A connector kind: how to read its settings from the environment and build it. */
-export interface ConnectorDefinition<Settings = unknown> {
+export interface ConnectorDefinition<Settings = unknown> extends ConnectorVariables {
   readonly name: string;
   /** Its environment variables, by name: each failure names the variable. */
   readonly settings: z.ZodType<Settings>;
@@ -93,7 +116,7 @@ export interface ConnectorDefinition<Settings = unknown> {
 }
 
 /** A definition with its settings type erased, as the registry holds them: settings always come from its own schema. */
-export interface RegisteredConnector {
+export interface RegisteredConnector extends ConnectorVariables {
   readonly name: string;
   /** Reads and checks its settings from the environment; each issue names the variable. */
   parse(env: Record<string, string | undefined>): { ok: true; settings: unknown } | { ok: false; issues: string[] };
@@ -103,6 +126,9 @@ export interface RegisteredConnector {
 export function registerConnector<Settings>(definition: ConnectorDefinition<Settings>): RegisteredConnector {
   return {
     name: definition.name,
+    secrets: definition.secrets,
+    baseUrls: definition.baseUrls,
+    ...(definition.testCredential ? { testCredential: definition.testCredential } : {}),
     parse(env) {
       const parsed = definition.settings.safeParse(env);
       if (parsed.success) return { ok: true, settings: parsed.data };

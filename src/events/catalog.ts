@@ -49,7 +49,10 @@ const CardAutoReloadedData = z.object({ card_id: z.string(), threshold_minor: in
 
 const VirtualAccountCreditedData = VirtualAccountView.extend({
   credit: z.object({
+    /** What the sender paid: what the account's `total_received_minor` counts. */
     amount_minor: int(),
+    /** What the provider kept of it (0 where it keeps nothing): the wallet was credited the rest. */
+    fee_minor: int(),
     transaction_reference: z.string(),
     sender_name: z.string(),
     session_id: z.string(),
@@ -301,6 +304,7 @@ export const EVENT_CATALOG = {
       ...virtualAccount('active', { total: 2_000_000, count: 1 }),
       credit: {
         amount_minor: 2_000_000,
+        fee_minor: 0,
         transaction_reference: 'NIP-000123',
         sender_name: 'EMEKA NWOSU',
         session_id: '000015261125093000123456789012',

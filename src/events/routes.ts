@@ -67,6 +67,8 @@ export function eventStreamRoutes(app: FastifyInstance, deps: { orm: MikroORM; s
       // that a failure before that (the database away) is still answered in the contract's envelope.
       const begin = () => {
         reply.hijack();
+        // A client already gone is written nothing: the hub sees it gone and ends its stream.
+        if (raw.destroyed) return;
         raw.writeHead(200, {
           ...(reply.getHeaders() as Record<string, string>),
           'content-type': 'text/event-stream; charset=utf-8',

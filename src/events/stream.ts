@@ -16,10 +16,18 @@
 // nothing more is written to it (the database holds its events); when its client has taken them,
 // it catches up from the database as a resuming stream does; a client that takes nothing for
 // `stallMs` is disconnected. A comment every 15 s keeps idle connections open.
+//
+// A stream lasts only as long as the API key it was opened with (decisions §18): every read of
+// events, the hub's and a catch-up's, says in the same statement which of the streams' keys are
+// still neither revoked nor expired (./positions.ts), and a stream whose key is not is ended before
+// anything of that read is sent to it. A snapshot that sees an event committed after a revocation
+// sees the revocation too, so nothing recorded after it reaches the stream; and as the hub reads
+// every 100 ms while anyone listens, an idle stream ends as soon as well.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { PollingLoop } from '../runtime/polling-loop.ts';
 import { eventBody } from './body.ts';
 import {
+  type ReleasedPage,
   type StreamPosition,
   type StreamedEvent,
   isAfter,
@@ -49,6 +57,8 @@ export interface EventStreamOptions {
 export interface StreamSink {
   write(chunk: string): boolean;
   readonly writableLength: number;
+  /** True once the connection is gone: its `close` may have been emitted before anyone listened. */
+  readonly destroyed: boolean;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
   end(): void;
@@ -64,7 +74,10 @@ export function eventFrame(event: Pick<StreamedEvent, 'id' | 'type' | 'created_a
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`;
 }
 
-type Read = (after: StreamPosition) => Promise<StreamedEvent[]>;
+type Read = (after: StreamPosition) => Promise<ReleasedPage>;
+
+/** Why a stream ends when its key stops working. */
+const KEY_GONE = 'API key revoked or expired';
 
 class Stream {
   position: StreamPosition;
@@ -126,6 +139,22 @@ class Stream {
    */
   private checkBound(): void {
     if (!this.live || this.sink.writableLength <= this.hub.maxBufferBytes) return;
+    this.fallBack();
+  }
+
+  /**
+   * The hub read events without asking about this stream's key (the stream opened meanwhile): it
+   * is handed none of them, and reads them from the database itself, where its key is judged.
+   */
+  missed(): void {
+    if (this.closed) return;
+    if (this.live) return this.fallBack();
+    this.overflowed = true;
+    this.held = [];
+  }
+
+  /** Stops writing what the hub hands over and catches up from the database instead. */
+  private fallBack(): void {
     this.live = false;
     this.overflowed = false;
     this.held = [];
@@ -140,14 +169,22 @@ class Stream {
           return this.close('slow consumer', true);
         }
         const page = await this.read(this.position);
-        for (const event of page) {
-          // Written whatever the bound: a page is at most PAGE events, and the next waits for the drain.
+        if (this.closed) return;
+        if (!page.liveKeys.has(this.keyId)) return this.close(KEY_GONE);
+        let full = false;
+        for (const event of page.events) {
           if (this.closed || !isAfter(event.position, this.position)) continue;
           this.sink.write(eventFrame(event));
           this.position = event.position;
+          // Past the bound nothing more is written, as to a live stream: the rest of the page is read
+          // again once the client has taken what waits (dropped meanwhile, so memory stays flat).
+          if (this.sink.writableLength > this.hub.maxBufferBytes) {
+            full = true;
+            break;
+          }
         }
         if (this.closed) return;
-        if (page.length === PAGE) continue;
+        if (full || page.events.length === PAGE) continue;
         if (this.overflowed) {
           // The hub handed over more than could be kept: the database has them all.
           this.overflowed = false;
@@ -305,7 +342,7 @@ export class EventStreamHub {
     this.cursor ??= await streamTail(this.options.orm.em.fork());
     const em = this.options.orm.em.fork();
     const stream = new Stream(this, input.tenantId, input.keyId, input.after ?? this.cursor, input.sink, (position) =>
-      releasedTenantEvents(em, input.tenantId, position, PAGE),
+      releasedTenantEvents(em, input.tenantId, position, PAGE, input.keyId),
     );
     this.streams.add(stream);
     let tenantStreams = this.byTenant.get(input.tenantId);
@@ -318,6 +355,10 @@ export class EventStreamHub {
       input.release();
     });
     input.begin();
+    // A client that left while the stream was being set up (its place taken, the tail read) emitted
+    // `close` before anyone listened: without this, its place would be held, and its lease renewed,
+    // for as long as this process lives.
+    if (input.sink.destroyed) return stream.close('client went away');
     if (!input.after) {
       stream.live = true;
       return;
@@ -359,11 +400,18 @@ export class EventStreamHub {
     }
     const cursor = this.cursor;
     if (!cursor) return false;
-    const events = await releasedEvents(this.options.orm.em.fork(), cursor, PAGE);
+    // The streams whose keys this read judges: only they may be handed what it reads.
+    const judged = new Set(this.streams);
+    const keys = [...new Set([...judged].map((stream) => stream.keyId))];
+    const { events, liveKeys } = await releasedEvents(this.options.orm.em.fork(), cursor, PAGE, keys);
+    for (const stream of [...this.streams]) {
+      if (!judged.has(stream)) stream.missed();
+      else if (!liveKeys.has(stream.keyId)) stream.close(KEY_GONE);
+    }
     // A stream opened meanwhile took the cursor as it was: moved on only by this pass.
     if (this.cursor !== cursor) return false;
     for (const event of events) {
-      for (const stream of this.byTenant.get(event.tenant_id) ?? []) stream.offer(event);
+      for (const stream of this.byTenant.get(event.tenant_id) ?? []) if (judged.has(stream)) stream.offer(event);
     }
     if (events.length > 0) this.cursor = events.at(-1)!.position;
     return events.length === PAGE;

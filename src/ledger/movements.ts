@@ -144,23 +144,36 @@ export function discrepancyCorrection(
   };
 }
 
-/** Money received on a virtual account: from inbound clearing into the tenant's wallet. */
+/**
+ * Money received on a virtual account, less what its provider kept (decisions §18; Paystack's
+ * `fees`): the wallet is credited the amount the sender paid and debited the fee, in this one entry
+ * (the credit first, so the balance never dips), and inbound clearing gives up only the net amount,
+ * which is what the provider owes and settles: the fee never reaches the platform, so it is no
+ * account's revenue or expense. A credit without a fee is the two postings it always was.
+ */
 export function inboundCredit(credit: {
   provider: string;
   transactionReference: string;
   accountNumber: string;
   senderName: string;
   amountMinor: number;
+  feeMinor?: number;
 }): Movement {
   positiveMinor(credit.amountMinor, 'amount');
+  const feeMinor = credit.feeMinor ?? 0;
+  assertMinorUnits(feeMinor, 'provider fee');
+  if (feeMinor >= credit.amountMinor) {
+    throw new RangeError(`a provider fee of ${feeMinor} leaves nothing of a credit of ${credit.amountMinor}`);
+  }
   return {
     idempotencyKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
     kind: 'inbound_credit',
     description: `credit to ${credit.accountNumber} from ${credit.senderName}`,
-    postings: [
-      { account: { system: 'inbound_clearing' }, amountMinor: -credit.amountMinor },
+    postings: withoutZeros([
+      { account: { system: 'inbound_clearing' }, amountMinor: -(credit.amountMinor - feeMinor) },
       { account: wallet, amountMinor: credit.amountMinor },
-    ],
+      { account: wallet, amountMinor: -feeMinor },
+    ]),
   };
 }
 

@@ -46,6 +46,8 @@ function fromCredit(row: CreditWithTenant, onDay: boolean): OurTransaction {
     kind: 'inbound_credit',
     reference: row.transaction_reference,
     ...carried(row),
+    // What the provider settles for it: the credit less the fee it kept (decisions §18).
+    amountMinor: row.amount_minor - row.fee_minor,
     transferId: null,
     tenantReference: null,
     onDay,

@@ -49,6 +49,12 @@ export const PUBLISHED_SECRETS: readonly string[] = [
   'CwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCwsLCws=',
   'test-sandbox-bank-control-token-0123456789',
   'test-sandbox-bank-api-key-0123456789',
+  // The live connectors' secrets in the test suite (test/unit/paystack-reference.test.ts, the keys of
+  // the generic test bank's whsec_ secrets in test/integration/generic-bank.test.ts and
+  // test/conformance/generic.test.ts).
+  'sk_live_0123456789abcdef0123456789abcdef',
+  'generic-test-bank-signing-key-32b',
+  'generic-conformance-signing-key-32',
 ];
 
 const PUBLISHED_MESSAGE =
@@ -91,12 +97,27 @@ const PUBLISHED_BYTES = new Set(
   }),
 );
 
-/** Whether the value is one the repository publishes (as its text or as the key bytes it gives). */
-export function isPublishedSecret(variable: SecretVariable, value: string): boolean {
+/** Whether a value is one the repository publishes, as its text or as the key bytes it stands for. */
+function isPublishedValue(value: string, bytes: Buffer): boolean {
   return (
-    PUBLISHED_BYTES.has(secretBytes(variable, value).toString('hex')) ||
-    PUBLISHED_BYTES.has(Buffer.from(value.trim(), 'utf8').toString('hex'))
+    PUBLISHED_BYTES.has(bytes.toString('hex')) || PUBLISHED_BYTES.has(Buffer.from(value.trim(), 'utf8').toString('hex'))
   );
+}
+
+/**
+ * What an exposed process refuses of a secret's value, given the key bytes it stands for: one the
+ * repository publishes, or one shorter than 32 bytes (`example` says how to make one); undefined
+ * when it is neither. Every secret, the gateway's and its connectors', is held to this.
+ */
+export function exposedValueIssue(
+  value: string,
+  bytes: Buffer,
+  exposed: string,
+  example = 'openssl rand -hex 32',
+): string | undefined {
+  if (isPublishedValue(value, bytes)) return PUBLISHED_MESSAGE;
+  if (bytes.length >= MIN_SECRET_BYTES) return undefined;
+  return `must be at least ${MIN_SECRET_BYTES} bytes when ${exposed} (e.g. ${example})`;
 }
 
 export interface VariableIssue {
@@ -129,15 +150,9 @@ export function exposedSecretIssues(
     const value = env[variable];
     if (!value) {
       if (variable !== 'SANDBOX_BANK_CONTROL_TOKEN') issues.push({ variable, message: `is required when ${exposed}` });
-    } else if (!SECRET_FORMATS[variable].accepts(value)) {
-      continue;
-    } else if (isPublishedSecret(variable, value)) {
-      issues.push({ variable, message: PUBLISHED_MESSAGE });
-    } else if (secretBytes(variable, value).length < MIN_SECRET_BYTES) {
-      issues.push({
-        variable,
-        message: `must be at least ${MIN_SECRET_BYTES} bytes when ${exposed} (e.g. openssl rand -hex 32)`,
-      });
+    } else if (SECRET_FORMATS[variable].accepts(value)) {
+      const message = exposedValueIssue(value, secretBytes(variable, value), exposed);
+      if (message) issues.push({ variable, message });
     }
   }
   return issues;

@@ -1,5 +1,6 @@
 // Inbound-credit callbacks → one workflow per provider transaction reference, which applies the
-// credit once (however often, or however concurrently, the bank sends it).
+// credit once (however often, or however concurrently, the bank sends it), with the provider's fee
+// when it names one (decisions §18): never as much as the credit itself.
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
 import {
@@ -13,6 +14,8 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
   dispatcher.on('virtual_account.credit', async (callback) => {
     const data = callback.data;
     const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    // A connector whose provider keeps nothing of a credit (the generic contract's) names no fee.
+    const feeMinor = data.fee_minor === undefined ? 0 : Number(data.fee_minor);
     const credit: InboundCredit = {
       // A connector with several virtual-account providers names which one (its receiver refuses a
       // name it does not have); one without names its credits after itself.
@@ -20,6 +23,7 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
       sender: callback.provider,
       accountNumber: text(data.account_number),
       amountMinor: Number(data.amount_minor),
+      feeMinor,
       transactionReference: text(data.transaction_reference),
       senderName: typeof data.sender_name === 'string' ? data.sender_name : '',
       sessionId: typeof data.session_id === 'string' ? data.session_id : '',
@@ -29,7 +33,10 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
       !credit.accountNumber ||
       !credit.transactionReference ||
       !Number.isSafeInteger(credit.amountMinor) ||
-      credit.amountMinor <= 0
+      credit.amountMinor <= 0 ||
+      !Number.isSafeInteger(feeMinor) ||
+      feeMinor < 0 ||
+      feeMinor >= credit.amountMinor
     ) {
       return 'ignored: malformed credit';
     }

@@ -49,6 +49,8 @@ export const InboundCreditRecord = tableEntity('InboundCreditRecord', 'inbound_c
   transaction_reference: p.string(),
   virtual_account_id: p.uuid().nullable(),
   amount_minor: p.bigint('number'),
+  /** What the provider kept of `amount_minor` (migration 0030): the wallet is credited the rest. */
+  fee_minor: p.bigint('number').default(0),
   sender_name: p.string().nullable(),
   status: p.enum(['applied', 'refused'] as const),
   refusal_reason: p.string().nullable(),

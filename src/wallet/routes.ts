@@ -29,7 +29,10 @@ const Wallet = z.object({
 const StatementItem = z.object({
   id: z.string(),
   entry_id: z.string(),
-  type: z.string().meta({ description: 'The journal entry kind: transfer_reserve, inbound_credit, card_funding…' }),
+  type: z.string().meta({
+    description:
+      "The journal entry kind (transfer_reserve, inbound_credit, card_funding…), or provider_fee: an inbound credit's fee",
+  }),
   amount_minor: z.number().int().meta({ description: 'Signed kobo: negative leaves the available balance' }),
   balance_after_minor: z.number().int(),
   reference: z.string().nullable(),

@@ -188,6 +188,14 @@ async function describe(em: EntityManager, tenantId: string, postings: readonly 
   });
 }
 
+/**
+ * What an item was: its entry's kind, except the provider's fee on an inbound credit, booked in the
+ * credit's own entry (src/ledger/movements.ts), whose one debit of the wallet it is (decisions §18).
+ */
+function itemType(posting: AccountPosting): string {
+  return posting.kind === 'inbound_credit' && posting.amountMinor < 0 ? 'provider_fee' : posting.kind;
+}
+
 /** One page of the tenant's statement over `range`, newest first. */
 export async function walletStatement(em: EntityManager, tenantId: string, range: TimeRange, window: Window) {
   const page = await accountPostings(em, tenantId, 'wallet', range, window);
@@ -195,7 +203,7 @@ export async function walletStatement(em: EntityManager, tenantId: string, range
   const items: StatementItem[] = page.rows.map((posting, i) => ({
     id: posting.id,
     entry_id: posting.entryId,
-    type: posting.kind,
+    type: itemType(posting),
     amount_minor: posting.amountMinor,
     balance_after_minor: posting.balanceAfterMinor,
     ...described[i]!,

@@ -62,12 +62,15 @@ export interface ConformanceHarness {
   refusingNotTaken<T>(submit: (accountNumber: string) => Promise<T>): Promise<T>;
   /** Every transfer the provider has taken, from its own record (our reference as the provider keeps it). */
   takenTransfers(): Promise<{ reference: string; amountMinor: number }[]>;
-  /** Money arrives in one of the provider's virtual accounts (its credit callback follows). */
+  /**
+   * Money arrives in one of the provider's virtual accounts (its credit callback follows), and what
+   * the provider keeps of it, where it keeps anything (`feeMinor`, 0 when absent).
+   */
   credit(
     route: VirtualAccountRoute,
     accountNumber: string,
     amountMinor: number,
-  ): Promise<{ transactionReference: string }>;
+  ): Promise<{ transactionReference: string; feeMinor?: number }>;
   /** Whether the provider's record has the account open. */
   accountOpen(accountNumber: string): Promise<boolean>;
   /** The bank virtual accounts are opened at (the provider's default). */
@@ -461,9 +464,9 @@ export function describeConnectorConformance(
         });
       }
 
-      it('a credit to a virtual account reads as virtual_account.credit, to the kobo and the account', async () => {
+      it('a credit to a virtual account reads as virtual_account.credit, to the kobo, the fee and the account', async () => {
         const account = await route().provider.allocate(allocation());
-        const { transactionReference } = await h.credit(route(), account.accountNumber, CREDIT_AMOUNT);
+        const { transactionReference, feeMinor = 0 } = await h.credit(route(), account.accountNumber, CREDIT_AMOUNT);
         const [received] = await eventually(
           () => {
             const found = callbacksAbout('transaction_reference', transactionReference);
@@ -478,6 +481,8 @@ export function describeConnectorConformance(
           amount_minor: CREDIT_AMOUNT,
           transaction_reference: transactionReference,
         });
+        // A callback that names no fee is of a provider that keeps none.
+        expect(received!.callback.data.fee_minor ?? 0).toBe(feeMinor);
         // Where the callback names the virtual-account provider, it is this route's.
         expect(received!.callback.data.provider ?? route().provider.name).toBe(route().provider.name);
       });
@@ -550,10 +555,10 @@ export function describeConnectorConformance(
     });
 
     describe('settlement report', () => {
-      it("lists today's completed transfer and credit, to the kobo", async () => {
+      it("lists today's completed transfer and credit (what the provider settles of it), to the kobo", async () => {
         const { input } = await endedTransfer('successful');
         const account = await route().provider.allocate(allocation());
-        const { transactionReference } = await h.credit(route(), account.accountNumber, CREDIT_AMOUNT);
+        const { transactionReference, feeMinor = 0 } = await h.credit(route(), account.accountNumber, CREDIT_AMOUNT);
         const report = await h.connector.settlementReport!(today());
         expect(report.date).toBe(today());
         expect(report.items.filter((item) => item.reference === input.reference)).toEqual([
@@ -570,7 +575,7 @@ export function describeConnectorConformance(
           expect.objectContaining({
             kind: 'inbound_credit',
             reference: transactionReference,
-            amountMinor: CREDIT_AMOUNT,
+            amountMinor: CREDIT_AMOUNT - feeMinor,
             status: 'successful',
             provider: route().provider.name,
             accountNumber: account.accountNumber,

@@ -59,7 +59,7 @@ describeConnectorConformance('paystack', async ({ receiverUrl, timeoutMs }) => {
     },
     async credit(_route, accountNumber, amountMinor) {
       const { charge } = await sim.creditDedicatedAccount(accountNumber, amountMinor);
-      return { transactionReference: charge.reference };
+      return { transactionReference: charge.reference, feeMinor: charge.fees };
     },
     async accountOpen(accountNumber) {
       return sim.accounts.some((account) => account.account_number === accountNumber && account.active);

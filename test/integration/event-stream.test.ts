@@ -4,14 +4,18 @@
 // five streams per key across replicas, a dead process's places lapsing; a hundred clients that stop reading disconnected while the one that reads
 // gets everything; test events signed and delivered to one endpoint, never streamed or listed.
 // (event-stream-crash.test.ts kills the API process between two reads.)
-import { connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { lockFor } from '../../src/db/locks.ts';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type NewEvent, recordEvents } from '../../src/events/events.ts';
+import { positionOf, releasedTenantEvents } from '../../src/events/positions.ts';
+import { eventFrame } from '../../src/events/stream.ts';
 import { takeStreamLease } from '../../src/events/stream-leases.ts';
-import { issueKey } from '../../src/tenants/tenants.ts';
+import { issueKey, revokeKey, rollKeys } from '../../src/tenants/tenants.ts';
 import { auth, expectFieldRefused, newSigningSecret } from '../support/api.ts';
 import { createFundedTenant, createTestApp } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -74,6 +78,16 @@ async function leasesOf(keyId: string): Promise<number> {
   const [row] = await db.orm.em
     .fork()
     .execute<{ n: string }[]>('select count(*) as n from event_stream_leases where api_key_id = ?', [keyId]);
+  return Number(row!.n);
+}
+
+/** Requests of this database waiting for an advisory lock another transaction holds. */
+async function waitingForAdvisoryLocks(): Promise<number> {
+  const [row] = await db.orm.em.fork().execute<{ n: string }[]>(
+    `select count(*) as n from pg_locks
+      where locktype = 'advisory' and not granted
+        and database = (select oid from pg_database where datname = current_database())`,
+  );
   return Number(row!.n);
 }
 
@@ -260,6 +274,146 @@ describe('GET /api/v1/events/stream', () => {
     expect(await leasesOf(keyId)).toBe(1);
     after.close();
     await eventually(async () => (await leasesOf(keyId)) === 0);
+  });
+
+  it('frees at once the places of five clients gone before their streams opened: a sixth opens, no lease is left', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    const port = Number(new URL(stack.gatewayUrl).port);
+    // The API's end of each connection, by the client's port: closed once the API has seen it go.
+    const served = new Map<number, Socket>();
+    const onConnection = (socket: Socket) => served.set(socket.remotePort!, socket);
+    app.server.on('connection', onConnection);
+    try {
+      await db.orm.em.fork().transactional(async (tx) => {
+        // The key's lease lock held here: each request waits to take its place, its client still
+        // there, and its client leaves before the API gets on to open its stream (no sleep decides
+        // the order: every request is seen waiting, then every connection seen closed by the API).
+        await lockFor(tx, 'event-stream-leases', keyId);
+        const clients = await Promise.all(
+          Array.from(
+            { length: 5 },
+            () =>
+              new Promise<Socket>((resolve) => {
+                const socket = connect(port, '127.0.0.1', () => {
+                  socket.write(
+                    `GET /api/v1/events/stream HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${tenant.apiKey}\r\n\r\n`,
+                  );
+                  resolve(socket);
+                });
+              }),
+          ),
+        );
+        await eventually(async () => (await waitingForAdvisoryLocks()) === 5);
+        const ports = clients.map((client) => client.localPort!);
+        for (const client of clients) client.destroy();
+        await eventually(() => ports.every((clientPort) => served.get(clientPort)?.closed));
+      });
+      // Each request then took a place for a client already gone and gives it back at once: a sixth
+      // stream opens (429 only while one of them still holds its place), and holds the one lease.
+      const sixth = await eventually(async () => {
+        const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+        return stream.status === 200 && stream;
+      }, 30_000);
+      await eventually(async () => (await leasesOf(keyId)) === 1 && streams().size === 1);
+      sixth.close();
+      await eventually(async () => (await leasesOf(keyId)) === 0);
+    } finally {
+      app.server.off('connection', onConnection);
+    }
+  });
+
+  it.each(['revoked', 'expired'] as const)(
+    'ends a stream whose key is %s, and sends it nothing recorded after that; other keys stream on',
+    async (how) => {
+      const tenant = await createFundedTenant(db.orm);
+      const keyId = await keyIdOf(tenant.keyPrefix);
+      // Revoked: another key of the tenant stays. Expired: rolled, with five seconds' overlap.
+      const stays =
+        how === 'revoked'
+          ? await issueKey(db.orm.em.fork(), tenant.ownerTenantId, 'test')
+          : (await rollKeys(db.orm.em.fork(), tenant.ownerTenantId, 'test', 5_000)).key;
+      const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+      const other = await openEventStream(stack.gatewayUrl, stays.api_key);
+      expect([stream.status, other.status]).toEqual([200, 200]);
+      await record(tenant.tenantId, 1, `${how}-before`);
+      const [before] = await eventIds(tenant.tenantId, `${how}-before`);
+      expect((await stream.take(1)).map((message) => message.id)).toEqual([before]);
+      expect((await other.take(1)).map((message) => message.id)).toEqual([before]);
+
+      // Nothing reads events while this transaction holds their table, so the stream cannot have
+      // ended yet when the event below is committed, after the key stopped working.
+      await db.orm.em.fork().transactional(async (tx) => {
+        await tx.execute('lock table events in access exclusive mode');
+        if (how === 'revoked') await revokeKey(db.orm.em.fork(), tenant.keyPrefix);
+        else {
+          await eventually(async () => {
+            const [key] = await db.orm.em
+              .fork()
+              .execute<{ expired: boolean }[]>(
+                'select expires_at <= clock_timestamp() as expired from api_keys where id = ?',
+                [keyId],
+              );
+            return key!.expired;
+          }, 10_000);
+        }
+        await recordEvents(tx, tenant.tenantId, [
+          {
+            type: 'transfer.created',
+            sourceKey: `stream-test:${how}-after:0`,
+            payload: sampleData('transfer.created'),
+          },
+        ]);
+      });
+      const [after] = await eventIds(tenant.tenantId, `${how}-after`);
+      await eventually(() => streams().size === 1 && stream.hasEnded);
+      // The event was released and streamed: the key that works got it, the other stream did not.
+      expect((await other.take(1)).map((message) => message.id)).toEqual([after]);
+      expect(stream.received.map((message) => message.id)).toEqual([before]);
+      await eventually(async () => (await leasesOf(keyId)) === 0);
+      other.close();
+      await eventually(() => streams().size === 0);
+    },
+  );
+
+  it('ends an idle stream when its key is revoked', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const stream = await openEventStream(stack.gatewayUrl, tenant.apiKey);
+    expect(stream.status).toBe(200);
+    await revokeKey(db.orm.em.fork(), tenant.keyPrefix);
+    await eventually(() => stream.hasEnded, 15_000);
+    expect(stream.received).toEqual([]);
+    await eventually(async () => streams().size === 0 && (await leasesOf(await keyIdOf(tenant.keyPrefix))) === 0);
+  });
+
+  it('writes a stream catching up no further than STREAM_BUFFER_BYTES while its client reads nothing', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const keyId = await keyIdOf(tenant.keyPrefix);
+    await record(tenant.tenantId, 1, 'catch-up-from');
+    const [from] = await eventIds(tenant.tenantId, 'catch-up-from');
+    // 300 events of about 2.3 KB to catch up on: one page, 690 KB, well past the 256 KiB bound.
+    await record(tenant.tenantId, 300, 'catch-up', 2_000);
+    const after = (await positionOf(db.orm.em.fork(), tenant.tenantId, from!))!;
+    const { events } = await releasedTenantEvents(db.orm.em.fork(), tenant.tenantId, after, 500, keyId);
+    expect(events).toHaveLength(300);
+    // Written: every frame up to and including the first that takes the unsent bytes past the bound.
+    const bound = streams().maxBufferBytes;
+    let expected = 0;
+    for (const event of events) {
+      expected += Buffer.byteLength(eventFrame(event));
+      if (expected > bound) break;
+    }
+    // A client that takes nothing: everything written waits in the response, counted in writableLength.
+    const sink = new Writable({ write: () => {} });
+    const release = await streams().reserve(keyId, tenant.tenantId);
+    await streams().open({ tenantId: tenant.tenantId, keyId, after, sink, release, begin: () => {} });
+    // The catch-up waits for the client to read…
+    await eventually(() => sink.listenerCount('drain') > 0);
+    // …having written just past the bound, as a live stream is.
+    expect(sink.writableLength).toBe(expected);
+    // The client goes: the stream ends and gives its place back.
+    sink.destroy();
+    await eventually(async () => streams().size === 0 && (await leasesOf(keyId)) === 0);
   });
 
   it('disconnects 100 clients that stop reading while the one that reads gets every event', async () => {

@@ -103,6 +103,89 @@ describe('a live key on a deployment with LIVE_CONNECTORS=paystack', () => {
     expect((await findTransfer(stack.db.orm.em.fork(), id))?.status).not.toBe('completed');
   });
 
+  it("books Paystack's fee on a dedicated-account credit: gross in, fee out, in one entry; reconciled net", async () => {
+    const { liveTenantId, liveKey } = await liveTenant('live credit with fee', 1_000_000);
+    const created = await post(liveKey, '/api/v1/virtual-accounts', {
+      customer_id: 'cus-fee',
+      account_name: 'ADA OBI',
+    });
+    expect(created.statusCode).toBe(201);
+    const account = created.json().data as { id: string; provider: string; account_number: string };
+    expect(account.provider).toBe('paystack');
+    const day = new Date().toISOString().slice(0, 10);
+
+    // Paystack's signed charge.success: ₦12,345.67 paid in, of which Paystack keeps ₦123.46 (1%).
+    const { charge, webhook } = await paystack.creditDedicatedAccount(account.account_number, 1_234_567);
+    expect(webhook.answered).toBe(200);
+    expect(JSON.parse(webhook.body).data).toMatchObject({ amount: 1_234_567, fees: 12_346 });
+    const read = async () =>
+      (
+        await app.inject({ method: 'GET', url: `/api/v1/virtual-accounts/${account.id}`, headers: auth(liveKey) })
+      ).json().data;
+    await eventually(async () => (await read()).transaction_count === 1);
+    // The account counts what the sender paid; the wallet holds what is left once Paystack's fee is taken.
+    expect(await read()).toMatchObject({ total_received_minor: 1_234_567, transaction_count: 1 });
+    expect((await walletBalance(stack.db.orm.em.fork(), liveTenantId)).availableMinor).toBe(1_000_000 + 1_222_221);
+
+    const statement = (
+      await app.inject({ method: 'GET', url: '/api/v1/wallet/transactions', headers: auth(liveKey) })
+    ).json().data.items as Record<string, unknown>[];
+    expect(statement.slice(0, 2)).toEqual([
+      expect.objectContaining({
+        type: 'provider_fee',
+        amount_minor: -12_346,
+        balance_after_minor: 2_222_221,
+        reference: charge.reference,
+        resource: { type: 'virtual_account', id: account.id },
+      }),
+      expect.objectContaining({
+        type: 'inbound_credit',
+        amount_minor: 1_234_567,
+        balance_after_minor: 2_234_567,
+        reference: charge.reference,
+        resource: { type: 'virtual_account', id: account.id },
+      }),
+    ]);
+    expect(statement[0]!.entry_id).toBe(statement[1]!.entry_id);
+    expect(statement).toHaveLength(3);
+
+    const events = (
+      await app.inject({
+        method: 'GET',
+        url: '/api/v1/events?type=virtual_account.credited',
+        headers: auth(liveKey),
+      })
+    ).json().data.items as { data: Record<string, any> }[];
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data).toMatchObject({
+      id: account.id,
+      total_received_minor: 1_234_567,
+      credit: { amount_minor: 1_234_567, fee_minor: 12_346, transaction_reference: charge.reference },
+    });
+
+    // Reconciliation compares what Paystack settles, the net amount, with the books' net amount.
+    const days = [...new Set([day, new Date().toISOString().slice(0, 10)])];
+    const items: Record<string, unknown>[] = [];
+    for (const date of days) {
+      const run = await stack.admin('reconcile', 'run', '--date', date, '--connector', 'paystack');
+      expect(run.code, run.stderr).toBe(0);
+      const report = await stack.admin('reconcile', 'report', '--date', date, '--connector', 'paystack', '--all');
+      expect(report.code, report.stderr).toBe(0);
+      items.push(...(report.json.runs[0].items as Record<string, unknown>[]));
+    }
+    expect(items.filter((item) => item.reference === charge.reference)).toEqual([
+      expect.objectContaining({
+        outcome: 'matched',
+        kind: 'inbound_credit',
+        tenant_id: liveTenantId,
+        bank_amount_minor: 1_222_221,
+        our_amount_minor: 1_222_221,
+        bank_status: 'successful',
+        our_status: 'applied',
+      }),
+    ]);
+  });
+
   it('answers 403 naming the capability no live connector serves, and nothing is made', async () => {
     const { liveKey } = await liveTenant('live no cards', 0);
     const card = await post(liveKey, '/api/v1/cards', { customer_id: 'c-1' });

@@ -428,7 +428,7 @@ describe('callbacks', () => {
     });
   });
 
-  it('a charge.success on a dedicated account reads as a credit, to the kobo', async () => {
+  it('a charge.success on a dedicated account reads as a credit with its fee, to the kobo', async () => {
     const account = await accounts().allocate({
       reference: 'c0ffee00-0000-4000-8000-000000000001',
       accountName: 'Ada Obi',
@@ -448,6 +448,8 @@ describe('callbacks', () => {
         provider: 'paystack',
         account_number: account.accountNumber,
         amount_minor: 1_234_567,
+        // Paystack's fees: 1% of ₦12,345.67.
+        fee_minor: 12_346,
         transaction_reference: charge.reference,
         sender_name: 'EMEKA ADEWALE',
         sender_account_number: 'XXXXXX4821',
@@ -457,6 +459,40 @@ describe('callbacks', () => {
     const repeat = await sim.resend(webhook);
     const again = connector.callbacks!.normalize(repeat.body);
     expect(again.ok && again.callback.eventId).toBe(`charge.success:${charge.reference}`);
+  });
+
+  it("a dedicated-account credit without Paystack's fee, or with a fee of all of it, is not read", () => {
+    const credit = (fees: unknown) =>
+      JSON.stringify({
+        event: 'charge.success',
+        data: {
+          channel: 'dedicated_nuban',
+          reference: 'dva_fee',
+          status: 'success',
+          amount: 10_000,
+          ...(fees === undefined ? {} : { fees }),
+          metadata: { receiver_account_number: '9000000001' },
+        },
+      });
+    expect(connector.callbacks!.normalize(credit(undefined))).toEqual({
+      ok: false,
+      issues: [{ path: 'data.fees', message: "Paystack's fee is missing" }],
+    });
+    expect(connector.callbacks!.normalize(credit(null))).toEqual({
+      ok: false,
+      issues: [{ path: 'data.fees', message: "Paystack's fee is missing" }],
+    });
+    for (const fees of [10_000, 10_001]) {
+      expect(connector.callbacks!.normalize(credit(fees))).toEqual({
+        ok: false,
+        issues: [{ path: 'data.fees', message: 'the fee is not less than the amount' }],
+      });
+    }
+    for (const fees of [-1, 1.5, '100']) expect(connector.callbacks!.normalize(credit(fees)).ok).toBe(false);
+    expect(connector.callbacks!.normalize(credit(9_999))).toMatchObject({
+      ok: true,
+      callback: { data: { amount_minor: 10_000, fee_minor: 9_999 } },
+    });
   });
 
   it('any other event is recorded under its own name', () => {
@@ -580,7 +616,7 @@ describe('dedicated virtual accounts', () => {
 });
 
 describe('settlement report', () => {
-  it("lists the day's ended transfers and dedicated-account credits, every page, to the kobo", async () => {
+  it("lists the day's ended transfers and dedicated-account credits (net of Paystack's fee), every page, to the kobo", async () => {
     const day = '2031-05-17';
     sim.setTime(new Date(`${day}T08:00:00.000Z`));
     sim.setListPageSize(2);
@@ -619,7 +655,8 @@ describe('settlement report', () => {
           kind: 'inbound_credit',
           reference: charge.reference,
           sessionId: '',
-          amountMinor: 5_000_050,
+          // What Paystack settles: 5,000,050 less its fee, 1% capped at ₦300.
+          amountMinor: 4_970_050,
           status: 'successful',
           provider: 'paystack',
           accountNumber: account.accountNumber,

@@ -295,7 +295,8 @@ describe('daily reconciliation, per connector', () => {
         tenant_reference: null,
         provider: 'paystack',
         account_number: dedicated.account_number,
-        bank_amount_minor: 45_000,
+        // What Paystack settles of it: 45,000 less its fee of 1%.
+        bank_amount_minor: 44_550,
         our_amount_minor: null,
         bank_status: 'successful',
         our_status: null,
@@ -320,7 +321,8 @@ describe('daily reconciliation, per connector', () => {
         .sort(),
     ).toEqual(
       [
-        ['paystack', 'inbound_credit', heard.charge.reference, c.tenantId, 300_000, 300_000, 'successful', 'applied'],
+        // Net of Paystack's fee (3,000) on both sides: what Paystack settles, what the wallet kept.
+        ['paystack', 'inbound_credit', heard.charge.reference, c.tenantId, 297_000, 297_000, 'successful', 'applied'],
         ['paystack', 'transfer', paid.id, c.tenantId, 120_000, 120_000, 'successful', 'completed'],
         ['paystack', 'transfer', reversed.id, c.tenantId, 60_000, 60_000, 'failed', 'failed'],
       ].sort(),
@@ -358,7 +360,7 @@ describe('daily reconciliation, per connector', () => {
         reference: unheard.charge.reference,
         session_id: null,
         account_number: dedicated.account_number,
-        bank_amount_minor: 45_000,
+        bank_amount_minor: 44_550,
         our_amount_minor: null,
         bank_status: 'successful',
         our_status: null,

@@ -22,6 +22,11 @@ import { freePorts } from '../support/ports.ts';
 
 export const UNRESOLVABLE_ACCOUNT = '0000000000';
 
+/** Paystack's fee on a dedicated-account credit, in kobo: 1%, at most ₦300. */
+export function dedicatedAccountFee(amountKobo: number): number {
+  return Math.min(30_000, Math.round(amountKobo * 0.01));
+}
+
 /**
  * What the next matching call meets. Besides garbage, hangs, resets and a lost answer, refusals as
  * Paystack words them: `duplicate_unrecognised` (a duplicate reference in words other than the two
@@ -117,6 +122,8 @@ export interface SimCharge {
   id: number;
   reference: string;
   amount: number;
+  /** What Paystack keeps of it: 1% of a dedicated-account credit, at most ₦300 (30,000 kobo). */
+  fees: number;
   status: string;
   channel: string;
   currency: string;
@@ -280,6 +287,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
         id: nextId(),
         reference: `dva_${nextId()}${Math.random().toString(36).slice(2, 10)}`,
         amount: amountKobo,
+        fees: dedicatedAccountFee(amountKobo),
         status: 'success',
         channel: 'dedicated_nuban',
         currency: 'NGN',
@@ -433,7 +441,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
       currency: charge.currency,
       ip_address: null,
       metadata: { receiver_account_number: account.account_number, receiver_bank: account.bank.name },
-      fees: Math.min(30000, Math.round(charge.amount * 0.01)),
+      fees: charge.fees,
       customer: {
         id: account.customer.id,
         first_name: account.customer.first_name,

@@ -21,6 +21,8 @@ export interface StreamClient {
   take(n: number, timeoutMs?: number): Promise<StreamedMessage[]>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
+  /** Whether it has ended (`ended` has resolved). */
+  readonly hasEnded: boolean;
   close(): void;
 }
 
@@ -52,6 +54,7 @@ export async function openEventStream(
       comments,
       take: () => Promise.reject(new Error(`stream refused: ${response.status}`)),
       ended: Promise.resolve(),
+      hasEnded: true,
       close: () => abort.abort(),
     };
   }
@@ -81,6 +84,9 @@ export async function openEventStream(
     received,
     comments,
     ended,
+    get hasEnded() {
+      return done;
+    },
     close: () => abort.abort(),
     async take(n, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

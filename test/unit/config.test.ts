@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { CONNECTORS } from '../../src/connectors/index.ts';
 import { ConfigError } from '../../src/runtime/environment.ts';
 import {
   DEVELOPMENT_SANDBOX_BANK_API_KEY,
@@ -29,6 +31,19 @@ const OWN: Record<SecretVariable, string> = {
   SANDBOX_BANK_API_KEY: randomBytes(32).toString('hex'),
 };
 const SECRETS = Object.keys(SECRET_VARIABLES) as SecretVariable[];
+/** Every live connector's secret variables. */
+const CONNECTOR_SECRETS = CONNECTORS.flatMap((connector) => Object.keys(connector.secrets));
+
+/** Each live connector's settings, with credentials of this run's own, as LIVE_CONNECTORS would name it alone. */
+const LIVE: Record<string, Record<string, string>> = {
+  generic: {
+    LIVE_CONNECTORS: 'generic',
+    GENERIC_BANK_URL: 'https://bank.example/v1',
+    GENERIC_BANK_API_KEY: randomBytes(32).toString('hex'),
+    GENERIC_BANK_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+  },
+  paystack: { LIVE_CONNECTORS: 'paystack', PAYSTACK_SECRET_KEY: `sk_live_${randomBytes(20).toString('hex')}` },
+};
 
 /** A complete production environment with the run's own secrets, and the overrides given. */
 function productionEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -309,17 +324,17 @@ describe('production refuses published and short secrets', () => {
    * compose defaults (`${VAR:-value}`), assignments (`VAR=value`, `VAR: value`, `"VAR": "value"`).
    * References (`$VAR`, `${VAR:?…}`, `$(openssl …)`) are not values.
    */
-  function exampleValues(text: string): { name: SecretVariable; value: string }[] {
-    const names = SECRETS.join('|');
-    const found: { name: SecretVariable; value: string }[] = [];
+  function exampleValues(text: string): { name: string; value: string }[] {
+    const names = [...SECRETS, ...CONNECTOR_SECRETS].join('|');
+    const found: { name: string; value: string }[] = [];
     for (const match of text.matchAll(new RegExp(`\\$\\{(${names}):?-([^}]*)\\}`, 'g'))) {
-      found.push({ name: match[1] as SecretVariable, value: match[2]! });
+      found.push({ name: match[1]!, value: match[2]! });
     }
     const assignment = new RegExp(`\\b(${names})["'\`]?[ \\t]*(?:=|:(?![?-]))[ \\t]*(["'\`]?)([^\\s"'\`]+)`, 'g');
     for (const match of text.matchAll(assignment)) {
       const value = match[3]!;
       if (value.startsWith('$')) continue;
-      found.push({ name: match[1] as SecretVariable, value });
+      found.push({ name: match[1]!, value });
     }
     return found;
   }
@@ -351,8 +366,12 @@ describe('production refuses published and short secrets', () => {
     for (const file of files) {
       for (const { name, value } of exampleValues(readFileSync(join(PROJECT_ROOT, file), 'utf8'))) {
         examples += 1;
+        // A connector's secret is read when LIVE_CONNECTORS names its connector.
+        const connector = CONNECTORS.find((kind) => Object.hasOwn(kind.secrets, name));
         expect(
-          issuesOf(productionEnv({ [name]: value })).filter((issue) => issue.startsWith(`${name}:`)),
+          issuesOf(productionEnv({ ...(connector ? LIVE[connector.name] : {}), [name]: value })).filter((issue) =>
+            issue.startsWith(`${name}:`),
+          ),
           `${file}: ${name}=${value} must be refused by production (add it to PUBLISHED_SECRETS)`,
         ).toHaveLength(1);
       }
@@ -363,4 +382,122 @@ describe('production refuses published and short secrets', () => {
     for (const name of SECRETS) expect(compose).toContain(`\${${name}:?`);
     expect(examples).toBeGreaterThan(0);
   });
+});
+
+describe('live connectors in production (decisions §18)', () => {
+  it('accepts live credentials of its own, over https', () => {
+    for (const connector of CONNECTORS) {
+      const config = loadConfig(productionEnv(LIVE[connector.name]));
+      expect(config.liveConnectors.map((live) => live.name)).toEqual([connector.name]);
+      expect(config.warnings).toEqual([]);
+    }
+  });
+
+  it('stops on a Paystack test key with one line naming PAYSTACK_SECRET_KEY, and never its value', () => {
+    const key = `sk_test_${randomBytes(20).toString('hex')}`;
+    expect(issuesOf(productionEnv({ ...LIVE.paystack, PAYSTACK_SECRET_KEY: key }))).toEqual([
+      "PAYSTACK_SECRET_KEY: is a Paystack test key (sk_test_…), of Paystack's test mode: a live connector takes the provider's live credentials when NODE_ENV=production (LIVE_CONNECTORS names paystack)",
+    ]);
+  });
+
+  it('allows a Paystack test key outside production, with one warning naming the variable', () => {
+    const key = `sk_test_${randomBytes(20).toString('hex')}`;
+    for (const env of [{}, { HOST: '0.0.0.0', ...OWN }]) {
+      const config = loadConfig({ ...env, ...LIVE.paystack, PAYSTACK_SECRET_KEY: key });
+      expect(config.liveConnectors.map((live) => live.name)).toEqual(['paystack']);
+      expect(config.warnings).toEqual([
+        "PAYSTACK_SECRET_KEY is a Paystack test key (sk_test_…), of Paystack's test mode: the live connector paystack credits and pays out in the provider's test mode (refused when NODE_ENV=production)",
+      ]);
+      expect(config.warnings.join('')).not.toContain(key);
+    }
+    expect(loadConfig(LIVE.paystack).warnings).toEqual([]);
+  });
+
+  it('holds every connector secret to the production secret rules: 32 bytes, none published', () => {
+    const short = {
+      GENERIC_BANK_API_KEY: 'a'.repeat(22),
+      // A key of 24 bytes: enough outside production, not in it.
+      GENERIC_BANK_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      PAYSTACK_SECRET_KEY: `sk_live_${'a'.repeat(23)}`,
+    };
+    for (const [name, value] of Object.entries(short)) {
+      const connector = CONNECTORS.find((kind) => Object.hasOwn(kind.secrets, name))!;
+      expect(issuesOf(productionEnv({ ...LIVE[connector.name], [name]: value }))).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^${name}: must be at least 32 bytes when NODE_ENV=production \\(e\\.g\\. .+\\) \\(LIVE_CONNECTORS names ${connector.name}\\)$`,
+          ),
+        ),
+      ]);
+      // Outside production (on loopback) the connector's own rules stand.
+      expect(issuesOf({ ...LIVE[connector.name], [name]: value })).toEqual([]);
+    }
+    const longEnough = { ...LIVE.generic, GENERIC_BANK_API_KEY: 'a'.repeat(32) };
+    expect(issuesOf(productionEnv(longEnough))).toEqual([]);
+    // The test suite's own connector secrets are published; whsec_ secrets by the key they decode to.
+    const published = {
+      GENERIC_BANK_WEBHOOK_SECRET: `whsec_${Buffer.from('generic-test-bank-signing-key-32b').toString('base64')}`,
+      PAYSTACK_SECRET_KEY: 'sk_live_0123456789abcdef0123456789abcdef',
+    };
+    for (const [name, value] of Object.entries(published)) {
+      const connector = CONNECTORS.find((kind) => Object.hasOwn(kind.secrets, name))!;
+      expect(issuesOf(productionEnv({ ...LIVE[connector.name], [name]: value }))).toEqual([
+        expect.stringMatching(new RegExp(`^${name}: is a value published in the repository`)),
+      ]);
+    }
+    // Wherever the API is exposed, as for the gateway's own secrets.
+    expect(issuesOf({ HOST: '0.0.0.0', ...OWN, ...LIVE.generic, GENERIC_BANK_API_KEY: 'a'.repeat(22) })).toEqual([
+      'GENERIC_BANK_API_KEY: must be at least 32 bytes when HOST is 0.0.0.0 (e.g. openssl rand -hex 32) (LIVE_CONNECTORS names generic)',
+    ]);
+  });
+
+  it('takes provider base URLs over https only in production', () => {
+    expect(issuesOf(productionEnv({ ...LIVE.generic, GENERIC_BANK_URL: 'http://bank.example/v1' }))).toEqual([
+      'GENERIC_BANK_URL: must be an https:// URL when NODE_ENV=production (LIVE_CONNECTORS names generic)',
+    ]);
+    expect(issuesOf(productionEnv({ ...LIVE.paystack, PAYSTACK_BASE_URL: 'http://api.paystack.co' }))).toEqual([
+      'PAYSTACK_BASE_URL: must be an https:// URL when NODE_ENV=production (LIVE_CONNECTORS names paystack)',
+    ]);
+    expect(loadConfig(productionEnv(LIVE.paystack)).liveConnectors[0]!.settings).toMatchObject({
+      baseUrl: 'https://api.paystack.co',
+    });
+    // Outside production, a test bank or simulator on this machine.
+    expect(issuesOf({ ...LIVE.generic, GENERIC_BANK_URL: 'http://127.0.0.1:4020' })).toEqual([]);
+  });
+
+  it('names every bad connector variable at once, one line each', () => {
+    const issues = issuesOf(
+      productionEnv({
+        ...LIVE.generic,
+        ...LIVE.paystack,
+        LIVE_CONNECTORS: 'paystack,generic',
+        PAYSTACK_SECRET_KEY: 'sk_test_abc',
+        GENERIC_BANK_URL: 'http://bank.example',
+        GENERIC_BANK_API_KEY: 'short-key',
+        GENERIC_BANK_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      }),
+    );
+    expect(issues.map((issue) => issue.split(':')[0])).toEqual([
+      'PAYSTACK_SECRET_KEY',
+      'GENERIC_BANK_API_KEY',
+      'GENERIC_BANK_WEBHOOK_SECRET',
+      'GENERIC_BANK_URL',
+    ]);
+  });
+
+  it('stops the API process with exit code 2 and the line, before it listens', () => {
+    const started = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/server.ts')], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH,
+        ...productionEnv({ ...LIVE.paystack, PAYSTACK_SECRET_KEY: `sk_test_${randomBytes(20).toString('hex')}` }),
+      },
+    });
+    expect(started.status).toBe(2);
+    expect(started.stderr).toBe(
+      "invalid configuration:\n  - PAYSTACK_SECRET_KEY: is a Paystack test key (sk_test_…), of Paystack's test mode: a live connector takes the provider's live credentials when NODE_ENV=production (LIVE_CONNECTORS names paystack)\n",
+    );
+  }, 60_000);
 });

@@ -125,6 +125,59 @@ describe('inbound credits, card fundings and wallet funding', () => {
   });
 });
 
+describe("an inbound credit's provider fee (decisions §18)", () => {
+  const credit = (amountMinor: number, feeMinor?: number) =>
+    inboundCredit({
+      provider: 'paystack',
+      transactionReference: 'dva_1',
+      accountNumber: '9930000001',
+      senderName: 'Ada',
+      amountMinor,
+      ...(feeMinor === undefined ? {} : { feeMinor }),
+    });
+  const postings = (movement: Movement) =>
+    movement.postings.map((posting) => [
+      'system' in posting.account ? posting.account.system : 'tenant' in posting.account ? posting.account.tenant : '?',
+      posting.amountMinor,
+    ]);
+
+  it.each([
+    // amount, fee: the wallet credited the amount then debited the fee; clearing gives up the rest.
+    [300_000, 3_000, -297_000],
+    [1_234_567, 12_346, -1_222_221],
+    [5_000_000, 30_000, -4_970_000],
+    [2, 1, -1],
+  ])('%i kobo with a fee of %i: in one entry, the wallet +amount then −fee, clearing %i', (amount, fee, clearing) => {
+    const movement = credit(amount, fee);
+    expect(postings(movement)).toEqual([
+      ['inbound_clearing', clearing],
+      ['wallet', amount],
+      ['wallet', -fee],
+    ]);
+    expect(sum(movement)).toBe(0);
+    expect([movement.kind, movement.idempotencyKey]).toEqual(['inbound_credit', 'inbound-credit:paystack:dva_1']);
+  });
+
+  it('moves no fee posting for a fee of 0, or none given', () => {
+    for (const movement of [credit(10_000, 0), credit(10_000)]) {
+      expect(postings(movement)).toEqual([
+        ['inbound_clearing', -10_000],
+        ['wallet', 10_000],
+      ]);
+    }
+  });
+
+  it.each([
+    [10_000, 10_000],
+    [10_000, 10_001],
+    [10_000, -1],
+    [10_000, 0.5],
+    [10_000, Number.NaN],
+  ])('refuses a credit of %i with a fee of %d', (amount, fee) => {
+    expect(() => credit(amount, fee)).toThrow(RangeError);
+  });
+});
+
 describe('card authorization movements', () => {
   const authorization = { authorizationId: 'auth-1', cardId: 'c-1', amountMinor: 250_000 };
 

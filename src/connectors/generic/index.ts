@@ -22,7 +22,7 @@ export {
 } from './operations.ts';
 export { genericCallbackReceiver } from './receiver.ts';
 
-/** The shortest `whsec_` key accepted, decoded. */
+/** The shortest `whsec_` key accepted, decoded; production asks for 32 bytes (../live-rules.ts). */
 export const MIN_WEBHOOK_KEY_BYTES = 24;
 
 const DEFAULT_CAPABILITIES = 'transfers,virtual_accounts';
@@ -152,6 +152,15 @@ export function createGenericConnector(options: GenericConnectorOptions): Generi
 export const genericConnector: ConnectorDefinition<GenericSettings> = {
   name: 'generic',
   settings: GenericSettings,
+  secrets: {
+    GENERIC_BANK_API_KEY: { bytes: (value) => Buffer.from(value, 'utf8'), example: 'openssl rand -hex 32' },
+    // What signs is the decoded key.
+    GENERIC_BANK_WEBHOOK_SECRET: {
+      bytes: (value) => Buffer.from(value.slice('whsec_'.length), 'base64'),
+      example: 'whsec_$(openssl rand -base64 32)',
+    },
+  },
+  baseUrls: ['GENERIC_BANK_URL'],
   create: (settings, context) =>
     createGenericConnector({ name: 'generic', modes: ['live'], ...settings, timeoutMs: context.timeoutMs }),
 };

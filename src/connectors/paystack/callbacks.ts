@@ -3,14 +3,15 @@
 // check is the signature alone, in constant time. Paystack's events carry no id of their own, and
 // it sends an event again until it is answered 200: the event id is made of the event's name and
 // the reference it is about, which Paystack's repeats share and which differs between a transfer's
-// `transfer.success` and its later `transfer.reversed`.
+// `transfer.success` and its later `transfer.reversed`. A dedicated-account credit carries the fee
+// Paystack keeps of it (`fees`), which the gateway books with it (decisions §18).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { parseJsonText } from '../json-text.ts';
 import type { CallbackReceiver, NormalizeResult, NormalizedCallback, SignatureCheck } from '../types.ts';
 import { PROVIDER } from './http.ts';
 import { ourReference } from './reference.ts';
-import { Charge, Transfer, WebhookEnvelope } from './schemas.ts';
+import { Charge, Transfer, WebhookEnvelope, creditFee } from './schemas.ts';
 import type { z } from 'zod';
 
 export const SIGNATURE_HEADER = 'x-paystack-signature';
@@ -85,6 +86,8 @@ function creditCallback(event: string, data: Record<string, unknown>): Normalize
       issues: [{ path: 'data.currency', message: `a ${charge.currency} credit is not ours to apply` }],
     };
   }
+  const fee = creditFee(charge);
+  if (typeof fee !== 'number') return { ok: false, issues: [fee] };
   const authorization = charge.authorization;
   return {
     ok: true,
@@ -96,6 +99,7 @@ function creditCallback(event: string, data: Record<string, unknown>): Normalize
         provider: PROVIDER,
         account_number: accountNumber,
         amount_minor: charge.amount,
+        fee_minor: fee,
         transaction_reference: charge.reference,
         ...(authorization?.sender_name ? { sender_name: authorization.sender_name } : {}),
         ...(authorization?.sender_bank_account_number

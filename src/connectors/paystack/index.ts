@@ -74,5 +74,14 @@ export function createPaystackConnector(settings: PaystackSettings, context: Con
 export const paystackConnector: ConnectorDefinition<PaystackSettings> = {
   name: PROVIDER,
   settings: PaystackSettingsSchema,
+  secrets: {
+    PAYSTACK_SECRET_KEY: { bytes: (value) => Buffer.from(value, 'utf8'), example: 'the live secret key, sk_live_…' },
+  },
+  baseUrls: ['PAYSTACK_BASE_URL'],
+  // A test key reaches Paystack's test mode, whose simulated payments arrive signed as real ones.
+  testCredential: (env) =>
+    env.PAYSTACK_SECRET_KEY?.startsWith('sk_test_')
+      ? { variable: 'PAYSTACK_SECRET_KEY', what: "a Paystack test key (sk_test_…), of Paystack's test mode" }
+      : undefined,
   create: createPaystackConnector,
 };

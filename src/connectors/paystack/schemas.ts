@@ -69,6 +69,8 @@ export const Charge = z.object({
   reference: text.min(1),
   status: text.min(1),
   amount: z.number().int().positive(),
+  /** What Paystack keeps of the amount, in kobo: a dedicated-account credit needs it (creditFee). */
+  fees: z.number().int().nonnegative().nullish(),
   currency: z.string().nullish(),
   channel: nullableText,
   paid_at: nullableText,
@@ -79,6 +81,18 @@ export const Charge = z.object({
   metadata: z.object({ receiver_account_number: nullableText }).loose().nullish(),
 });
 export type Charge = z.infer<typeof Charge>;
+
+/**
+ * What Paystack keeps of a dedicated-account charge: required, and less than the charge, or the
+ * credit is unreadable (booking it without its fee would credit the wallet more than Paystack settles).
+ */
+export function creditFee(charge: Charge): number | { path: string; message: string } {
+  if (charge.fees === null || charge.fees === undefined) {
+    return { path: 'data.fees', message: "Paystack's fee is missing" };
+  }
+  if (charge.fees >= charge.amount) return { path: 'data.fees', message: 'the fee is not less than the amount' };
+  return charge.fees;
+}
 
 /** `POST /customer`. */
 export const Customer = z.object({ id: z.number().int(), customer_code: text.min(1) });

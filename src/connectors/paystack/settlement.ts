@@ -1,13 +1,14 @@
 // Paystack's record of one UTC day for the daily reconciliation (decisions §13): the transfers made
 // that day (`GET /transfer?from=&to=`) and the dedicated-account credits received
-// (`GET /transaction?from=&to=&channel=dedicated_nuban`), every page. Only what has ended is
-// listed: success → successful, failed/reversed → failed; a transfer still pending, or in a status
-// we do not read (otp, abandoned…), is left out, as the bank's statement leaves it out.
+// (`GET /transaction?from=&to=&channel=dedicated_nuban`), every page; a credit at the amount
+// Paystack settles, net of its fee (decisions §18: what the books compare it with). Only what has
+// ended is listed: success → successful, failed/reversed → failed; a transfer still pending, or in
+// a status we do not read (otp, abandoned…), is left out, as the bank's statement leaves it out.
 import { ProviderError } from '../../providers/types.ts';
 import type { SettlementItem, SettlementReport } from '../../providers/types.ts';
 import { PROVIDER, type PaystackClient, unreadable } from './http.ts';
 import { ourReference } from './reference.ts';
-import { Charge, ListedTransfer, PageMeta } from './schemas.ts';
+import { Charge, ListedTransfer, PageMeta, creditFee } from './schemas.ts';
 import { z } from 'zod';
 
 const PER_PAGE = 100;
@@ -77,11 +78,13 @@ export class PaystackSettlement {
       if (charge.channel !== 'dedicated_nuban' && charge.authorization?.channel !== 'dedicated_nuban') continue;
       const status = endedStatus(charge.status);
       if (!status) continue;
+      const fee = creditFee(charge);
+      if (typeof fee !== 'number') throw unreadable('transaction list', 200, `${fee.path}: ${fee.message}`);
       items.push({
         kind: 'inbound_credit',
         reference: charge.reference,
         sessionId: '',
-        amountMinor: charge.amount,
+        amountMinor: charge.amount - fee,
         status,
         provider: PROVIDER,
         accountNumber:

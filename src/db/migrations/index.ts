@@ -29,6 +29,7 @@ import { Migration0026WalletStatements } from './0026-wallet-statements.ts';
 import { Migration0027EventStream } from './0027-event-stream.ts';
 import { Migration0028EventStreamLeases } from './0028-event-stream-leases.ts';
 import { Migration0029PossiblyTaken } from './0029-possibly-taken.ts';
+import { Migration0030InboundCreditFees } from './0030-inbound-credit-fees.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -60,4 +61,5 @@ export const migrations = [
   Migration0027EventStream,
   Migration0028EventStreamLeases,
   Migration0029PossiblyTaken,
+  Migration0030InboundCreditFees,
 ];
