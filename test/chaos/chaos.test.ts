@@ -1,8 +1,9 @@
 // CI's short chaos run: `npm run chaos` with 500 operations on a fixed seed, as a separate process
-// (it starts and stops its own stack and generic test bank on free ports). It must exit 0 with
-// every invariant passed, after at least one SIGKILL of each of the API, the worker, the sandbox
-// bank and the test bank (the live tenant's connector), one pause of each of PostgreSQL and
-// Temporal, and one window in which the test bank lost its callbacks.
+// (it starts and stops its own stack, generic test bank and Paystack simulator, the live tenant's
+// two connectors, on free ports). It must exit 0 with every invariant passed, after at least one
+// SIGKILL of each of the API, the worker, the sandbox bank and the test bank, one pause of each of
+// PostgreSQL and Temporal, and one window in which the test bank lost its callbacks; among the
+// invariants, that no transfer was submitted to two connectors.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,10 +45,11 @@ describe('npm run chaos (short)', () => {
       }
       expect(output).toMatch(/\n {2}transfer\s+\d+\s+.*201×/);
       expect(output).toMatch(/\n {2}live transfer\s+\d+\s+.*201×/);
-      // The live tenant's own invariants ran (and passed, as every one did).
+      // The live tenant's own invariants ran (and passed, as every one did), and the two connectors'.
       for (const invariant of [
         'test and live never cross banks',
-        'live transfers as the test bank has them',
+        'no transfer submitted to two connectors',
+        'live transfers as the bank that holds each has them',
         'live credits applied once',
       ]) {
         expect(output).toMatch(new RegExp(`${invariant}.*\\s+pass\\s`));

@@ -1,12 +1,13 @@
 // The chaos run's generic test bank (test/simulators/generic-bank.ts, docs/connectors/test-bank.md):
-// the live connector of the run's live tenant, as its own process beside `npm start`'s launcher
-// (not under it: the launcher knows nothing of live connectors, and a deployment's bank is
-// somebody else's process). The run SIGKILLs it and starts it again on the same port and data
-// directory, as the launcher restarts the API; its fsync'd journal is what lets the restarted bank
-// know every transfer it took. It also makes the bank lose its callbacks for a while, credits the
-// bank's virtual accounts through its control routes, and, for the checks, reads the bank's own
-// record: `GET /control/callbacks`, `GET /transfers/{reference}`, the settlement statements and the
-// journal itself (the only place that lists every transfer the bank took or was offered).
+// the first live connector of the run's live tenant (Paystack's simulator is the second), as its
+// own process beside `npm start`'s launcher (not under it: the launcher knows nothing of live
+// connectors, and a deployment's bank is somebody else's process). The run SIGKILLs it and starts
+// it again on the same port and data directory, as the launcher restarts the API; its fsync'd
+// journal is what lets the restarted bank know every transfer it took. It also makes the bank lose
+// its callbacks for a while, credits the bank's virtual accounts through its control routes, and,
+// for the checks, reads the bank's own record: `GET /control/callbacks`, `GET
+// /transfers/{reference}`, the settlement statements and the journal itself (the only place that
+// lists every transfer the bank took or was offered).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,10 +63,12 @@ export class ChaosTestBank {
     return new ChaosTestBank(await freePort(), output);
   }
 
-  /** What `npm start`'s launcher needs to make this bank the live `generic` connector (decisions §13). */
+  /**
+   * What `npm start`'s launcher needs to configure this bank as the live `generic` connector
+   * (decisions §13); LIVE_CONNECTORS, which orders the connectors, is the run's to set.
+   */
   gatewayEnv(): Record<string, string> {
     return {
-      LIVE_CONNECTORS: 'generic',
       GENERIC_BANK_URL: this.url,
       GENERIC_BANK_API_KEY: this.apiKey,
       GENERIC_BANK_WEBHOOK_SECRET: this.webhookSecret,
