@@ -13,12 +13,17 @@
 // endpoint) answers 410. Meanwhile it SIGKILLs the API, the worker, the sandbox bank and the test
 // bank (the launcher restarts its own; the run restarts the test bank on the same port and
 // journal), pauses PostgreSQL and Temporal (SIGSTOP/SIGCONT), makes the test bank lose its
-// callbacks for a while, so that live transfers must be resolved by status queries. Then
+// callbacks for a while, so that live transfers must be resolved by status queries, and opens
+// "lost answers" windows: each live bank takes a submission and drops the connection before
+// answering, with a "refused, not taken" planned behind it for a retry (the test bank's 422
+// limit_exceeded, Paystack's duplicate reference in words the connector does not know), which a
+// gateway taking it as proof would pass to the other connector: paid twice (decisions §17). Then
 // it waits (bounded) for the gateway to settle and checks the invariants against its own record of
 // acknowledged operations and against each bank's own record: the sandbox bank's tables, the test
 // bank's journal, `GET /transfers/{reference}`, statements and callbacks, and the Paystack
 // simulator's transfers and the references it was sent. Among them: no transfer was ever
-// submitted to two connectors. Exit 1 on any breach. Every wait has a deadline, and what it started is stopped
+// submitted to two connectors, and every transfer whose answer was lost ended as the bank that
+// holds it says. Exit 1 on any breach. Every wait has a deadline, and what it started is stopped
 // on every way out (Ctrl-C included).
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -67,8 +72,8 @@ const positiveInt = (name: string, value: string | undefined): number => {
 const OPS = positiveInt('ops', flags.ops);
 const SEED = flags.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : positiveInt('seed', flags.seed);
 const CONCURRENCY = positiveInt('concurrency', flags.concurrency);
-// A few faults even in a short run (each of the 7 kinds once), then one per 100 operations.
-const FAULTS = flags.faults === undefined ? Math.max(7, Math.round(OPS / 100)) : positiveInt('faults', flags.faults);
+// A few faults even in a short run (each of the 8 kinds once), then one per 100 operations.
+const FAULTS = flags.faults === undefined ? Math.max(8, Math.round(OPS / 100)) : positiveInt('faults', flags.faults);
 const SETTLE_MS =
   1_000 *
   (flags['settle-timeout'] ? positiveInt('settle-timeout', flags['settle-timeout']) : 180 + Math.round(OPS * 0.06));
@@ -250,8 +255,11 @@ function plan(random: Prng): Op[] {
 }
 
 // The test bank is no process of the launcher's: the run kills it and starts it again itself, and
-// makes it lose its callbacks (`POST /control/callbacks {mode: "drop"}`, then `deliver`).
-type FaultKind = `kill ${Killable}` | `pause ${Pausable}` | 'kill test-bank' | 'lose test-bank-callbacks';
+// makes it lose its callbacks (`POST /control/callbacks {mode: "drop"}`, then `deliver`). Lost
+// answers are planned at both live banks (`POST /control/faults` at the test bank, `failNext` at
+// the Paystack simulator).
+type FaultKind =
+  `kill ${Killable}` | `pause ${Pausable}` | 'kill test-bank' | 'lose test-bank-callbacks' | 'lose answers';
 const FAULT_KINDS: FaultKind[] = [
   'kill api',
   'kill worker',
@@ -260,14 +268,27 @@ const FAULT_KINDS: FaultKind[] = [
   'pause postgres',
   'pause temporal',
   'lose test-bank-callbacks',
+  'lose answers',
 ];
 
 interface PlannedFault {
   at: number;
   kind: FaultKind;
-  /** How long the fault lasts: a pause, the callback-loss window, the test bank's time down. */
+  /**
+   * How long the fault lasts: a pause, the callback-loss window, the test bank's time down; for
+   * lost answers, the most the window waits for its submissions.
+   */
   ms: number;
+  /** Lost answers: how many submissions the test bank takes and loses the answer to; 0 for the rest. */
+  count: number;
 }
+
+/**
+ * How long a lost-answers window stays open after its last lost answer, with the refusals planned
+ * for a retry: a gateway that sent a lost submission again would do so within seconds (an activity
+ * retried after 1 s, 2 s, 4 s).
+ */
+const RETRY_TAIL_MS = 10_000;
 
 /** How long a fault lasts, by kind (0 for a kill the launcher undoes by itself). */
 function durationOf(random: Prng, kind: FaultKind): number {
@@ -275,6 +296,9 @@ function durationOf(random: Prng, kind: FaultKind): number {
   // Long enough for a status query's first wait (15 s) to fall inside the window or just after it.
   if (kind === 'lose test-bank-callbacks') return random.int(6_000, 15_000);
   if (kind === 'kill test-bank') return random.int(500, 3_000);
+  // Long enough for a few live submissions even on a loaded machine (about one every 10 s); it
+  // closes as soon as its answers are lost.
+  if (kind === 'lose answers') return random.int(30_000, 60_000);
   return 0;
 }
 
@@ -289,7 +313,12 @@ function faultPlan(random: Prng): PlannedFault[] {
   const at = kinds
     .map(() => random.int(Math.floor(OPS * 0.05), Math.max(Math.floor(OPS * 0.05), Math.floor(OPS * 0.85))))
     .sort((a, b) => a - b);
-  return kinds.slice(0, FAULTS).map((kind, i) => ({ at: at[i]!, kind, ms: durationOf(random, kind) }));
+  return kinds.slice(0, FAULTS).map((kind, i) => ({
+    at: at[i]!,
+    kind,
+    ms: durationOf(random, kind),
+    count: kind === 'lose answers' ? random.int(1, 3) : 0,
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,6 +387,14 @@ const seen = {
   pauses: new Map<string, { count: number; ms: number }>(),
   /** The test bank's callback-loss windows. */
   callbackLoss: { count: 0, ms: 0 },
+  /** The lost-answers windows. */
+  lossWindows: { count: 0, ms: 0 },
+  /** Submissions a bank took and then dropped the connection of, by a planned fault (references as sent). */
+  answersLost: [] as { bank: 'generic' | 'paystack'; reference: string }[],
+  /** Submissions that met a refusal planned for a retry of a lost one: none, unless the gateway sent one again. */
+  retriesRefused: [] as { bank: 'generic' | 'paystack'; fault: string; reference: string }[],
+  /** Live name enquiries the test bank answered 503 in those windows (sending their transfers to Paystack). */
+  enquiriesRefused: 0,
   faultFailures: [] as string[],
   receiverAnswers: new Map<string, number>(),
   goneAnswered: new Set<string>(),
@@ -508,7 +545,7 @@ async function main(): Promise<boolean> {
     const pauses = [...seen.pauses.values()].reduce((a, b) => a + b.count, 0);
     const answers503 = [...client.record.answers.values()].reduce((sum, byStatus) => sum + (byStatus.get(503) ?? 0), 0);
     say(
-      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ${seen.callbackLoss.count} callback losses, ` +
+      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ${seen.callbackLoss.count} callback losses, ${seen.answersLost.length} answers lost, ` +
         `${client.record.connectionErrors} connection errors, ${client.record.timeouts} timeouts, ${answers503} × 503, ` +
         `${seen.unexpected.length + seen.unresolved.length} errors, ${receiver!.received.length} webhooks received`,
     );
@@ -682,6 +719,7 @@ async function runFaults(planned: PlannedFault[]): Promise<void> {
     if (stopping) return;
     if (fault.kind === 'kill test-bank') await killTestBank(fault.ms);
     else if (fault.kind === 'lose test-bank-callbacks') await loseCallbacks(fault.ms);
+    else if (fault.kind === 'lose answers') await loseAnswers(fault.count, fault.ms);
     else {
       const [verb, what] = fault.kind.split(' ') as ['kill' | 'pause', string];
       if (verb === 'kill') await killAndAwaitRestart(what as Killable);
@@ -772,6 +810,75 @@ async function loseCallbacks(ms: number): Promise<void> {
   await mode('deliver');
   seen.callbackLoss.count += 1;
   seen.callbackLoss.ms += Date.now() - from;
+}
+
+/**
+ * A lost-answers window (decisions §17). At the test bank: the next `count` submissions it takes
+ * lose their answers (taken and journaled, then the connection destroyed), a repeat of a reference
+ * it was offered meets 422 `limit_exceeded` (the contract's "refused, not taken") `count` times,
+ * and its name enquiry answers 503 three times, which sends the next live transfers to Paystack. At
+ * Paystack: its next submission loses its answer, and a repeat meets its duplicate-reference
+ * refusal in words the connector does not know. The refusals are kept to repeats so that only a
+ * gateway that sends a lost submission again meets them, and passes it on as never taken if it
+ * reads them as proof; a new transfer meeting one would be passed on rightly and blur the check.
+ * The window closes once every planned answer was lost, after `ms`, or when the operations are
+ * done, then stays open RETRY_TAIL_MS for a retry to come; what is left is cleared at both banks,
+ * and what the plans met is recorded.
+ */
+async function loseAnswers(count: number, ms: number): Promise<void> {
+  const bank = testBank!;
+  const sim = paystack!;
+  const stopped = () => stopping;
+  const from = Date.now();
+  const bankBefore = (await bank.faultsMet(OP_DEADLINE_MS, stopped))?.length;
+  const simBefore = sim.faultsMet.length;
+  const planned =
+    bankBefore !== undefined &&
+    (await bank.planFault(
+      { fault: 'lose_answer', count, route: 'POST /transfers', only: 'taken' },
+      OP_DEADLINE_MS,
+      stopped,
+    )) &&
+    (await bank.planFault(
+      { fault: 'limit_422', count, route: 'POST /transfers', only: 'repeats' },
+      OP_DEADLINE_MS,
+      stopped,
+    )) &&
+    (await bank.planFault({ fault: '503', count: 3, route: 'POST /name-enquiry' }, OP_DEADLINE_MS, stopped));
+  if (!planned) {
+    if (!stopping) seen.faultFailures.push('the test bank did not take the lost-answers plan');
+    await bank.clearFaults(OP_DEADLINE_MS, stopped);
+    return;
+  }
+  sim.failNext('lose_answer', 'POST /transfer');
+  sim.failNext('duplicate_unrecognised', 'POST /transfer', { repeatsOnly: true });
+  const lostAtSim = () => sim.faultsMet.slice(simBefore).filter((met) => met.fault === 'lose_answer').length;
+  for (;;) {
+    const met = (await bank.faultsMet(10_000, stopped))?.slice(bankBefore) ?? [];
+    const lostAtBank = met.filter((entry) => entry.fault === 'lose_answer').length;
+    if ((lostAtBank >= count && lostAtSim() >= 1) || Date.now() - from >= ms || seen.opsDone >= OPS || stopping) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  if (!stopping) await new Promise((resolve) => setTimeout(resolve, RETRY_TAIL_MS));
+  // Even on the way out: a plan left behind would meet the rest of the run's calls.
+  sim.clearFaults();
+  const cleared = await bank.clearFaults(OP_DEADLINE_MS, stopped);
+  const met = await bank.faultsMet(OP_DEADLINE_MS, stopped);
+  if ((!cleared || met === undefined) && !stopping) {
+    seen.faultFailures.push('the test bank did not answer at the end of a lost-answers window');
+  }
+  for (const entry of met?.slice(bankBefore) ?? []) {
+    if (entry.fault === 'lose_answer') seen.answersLost.push({ bank: 'generic', reference: entry.reference ?? '' });
+    else if (entry.fault === 'limit_422')
+      seen.retriesRefused.push({ bank: 'generic', fault: entry.fault, reference: entry.reference ?? '' });
+    else if (entry.fault === '503') seen.enquiriesRefused += 1;
+  }
+  for (const entry of sim.faultsMet.slice(simBefore)) {
+    if (entry.fault === 'lose_answer') seen.answersLost.push({ bank: 'paystack', reference: entry.reference ?? '' });
+    else seen.retriesRefused.push({ bank: 'paystack', fault: entry.fault, reference: entry.reference ?? '' });
+  }
+  seen.lossWindows.count += 1;
+  seen.lossWindows.ms += Date.now() - from;
 }
 
 async function runOps(ops: Op[], tenants: Tenant[], client: Client): Promise<void> {
@@ -1713,10 +1820,15 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
     ],
     `${OPS} operations`,
   );
+  // A lost-answers window in which no live submission came proves nothing: every run loses at least one.
+  const noLostAnswer =
+    seen.lossWindows.count > 0 && seen.answersLost.length === 0
+      ? [`no answer was lost in ${seen.lossWindows.count} lost-answers windows: no live submission came`]
+      : [];
   add(
     'faults injected as planned',
-    seen.faultFailures,
-    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses, ${seen.callbackLoss.count} callback-loss windows`,
+    [...seen.faultFailures, ...noLostAnswer],
+    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses, ${seen.callbackLoss.count} callback-loss windows, ${seen.lossWindows.count} lost-answers windows (${seen.answersLost.length} answers lost)`,
   );
   return results;
 }
@@ -1900,7 +2012,7 @@ function banksSent(records: BankRecords, id: string): string[] {
  * The transfers against the banks' own records (`bankRecords`): the two modes kept apart, no
  * transfer submitted to two connectors, each live transfer as the bank that holds it has it (the
  * test bank's `GET /transfers/{reference}` and settlement statements, the Paystack simulator's
- * transfers), and one live event per fact.
+ * transfers), every lost answer ended as its bank says, and one live event per fact.
  */
 async function checkAtBanks(
   tenants: Tenant[],
@@ -1957,8 +2069,9 @@ async function checkAtBanks(
   // Once: the banks a transfer was ever sent to, by their own records, are at most one, and that one
   // is the connector recorded on it. A transfer refused "not taken" by one bank may rightly go to the
   // next (decisions §13), but no refusal the run can meet does that: the test bank's 4444444444 has
-  // no other connector (Paystack cannot resolve it). So a second bank means a submission that may
-  // have been taken was sent elsewhere (decisions §17), the double payment this run exists to catch.
+  // no other connector (Paystack cannot resolve it), and the refusals planned behind a lost answer
+  // meet only a repeat. So a second bank means a submission that may have been taken was sent
+  // elsewhere (decisions §17), the double payment this run exists to catch.
   const once: string[] = [];
   const sentTo = new Map<string, number>();
   for (const transfer of seen.transfers) {
@@ -2127,6 +2240,8 @@ async function checkAtBanks(
     ),
   );
 
+  results.push(checkLostAnswers(records, finals, words));
+
   // One event per fact: a transfer.created for each live transfer, a transfer.settled or
   // transfer.failed for each that ended (the live tenant has no endpoint to receive them).
   const eventBreaches: string[] = [];
@@ -2169,6 +2284,77 @@ async function checkAtBanks(
     ),
   );
   return results;
+}
+
+/**
+ * Every transfer whose answer was lost: by a planned fault (the lost-answers windows, at the test
+ * bank or Paystack) or by its recipient's fate (`3333333333`, taken and answered 500 or not at all,
+ * at every bank). Each is an acknowledged transfer (so the wallet invariant above weighed it), held
+ * by the bank that lost its answer, ended as that bank says and as its recipient's fate says, and,
+ * where the bank counts its offers (the test bank, Paystack), was sent exactly once: after an
+ * ambiguous answer only the holder's status query decides (decisions §17). `words` holds the live
+ * transfers' holders' words; a sandbox one's is the sandbox bank's table.
+ */
+function checkLostAnswers(
+  records: BankRecords,
+  finals: Map<string, { status: string }>,
+  words: Map<string, BankWord>,
+): Result {
+  const breaches: string[] = [];
+  const byId = new Map(seen.transfers.map((transfer) => [transfer.id.toLowerCase(), transfer]));
+  const lost = new Map<string, { transfer: AckedTransfer; bank: string; by: 'fault' | 'fate' }>();
+  for (const { bank, reference } of seen.answersLost) {
+    const transfer = byId.get(reference.toLowerCase());
+    if (!transfer) {
+      breaches.push(`${bank} lost its answer to ${reference}, which is no transfer the run was acknowledged`);
+      continue;
+    }
+    lost.set(transfer.id, { transfer, bank, by: 'fault' });
+  }
+  for (const transfer of seen.transfers) {
+    if (transfer.recipient === 'flaky' && !lost.has(transfer.id))
+      lost.set(transfer.id, { transfer, bank: records.connectors.get(transfer.id) ?? 'none', by: 'fate' });
+  }
+  const outcomes = new Map<string, number>();
+  for (const { transfer, bank, by } of lost.values()) {
+    const mode = TENANTS[transfer.tenant]!.mode;
+    const holder = records.connectors.get(transfer.id);
+    const ours = finals.get(transfer.id)?.status;
+    const theirs = mode === 'test' ? records.sandbox.get(transfer.id) : words.get(transfer.id);
+    const fate = fateOf(mode, transfer.recipient);
+    const name = `${mode} transfer ${transfer.id} to ${transfer.recipient} (answer lost at ${bank} by ${by})`;
+    if (holder !== bank) breaches.push(`${name} is held by ${holder ?? 'none'}`);
+    if (ours !== fate || theirs !== fate)
+      breaches.push(
+        `${name} is ${ours ?? 'unread'} in our books, ${theirs ?? 'unread'} at ${bank}; its fate is ${fate}`,
+      );
+    const offers =
+      bank === 'generic'
+        ? records.generic.get(transfer.id)
+        : bank === 'paystack'
+          ? records.paystack.get(transfer.id.toLowerCase())
+          : undefined;
+    if (bank !== 'sandbox' && offers !== 1) breaches.push(`${name} was sent to ${bank} ${offers ?? 0} times`);
+    const key = `${by} ${bank} ${ours ?? 'unread'}`;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  breaches.push(
+    ...seen.retriesRefused.map(
+      ({ bank, fault, reference }) =>
+        `${bank} was sent ${reference} again after losing its answer: the retry met ${fault}, planned for a gateway that retries`,
+    ),
+  );
+  const byFault = seen.answersLost.length;
+  return resultOf(
+    'every transfer whose answer was lost ended as the bank that holds it says, sent once',
+    breaches,
+    `${lost.size} transfers: ${byFault} answers lost by the lost-answers fault (${seen.answersLost.filter((a) => a.bank === 'generic').length} at the test bank, ${seen.answersLost.filter((a) => a.bank === 'paystack').length} at Paystack), ${lost.size - byFault} by their recipient's fate (3333333333); ${[
+      ...outcomes,
+    ]
+      .sort()
+      .map(([key, n]) => `${n} ${key}`)
+      .join(', ')}; all acknowledged, so in the wallet sums; no retry met the refusals planned behind them`,
+  );
 }
 
 function table(rows: string[][]): string {
@@ -2225,6 +2411,14 @@ function summary(client: Client, results: Result[], planned: number): void {
         'callbacks lost test-bank',
         String(seen.callbackLoss.count),
         `${(seen.callbackLoss.ms / 1000).toFixed(1)} s dropping in all`,
+      ],
+      [
+        'answers lost',
+        String(seen.answersLost.length),
+        `${seen.answersLost.filter((lost) => lost.bank === 'generic').length} at the test bank, ` +
+          `${seen.answersLost.filter((lost) => lost.bank === 'paystack').length} at Paystack, in ${seen.lossWindows.count} windows ` +
+          `(${(seen.lossWindows.ms / 1000).toFixed(1)} s in all); ${seen.enquiriesRefused} live name enquiries answered 503 there; ` +
+          `${seen.retriesRefused.length} retries met the refusal planned behind them`,
       ],
       ['planned', String(planned), ''],
     ]),
