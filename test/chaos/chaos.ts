@@ -1,21 +1,31 @@
 // `npm run chaos`: a whole-stack fault run on the embedded topology (issue #14 item 5). It starts
-// `npm start`'s launcher on free ports (test/bench/stack.ts, with STACK_CHILD_EXIT=restart) and,
-// beside it as its own process, the generic test bank (test/simulators/generic-bank.ts), which the
-// launcher is told is its one live connector (LIVE_CONNECTORS=generic, decisions §13). It drives N
-// mixed operations over the public REST API for two sandbox tenants (transfers to every magic
-// account of the sandbox bank, card lock/unlock/fund/jit-fund, virtual-account credits with
-// duplicates and conflicts, reads) and one live tenant (sk_live_ key, live wallet funded by the
-// operator CLI: transfers to every magic account of the test bank, credits paid into its virtual
-// accounts at the test bank, again with duplicates and conflicts, reads), while a webhook receiver
-// on 127.0.0.1 fails, hangs, throttles and (on one endpoint) answers 410. Meanwhile it SIGKILLs the
-// API, the worker, the sandbox bank and the test bank (the launcher restarts its own; the run
-// restarts the test bank on the same port and journal), pauses PostgreSQL and Temporal
-// (SIGSTOP/SIGCONT), and makes the test bank lose its callbacks for a while, so that live transfers
-// must be resolved by status queries. Then it waits (bounded) for the gateway to settle and checks
-// the invariants against its own record of acknowledged operations and, for the live tenant,
-// against the test bank's own record (its journal, `GET /transfers/{reference}`, statements and
-// callbacks) and the sandbox bank's; exit 1 on any breach. Every wait has a deadline, and what it
-// started is stopped on every way out (Ctrl-C included).
+// `npm start`'s launcher on free ports (test/bench/stack.ts, with STACK_CHILD_EXIT=restart) with two
+// live connectors (LIVE_CONNECTORS=generic,paystack, decisions §13): the generic test bank
+// (test/simulators/generic-bank.ts) first, as its own process beside the launcher, and the Paystack
+// simulator (test/simulators/paystack.ts) second, in this process, its transfers ending on their
+// own by the same magic-account fates as the test bank's. It drives N mixed operations over the
+// public REST API for two sandbox tenants (transfers to every magic account of the sandbox bank,
+// card lock/unlock/fund/jit-fund, virtual-account credits with duplicates and conflicts, reads)
+// and one live tenant (sk_live_ key, live wallet funded by the operator CLI: transfers to every
+// magic account, which go to the test bank, or to Paystack when the test bank is down for their
+// name enquiry; credits paid into its virtual accounts at the test bank, again with duplicates and
+// conflicts; reads), while a webhook receiver on 127.0.0.1 fails, hangs, throttles and (on one
+// endpoint) answers 410. Meanwhile it SIGKILLs the API, the worker, the sandbox bank and the test
+// bank (the launcher restarts its own; the run restarts the test bank on the same port and
+// journal), pauses PostgreSQL and Temporal (SIGSTOP/SIGCONT), makes the test bank lose its
+// callbacks for a while, so that live transfers must be resolved by status queries, and opens
+// "lost answers" windows: each live bank takes a submission and drops the connection before
+// answering, with a "refused, not taken" planned behind it for a retry (the test bank's 422
+// limit_exceeded, Paystack's duplicate reference in words the connector does not know), which a
+// gateway taking it as proof would pass to the other connector: paid twice (decisions §17). Then
+// it waits (bounded) for the gateway to settle and checks the invariants against its own record of
+// acknowledged operations and against each bank's own record: the sandbox bank's tables, the test
+// bank's journal, `GET /transfers/{reference}`, statements and callbacks, and the Paystack
+// simulator's transfers and the references it was sent. Among them: no transfer was ever
+// submitted to two connectors, and every transfer whose answer was lost ended as the bank that
+// holds it says. Exit 1 on any breach. Every wait has a deadline, and what it started is stopped
+// on every way out (Ctrl-C included).
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +37,7 @@ import { transferFee } from '../../src/transfers/domain.ts';
 import { type BenchStack, startBenchStack } from '../bench/stack.ts';
 import { INBOUND_CREDIT_WORKFLOW_TYPE } from '../../workflows/workflow-names.ts';
 import { INSTITUTIONS } from '../simulators/generic-bank/banks.ts';
+import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../support/receiver.ts';
 import { Faults, type Killable, type Pausable } from './faults.ts';
 import { type Answer, Client, type RequestSpec, documentedStatuses, errorCode, recorder } from './http.ts';
@@ -61,8 +72,8 @@ const positiveInt = (name: string, value: string | undefined): number => {
 const OPS = positiveInt('ops', flags.ops);
 const SEED = flags.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : positiveInt('seed', flags.seed);
 const CONCURRENCY = positiveInt('concurrency', flags.concurrency);
-// A few faults even in a short run (each of the 7 kinds once), then one per 100 operations.
-const FAULTS = flags.faults === undefined ? Math.max(7, Math.round(OPS / 100)) : positiveInt('faults', flags.faults);
+// A few faults even in a short run (each of the 8 kinds once), then one per 100 operations.
+const FAULTS = flags.faults === undefined ? Math.max(8, Math.round(OPS / 100)) : positiveInt('faults', flags.faults);
 const SETTLE_MS =
   1_000 *
   (flags['settle-timeout'] ? positiveInt('settle-timeout', flags['settle-timeout']) : 180 + Math.round(OPS * 0.06));
@@ -77,9 +88,11 @@ const logFile = join(PROJECT_ROOT, '.data', `chaos-${SEED}.log`);
 // ---------------------------------------------------------------------------------------------
 // The plan: every operation and every fault comes from the seed.
 
-// The same accounts mean the same at both banks (decisions §9), but for `4444444444`: the sandbox
-// bank throttles it (429 on every submission, so it stays pending), the test bank refuses it and
-// says it did not take it (422), so a live transfer to it fails with nothing taken anywhere.
+// The same accounts mean the same at every bank (decisions §9; the Paystack simulator's
+// `magicFates`), but for `4444444444`: the sandbox bank throttles it (429 on every submission, so it
+// stays pending); the test bank refuses it and says it did not take it (422), and Paystack cannot
+// resolve its name (503, so it is never sent there, whether as the first connector or the next),
+// so a live transfer to it fails with nothing taken anywhere.
 const MAGIC = {
   ordinary: '',
   invalid: '0000000000',
@@ -242,8 +255,11 @@ function plan(random: Prng): Op[] {
 }
 
 // The test bank is no process of the launcher's: the run kills it and starts it again itself, and
-// makes it lose its callbacks (`POST /control/callbacks {mode: "drop"}`, then `deliver`).
-type FaultKind = `kill ${Killable}` | `pause ${Pausable}` | 'kill test-bank' | 'lose test-bank-callbacks';
+// makes it lose its callbacks (`POST /control/callbacks {mode: "drop"}`, then `deliver`). Lost
+// answers are planned at both live banks (`POST /control/faults` at the test bank, `failNext` at
+// the Paystack simulator).
+type FaultKind =
+  `kill ${Killable}` | `pause ${Pausable}` | 'kill test-bank' | 'lose test-bank-callbacks' | 'lose answers';
 const FAULT_KINDS: FaultKind[] = [
   'kill api',
   'kill worker',
@@ -252,14 +268,27 @@ const FAULT_KINDS: FaultKind[] = [
   'pause postgres',
   'pause temporal',
   'lose test-bank-callbacks',
+  'lose answers',
 ];
 
 interface PlannedFault {
   at: number;
   kind: FaultKind;
-  /** How long the fault lasts: a pause, the callback-loss window, the test bank's time down. */
+  /**
+   * How long the fault lasts: a pause, the callback-loss window, the test bank's time down; for
+   * lost answers, the most the window waits for its submissions.
+   */
   ms: number;
+  /** Lost answers: how many submissions the test bank takes and loses the answer to; 0 for the rest. */
+  count: number;
 }
+
+/**
+ * How long a lost-answers window stays open after its last lost answer, with the refusals planned
+ * for a retry: a gateway that sent a lost submission again would do so within seconds (an activity
+ * retried after 1 s, 2 s, 4 s).
+ */
+const RETRY_TAIL_MS = 10_000;
 
 /** How long a fault lasts, by kind (0 for a kill the launcher undoes by itself). */
 function durationOf(random: Prng, kind: FaultKind): number {
@@ -267,6 +296,9 @@ function durationOf(random: Prng, kind: FaultKind): number {
   // Long enough for a status query's first wait (15 s) to fall inside the window or just after it.
   if (kind === 'lose test-bank-callbacks') return random.int(6_000, 15_000);
   if (kind === 'kill test-bank') return random.int(500, 3_000);
+  // Long enough for a few live submissions even on a loaded machine (about one every 10 s); it
+  // closes as soon as its answers are lost.
+  if (kind === 'lose answers') return random.int(30_000, 60_000);
   return 0;
 }
 
@@ -281,7 +313,12 @@ function faultPlan(random: Prng): PlannedFault[] {
   const at = kinds
     .map(() => random.int(Math.floor(OPS * 0.05), Math.max(Math.floor(OPS * 0.05), Math.floor(OPS * 0.85))))
     .sort((a, b) => a - b);
-  return kinds.slice(0, FAULTS).map((kind, i) => ({ at: at[i]!, kind, ms: durationOf(random, kind) }));
+  return kinds.slice(0, FAULTS).map((kind, i) => ({
+    at: at[i]!,
+    kind,
+    ms: durationOf(random, kind),
+    count: kind === 'lose answers' ? random.int(1, 3) : 0,
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +387,14 @@ const seen = {
   pauses: new Map<string, { count: number; ms: number }>(),
   /** The test bank's callback-loss windows. */
   callbackLoss: { count: 0, ms: 0 },
+  /** The lost-answers windows. */
+  lossWindows: { count: 0, ms: 0 },
+  /** Submissions a bank took and then dropped the connection of, by a planned fault (references as sent). */
+  answersLost: [] as { bank: 'generic' | 'paystack'; reference: string }[],
+  /** Submissions that met a refusal planned for a retry of a lost one: none, unless the gateway sent one again. */
+  retriesRefused: [] as { bank: 'generic' | 'paystack'; fault: string; reference: string }[],
+  /** Live name enquiries the test bank answered 503 in those windows (sending their transfers to Paystack). */
+  enquiriesRefused: 0,
   faultFailures: [] as string[],
   receiverAnswers: new Map<string, number>(),
   goneAnswered: new Set<string>(),
@@ -396,6 +441,7 @@ let stack: BenchStack | undefined;
 let receiver: Receiver | undefined;
 let faults: Faults | undefined;
 let testBank: ChaosTestBank | undefined;
+let paystack: PaystackSimulator | undefined;
 let stopping = false;
 let cleaned: Promise<void> | undefined;
 
@@ -406,6 +452,7 @@ async function cleanup(): Promise<void> {
     await receiver?.close().catch(() => {});
     // Before the stack, whose stop removes the data directory the bank's journal is in.
     await testBank?.stop().catch((error: unknown) => say(`stopping the test bank failed: ${String(error)}`));
+    await paystack?.close().catch((error: unknown) => say(`stopping the Paystack simulator failed: ${String(error)}`));
     if (stack) {
       say('stopping the stack…');
       await stack.stop().catch((error: unknown) => say(`stopping the stack failed: ${String(error)}`));
@@ -458,6 +505,15 @@ async function main(): Promise<boolean> {
   // The bank's port and secrets first, for the gateway's settings; the bank itself once the
   // gateway's API (its callback URL) and the run's data directory (its journal's home) exist.
   const bank = await ChaosTestBank.plan((chunk) => appendFileSync(logFile, chunk));
+  // Paystack's simulator listens at once (its webhooks go nowhere until the gateway's API is known).
+  // Its bank list holds the test bank's banks too: either connector's list may answer the bank
+  // code's check, and either's name enquiry may take a transfer. Its transfers end as the test
+  // bank's do, as soon (fateOf holds at both).
+  paystack = await startPaystackSimulator({
+    secretKey: `sk_test_${randomBytes(24).toString('hex')}`,
+    extraBanks: INSTITUTIONS,
+    magicFates: { finishAfterMs: 200 },
+  });
   stack = await startBenchStack(say, {
     name: 'chaos',
     env: {
@@ -467,13 +523,19 @@ async function main(): Promise<boolean> {
       SANDBOX_BANK_HANG_MS: '8000',
       WEBHOOK_RETRY_SCHEDULE: '0s,1s,2s,3s,4s,5s,5s,5s,5s,5s',
       WEBHOOK_TIMEOUT_MS: '3000',
+      LIVE_CONNECTORS: 'generic,paystack',
       ...bank.gatewayEnv(),
+      PAYSTACK_SECRET_KEY: paystack.secretKey,
+      PAYSTACK_BASE_URL: paystack.url,
     },
     output: (chunk) => appendFileSync(logFile, chunk),
   });
   testBank = bank;
   await bank.start({ apiUrl: stack.apiUrl, dataDir: join(stack.dataDir, 'test-bank') });
-  say(`generic test bank on ${bank.url} (live connector; journal in the run's data directory)`);
+  paystack.webhookUrl = `${stack.apiUrl}/provider-callbacks/paystack`;
+  say(
+    `live connectors: generic test bank on ${bank.url} (journal in the run's data directory), then the Paystack simulator on ${paystack.url}`,
+  );
   faults = new Faults(stack.launcherPid);
   const client = new Client(stack.apiUrl, recorder(), await documentedStatuses(stack.apiUrl));
   const tenants = await setUp(stack, client);
@@ -483,7 +545,7 @@ async function main(): Promise<boolean> {
     const pauses = [...seen.pauses.values()].reduce((a, b) => a + b.count, 0);
     const answers503 = [...client.record.answers.values()].reduce((sum, byStatus) => sum + (byStatus.get(503) ?? 0), 0);
     say(
-      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ${seen.callbackLoss.count} callback losses, ` +
+      `${elapsed()}: ${seen.opsDone}/${OPS} ops, ${kills} kills, ${pauses} pauses, ${seen.callbackLoss.count} callback losses, ${seen.answersLost.length} answers lost, ` +
         `${client.record.connectionErrors} connection errors, ${client.record.timeouts} timeouts, ${answers503} × 503, ` +
         `${seen.unexpected.length + seen.unresolved.length} errors, ${receiver!.received.length} webhooks received`,
     );
@@ -657,6 +719,7 @@ async function runFaults(planned: PlannedFault[]): Promise<void> {
     if (stopping) return;
     if (fault.kind === 'kill test-bank') await killTestBank(fault.ms);
     else if (fault.kind === 'lose test-bank-callbacks') await loseCallbacks(fault.ms);
+    else if (fault.kind === 'lose answers') await loseAnswers(fault.count, fault.ms);
     else {
       const [verb, what] = fault.kind.split(' ') as ['kill' | 'pause', string];
       if (verb === 'kill') await killAndAwaitRestart(what as Killable);
@@ -747,6 +810,75 @@ async function loseCallbacks(ms: number): Promise<void> {
   await mode('deliver');
   seen.callbackLoss.count += 1;
   seen.callbackLoss.ms += Date.now() - from;
+}
+
+/**
+ * A lost-answers window (decisions §17). At the test bank: the next `count` submissions it takes
+ * lose their answers (taken and journaled, then the connection destroyed), a repeat of a reference
+ * it was offered meets 422 `limit_exceeded` (the contract's "refused, not taken") `count` times,
+ * and its name enquiry answers 503 three times, which sends the next live transfers to Paystack. At
+ * Paystack: its next submission loses its answer, and a repeat meets its duplicate-reference
+ * refusal in words the connector does not know. The refusals are kept to repeats so that only a
+ * gateway that sends a lost submission again meets them, and passes it on as never taken if it
+ * reads them as proof; a new transfer meeting one would be passed on rightly and blur the check.
+ * The window closes once every planned answer was lost, after `ms`, or when the operations are
+ * done, then stays open RETRY_TAIL_MS for a retry to come; what is left is cleared at both banks,
+ * and what the plans met is recorded.
+ */
+async function loseAnswers(count: number, ms: number): Promise<void> {
+  const bank = testBank!;
+  const sim = paystack!;
+  const stopped = () => stopping;
+  const from = Date.now();
+  const bankBefore = (await bank.faultsMet(OP_DEADLINE_MS, stopped))?.length;
+  const simBefore = sim.faultsMet.length;
+  const planned =
+    bankBefore !== undefined &&
+    (await bank.planFault(
+      { fault: 'lose_answer', count, route: 'POST /transfers', only: 'taken' },
+      OP_DEADLINE_MS,
+      stopped,
+    )) &&
+    (await bank.planFault(
+      { fault: 'limit_422', count, route: 'POST /transfers', only: 'repeats' },
+      OP_DEADLINE_MS,
+      stopped,
+    )) &&
+    (await bank.planFault({ fault: '503', count: 3, route: 'POST /name-enquiry' }, OP_DEADLINE_MS, stopped));
+  if (!planned) {
+    if (!stopping) seen.faultFailures.push('the test bank did not take the lost-answers plan');
+    await bank.clearFaults(OP_DEADLINE_MS, stopped);
+    return;
+  }
+  sim.failNext('lose_answer', 'POST /transfer');
+  sim.failNext('duplicate_unrecognised', 'POST /transfer', { repeatsOnly: true });
+  const lostAtSim = () => sim.faultsMet.slice(simBefore).filter((met) => met.fault === 'lose_answer').length;
+  for (;;) {
+    const met = (await bank.faultsMet(10_000, stopped))?.slice(bankBefore) ?? [];
+    const lostAtBank = met.filter((entry) => entry.fault === 'lose_answer').length;
+    if ((lostAtBank >= count && lostAtSim() >= 1) || Date.now() - from >= ms || seen.opsDone >= OPS || stopping) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  if (!stopping) await new Promise((resolve) => setTimeout(resolve, RETRY_TAIL_MS));
+  // Even on the way out: a plan left behind would meet the rest of the run's calls.
+  sim.clearFaults();
+  const cleared = await bank.clearFaults(OP_DEADLINE_MS, stopped);
+  const met = await bank.faultsMet(OP_DEADLINE_MS, stopped);
+  if ((!cleared || met === undefined) && !stopping) {
+    seen.faultFailures.push('the test bank did not answer at the end of a lost-answers window');
+  }
+  for (const entry of met?.slice(bankBefore) ?? []) {
+    if (entry.fault === 'lose_answer') seen.answersLost.push({ bank: 'generic', reference: entry.reference ?? '' });
+    else if (entry.fault === 'limit_422')
+      seen.retriesRefused.push({ bank: 'generic', fault: entry.fault, reference: entry.reference ?? '' });
+    else if (entry.fault === '503') seen.enquiriesRefused += 1;
+  }
+  for (const entry of sim.faultsMet.slice(simBefore)) {
+    if (entry.fault === 'lose_answer') seen.answersLost.push({ bank: 'paystack', reference: entry.reference ?? '' });
+    else seen.retriesRefused.push({ bank: 'paystack', fault: entry.fault, reference: entry.reference ?? '' });
+  }
+  seen.lossWindows.count += 1;
+  seen.lossWindows.ms += Date.now() - from;
 }
 
 async function runOps(ops: Op[], tenants: Tenant[], client: Client): Promise<void> {
@@ -1639,8 +1771,8 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
     walletDetail.join(', '),
   );
 
-  // 6b. The live tenant against the banks' own records.
-  results.push(...(await checkLiveAtBanks(tenants, client, finals, bankCallbacks)));
+  // 6b. Every transfer against the banks' own records.
+  results.push(...(await checkAtBanks(tenants, client, finals, bankCallbacks)));
 
   // 7. Webhooks.
   const coverage = await webhookCoverage(tenants, client);
@@ -1688,10 +1820,15 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
     ],
     `${OPS} operations`,
   );
+  // A lost-answers window in which no live submission came proves nothing: every run loses at least one.
+  const noLostAnswer =
+    seen.lossWindows.count > 0 && seen.answersLost.length === 0
+      ? [`no answer was lost in ${seen.lossWindows.count} lost-answers windows: no live submission came`]
+      : [];
   add(
     'faults injected as planned',
-    seen.faultFailures,
-    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses, ${seen.callbackLoss.count} callback-loss windows`,
+    [...seen.faultFailures, ...noLostAnswer],
+    `${[...seen.kills.values()].reduce((a, b) => a + b, 0)} kills, ${[...seen.pauses.values()].reduce((a, b) => a + b.count, 0)} pauses, ${seen.callbackLoss.count} callback-loss windows, ${seen.lossWindows.count} lost-answers windows (${seen.answersLost.length} answers lost)`,
   );
   return results;
 }
@@ -1765,79 +1902,155 @@ async function checkLiveCredits(
   };
 }
 
+/** A bank's word about a transfer, in our words: its status there, or never taken (it holds none). */
+type BankWord = 'successful' | 'failed' | 'pending' | 'never taken';
+
+/** What each bank was sent and holds, read once, after settling, for the checks that weigh transfers against them. */
+interface BankRecords {
+  /**
+   * The sandbox bank: each transfer it holds with its status, and each it only counted an attempt
+   * of (`sandbox_bank.submission_attempts`, `5555555555`'s first try) as never taken. It keeps no
+   * other offer it refused (`0000000000`, a throttled `4444444444`).
+   */
+  sandbox: Map<string, BankWord>;
+  /** The test bank: how many times each reference was offered (its journal, `transfer.attempted`). */
+  generic: Map<string, number>;
+  /** …and the amounts it took each reference for (`transfer.accepted`). */
+  genericTaken: Map<string, number[]>;
+  /** The accounts the test bank opened (`account.opened`). */
+  genericAccounts: string[];
+  /** Paystack: how many times each reference was sent in a `POST /transfer` body, taken or not. */
+  paystack: Map<string, number>;
+  /** `transfers.connector` of every acknowledged transfer, by id (the API does not show it). */
+  connectors: Map<string, string | null>;
+  /** `transfer_connector_conflicts`: a bank's word about a transfer another holds. */
+  conflicts: { transfer_id: string; holder: string; connector: string; said: string }[];
+}
+
+async function bankRecords(): Promise<BankRecords> {
+  const ids = seen.transfers.map((transfer) => transfer.id);
+  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 60_000 });
+  await db.connect();
+  const sandbox = new Map<string, BankWord>();
+  let connectors: Map<string, string | null>;
+  let conflicts: BankRecords['conflicts'];
+  try {
+    for (const row of (
+      await db.query<{ reference: string }>(
+        'select reference from sandbox_bank.submission_attempts where reference = any($1::text[])',
+        [ids],
+      )
+    ).rows)
+      sandbox.set(row.reference, 'never taken');
+    for (const row of (
+      await db.query<{ reference: string; status: BankWord }>(
+        'select reference, status from sandbox_bank.transfers where reference = any($1::text[])',
+        [ids],
+      )
+    ).rows)
+      sandbox.set(row.reference, row.status);
+    connectors = new Map(
+      (
+        await db.query<{ id: string; connector: string | null }>(
+          'select id::text as id, connector from transfers where id = any($1::uuid[])',
+          [ids],
+        )
+      ).rows.map((row) => [row.id, row.connector]),
+    );
+    conflicts = (
+      await db.query<BankRecords['conflicts'][number]>(
+        'select transfer_id::text as transfer_id, holder, connector, said from transfer_connector_conflicts',
+      )
+    ).rows;
+  } finally {
+    await db.end();
+  }
+  const generic = new Map<string, number>();
+  const genericTaken = new Map<string, number[]>();
+  const genericAccounts: string[] = [];
+  for (const entry of testBank!.journal()) {
+    if (entry.kind === 'transfer.attempted') {
+      const { reference } = entry as { reference: string };
+      generic.set(reference, (generic.get(reference) ?? 0) + 1);
+    }
+    if (entry.kind === 'transfer.accepted') {
+      const { reference, amount_minor } = (
+        entry as { transfer: { request: { reference: string; amount_minor: number } } }
+      ).transfer.request;
+      // Every offer is journaled as attempted first; a taken one counts as offered whatever the journal's age.
+      if (!generic.has(reference)) generic.set(reference, 1);
+      genericTaken.set(reference, [...(genericTaken.get(reference) ?? []), amount_minor]);
+    }
+    if (entry.kind === 'account.opened')
+      genericAccounts.push((entry as { account: { accountNumber: string } }).account.accountNumber);
+  }
+  const paystackSent = new Map<string, number>();
+  for (const reference of paystack!.transferReferences)
+    paystackSent.set(reference, (paystackSent.get(reference) ?? 0) + 1);
+  return { sandbox, generic, genericTaken, genericAccounts, paystack: paystackSent, connectors, conflicts };
+}
+
+/** The Paystack simulator's word about a transfer (its reference is our id, lowercased: src/connectors/paystack/reference.ts). */
+function paystackWord(id: string): BankWord {
+  const status = paystack!.transfers.get(id.toLowerCase())?.status;
+  if (status === undefined) return 'never taken';
+  if (status === 'success') return 'successful';
+  if (status === 'failed' || status === 'reversed') return 'failed';
+  return 'pending';
+}
+
+/** Which banks a transfer was ever sent to, by their own records, under its connector's name. */
+function banksSent(records: BankRecords, id: string): string[] {
+  return [
+    ...(records.sandbox.has(id) ? ['sandbox'] : []),
+    ...(records.generic.has(id) ? ['generic'] : []),
+    ...(records.paystack.has(id.toLowerCase()) ? ['paystack'] : []),
+  ];
+}
+
 /**
- * The live tenant's transfers against the banks' own records, and the two modes kept apart: what
- * the test bank was offered (its journal), how it says each transfer ended (`GET
- * /transfers/{reference}`) and what it paid (its settlement statements); what the sandbox bank
- * holds (its tables, `sandbox_bank.*`); the connector recorded on each transfer (`transfers.connector`,
- * which the API does not show and the operator CLI shows one transfer at a time); one event per fact.
+ * The transfers against the banks' own records (`bankRecords`): the two modes kept apart, no
+ * transfer submitted to two connectors, each live transfer as the bank that holds it has it (the
+ * test bank's `GET /transfers/{reference}` and settlement statements, the Paystack simulator's
+ * transfers), every lost answer ended as its bank says, and one live event per fact.
  */
-async function checkLiveAtBanks(
+async function checkAtBanks(
   tenants: Tenant[],
   client: Client,
   finals: Map<string, { status: string }>,
   callbacks: BankCallback[],
 ): Promise<Result[]> {
+  const records = await bankRecords();
   const isLive = (transfer: AckedTransfer) => TENANTS[transfer.tenant]!.mode === 'live';
   const liveTransfers = seen.transfers.filter(isLive);
   const liveIds = new Set(liveTransfers.map((transfer) => transfer.id));
   const sandboxIds = new Set(seen.transfers.filter((transfer) => !isLive(transfer)).map((transfer) => transfer.id));
   const liveAccounts = tenants.filter((tenant) => tenant.mode === 'live').flatMap((tenant) => tenant.vaNumbers);
+  const holderOf = (transfer: AckedTransfer) => records.connectors.get(transfer.id) ?? null;
+  const results: Result[] = [];
 
   // Apart: each bank knows only its own mode's transfers; the connector says so too.
   const apart: string[] = [];
-  const journal = testBank!.journal();
-  const offered = new Set<string>();
-  const accepted = new Map<string, number[]>();
-  const opened: string[] = [];
-  for (const entry of journal) {
-    if (entry.kind === 'transfer.attempted') offered.add((entry as { reference: string }).reference);
-    if (entry.kind === 'transfer.accepted') {
-      const { reference, amount_minor } = (
-        entry as { transfer: { request: { reference: string; amount_minor: number } } }
-      ).transfer.request;
-      offered.add(reference);
-      accepted.set(reference, [...(accepted.get(reference) ?? []), amount_minor]);
-    }
-    if (entry.kind === 'account.opened')
-      opened.push((entry as { account: { accountNumber: string } }).account.accountNumber);
+  const whose = (reference: string) =>
+    sandboxIds.has(reference) ? 'a sandbox transfer' : 'no transfer the run was acknowledged';
+  for (const reference of records.generic.keys()) {
+    if (!liveIds.has(reference)) apart.push(`the test bank was offered ${reference}, ${whose(reference)}`);
   }
-  for (const reference of offered) {
-    if (!liveIds.has(reference))
-      apart.push(
-        `the test bank was offered ${reference}, ${sandboxIds.has(reference) ? 'a sandbox transfer' : 'no transfer the run was acknowledged'}`,
-      );
+  const liveByPaystackReference = new Map(liveTransfers.map((transfer) => [transfer.id.toLowerCase(), transfer]));
+  for (const reference of records.paystack.keys()) {
+    if (!liveByPaystackReference.has(reference)) apart.push(`Paystack was sent ${reference}, ${whose(reference)}`);
   }
+  const opened = records.genericAccounts;
   if (opened.length !== liveAccounts.length || !opened.every((number) => liveAccounts.includes(number)))
     apart.push(`the test bank opened accounts ${opened.join(', ')}; the live tenant has ${liveAccounts.join(', ')}`);
-  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 60_000 });
-  await db.connect();
-  let atSandbox: string[];
-  let connectors: Map<string, string | null>;
-  try {
-    atSandbox = (
-      await db.query<{ reference: string }>(
-        `select reference from sandbox_bank.transfers where reference = any($1::text[])
-         union all select reference from sandbox_bank.submission_attempts where reference = any($1::text[])`,
-        [[...liveIds]],
-      )
-    ).rows.map((row) => row.reference);
-    connectors = new Map(
-      (
-        await db.query<{ id: string; connector: string | null }>(
-          'select id::text as id, connector from transfers where id = any($1::uuid[])',
-          [seen.transfers.map((transfer) => transfer.id)],
-        )
-      ).rows.map((row) => [row.id, row.connector]),
-    );
-  } finally {
-    await db.end();
-  }
-  apart.push(...atSandbox.map((reference) => `live transfer ${reference} reached the sandbox bank`));
+  for (const id of liveIds) if (records.sandbox.has(id)) apart.push(`live transfer ${id} reached the sandbox bank`);
+  const liveHeld = new Map<string, number>();
   for (const transfer of seen.transfers) {
-    const want = isLive(transfer) ? 'generic' : 'sandbox';
-    if (connectors.get(transfer.id) !== want)
-      apart.push(`transfer ${transfer.id} has connector ${connectors.get(transfer.id) ?? 'none'}, not ${want}`);
+    const connector = holderOf(transfer);
+    const allowed = isLive(transfer) ? ['generic', 'paystack'] : ['sandbox'];
+    if (connector === null || !allowed.includes(connector))
+      apart.push(`transfer ${transfer.id} has connector ${connector ?? 'none'}, not ${allowed.join(' or ')}`);
+    else if (isLive(transfer)) liveHeld.set(connector, (liveHeld.get(connector) ?? 0) + 1);
   }
   for (const tenant of tenants.filter((candidate) => candidate.mode === 'live')) {
     for (const va of tenant.vas) {
@@ -1845,18 +2058,65 @@ async function checkLiveAtBanks(
       if (provider !== 'generic') apart.push(`live virtual account ${va} is at ${provider}, not generic`);
     }
   }
-  const results = [
+  results.push(
     resultOf(
-      'test and live never cross banks (connector recorded, sandbox bank tables, test bank journal)',
+      'test and live never cross banks (connector recorded, sandbox bank tables, test bank journal, Paystack requests)',
       apart,
-      `${liveIds.size} live transfers (${offered.size} taken or tried by the test bank, none by the sandbox bank), ${sandboxIds.size} sandbox ones (none offered to the test bank); ${opened.length} accounts opened at the test bank, all live`,
+      `${liveIds.size} live transfers (${liveHeld.get('generic') ?? 0} held by the test bank, ${liveHeld.get('paystack') ?? 0} by Paystack; none by the sandbox bank), ${sandboxIds.size} sandbox ones (none offered to a live bank); ${opened.length} accounts opened at the test bank, all live`,
     ),
-  ];
+  );
 
-  // Agree: how each live transfer ended in our books is how it ended at the bank, and nothing was paid twice.
+  // Once: the banks a transfer was ever sent to, by their own records, are at most one, and that one
+  // is the connector recorded on it. A transfer refused "not taken" by one bank may rightly go to the
+  // next (decisions §13), but no refusal the run can meet does that: the test bank's 4444444444 has
+  // no other connector (Paystack cannot resolve it), and the refusals planned behind a lost answer
+  // meet only a repeat. So a second bank means a submission that may have been taken was sent
+  // elsewhere (decisions §17), the double payment this run exists to catch.
+  const once: string[] = [];
+  const sentTo = new Map<string, number>();
+  for (const transfer of seen.transfers) {
+    const banks = banksSent(records, transfer.id);
+    const connector = holderOf(transfer);
+    const key = banks.length === 0 ? 'none' : banks.join('+');
+    sentTo.set(key, (sentTo.get(key) ?? 0) + 1);
+    if (banks.length > 1)
+      once.push(
+        `${TENANTS[transfer.tenant]!.mode} transfer ${transfer.id} to ${transfer.recipient} was sent to ${banks.join(' and ')} (held by ${connector ?? 'none'}, ${finals.get(transfer.id)?.status ?? 'unread'} in our books)`,
+      );
+    else if (banks.length === 1 && banks[0] !== connector)
+      once.push(`transfer ${transfer.id} was sent to ${banks[0]} and is held by ${connector ?? 'none'}`);
+    // Only the sandbox bank keeps no record of an offer it throttles; any other transfer without one
+    // would mean a bank's record is missing, and the check above would prove nothing for it.
+    else if (banks.length === 0 && !(TENANTS[transfer.tenant]!.mode === 'test' && transfer.recipient === 'throttled'))
+      once.push(
+        `transfer ${transfer.id} to ${transfer.recipient} is in no bank's record (held by ${connector ?? 'none'})`,
+      );
+  }
+  once.push(
+    ...records.conflicts.map(
+      (conflict) =>
+        `connector conflict: ${conflict.connector} said ${conflict.said} about transfer ${conflict.transfer_id}, held by ${conflict.holder}`,
+    ),
+  );
+  results.push(
+    resultOf(
+      'no transfer submitted to two connectors; the one it was sent to is the one recorded on it',
+      once,
+      `${seen.transfers.length} transfers sent to: ${[...sentTo]
+        .sort()
+        .map(([banks, n]) => `${banks} ${n}`)
+        .join(
+          ', ',
+        )} (none: sandbox ones throttled, of which the sandbox bank keeps no record); ${records.conflicts.length} connector conflicts`,
+    ),
+  );
+
+  // Agree: how each live transfer ended in our books is how it ended at the bank that holds it,
+  // and nothing was paid twice. The test bank is asked (`GET /transfers/{reference}`) for the ones
+  // it holds; Paystack's simulator is read.
   const agree: string[] = [];
-  const atBank = new Map<string, { status: number; bank?: string }>();
-  const queue = [...liveTransfers];
+  const words = new Map<string, BankWord>();
+  const queue = liveTransfers.filter((transfer) => holderOf(transfer) === 'generic');
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let transfer = queue.shift(); transfer; transfer = queue.shift()) {
@@ -1870,20 +2130,20 @@ async function checkLiveAtBanks(
           agree.push(`the test bank answered ${answer?.status ?? 'nothing'} for transfer ${transfer.id}`);
           continue;
         }
-        atBank.set(transfer.id, {
-          status: answer.status,
-          ...(answer.status === 200 ? { bank: (answer.json as { status: string }).status } : {}),
-        });
+        words.set(transfer.id, answer.status === 200 ? (answer.json as { status: BankWord }).status : 'never taken');
       }
     }),
   );
+  for (const transfer of liveTransfers)
+    if (holderOf(transfer) === 'paystack') words.set(transfer.id, paystackWord(transfer.id));
   const byOutcome = new Map<string, number>();
   for (const transfer of liveTransfers) {
     const ours = finals.get(transfer.id)?.status;
-    const theirs = atBank.get(transfer.id);
-    if (!ours || !theirs) continue;
-    const bank = theirs.bank ?? 'never taken';
-    byOutcome.set(`${ours}/${bank}`, (byOutcome.get(`${ours}/${bank}`) ?? 0) + 1);
+    const bank = words.get(transfer.id);
+    if (!ours || !bank) continue;
+    const holder = holderOf(transfer)!;
+    const outcome = `${ours}/${bank} at ${holder}`;
+    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
     const fits =
       ours === 'successful'
         ? bank === 'successful'
@@ -1893,15 +2153,16 @@ async function checkLiveAtBanks(
             : bank === 'failed' || bank === 'never taken'
           : bank === 'pending';
     if (!fits)
-      agree.push(
-        `live transfer ${transfer.id} to ${transfer.recipient} is ${ours} in our books, ${bank} at the test bank`,
-      );
-    const amounts = accepted.get(transfer.id) ?? [];
+      agree.push(`live transfer ${transfer.id} to ${transfer.recipient} is ${ours} in our books, ${bank} at ${holder}`);
+    const amounts = records.genericTaken.get(transfer.id) ?? [];
     if (amounts.length > 1) agree.push(`the test bank took ${transfer.id} ${amounts.length} times`);
     if (amounts.some((amount) => amount !== transfer.amount))
       agree.push(`the test bank took ${transfer.id} for ${amounts.join(', ')}, ours is ${transfer.amount}`);
+    const atPaystack = paystack!.transfers.get(transfer.id.toLowerCase());
+    if (atPaystack && atPaystack.amount !== transfer.amount)
+      agree.push(`Paystack took ${transfer.id} for ${atPaystack.amount}, ours is ${transfer.amount}`);
   }
-  // Every UTC day of the run, as the bank's statements list what it paid.
+  // Every UTC day of the run, as the test bank's statements list what it paid.
   const paid = new Map<string, { status: string; amount: number }[]>();
   const today = new Date().toISOString().slice(0, 10);
   for (let at = started; new Date(at).toISOString().slice(0, 10) <= today; at += 86_400_000) {
@@ -1926,21 +2187,33 @@ async function checkLiveAtBanks(
       agree.push(`the test bank's statement lists ${reference}, no live transfer of the run`);
     if (lines.length > 1) agree.push(`the test bank's statements list ${reference} ${lines.length} times`);
   }
-  let paidOut = 0;
+  const paidOut = { generic: 0, paystack: 0 };
   for (const transfer of liveTransfers) {
     const ours = finals.get(transfer.id)?.status;
-    const lines = paid.get(transfer.id) ?? [];
-    const successful = lines.filter((line) => line.status === 'successful');
-    if (ours === 'successful') {
-      paidOut += transfer.amount;
-      if (successful.length !== 1 || successful[0]!.amount !== transfer.amount)
-        agree.push(
-          `successful transfer ${transfer.id} is paid ${JSON.stringify(successful)} in the test bank's statements`,
-        );
-    } else if (successful.length)
-      agree.push(`transfer ${transfer.id}, ${ours} in our books, is paid in the test bank's statements`);
+    const holder = holderOf(transfer);
+    // Only the holder pays: the test bank's statements count what it holds, Paystack's record its own.
+    const byBank = (paid.get(transfer.id) ?? []).filter((line) => line.status === 'successful');
+    const byPaystack = paystackWord(transfer.id) === 'successful';
+    if (holder !== 'generic' && byBank.length)
+      agree.push(`transfer ${transfer.id}, held by ${holder}, is paid in the test bank's statements`);
+    if (holder !== 'paystack' && byPaystack)
+      agree.push(`transfer ${transfer.id}, held by ${holder}, is paid by Paystack`);
+    if (holder === 'generic') {
+      if (ours === 'successful') {
+        paidOut.generic += transfer.amount;
+        if (byBank.length !== 1 || byBank[0]!.amount !== transfer.amount)
+          agree.push(
+            `successful transfer ${transfer.id} is paid ${JSON.stringify(byBank)} in the test bank's statements`,
+          );
+      } else if (byBank.length)
+        agree.push(`transfer ${transfer.id}, ${ours} in our books, is paid in the test bank's statements`);
+    }
+    if (holder === 'paystack') {
+      if (ours === 'successful') paidOut.paystack += transfer.amount;
+      // Whether Paystack paid it is its word, weighed above against ours.
+    }
   }
-  // The transfers the bank's callback never told us of: resolved by status queries alone.
+  // The transfers the test bank's callback never told us of: resolved by status queries alone.
   const told = new Set(
     callbacks
       .filter((callback) => callback.type === 'transfer.completed' && callback.state === 'delivered')
@@ -1956,11 +2229,18 @@ async function checkLiveAtBanks(
   ).length;
   results.push(
     resultOf(
-      'live transfers as the test bank has them; none taken or paid twice',
+      'live transfers as the bank that holds each has them (test bank or Paystack); none taken or paid twice',
       agree,
-      `${[...byOutcome].map(([outcome, n]) => `${n} ${outcome}`).join(', ')} (ours/test bank); ${paidOut} kobo paid out once each; ${byQuery} resolved by status query with their callback lost`,
+      `${[...byOutcome]
+        .sort()
+        .map(([outcome, n]) => `${n} ${outcome}`)
+        .join(
+          ', ',
+        )} (ours/holder's); paid out once each: ${paidOut.generic} kobo by the test bank, ${paidOut.paystack} by Paystack; ${byQuery} resolved by status query with their callback lost`,
     ),
   );
+
+  results.push(checkLostAnswers(records, finals, words));
 
   // One event per fact: a transfer.created for each live transfer, a transfer.settled or
   // transfer.failed for each that ended (the live tenant has no endpoint to receive them).
@@ -2004,6 +2284,77 @@ async function checkLiveAtBanks(
     ),
   );
   return results;
+}
+
+/**
+ * Every transfer whose answer was lost: by a planned fault (the lost-answers windows, at the test
+ * bank or Paystack) or by its recipient's fate (`3333333333`, taken and answered 500 or not at all,
+ * at every bank). Each is an acknowledged transfer (so the wallet invariant above weighed it), held
+ * by the bank that lost its answer, ended as that bank says and as its recipient's fate says, and,
+ * where the bank counts its offers (the test bank, Paystack), was sent exactly once: after an
+ * ambiguous answer only the holder's status query decides (decisions §17). `words` holds the live
+ * transfers' holders' words; a sandbox one's is the sandbox bank's table.
+ */
+function checkLostAnswers(
+  records: BankRecords,
+  finals: Map<string, { status: string }>,
+  words: Map<string, BankWord>,
+): Result {
+  const breaches: string[] = [];
+  const byId = new Map(seen.transfers.map((transfer) => [transfer.id.toLowerCase(), transfer]));
+  const lost = new Map<string, { transfer: AckedTransfer; bank: string; by: 'fault' | 'fate' }>();
+  for (const { bank, reference } of seen.answersLost) {
+    const transfer = byId.get(reference.toLowerCase());
+    if (!transfer) {
+      breaches.push(`${bank} lost its answer to ${reference}, which is no transfer the run was acknowledged`);
+      continue;
+    }
+    lost.set(transfer.id, { transfer, bank, by: 'fault' });
+  }
+  for (const transfer of seen.transfers) {
+    if (transfer.recipient === 'flaky' && !lost.has(transfer.id))
+      lost.set(transfer.id, { transfer, bank: records.connectors.get(transfer.id) ?? 'none', by: 'fate' });
+  }
+  const outcomes = new Map<string, number>();
+  for (const { transfer, bank, by } of lost.values()) {
+    const mode = TENANTS[transfer.tenant]!.mode;
+    const holder = records.connectors.get(transfer.id);
+    const ours = finals.get(transfer.id)?.status;
+    const theirs = mode === 'test' ? records.sandbox.get(transfer.id) : words.get(transfer.id);
+    const fate = fateOf(mode, transfer.recipient);
+    const name = `${mode} transfer ${transfer.id} to ${transfer.recipient} (answer lost at ${bank} by ${by})`;
+    if (holder !== bank) breaches.push(`${name} is held by ${holder ?? 'none'}`);
+    if (ours !== fate || theirs !== fate)
+      breaches.push(
+        `${name} is ${ours ?? 'unread'} in our books, ${theirs ?? 'unread'} at ${bank}; its fate is ${fate}`,
+      );
+    const offers =
+      bank === 'generic'
+        ? records.generic.get(transfer.id)
+        : bank === 'paystack'
+          ? records.paystack.get(transfer.id.toLowerCase())
+          : undefined;
+    if (bank !== 'sandbox' && offers !== 1) breaches.push(`${name} was sent to ${bank} ${offers ?? 0} times`);
+    const key = `${by} ${bank} ${ours ?? 'unread'}`;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  breaches.push(
+    ...seen.retriesRefused.map(
+      ({ bank, fault, reference }) =>
+        `${bank} was sent ${reference} again after losing its answer: the retry met ${fault}, planned for a gateway that retries`,
+    ),
+  );
+  const byFault = seen.answersLost.length;
+  return resultOf(
+    'every transfer whose answer was lost ended as the bank that holds it says, sent once',
+    breaches,
+    `${lost.size} transfers: ${byFault} answers lost by the lost-answers fault (${seen.answersLost.filter((a) => a.bank === 'generic').length} at the test bank, ${seen.answersLost.filter((a) => a.bank === 'paystack').length} at Paystack), ${lost.size - byFault} by their recipient's fate (3333333333); ${[
+      ...outcomes,
+    ]
+      .sort()
+      .map(([key, n]) => `${n} ${key}`)
+      .join(', ')}; all acknowledged, so in the wallet sums; no retry met the refusals planned behind them`,
+  );
 }
 
 function table(rows: string[][]): string {
@@ -2060,6 +2411,14 @@ function summary(client: Client, results: Result[], planned: number): void {
         'callbacks lost test-bank',
         String(seen.callbackLoss.count),
         `${(seen.callbackLoss.ms / 1000).toFixed(1)} s dropping in all`,
+      ],
+      [
+        'answers lost',
+        String(seen.answersLost.length),
+        `${seen.answersLost.filter((lost) => lost.bank === 'generic').length} at the test bank, ` +
+          `${seen.answersLost.filter((lost) => lost.bank === 'paystack').length} at Paystack, in ${seen.lossWindows.count} windows ` +
+          `(${(seen.lossWindows.ms / 1000).toFixed(1)} s in all); ${seen.enquiriesRefused} live name enquiries answered 503 there; ` +
+          `${seen.retriesRefused.length} retries met the refusal planned behind them`,
       ],
       ['planned', String(planned), ''],
     ]),

@@ -1,9 +1,11 @@
 // The chaos run's generic test bank (test/simulators/generic-bank.ts, docs/connectors/test-bank.md):
-// the live connector of the run's live tenant, as its own process beside `npm start`'s launcher
-// (not under it: the launcher knows nothing of live connectors, and a deployment's bank is
-// somebody else's process). The run SIGKILLs it and starts it again on the same port and data
-// directory, as the launcher restarts the API; its fsync'd journal is what lets the restarted bank
-// know every transfer it took. It also makes the bank lose its callbacks for a while, credits the
+// the first live connector of the run's live tenant (Paystack's simulator is the second), as its
+// own process beside `npm start`'s launcher (not under it: the launcher knows nothing of live
+// connectors, and a deployment's bank is somebody else's process). The run SIGKILLs it and starts
+// it again on the same port and data directory, as the launcher restarts the API; its fsync'd
+// journal is what lets the restarted bank know every transfer it took. It also makes the bank lose
+// its callbacks for a while, plans faults on its calls (lost answers, and the refusals a retry
+// would meet: `POST /control/faults`, and `GET /control/faults/met` for what they met), credits the
 // bank's virtual accounts through its control routes, and, for the checks, reads the bank's own
 // record: `GET /control/callbacks`, `GET /transfers/{reference}`, the settlement statements and the
 // journal itself (the only place that lists every transfer the bank took or was offered).
@@ -24,6 +26,21 @@ export type JournalEntry =
   | { kind: 'transfer.accepted'; transfer: { request: { reference: string; amount_minor: number } } }
   | { kind: 'account.opened'; account: { accountNumber: string } }
   | { kind: string };
+
+/** A fault planned at the bank (`POST /control/faults`; test/simulators/generic-bank/faults.ts). */
+export interface BankFaultPlan {
+  fault: '503' | 'html' | 'hang' | 'reset' | 'limit_422' | 'lose_answer';
+  count: number;
+  route: string;
+  only?: 'repeats' | 'taken';
+}
+
+/** A fault a call met at the bank (`GET /control/faults/met`). */
+export interface BankFaultMet {
+  fault: BankFaultPlan['fault'];
+  call: string;
+  reference: string | null;
+}
 
 export interface BankCallback {
   id: string;
@@ -62,10 +79,12 @@ export class ChaosTestBank {
     return new ChaosTestBank(await freePort(), output);
   }
 
-  /** What `npm start`'s launcher needs to make this bank the live `generic` connector (decisions §13). */
+  /**
+   * What `npm start`'s launcher needs to configure this bank as the live `generic` connector
+   * (decisions §13); LIVE_CONNECTORS, which orders the connectors, is the run's to set.
+   */
   gatewayEnv(): Record<string, string> {
     return {
-      LIVE_CONNECTORS: 'generic',
       GENERIC_BANK_URL: this.url,
       GENERIC_BANK_API_KEY: this.apiKey,
       GENERIC_BANK_WEBHOOK_SECRET: this.webhookSecret,
@@ -120,7 +139,7 @@ export class ChaosTestBank {
   }
 
   /** One call to the bank with its key; throws when no answer came (the bank down, the call cut). */
-  async call(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = 10_000): Promise<BankAnswer> {
+  async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = 10_000): Promise<BankAnswer> {
     const response = await fetch(`${this.url}${path}`, {
       method,
       headers: {
@@ -146,7 +165,7 @@ export class ChaosTestBank {
    * Control calls are safe to repeat: a credit repeated with its reference is the same credit.
    */
   async until(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body: unknown,
     deadlineMs: number,
@@ -174,6 +193,24 @@ export class ChaosTestBank {
     } catch {
       return false;
     }
+  }
+
+  /** Plans a fault for the bank's next calls; whether the bank answered that it did. */
+  async planFault(plan: BankFaultPlan, deadlineMs: number, stopped: () => boolean): Promise<boolean> {
+    const { answer } = await this.until('POST', '/control/faults', plan, deadlineMs, stopped);
+    return answer?.status === 200;
+  }
+
+  /** Forgets every fault still planned; whether the bank answered that it did. */
+  async clearFaults(deadlineMs: number, stopped: () => boolean): Promise<boolean> {
+    const { answer } = await this.until('DELETE', '/control/faults', undefined, deadlineMs, stopped);
+    return answer?.status === 200;
+  }
+
+  /** The faults calls met since this bank process started (a restarted bank starts a new record). */
+  async faultsMet(deadlineMs: number, stopped: () => boolean): Promise<BankFaultMet[] | undefined> {
+    const { answer } = await this.until('GET', '/control/faults/met', undefined, deadlineMs, stopped);
+    return answer?.status === 200 ? (answer.json as { met: BankFaultMet[] }).met : undefined;
   }
 
   /** Every callback the bank queued, with its state (`GET /control/callbacks`). */

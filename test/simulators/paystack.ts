@@ -9,7 +9,13 @@
 // Tests steer it with plain methods, never over HTTP: a fault for the next call (an HTML 502, a
 // body that is not JSON, a 200 missing fields, a hang, a reset connection, an answer lost after
 // the work is done), finishing a transfer, holding transfers for an OTP, crediting a dedicated
-// account, a low balance, the clock. Only tests use it; `npm start` never does.
+// account, a low balance, the clock. Only tests use it; `npm start` never does. It keeps the
+// reference of every `POST /transfer` it was sent, whatever became of it, and the faults met.
+//
+// Two options serve a run that treats it as one more bank rather than steering each transfer (the
+// chaos run, test/chaos/): more banks in its list (`extraBanks`), and `magicFates`, under which
+// the transfers it takes end on their own by the fates of the generic test bank's magic accounts
+// (docs/connectors/test-bank.md). Without them it behaves as it always has.
 //
 // Where the document is silent the simulator makes a documented choice: the account
 // `0000000000` does not resolve (422 "Could not resolve account name…", as the sandbox bank's
@@ -26,6 +32,20 @@ export const UNRESOLVABLE_ACCOUNT = '0000000000';
 export function dedicatedAccountFee(amountKobo: number): number {
   return Math.min(30_000, Math.round(amountKobo * 0.01));
 }
+
+/**
+ * The recipient accounts whose fate `magicFates` fixes, as the generic test bank's: taken then
+ * failed; taken and never ended; taken on its first submission and the answer lost (the
+ * connection destroyed once the work is done); and one whose name Paystack cannot resolve for
+ * now (a 503 to the name enquiry and the recipient's creation), so that no transfer to it is ever
+ * taken here.
+ */
+export const MAGIC_FATES = {
+  fails: '1111111111',
+  neverEnds: '2222222222',
+  answerLost: '3333333333',
+  unreachable: '4444444444',
+} as const;
 
 /**
  * What the next matching call meets. Besides garbage, hangs, resets and a lost answer, refusals as
@@ -51,6 +71,16 @@ interface FaultPlan {
   fault: Fault;
   /** `POST /transfer`: the first call whose method and path (no query) match. */
   match?: string | undefined;
+  /** Only a `POST /transfer` of a reference Paystack already holds (a retry); set only when asked. */
+  repeatsOnly?: true;
+}
+
+export interface FaultMet {
+  fault: Fault;
+  /** `METHOD /path` of the call that met it. */
+  call: string;
+  /** The `POST /transfer` body's reference, when the call was one. */
+  reference: string | undefined;
 }
 
 export interface SimBank {
@@ -146,6 +176,13 @@ export interface PaystackSimulator {
   secretKey: string;
   /** Every request, as `METHOD /path?query`. */
   requests: string[];
+  /**
+   * The reference of every `POST /transfer` body, in order, taken or not (a fault's call
+   * included): everything Paystack was ever sent to pay.
+   */
+  transferReferences: string[];
+  /** Every planned fault a call met, in order. */
+  faultsMet: FaultMet[];
   transfers: Map<string, SimTransfer>;
   recipients: Map<string, SimRecipient>;
   customers: Map<string, SimCustomer>;
@@ -154,10 +191,13 @@ export interface PaystackSimulator {
   webhooks: SentWebhook[];
   /** Where webhooks go; none sent while unset (they are still built and kept in `webhooks`). */
   webhookUrl: string | undefined;
-  /** The next matching call meets this fault. */
-  failNext(fault: Fault, match?: string): void;
+  /**
+   * The next matching call meets this fault; with `repeatsOnly`, only a `POST /transfer` of a
+   * reference Paystack already holds (what a retry after a lost answer sends).
+   */
+  failNext(fault: Fault, match?: string, options?: { repeatsOnly?: boolean }): void;
   /** Faults planned and not met yet, in order. */
-  pendingFaults(): { fault: Fault; match?: string | undefined }[];
+  pendingFaults(): { fault: Fault; match?: string | undefined; repeatsOnly?: true }[];
   /** Drops the faults planned and not met. */
   clearFaults(): void;
   /** New transfers wait for an OTP (status `otp`), as with transfer OTP enabled on the integration. */
@@ -186,6 +226,18 @@ export interface PaystackSimulator {
 export interface PaystackSimulatorOptions {
   secretKey?: string;
   port?: number;
+  /**
+   * Banks it lists and resolves accounts at besides its own seven (a real integration lists every
+   * Nigerian bank): what a gateway whose other connector lists other codes may send it.
+   */
+  extraBanks?: readonly { code: string; name: string }[];
+  /**
+   * The transfers it takes end on their own, `finishAfterMs` after being taken (their webhook
+   * sent as finishTransfer sends it), by the fates of MAGIC_FATES: `success` but for those to
+   * `1111111111` (`failed`) and `2222222222` (never). Without it a transfer stays as taken until
+   * the test finishes it, and only `0000000000` is magic.
+   */
+  magicFates?: { finishAfterMs: number };
 }
 
 class HttpError extends Error {
@@ -232,11 +284,23 @@ function within(at: string, query: URLSearchParams): boolean {
 export async function startPaystackSimulator(options: PaystackSimulatorOptions = {}): Promise<PaystackSimulator> {
   const secretKey = options.secretKey ?? 'sk_test_simulator0000000000000000000000';
   const port = options.port ?? (await freePorts(1))[0]!;
+  const magic = options.magicFates;
+  const banks: SimBank[] = [...BANKS];
+  for (const extra of options.extraBanks ?? []) {
+    if (banks.some((bank) => bank.code === extra.code)) continue;
+    const slug = extra.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '');
+    banks.push({ id: banks.length + 1, name: extra.name, slug, code: extra.code, longcode: '' });
+  }
+  /** The magic fates' finishing, cleared on close. */
+  const finishing = new Set<NodeJS.Timeout>();
   const faults: FaultPlan[] = [];
   const sockets = new Set<Socket>();
   let otp = false;
   let balance = 1_000_000_000_00;
-  let bankPageSize = BANKS.length;
+  let bankPageSize = banks.length;
   let fixedTime: Date | null = null;
   let listPageSize = 100;
   let ids = 1000;
@@ -248,6 +312,8 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
     url: `http://127.0.0.1:${port}`,
     secretKey,
     requests: [],
+    transferReferences: [],
+    faultsMet: [],
     transfers: new Map(),
     recipients: new Map(),
     customers: new Map(),
@@ -255,7 +321,8 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
     charges: [],
     webhooks: [],
     webhookUrl: undefined,
-    failNext: (fault, match) => void faults.push({ fault, match }),
+    failNext: (fault, match, plan) =>
+      void faults.push({ fault, match, ...(plan?.repeatsOnly ? { repeatsOnly: true } : {}) }),
     pendingFaults: () => faults.map((plan) => ({ ...plan })),
     clearFaults: () => void faults.splice(0),
     requireOtp: (enabled) => void (otp = enabled),
@@ -307,13 +374,15 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
       return deliver(webhook.event, webhook.body);
     },
     async close() {
+      for (const timer of finishing) clearTimeout(timer);
+      finishing.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 
   function recipientView(recipient: SimRecipient) {
-    const bank = BANKS.find((candidate) => candidate.code === recipient.bank_code);
+    const bank = banks.find((candidate) => candidate.code === recipient.bank_code);
     return {
       active: true,
       createdAt: now(),
@@ -509,13 +578,16 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
   }
 
   function bankByCode(bankCode: string | undefined | null): SimBank | undefined {
-    return BANKS.find((bank) => bank.code === bankCode);
+    return banks.find((bank) => bank.code === bankCode);
   }
 
   /** The name Paystack resolves for an account (every 10-digit number but the magic one resolves). */
   function resolveName(accountNumber: string, bankCode: string): string {
     if (!/^\d{10}$/.test(accountNumber)) throw validation('Account number is invalid');
     if (!bankByCode(bankCode)) throw validation(`Unknown bank code: ${bankCode.slice(0, 20)}`, 'invalid_bank_code');
+    if (magic && accountNumber === MAGIC_FATES.unreachable) {
+      throw new HttpError(503, 'Could not reach the beneficiary bank to resolve the account. Try again later.');
+    }
     if (accountNumber === UNRESOLVABLE_ACCOUNT) {
       throw new HttpError(422, 'Could not resolve account name. Check parameters or try again.', {
         meta: { nextStep: 'Ensure that you are passing the correct account number and bank code' },
@@ -530,7 +602,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
     if (method === 'GET' && path === '/bank') {
       if ((query.get('country') ?? 'nigeria') !== 'nigeria') return { message: 'Banks retrieved', data: [], meta: {} };
       const start = query.get('next') ? Number(Buffer.from(query.get('next')!, 'base64url').toString()) : 0;
-      const page = BANKS.slice(start, start + bankPageSize);
+      const page = banks.slice(start, start + bankPageSize);
       const end = start + page.length;
       return {
         message: 'Banks retrieved',
@@ -549,7 +621,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
           updatedAt: '2024-01-01T00:00:00.000Z',
         })),
         meta: {
-          next: end < BANKS.length ? Buffer.from(String(end)).toString('base64url') : null,
+          next: end < banks.length ? Buffer.from(String(end)).toString('base64url') : null,
           previous: start > 0 ? Buffer.from(String(Math.max(0, start - bankPageSize))).toString('base64url') : null,
           perPage: bankPageSize,
         },
@@ -627,6 +699,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
         transferred_at: null,
       };
       sim.transfers.set(reference, transfer);
+      if (magic) finishOnItsOwn(transfer, magic.finishAfterMs);
       const view = transferView(transfer);
       return {
         message: otp ? 'Transfer requires OTP to continue' : 'Transfer has been queued',
@@ -688,7 +761,7 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
       );
       if (!customer) throw new HttpError(404, 'Customer not found', { type: 'validation_error', code: 'not_found' });
       const slug = typeof body.preferred_bank === 'string' ? body.preferred_bank : 'wema-bank';
-      const bank = BANKS.find((candidate) => candidate.slug === slug);
+      const bank = banks.find((candidate) => candidate.slug === slug);
       if (!bank || !DVA_BANKS.has(slug)) throw validation('Invalid preferred bank', 'invalid_preferred_bank');
       if (
         sim.accounts.some((account) => account.customer === customer && account.active && account.bank.slug === slug)
@@ -727,16 +800,43 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
     throw new HttpError(404, 'Route not found');
   }
 
-  function takeFault(method: string, path: string): FaultPlan | undefined {
-    const index = faults.findIndex((plan) => !plan.match || plan.match === `${method} ${path}`);
+  /** Under `magicFates`: the transfer ends `afterMs` from now, as its recipient's fate says, if still pending. */
+  function finishOnItsOwn(transfer: SimTransfer, afterMs: number): void {
+    const account = transfer.recipient.account_number;
+    if (account === MAGIC_FATES.neverEnds) return;
+    const timer = setTimeout(() => {
+      finishing.delete(timer);
+      if (sim.transfers.get(transfer.reference) !== transfer || transfer.status !== 'pending') return;
+      void sim.finishTransfer(transfer.reference, account === MAGIC_FATES.fails ? 'failed' : 'success');
+    }, afterMs);
+    finishing.add(timer);
+  }
+
+  function takeFault(method: string, path: string, repeat: boolean): FaultPlan | undefined {
+    const index = faults.findIndex(
+      (plan) => (!plan.match || plan.match === `${method} ${path}`) && (!plan.repeatsOnly || repeat),
+    );
     return index === -1 ? undefined : faults.splice(index, 1)[0];
+  }
+
+  /** A `POST /transfer` body's reference, read before anything else (a fault may answer first). */
+  function referenceIn(raw: string): string | undefined {
+    try {
+      const reference = (JSON.parse(raw) as { reference?: unknown } | null)?.reference;
+      return typeof reference === 'string' ? reference : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   function handle(request: IncomingMessage, response: ServerResponse, raw: string): void {
     const url = new URL(request.url ?? '/', 'http://simulator');
     const method = request.method ?? 'GET';
     sim.requests.push(`${method} ${url.pathname}${url.search}`);
-    const plan = takeFault(method, url.pathname);
+    const submitted = method === 'POST' && url.pathname === '/transfer' ? referenceIn(raw) : undefined;
+    if (submitted !== undefined) sim.transferReferences.push(submitted);
+    const plan = takeFault(method, url.pathname, submitted !== undefined && sim.transfers.has(submitted));
+    if (plan) sim.faultsMet.push({ fault: plan.fault, call: `${method} ${url.pathname}`, reference: submitted });
     const reply = (status: number, payload: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
       response.end(JSON.stringify(payload));
@@ -796,7 +896,13 @@ export async function startPaystackSimulator(options: PaystackSimulatorOptions =
         data: unknown;
         meta?: unknown;
       };
-      if (plan?.fault === 'lose_answer') {
+      // A transfer taken here for the first time (a repeat is refused) to the account whose
+      // answer is lost by its fate.
+      const lostByFate =
+        magic !== undefined &&
+        submitted !== undefined &&
+        sim.transfers.get(submitted)?.recipient.account_number === MAGIC_FATES.answerLost;
+      if (plan?.fault === 'lose_answer' || lostByFate) {
         // The work is done; the answer never arrives.
         request.socket.destroy();
         return;

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { CONTRACT_PATHS, type ContractError } from '../../../src/connectors/generic/contract.ts';
 import { INSTITUTIONS, institution } from './banks.ts';
 import { type Bank, CODES, accountView, transferView } from './bank.ts';
-import type { Faults } from './faults.ts';
+import type { Faults, Submission } from './faults.ts';
 
 /** Bodies larger than this are refused (413), as the gateway bounds its own. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -73,11 +73,19 @@ const CreditBody = z.object({
 });
 const SettleBody = z.object({ code: text(10).optional(), message: text(200).optional() });
 const CallbackModeBody = z.object({ mode: z.enum(['deliver', 'drop']) });
-const FaultBody = z.object({
-  fault: z.enum(['503', 'html', 'hang', 'reset', 'limit_422', 'lose_answer']),
-  count: z.number().int().min(1).max(1000).default(1),
-  route: text(200).optional(),
-});
+const FaultBody = z
+  .object({
+    fault: z.enum(['503', 'html', 'hang', 'reset', 'limit_422', 'lose_answer']),
+    count: z.number().int().min(1).max(1000).default(1),
+    route: text(200).optional(),
+    // Kept to some submissions: repeats of a reference offered before, or (a lost answer only)
+    // those the bank took; an edge fault answers before the bank knows whether it would take it.
+    only: z.enum(['repeats', 'taken']).optional(),
+  })
+  .refine((plan) => plan.only !== 'taken' || plan.fault === 'lose_answer', {
+    message: "only: 'taken' is for lose_answer (an edge fault answers before the bank takes anything)",
+    path: ['only'],
+  });
 const isoDate = z.iso.date({ error: 'must be a date such as 2026-11-24' });
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -253,9 +261,14 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
       pattern: /^\/control\/faults$/,
       handle: (_params, body) => {
         const planned = parse(FaultBody, body());
-        faults.plan(planned.fault, planned.count, planned.route ?? null);
+        faults.plan(planned.fault, planned.count, planned.route ?? null, planned.only);
         return ok(200, { faults: faults.plans });
       },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/control\/faults\/met$/,
+      handle: () => ok(200, { met: faults.met }),
     },
     {
       method: 'DELETE',
@@ -316,8 +329,9 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
     // The path as sent, query cut off (a URL parser would read `//host/x` as another host's `/x`).
     const path = (request.url ?? '/').split('?')[0]!;
     const control = path.startsWith('/control/');
+    const submission = method === 'POST' && path === CONTRACT_PATHS.transfers ? submissionIn(raw) : undefined;
     if (!control) {
-      switch (faults.atEdge(method, path)) {
+      switch (faults.atEdge(method, path, submission)) {
         case '503':
           return respond(
             response,
@@ -368,12 +382,31 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
           : { status: 500, body: { code: 'internal_error', message: 'The bank failed to process the request' } };
     }
     // The work is done (and journaled) whatever the answer was; only the answer is lost.
-    if (method === 'POST' && path === CONTRACT_PATHS.transfers && faults.losesAnswer()) answer = { lost: true };
+    if (
+      method === 'POST' &&
+      path === CONTRACT_PATHS.transfers &&
+      faults.losesAnswer(submission && { ...submission, taken: bank.transfers.has(submission.reference) })
+    )
+      answer = { lost: true };
     if ('lost' in answer) {
       request.socket.destroy();
       return;
     }
     respond(response, answer.status, answer.body);
+  }
+
+  /**
+   * A submission's reference, read from its body before anything else (a fault at the edge may
+   * answer first), and whether the bank was offered it before; undefined for a body without one.
+   */
+  function submissionIn(raw: string): Submission | undefined {
+    let reference: unknown;
+    try {
+      reference = (JSON.parse(raw) as { reference?: unknown } | null)?.reference;
+    } catch {
+      return undefined;
+    }
+    return typeof reference === 'string' ? { reference, repeat: bank.offers.has(reference) } : undefined;
   }
 
   const sockets = new Set<Socket>();
