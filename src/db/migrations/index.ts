@@ -28,6 +28,7 @@ import { Migration0025TransferBatches } from './0025-transfer-batches.ts';
 import { Migration0026WalletStatements } from './0026-wallet-statements.ts';
 import { Migration0027EventStream } from './0027-event-stream.ts';
 import { Migration0028EventStreamLeases } from './0028-event-stream-leases.ts';
+import { Migration0031BatchBounds } from './0031-batch-bounds.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -58,4 +59,5 @@ export const migrations = [
   Migration0026WalletStatements,
   Migration0027EventStream,
   Migration0028EventStreamLeases,
+  Migration0031BatchBounds,
 ];
