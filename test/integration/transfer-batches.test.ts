@@ -2,9 +2,12 @@
 // sandbox bank over HTTP: whole-batch validation, replays, per-item refusals with their codes,
 // atomic batches reserved in one entry before the answer or refused with nothing created, an atomic
 // batch racing single creates on one wallet, a batch of 1,000, and `transfer_batch.completed` once.
-// The ledger's every invariant is checked after each test (useGatewayStack). On a Temporal server
-// of the file's own (see below).
-import { randomUUID } from 'node:crypto';
+// Their bounds (decisions §18): at most 5 open batches per tenant (the 6th 429, racing creates
+// included); no name enquiry for an item the wallet cannot cover, counted at the bank; at most 16
+// name enquiries in flight at the bank while two tenants' batches ask, and a third tenant's answered
+// meanwhile. The ledger's every invariant is checked after each test (useGatewayStack). On a
+// Temporal server of the file's own (see below).
+import { randomInt, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
@@ -58,6 +61,13 @@ function item(overrides: Record<string, unknown> = {}) {
 }
 
 const batchReference = () => `batch-${randomUUID().slice(0, 8)}`;
+
+/** An account number of this test's own (none of the sandbox bank's magic ones), to count its enquiries at the bank. */
+const ownAccount = () => `5${String(randomInt(0, 1_000_000_000)).padStart(9, '0')}`;
+
+/** How many name enquiries the sandbox bank has received for these accounts. */
+const enquiriesAtBank = (...accounts: string[]) =>
+  stack.bank.nameEnquiries.accounts.filter((account) => accounts.includes(account)).length;
 
 function post(apiKey: string, payload: unknown, headers: Record<string, string> = {}) {
   return app.inject({
@@ -361,6 +371,89 @@ describe('a batch that is not atomic', () => {
     expect(done2).toEqual([{ payload: { ...done } }]);
   });
 
+  it('refuses, without a name enquiry, every item the wallet can no longer cover (200 items, 3 covered: 3 enquiries)', async () => {
+    // The issue's case: a wallet that pays 3 items of 200 (each 100,000 + 1,000).
+    const tenant = await createFundedTenant(db.orm, 3 * 101_000);
+    const account = ownAccount();
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: Array.from({ length: 200 }, () => item({ recipient_account: account })),
+    });
+    expect(response.statusCode).toBe(202);
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    expect(done.counts).toEqual({ refused: 197, pending: 0, successful: 3, failed: 0 });
+    expect(enquiriesAtBank(account)).toBe(3);
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items.slice(0, 3).map((entry) => entry.status)).toEqual(['successful', 'successful', 'successful']);
+    for (const entry of items.slice(3)) {
+      expect(entry).toMatchObject({
+        status: 'refused',
+        transfer_id: null,
+        error: {
+          code: 'insufficient_balance',
+          message: 'wallet balance is below the 101000 kobo required (amount plus fee)',
+        },
+      });
+    }
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+  });
+
+  it('refuses without a name enquiry an item over the daily limit', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 250000 where id = ?', [tenant.tenantId]);
+    const [first, second, third] = [ownAccount(), ownAccount(), ownAccount()];
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: [
+        item({ recipient_account: first, amount_minor: 200_000 }),
+        item({ recipient_account: second, amount_minor: 60_000 }),
+        item({ recipient_account: third, amount_minor: 50_000 }),
+      ],
+    });
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 2, failed: 0 });
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items[1]!.error).toEqual({
+      code: 'limit_exceeded',
+      message: 'daily transfer limit of 250000 kobo would be exceeded',
+    });
+    expect([enquiriesAtBank(first), enquiriesAtBank(second), enquiriesAtBank(third)]).toEqual([1, 0, 1]);
+  });
+
+  it('waits for an unknown account ahead to be refused before it refuses an item that then fits', async () => {
+    // 302,000: the unknown account's 201,000 would leave too little for the next 201,000; it is
+    // refused, so the next fits, and so does 101,000 after it; the last 2,000 does not.
+    const tenant = await createFundedTenant(db.orm, 302_000);
+    const [second, third, fourth] = [ownAccount(), ownAccount(), ownAccount()];
+    const unknownBefore = enquiriesAtBank('0000000000');
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: [
+        item({ recipient_account: '0000000000', amount_minor: 200_000 }),
+        item({ recipient_account: second, amount_minor: 200_000 }),
+        item({ recipient_account: third, amount_minor: 100_000 }),
+        item({ recipient_account: fourth, amount_minor: 1_000 }),
+      ],
+    });
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items.map((entry) => [entry.status, (entry.error as { code?: string } | null)?.code ?? null])).toEqual([
+      ['refused', 'invalid_account'],
+      ['successful', null],
+      ['successful', null],
+      ['refused', 'insufficient_balance'],
+    ]);
+    expect(done.counts).toEqual({ refused: 2, pending: 0, successful: 2, failed: 0 });
+    expect([
+      enquiriesAtBank('0000000000') - unknownBefore,
+      enquiriesAtBank(second, third),
+      enquiriesAtBank(fourth),
+    ]).toEqual([1, 2, 0]);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+  });
+
   it('keeps the daily limit exact across its items', async () => {
     const tenant = await createFundedTenant(db.orm, 10_000_000);
     await db.orm.em
@@ -377,6 +470,111 @@ describe('a batch that is not atomic', () => {
     expect(items[1]!.error).toEqual({ code: 'limit_exceeded', message: expect.stringContaining('1000000') });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 602_500 - 401_000, pending: 0 });
   });
+});
+
+describe('at most 5 open batches per tenant and mode', () => {
+  const small = () => ({ batch_reference: batchReference(), transfers: [item(), item()] });
+
+  it('refuses the 6th open batch with 429 {limit: 5, open: 5}, answers a repeat of an open one, and takes another once one completes', async () => {
+    const tenant = await createFundedTenant(db.orm, 0);
+    const other = await createFundedTenant(db.orm, 0);
+    // No worker: the batches stay open, as batches still being worked on do.
+    await stack.stopWorker();
+    const open: Record<string, unknown>[] = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const payload = small();
+        const answer = await post(tenant.apiKey, payload);
+        expect(answer.statusCode).toBe(202);
+        open.push({ payload, id: answer.json().data.id });
+      }
+      const sixth = await post(tenant.apiKey, small());
+      expect(sixth.statusCode).toBe(429);
+      expect(sixth.headers['retry-after']).toBe('30');
+      expect(sixth.json()).toEqual({
+        success: false,
+        error: {
+          code: 'rate_limited',
+          message: expect.stringContaining('still processing'),
+          status: 429,
+          details: { limit: 5, open: 5 },
+        },
+      });
+      // A repeat of an open batch is that batch, not a 6th; another body under its reference is still a 409.
+      const repeat = await post(tenant.apiKey, open[0]!.payload);
+      expect(repeat.statusCode).toBe(200);
+      expect(repeat.json().data.id).toBe(open[0]!.id);
+      const conflicting = await post(tenant.apiKey, { ...(open[0]!.payload as object), transfers: [item()] });
+      expect(conflicting.statusCode).toBe(409);
+      // Another tenant's batches are its own.
+      expect((await post(other.apiKey, small())).statusCode).toBe(202);
+      expect(await batchRows(tenant.tenantId)).toMatchObject({ batches: 5 });
+    } finally {
+      await stack.startWorker();
+    }
+    for (const { id } of open) await completed(tenant.apiKey, id as string);
+    expect((await post(tenant.apiKey, small())).statusCode).toBe(202);
+  });
+
+  it('lets 10 racing creates open exactly 5 batches', async () => {
+    const tenant = await createFundedTenant(db.orm, 0);
+    await stack.stopWorker();
+    let answers;
+    try {
+      answers = await Promise.all(Array.from({ length: 10 }, () => post(tenant.apiKey, small())));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([
+        202, 202, 202, 202, 202, 429, 429, 429, 429, 429,
+      ]);
+      for (const refused of answers.filter((answer) => answer.statusCode === 429))
+        expect(refused.json().error).toMatchObject({ code: 'rate_limited', details: { limit: 5, open: 5 } });
+      expect(await batchRows(tenant.tenantId)).toMatchObject({ batches: 5 });
+    } finally {
+      await stack.startWorker();
+    }
+    for (const answer of answers.filter((entry) => entry.statusCode === 202))
+      await completed(tenant.apiKey, answer.json().data.id);
+  });
+});
+
+describe('name enquiries at the bank', () => {
+  it('never has more than 16 in flight while two tenants’ batches ask, and answers a third tenant meanwhile', async () => {
+    const tenants = await Promise.all([
+      createFundedTenant(db.orm, 100_000_000),
+      createFundedTenant(db.orm, 100_000_000),
+    ]);
+    const third = await createFundedTenant(db.orm, 0);
+    // Each enquiry held 100 ms at the bank: the two batches' 300 take at least 1.9 s at 16 at a time.
+    stack.bank.slowNameEnquiries(100);
+    stack.bank.nameEnquiries.maxInFlight = 0;
+    try {
+      const accounts = tenants.map(() => ownAccount());
+      const answers = await Promise.all(
+        tenants.map((tenant, i) =>
+          post(tenant.apiKey, {
+            batch_reference: batchReference(),
+            transfers: Array.from({ length: 150 }, () => item({ recipient_account: accounts[i] })),
+          }),
+        ),
+      );
+      // While they ask, the third tenant's own enquiry gets a slot (its account is new: never cached).
+      await eventually(() => enquiriesAtBank(...accounts) >= 32, 20_000, 20);
+      const resolved = await app.inject({
+        method: 'GET',
+        url: `/api/v1/banks/resolve?bank_code=058&account_number=${ownAccount()}`,
+        headers: auth(third.apiKey),
+      });
+      expect(resolved.statusCode).toBe(200);
+      expect(enquiriesAtBank(...accounts)).toBeLessThan(300);
+      for (const [i, answer] of answers.entries()) {
+        const done = await completed(tenants[i]!.apiKey, answer.json().data.id, 120_000);
+        expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 150, failed: 0 });
+      }
+      expect(enquiriesAtBank(...accounts)).toBe(300);
+      expect(stack.bank.nameEnquiries.maxInFlight).toBe(16);
+    } finally {
+      stack.bank.slowNameEnquiries(0);
+    }
+  }, 180_000);
 });
 
 describe('an atomic batch', () => {
