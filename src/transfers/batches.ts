@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { laneTaskQueues } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/ids.ts';
 import { pageOffset } from '../http/pagination.ts';
@@ -63,7 +64,9 @@ function tooManyOpen(open: number): ApiError {
 /**
  * Starts a recorded batch's workflow, once for good: a run that is running or ran keeps the id
  * (a repeat is no error). The API starts it after recording the batch; the worker's sweep
- * (worker/transfer-batch-sweep.ts) starts one whose API died in between.
+ * (worker/transfer-batch-sweep.ts) starts one whose API died in between. `taskQueue` is
+ * TEMPORAL_TASK_QUEUE: the batch runs on its batches lane (decisions §18), and its items' runs,
+ * started as its children, there too.
  */
 export async function startBatchWorkflow(
   deps: { client: Client; taskQueue: string },
@@ -72,7 +75,7 @@ export async function startBatchWorkflow(
   try {
     await deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
       workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
-      taskQueue: deps.taskQueue,
+      taskQueue: laneTaskQueues(deps.taskQueue).batches,
       args: [
         {
           batchId: batch.id,

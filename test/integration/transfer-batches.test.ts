@@ -5,7 +5,8 @@
 // Their bounds (decisions §18): at most 5 open batches per tenant (the 6th 429, racing creates
 // included); no name enquiry for an item the wallet cannot cover, counted at the bank; at most 16
 // name enquiries in flight at the bank while two tenants' batches ask, and a third tenant's answered
-// meanwhile. The ledger's every invariant is checked after each test (useGatewayStack). On a
+// meanwhile; batches and their items on the worker's batches lane, sandbox single transfers on its
+// sandbox lane, a batch started on the old queue finished there. The ledger's every invariant is checked after each test (useGatewayStack). On a
 // Temporal server of the file's own (see below).
 import { randomInt, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -13,7 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { freePorts } from '../support/ports.ts';
 import { journalOf, walletBalance } from '../../src/ledger/ledger.ts';
-import { batchStatusQuery, transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
+import {
+  TRANSFER_BATCH_WORKFLOW_TYPE,
+  type TransferBatchInput,
+  batchStatusQuery,
+  transferBatchWorkflowId,
+} from '../../workflows/transfer-batch-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -235,41 +242,99 @@ describe('POST /api/v1/transfers/bulk: validation and replays', () => {
   });
 });
 
-describe('a batch whose API died before starting its workflow', () => {
-  it("is started by the worker's sweep, once", async () => {
+/** A batch of two items recorded as the API records it, without starting its workflow. */
+async function recordedBatch(tenantId: string) {
+  const id = randomUUID();
+  const reference = batchReference();
+  const items = [item(), item({ amount_minor: 200_000 })].map((entry, index) => ({
+    index,
+    reference: `${reference}-${index}`,
+    amountMinor: entry.amount_minor,
+    feeMinor: 1_000,
+    recipientAccount: entry.recipient_account,
+    recipientBankCode: entry.recipient_bank_code,
+    recipientBank: 'Guaranty Trust Bank',
+    narration: entry.narration,
+    metadata: {},
+    requestHash: 'h',
+  }));
+  await db.orm.em.fork().transactional((tx) =>
+    insertBatch(
+      tx,
+      {
+        id,
+        tenantId,
+        batchReference: reference,
+        requestHash: 'h',
+        atomic: false,
+        mode: 'test',
+        totalAmountMinor: 300_000,
+        totalFeeMinor: 2_000,
+        metadata: {},
+      },
+      items,
+    ),
+  );
+  return { id, reference };
+}
+
+describe('worker lanes', () => {
+  const queueOf = async (workflowId: string) =>
+    (await stack.client.workflow.getHandle(workflowId).describe()).taskQueue;
+
+  it('runs a batch and its items on the batches lane, and a sandbox single transfer on the sandbox lane', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const id = randomUUID();
-    const reference = batchReference();
-    const items = [item(), item({ amount_minor: 200_000 })].map((entry, index) => ({
-      index,
-      reference: `${reference}-${index}`,
-      amountMinor: entry.amount_minor,
-      feeMinor: 1_000,
-      recipientAccount: entry.recipient_account,
-      recipientBankCode: entry.recipient_bank_code,
-      recipientBank: 'Guaranty Trust Bank',
-      narration: entry.narration,
-      metadata: {},
-      requestHash: 'h',
-    }));
-    // Recorded as the API records it, and no workflow started: the API died in between.
-    await db.orm.em.fork().transactional((tx) =>
-      insertBatch(
-        tx,
+    const payload = { batch_reference: batchReference(), transfers: [item()] };
+    const batch = (await post(tenant.apiKey, payload)).json().data;
+    await completed(tenant.apiKey, batch.id);
+    expect(await queueOf(transferBatchWorkflowId(tenant.tenantId, payload.batch_reference))).toBe(
+      `${TASK_QUEUE}-batches`,
+    );
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${payload.batch_reference}-0`))).toBe(
+      `${TASK_QUEUE}-batches`,
+    );
+    const reference = `single-${randomUUID().slice(0, 8)}`;
+    const single = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: auth(tenant.apiKey),
+      payload: item({ reference }),
+    });
+    expect(single.statusCode).toBe(201);
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, reference))).toBe(`${TASK_QUEUE}-sandbox`);
+    await eventually(async () => (await wallet(tenant.tenantId)).pending === 0, 30_000);
+  });
+
+  it('finishes a batch started on the gateway queue before the lanes existed, its items there too', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { id, reference } = await recordedBatch(tenant.tenantId);
+    const workflowId = transferBatchWorkflowId(tenant.tenantId, reference);
+    // As the API started batches before: on TEMPORAL_TASK_QUEUE itself.
+    await stack.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [
         {
-          id,
+          batchId: id,
           tenantId: tenant.tenantId,
           batchReference: reference,
-          requestHash: 'h',
-          atomic: false,
-          mode: 'test',
-          totalAmountMinor: 300_000,
-          totalFeeMinor: 2_000,
-          metadata: {},
-        },
-        items,
-      ),
-    );
+          totalCount: 2,
+        } satisfies TransferBatchInput,
+      ],
+    });
+    const done = await completed(tenant.apiKey, id);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 2, failed: 0 });
+    expect(await queueOf(workflowId)).toBe(TASK_QUEUE);
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${reference}-1`))).toBe(TASK_QUEUE);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
+  });
+});
+
+describe('a batch whose API died before starting its workflow', () => {
+  it("is started by the worker's sweep, once, on the batches lane", async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    // Recorded as the API records it, and no workflow started: the API died in between.
+    const { id, reference } = await recordedBatch(tenant.tenantId);
     const logged: string[] = [];
     const sweep = new TransferBatchSweep({
       orm: db.orm,
@@ -283,6 +348,8 @@ describe('a batch whose API died before starting its workflow', () => {
     // A batch its run has touched is not started again.
     expect(await sweep.pass(Date.now() + 3_600_000, 0)).toBe(0);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
+    const run = await stack.client.workflow.getHandle(transferBatchWorkflowId(tenant.tenantId, reference)).describe();
+    expect(run.taskQueue).toBe(`${TASK_QUEUE}-batches`);
   });
 });
 
