@@ -115,17 +115,20 @@ export class TransferBatchService {
   ): Promise<{ status: 200 | 202; body: CreatedBatchResponse }> {
     const atomic = body.atomic ?? false;
     const metadata = body.metadata ?? {};
-    const requestHash = batchFingerprint({
-      atomic,
-      metadata,
-      transfers: body.transfers.map((item) => ({ ...item, metadata: item.metadata ?? {} })),
-    });
+    const fingerprint = () =>
+      batchFingerprint({
+        atomic,
+        metadata,
+        transfers: body.transfers.map((item) => ({ ...item, metadata: item.metadata ?? {} })),
+      });
     const existing = await findBatchByReference(this.deps.orm.em.fork(), tenantId, body.batch_reference);
-    if (existing) return this.repeat(existing, requestHash);
-    // Refused before its items are prepared, so a flood of full batches costs one count each; the
-    // count that decides is the one under the lock below.
+    if (existing) return this.repeat(existing, fingerprint());
+    // Refused before its fingerprint and items are made (milliseconds of hashing for 1,000 items),
+    // so a flood of full batches costs two reads each; the count that decides is the one under the
+    // lock below.
     const open = await openBatchCount(this.deps.orm.em.fork(), tenantId, mode);
     if (open >= MAX_OPEN_BATCHES) throw tooManyOpen(open);
+    const requestHash = fingerprint();
 
     const items = await this.prepareItems(body, mode);
     const totalAmountMinor = items.reduce((sum, item) => sum + item.amountMinor, 0);
