@@ -71,7 +71,7 @@ const EnvSchema = z
      * activities, local activities and workflow tasks at once.
      */
     BATCH_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(20),
-    SANDBOX_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(20),
+    SANDBOX_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(40),
     TEMPORAL_DEV_PORT: port.default(7233),
     TEMPORAL_UI_PORT: port.default(8233),
     TEMPORAL_UI_URL: z.url().optional(),
