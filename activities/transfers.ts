@@ -11,9 +11,11 @@ import { recordEvent } from '../src/events/events.ts';
 import { InsufficientFundsError, postMovement } from '../src/ledger/ledger.ts';
 import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../src/ledger/movements.ts';
 import { type Providers, serving, transfersConnector } from '../src/providers/registry.ts';
+import { nameEnquirySlotsFor } from '../src/providers/name-enquiry-slots.ts';
 import { type BankSwitch, ProviderError } from '../src/providers/types.ts';
 import type { KeyMode } from '../src/connectors/types.ts';
 import { isDefinitive, refusalDetails } from './provider-failure.ts';
+import { enquiringTenant } from './transfers/enquiring-tenant.ts';
 import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
 import { isFinal, transferFailure, withinDailyLimit } from '../src/transfers/domain.ts';
 import {
@@ -85,12 +87,15 @@ async function emitTransferEvent(
 }
 
 export function createTransferActivities({ orm, providers }: TransferActivityDeps) {
+  const enquirySlots = nameEnquirySlotsFor(orm);
   return {
     /**
      * The recipient's name from the first connector of the transfer's mode whose name enquiry
      * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
      * next; an account the bank does not know refuses it. `exclude` names connectors already tried
-     * (after a definitive "not taken").
+     * (after a definitive "not taken"). Each connector is asked holding one of its name enquiry
+     * slots, shared fairly between tenants (src/providers/name-enquiry-slots.ts): none free in
+     * time is a transient fault, and not a reason to ask the next connector.
      */
     async nameEnquiry(input: {
       bankCode: string;
@@ -110,9 +115,12 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         );
       }
       let lastFault: unknown;
+      const tenantId = enquiringTenant();
       for (const connector of candidates) {
         try {
-          const result = await connector.transfers!.nameEnquiry(input.bankCode, input.accountNumber);
+          const result = await enquirySlots.run(connector.name, tenantId, () =>
+            connector.transfers!.nameEnquiry(input.bankCode, input.accountNumber),
+          );
           return { accountName: result.accountName, sessionId: result.sessionId, connector: connector.name };
         } catch (error) {
           if (error instanceof ProviderError && error.outcome === 'invalid_account') {

@@ -33,6 +33,7 @@ import { EventStreamHub } from './events/stream.ts';
 import { eventStreamRoutes } from './events/routes.ts';
 import { bankRoutes } from './banks/routes.ts';
 import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
+import { nameEnquirySlotsFor } from './providers/name-enquiry-slots.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
 import { type Providers, banksOf, callbackModesOf } from './providers/registry.ts';
@@ -309,6 +310,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   resolveAccountRoutes(app, {
     providers: deps.providers,
     cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),
+    slots: nameEnquirySlotsFor(deps.orm),
   });
   registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
   await providerCallbackRoutes(app, {

@@ -66,6 +66,14 @@ const EnvSchema = z
      * served by the webhook worker (`npm run webhook-worker`). Default `<TEMPORAL_TASK_QUEUE>-webhooks`.
      */
     TEMPORAL_WEBHOOK_TASK_QUEUE: z.string().min(1).optional(),
+    /**
+     * Worker slots of the worker's own lanes (decisions §18), beside TEMPORAL_TASK_QUEUE's: bulk
+     * transfers (their workflows, activities and items' runs) on `<TEMPORAL_TASK_QUEUE>-batches`,
+     * sandbox single transfers on `<TEMPORAL_TASK_QUEUE>-sandbox`; each lane runs at most this many
+     * activities, local activities and workflow tasks at once.
+     */
+    BATCH_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(20),
+    SANDBOX_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(40),
     TEMPORAL_DEV_PORT: port.default(7233),
     TEMPORAL_UI_PORT: port.default(8233),
     TEMPORAL_UI_URL: z.url().optional(),
@@ -215,6 +223,16 @@ const EnvSchema = z
         path: ['TEMPORAL_WEBHOOK_TASK_QUEUE'],
         message: 'must differ from TEMPORAL_TASK_QUEUE: webhook deliveries run apart from transfers and cards',
       });
+    } else if (
+      env.TEMPORAL_WEBHOOK_TASK_QUEUE !== undefined &&
+      Object.values(laneTaskQueues(env.TEMPORAL_TASK_QUEUE)).includes(env.TEMPORAL_WEBHOOK_TASK_QUEUE)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TEMPORAL_WEBHOOK_TASK_QUEUE'],
+        message:
+          'must differ from the batches and sandbox lanes beside TEMPORAL_TASK_QUEUE (<queue>-batches, <queue>-sandbox)',
+      });
     }
     // The API reachable beyond loopback takes provider callbacks from the network: whatever NODE_ENV
     // says, it must not run on secrets anyone who reads the repository knows.
@@ -278,6 +296,16 @@ const DEVELOPMENT_BVN_KEY = Buffer.from(DEVELOPMENT_BVN_KEY_TEXT, 'utf8');
 /** The webhook deliveries' task queue beside a gateway task queue, unless TEMPORAL_WEBHOOK_TASK_QUEUE names another. */
 export function defaultWebhookTaskQueue(taskQueue: string): string {
   return `${taskQueue}-webhooks`;
+}
+
+/**
+ * The worker's lanes beside a gateway task queue (decisions §18), each served by a Worker of its
+ * own with its own slots (BATCH_WORKER_SLOTS, SANDBOX_WORKER_SLOTS), so that neither can take the
+ * slots live single transfers run on: bulk transfers (the batch workflow, its activities, its
+ * items' transfer runs, which start on their parent's queue) and sandbox single transfers.
+ */
+export function laneTaskQueues(taskQueue: string): { batches: string; sandbox: string } {
+  return { batches: `${taskQueue}-batches`, sandbox: `${taskQueue}-sandbox` };
 }
 
 export function parseDurationsMs(list: string): number[] {

@@ -32,11 +32,12 @@ export interface WorkerProcess {
   log: (level: 30 | 40 | 50, msg: string, fields?: Record<string, unknown>) => void;
   /**
    * Says the process is running (`<service> running`, with `details` and whether it traces), then
-   * runs the worker until it shuts down (SIGINT/SIGTERM: the SDK drains in-flight activities) with
-   * the process's own polling loop beside it; then stops the loop and closes the rest.
+   * runs its workers (one per task queue it serves) until they shut down (SIGINT/SIGTERM: the SDK
+   * drains in-flight activities; one that fails takes the others down with it) with the process's
+   * own polling loop beside them; then stops the loop and closes the rest.
    */
   run: (
-    worker: Worker,
+    workers: readonly Worker[],
     loop: { start(): void; stop(): Promise<void> },
     details: Record<string, unknown>,
   ) => Promise<void>;
@@ -96,14 +97,21 @@ export async function startWorkerProcess(options: {
     // Spans still buffered (the last activities, workflows that just ended) leave before the process does.
     await tracing?.shutdown();
   };
-  const run: WorkerProcess['run'] = async (worker, loop, details) => {
+  const run: WorkerProcess['run'] = async (workers, loop, details) => {
     log(30, `${options.service.replaceAll('-', ' ')} running`, {
       ...details,
       tracing: tracing ? config.OTEL_EXPORTER_OTLP_ENDPOINT : 'off',
     });
     loop.start();
     try {
-      await worker.run();
+      const runs = workers.map((worker) => worker.run());
+      try {
+        await Promise.all(runs);
+      } catch (error) {
+        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        await Promise.allSettled(runs);
+        throw error;
+      }
     } finally {
       await loop.stop();
       await close();

@@ -13,3 +13,22 @@ export function webhookWorkerSlots(
 ): Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentLocalActivityExecutions'> {
   return { maxConcurrentActivityTaskExecutions: slots, maxConcurrentLocalActivityExecutions: slots };
 }
+
+/**
+ * A lane's slots (the worker's batches and sandbox lanes, decisions §18): at most `slots`
+ * activities, local activities and workflow tasks at once, all the lane's own, so that however much
+ * work waits there it never holds a slot of the gateway queue's Worker, where live single transfers
+ * run.
+ */
+export function laneWorkerSlots(
+  slots: number,
+): Pick<
+  WorkerOptions,
+  'maxConcurrentActivityTaskExecutions' | 'maxConcurrentLocalActivityExecutions' | 'maxConcurrentWorkflowTaskExecutions'
+> {
+  return {
+    maxConcurrentActivityTaskExecutions: slots,
+    maxConcurrentLocalActivityExecutions: slots,
+    maxConcurrentWorkflowTaskExecutions: slots,
+  };
+}

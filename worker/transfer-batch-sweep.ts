@@ -21,6 +21,7 @@ export class TransferBatchSweep {
   private readonly deps: {
     orm: MikroORM;
     client: Client;
+    /** TEMPORAL_TASK_QUEUE: a batch started here runs on its batches lane beside it. */
     taskQueue: string;
     log: (message: string, fields?: Record<string, unknown>) => void;
   };

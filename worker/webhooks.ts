@@ -48,7 +48,7 @@ const fanout = new EventFanout({
   listen: { connectionString: config.databaseUrl },
   log: (message, fields) => log(40, message, fields),
 });
-await run(worker, fanout, {
+await run([worker], fanout, {
   taskQueue: config.webhookTaskQueue,
   slots: config.WEBHOOK_WORKER_SLOTS,
   tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,

@@ -1,7 +1,10 @@
 // The transfer batch workflow's side effects (decisions §14), each idempotent on the batch and its
 // items' indexes, so a retry after a crash decides nothing twice:
-// - enquireBatchNames: every queued item's name enquiry, many at once, answers kept on the item
-//   (an unknown account refuses it; a bank down is retried for the items still unanswered);
+// - enquireBatchNames: the queued items' name enquiries, many at once, answers kept on the item
+//   (an unknown account refuses it; a bank down is retried for the items still unanswered); a
+//   batch that is not atomic first screens each item in index order against the wallet and the
+//   daily limit, and refuses the ones they can no longer cover without asking their names
+//   (decisions §18: an empty wallet's batch of 1,000 makes no enquiry at all);
 // - reserveBatchItems: a chunk of items decided in ONE transaction under the tenant's lock, as
 //   single creates one after the other would be (balance, daily limit, references), with their
 //   transfer rows, reservations (one statement for all of them, src/ledger) and transfer.created
@@ -10,6 +13,7 @@
 //   transfer_batch.completed recorded, once.
 import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { recordEvent, recordEvents } from '../../src/events/events.ts';
@@ -18,8 +22,10 @@ import {
   planEntriesOnLockedAccounts,
   postMovement,
   postPlannedEntries,
+  walletBalance,
 } from '../../src/ledger/ledger.ts';
 import { transferBatchItemRelease, transferReserve } from '../../src/ledger/movements.ts';
+import { NAME_ENQUIRY_SLOTS } from '../../src/providers/name-enquiry-slots.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import {
   type BatchItemRow,
@@ -34,11 +40,12 @@ import {
   markBatchCompleted,
   recordEnquiries,
   refuseItems,
+  undecidedItems,
 } from '../../src/transfers/batch-store.ts';
-import { type ItemDecision, decideItems } from '../../src/transfers/domain.ts';
+import { type ItemDecision, decideItems, screenItem } from '../../src/transfers/domain.ts';
 import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
-import { lockTenant } from '../../src/tenants/tenants.ts';
+import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
 import type { BatchItemStart, BatchItemSubmission } from '../../workflows/transfer-batch-definitions.ts';
 import type { TransferRequest } from '../../workflows/transfer-definitions.ts';
 import { createTransferActivities } from '../transfers.ts';
@@ -48,8 +55,8 @@ export interface TransferBatchActivityDeps {
   providers: Providers;
 }
 
-/** Name enquiries in flight at once for one batch. */
-const ENQUIRY_CONCURRENCY = 64;
+/** Name enquiries in flight at once for one batch: more would only wait for their connector's slots. */
+const ENQUIRY_CONCURRENCY = NAME_ENQUIRY_SLOTS;
 /** Submissions in flight at once, per chunk of a batch. */
 const SUBMIT_CONCURRENCY = 16;
 
@@ -66,6 +73,43 @@ interface Refusal {
   index: number;
   code: string;
   message: string;
+}
+
+/** An item refused because the wallet or the day's limit cannot take it, said as a single create says it. */
+function balanceRefusal(item: BatchItemRow, decision: Exclude<ItemDecision, 'accepted'>, limitMinor: number): Refusal {
+  return {
+    index: item.index,
+    code: decision,
+    message:
+      decision === 'limit_exceeded'
+        ? `daily transfer limit of ${limitMinor} kobo would be exceeded`
+        : `wallet balance is below the ${item.amount_minor + item.fee_minor} kobo required (amount plus fee)`,
+  };
+}
+
+/**
+ * What a chunk of a batch that is not atomic is screened against, read in one snapshot (so a chunk
+ * before it being reserved meanwhile is either all in the wallet or all in its items, never
+ * counted twice): the wallet, today's usage and the limit, and the batch's undecided items up to
+ * the chunk's end.
+ */
+async function screenOf(orm: MikroORM, batch: TransferBatchRow, to: number) {
+  return orm.em.fork().transactional(
+    async (tx) => {
+      const limitMinor = await dailyTransferLimitOf(tx, batch.tenant_id);
+      if (limitMinor === undefined)
+        throw ApplicationFailure.create({
+          type: 'unknown_tenant',
+          message: `no tenant ${batch.tenant_id}`,
+          nonRetryable: true,
+        });
+      const { availableMinor } = await walletBalance(tx, batch.tenant_id);
+      const usedMinor = await usedToday(tx, batch.tenant_id);
+      const undecided = await undecidedItems(tx, batch.id, { from: 0, to });
+      return { start: { availableMinor, usedMinor, limitMinor }, undecided };
+    },
+    { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
+  );
 }
 
 /** The request an item's transfer is made of (metadata stays on its row: the run does not need it). */
@@ -135,7 +179,15 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
   const transfers = createTransferActivities({ orm, providers });
 
   return {
-    /** The recipient name of every queued item of [from, to); an item whose account the bank does not know is refused. */
+    /**
+     * The recipient name of the queued items of [from, to); an item whose account the bank does
+     * not know is refused. A batch that is not atomic decides its items in index order, as their
+     * reservation will (decisions §18): an item the wallet or the day's limit can no longer cover,
+     * after the items ahead of it, is refused without a name enquiry; one that could be covered
+     * only if an enquiry still in flight ahead of it finds an unknown account waits for that
+     * answer. A fault (a bank down, no enquiry slot in time) stops the asking: what answered is
+     * kept, and the retry asks only for the rest.
+     */
     async enquireBatchNames(input: {
       batchId: string;
       from: number;
@@ -143,11 +195,16 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
     }): Promise<{ answered: number; refused: number }> {
       const em = orm.em.fork();
       const batch = await batchOf(em, input.batchId);
-      const waiting = await itemsAwaitingEnquiry(em, batch.id, input);
+      // An atomic batch reserved every item when it was accepted: each is asked, as before.
+      const screen = batch.atomic ? undefined : await screenOf(orm, batch, input.to);
+      const items = screen ? screen.undecided : await itemsAwaitingEnquiry(em, batch.id, input);
       const answers: Parameters<typeof recordEnquiries>[2][number][] = [];
       const refusals: Refusal[] = [];
+      // The undecided items ahead of the one being screened, in index order (refused ones leave it).
+      const ahead: { amountMinor: number; feeMinor: number; asking: boolean }[] = [];
+      const inFlight = new Set<Promise<void>>();
       let fault: Error | undefined;
-      await eachAtOnce(waiting, ENQUIRY_CONCURRENCY, async (item) => {
+      const ask = async (item: BatchItemRow, place: (typeof ahead)[number]) => {
         try {
           const answer = await transfers.nameEnquiry({
             bankCode: item.recipient_bank_code,
@@ -155,22 +212,50 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
             mode: batch.mode,
           });
           answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
+          place.asking = false;
         } catch (error) {
           const failure = error instanceof ApplicationFailure ? error : undefined;
           if (failure?.type === 'invalid_account' || failure?.type === 'name_enquiry_failed') {
             refusals.push({ index: item.index, code: 'invalid_account', message: failure.message });
+            ahead.splice(ahead.indexOf(place), 1);
           } else if (failure?.nonRetryable && failure.type) {
             // Final for this item (no connector of its mode serves transfers): refused with that code.
             refusals.push({ index: item.index, code: failure.type, message: failure.message });
+            ahead.splice(ahead.indexOf(place), 1);
           } else {
-            fault = error instanceof Error ? error : new Error(String(error));
+            fault ??= error instanceof Error ? error : new Error(String(error));
           }
         }
         heartbeat();
-      });
+      };
+      dispatch: for (const item of items) {
+        const amounts = { amountMinor: item.amount_minor, feeMinor: item.fee_minor };
+        if (item.index < input.from || item.recipient_name !== null) {
+          ahead.push({ ...amounts, asking: false });
+          continue;
+        }
+        for (;;) {
+          if (fault) break dispatch;
+          const verdict = screen ? screenItem(ahead, amounts, screen.start) : 'enquire';
+          if (verdict === 'enquire') break;
+          if (verdict === 'wait') {
+            await Promise.race(inFlight);
+            continue;
+          }
+          refusals.push(balanceRefusal(item, verdict, screen!.start.limitMinor));
+          continue dispatch;
+        }
+        while (inFlight.size >= ENQUIRY_CONCURRENCY) await Promise.race(inFlight);
+        if (fault) break;
+        const place = { ...amounts, asking: true };
+        ahead.push(place);
+        const asked: Promise<void> = ask(item, place).finally(() => inFlight.delete(asked));
+        inFlight.add(asked);
+      }
+      await Promise.all(inFlight);
       await em.transactional(async (tx) => {
         await recordEnquiries(tx, batch.id, answers);
-        await refuse(tx, batch, waiting, refusals);
+        await refuse(tx, batch, items, refusals);
       });
       // What answered is kept; the retry asks only for the rest.
       if (fault) throw fault;
@@ -236,14 +321,7 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
           accepted = candidates.filter((item, i) => {
             const decision: ItemDecision = decisions[i]!;
             if (decision === 'accepted') return true;
-            refusals.push({
-              index: item.index,
-              code: decision,
-              message:
-                decision === 'limit_exceeded'
-                  ? `daily transfer limit of ${limit} kobo would be exceeded`
-                  : `wallet balance is below the ${item.amount_minor + item.fee_minor} kobo required (amount plus fee)`,
-            });
+            refusals.push(balanceRefusal(item, decision, limit));
             return false;
           });
           const made = accepted.map((item) => ({ item, transferId: randomUUID() }));

@@ -1,12 +1,14 @@
 // GET /api/v1/banks/resolve (decisions §11): the name enquiry that transfers run, offered to
 // tenants so they can confirm a recipient before sending. Answers are kept briefly per (bank,
 // account) — a found name and "no such account" alike, never an outage — so a form that checks as
-// the user types does not become a storm of enquiries at the bank switch.
+// the user types does not become a storm of enquiries at the bank switch; and each enquiry holds one
+// of its connector's slots, as a transfer's does (src/providers/name-enquiry-slots.ts).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Providers, banksOf, serving } from '../providers/registry.ts';
+import type { NameEnquirySlots } from '../providers/name-enquiry-slots.ts';
 import type { KeyMode } from '../connectors/types.ts';
 import { ProviderError } from '../providers/types.ts';
 
@@ -55,7 +57,10 @@ export class NameEnquiryCache {
   }
 }
 
-export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Providers; cache: NameEnquiryCache }) {
+export function resolveAccountRoutes(
+  app: FastifyInstance,
+  deps: { providers: Providers; cache: NameEnquiryCache; slots: NameEnquirySlots },
+) {
   app.get(
     '/api/v1/banks/resolve',
     {
@@ -97,7 +102,7 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
       let resolution = deps.cache.get(key);
       if (!resolution) {
         try {
-          const result = await nameEnquiry(deps.providers, mode, bankCode, accountNumber);
+          const result = await nameEnquiry(deps, request.auth!.tenantId, mode, bankCode, accountNumber);
           resolution = {
             found: true,
             account: {
@@ -126,17 +131,21 @@ export function resolveAccountRoutes(app: FastifyInstance, deps: { providers: Pr
 /**
  * The name enquiry of a key mode: its transfers connectors in priority order, the next one asked
  * when one is down (a transient fault), as a transfer's own name enquiry does (decisions §13).
+ * No slot of a connector free in time is no answer: 503, and no other connector asked.
  */
 async function nameEnquiry(
-  providers: Providers,
+  deps: { providers: Providers; slots: NameEnquirySlots },
+  tenantId: string,
   mode: KeyMode,
   bankCode: string,
   accountNumber: string,
 ): Promise<{ accountName: string }> {
   let fault: unknown = new Error(`no ${mode} connector serves transfers`);
-  for (const connector of serving(providers, mode, 'transfers')) {
+  for (const connector of serving(deps.providers, mode, 'transfers')) {
     try {
-      return await connector.transfers!.nameEnquiry(bankCode, accountNumber);
+      return await deps.slots.run(connector.name, tenantId, () =>
+        connector.transfers!.nameEnquiry(bankCode, accountNumber),
+      );
     } catch (error) {
       if (!(error instanceof ProviderError) || !error.transient) throw error;
       fault = error;

@@ -261,6 +261,7 @@ try {
 
   const env = { ...process.env, DATABASE_URL: config.databaseUrl, TEMPORAL_ADDRESS: config.temporalAddress };
   run('sandbox-bank', 'src/sandbox-bank/server.ts', env);
+  // The gateway's queue and its batches and sandbox lanes, each on worker slots of its own (worker/main.ts).
   run('worker', 'worker/main.ts', env);
   // Webhook deliveries in their own process, on their own task queue (worker/webhooks.ts).
   run('webhook-worker', 'worker/webhooks.ts', env);

@@ -382,3 +382,9 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
 export async function lockTenant(em: EntityManager, tenantId: string) {
   return em.findOne(Tenant, { id: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
 }
+
+/** The tenant's daily transfer limit as it stands, read without a lock; undefined for no such tenant. */
+export async function dailyTransferLimitOf(em: EntityManager, tenantId: string): Promise<number | undefined> {
+  return (await em.findOne(Tenant, { id: tenantId }, { fields: ['dailyTransferLimitMinor'], refresh: true }))
+    ?.dailyTransferLimitMinor;
+}

@@ -139,6 +139,11 @@ export async function findBatchByReference(
   return em.findOne(TransferBatch, { tenant_id: tenantId, batch_reference: batchReference }, { refresh: true });
 }
 
+/** How many of the tenant's batches of this mode are open (not completed). */
+export async function openBatchCount(em: EntityManager, tenantId: string, mode: 'test' | 'live'): Promise<number> {
+  return em.count(TransferBatch, { tenant_id: tenantId, mode, status: 'processing' });
+}
+
 function itemOf(row: Record<string, unknown>): BatchItemRow {
   return {
     ...(row as unknown as BatchItemRow),
@@ -156,6 +161,20 @@ export async function itemsAwaitingEnquiry(
   const rows = await em.execute(
     `select * from transfer_batch_items
       where batch_id = ? and status = 'queued' and recipient_name is null and index >= ? and index < ? order by index`,
+    [batchId, range.from, range.to],
+  );
+  return rows.map(itemOf);
+}
+
+/** Items of [from, to) not decided yet, named or not, in index order. */
+export async function undecidedItems(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<BatchItemRow[]> {
+  const rows = await em.execute(
+    `select * from transfer_batch_items
+      where batch_id = ? and status = 'queued' and index >= ? and index < ? order by index`,
     [batchId, range.from, range.to],
   );
   return rows.map(itemOf);

@@ -4,10 +4,13 @@
 // submits the items. An atomic batch reserves every amount and fee in that transaction, in one
 // journal entry, or is refused (422) with nothing written. A repeat of a batch_reference answers
 // the batch it made (200), or 409 when the body differs; it also starts the workflow again if the
-// first request died between its commit and the start.
+// first request died between its commit and the start. A tenant has at most MAX_OPEN_BATCHES open
+// batches per mode (decisions §18): the next is 429, decided in that transaction under a lock of
+// the tenant's batches, so two requests racing cannot both take the last place.
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { laneTaskQueues } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/ids.ts';
 import { pageOffset } from '../http/pagination.ts';
@@ -15,13 +18,21 @@ import type { KeyMode } from '../connectors/types.ts';
 import type { Banks } from '../providers/registry.ts';
 import { InsufficientFundsError, postMovement } from '../ledger/ledger.ts';
 import { transferBatchReserve } from '../ledger/movements.ts';
+import { lockFor } from '../db/locks.ts';
 import { lockTenant } from '../tenants/tenants.ts';
 import {
   TRANSFER_BATCH_WORKFLOW_TYPE,
   type TransferBatchInput,
   transferBatchWorkflowId,
 } from '../../workflows/transfer-batch-definitions.ts';
-import { batchFingerprint, batchItemReference, transferFee, transferFingerprint, withinDailyLimit } from './domain.ts';
+import {
+  MAX_OPEN_BATCHES,
+  batchFingerprint,
+  batchItemReference,
+  transferFee,
+  transferFingerprint,
+  withinDailyLimit,
+} from './domain.ts';
 import {
   type NewBatchItem,
   type TransferBatchRow,
@@ -30,6 +41,7 @@ import {
   findBatch,
   findBatchByReference,
   insertBatch,
+  openBatchCount,
 } from './batch-store.ts';
 import type { CreateBulkTransferBody, CreatedBatchResponse } from './schemas.ts';
 import { usedToday } from './store.ts';
@@ -37,11 +49,24 @@ import { batchDetailView, batchItemView, batchView } from './views.ts';
 
 /** A reference's longest form (decisions §4). */
 const MAX_REFERENCE_LENGTH = 64;
+/** When a tenant at its open batches' bound is told to come back: batches take seconds to minutes. */
+const OPEN_BATCHES_RETRY_AFTER_SECONDS = 30;
+
+function tooManyOpen(open: number): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `${open} batches of this tenant are still processing, the most it may have open at once; send this one once one has completed`,
+    { limit: MAX_OPEN_BATCHES, open },
+    { headers: { 'retry-after': String(OPEN_BATCHES_RETRY_AFTER_SECONDS) } },
+  );
+}
 
 /**
  * Starts a recorded batch's workflow, once for good: a run that is running or ran keeps the id
  * (a repeat is no error). The API starts it after recording the batch; the worker's sweep
- * (worker/transfer-batch-sweep.ts) starts one whose API died in between.
+ * (worker/transfer-batch-sweep.ts) starts one whose API died in between. `taskQueue` is
+ * TEMPORAL_TASK_QUEUE: the batch runs on its batches lane (decisions §18), and its items' runs,
+ * started as its children, there too.
  */
 export async function startBatchWorkflow(
   deps: { client: Client; taskQueue: string },
@@ -50,7 +75,7 @@ export async function startBatchWorkflow(
   try {
     await deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
       workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
-      taskQueue: deps.taskQueue,
+      taskQueue: laneTaskQueues(deps.taskQueue).batches,
       args: [
         {
           batchId: batch.id,
@@ -90,19 +115,32 @@ export class TransferBatchService {
   ): Promise<{ status: 200 | 202; body: CreatedBatchResponse }> {
     const atomic = body.atomic ?? false;
     const metadata = body.metadata ?? {};
-    const requestHash = batchFingerprint({
-      atomic,
-      metadata,
-      transfers: body.transfers.map((item) => ({ ...item, metadata: item.metadata ?? {} })),
-    });
+    const fingerprint = () =>
+      batchFingerprint({
+        atomic,
+        metadata,
+        transfers: body.transfers.map((item) => ({ ...item, metadata: item.metadata ?? {} })),
+      });
     const existing = await findBatchByReference(this.deps.orm.em.fork(), tenantId, body.batch_reference);
-    if (existing) return this.repeat(existing, requestHash);
+    if (existing) return this.repeat(existing, fingerprint());
+    // Refused before its fingerprint and items are made (milliseconds of hashing for 1,000 items),
+    // so a flood of full batches costs two reads each; the count that decides is the one under the
+    // lock below.
+    const open = await openBatchCount(this.deps.orm.em.fork(), tenantId, mode);
+    if (open >= MAX_OPEN_BATCHES) throw tooManyOpen(open);
+    const requestHash = fingerprint();
 
     const items = await this.prepareItems(body, mode);
     const totalAmountMinor = items.reduce((sum, item) => sum + item.amountMinor, 0);
     const totalFeeMinor = items.reduce((sum, item) => sum + item.feeMinor, 0);
     const batchId = randomUUID();
     const created = await this.deps.orm.em.fork().transactional(async (tx) => {
+      // The tenant's batch creates of this mode one at a time: the count and the insert cannot race.
+      await lockFor(tx, 'transfer-batches', tenantId);
+      // A request with the same batch_reference committed first: answered as a repeat (200 or 409), not counted.
+      if (await findBatchByReference(tx, tenantId, body.batch_reference)) return false;
+      const open = await openBatchCount(tx, tenantId, mode);
+      if (open >= MAX_OPEN_BATCHES) throw tooManyOpen(open);
       if (atomic) {
         // Under the lock single creates reserve under: the limit and the balance hold across both.
         const tenant = await lockTenant(tx, tenantId);

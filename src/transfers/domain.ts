@@ -228,6 +228,9 @@ export interface ItemAmounts {
   feeMinor: number;
 }
 
+/** Batches a tenant may have open (not completed) at once in one mode (decisions §18); the next is 429. */
+export const MAX_OPEN_BATCHES = 5;
+
 export type ItemDecision = 'accepted' | 'insufficient_balance' | 'limit_exceeded';
 
 /**
@@ -252,6 +255,24 @@ export function decideItems(
     return 'accepted';
   });
   return { decisions, availableMinor, usedMinor };
+}
+
+/**
+ * Whether a waiting item of a batch that is not atomic is worth its name enquiry (decisions §18),
+ * decided in index order as decideItems will decide it when the items are reserved: `before` are
+ * the batch's undecided items ahead of it, each named already or `asking` (its enquiry in flight;
+ * refused ones are not among them). `enquire` if it would be accepted were every one ahead of it
+ * accepted; its refusal if it would be refused and nothing ahead of it is still asking; otherwise
+ * `wait` for those enquiries to answer (one that turns out an unknown account frees its share).
+ */
+export function screenItem(
+  before: readonly (ItemAmounts & { asking: boolean })[],
+  item: ItemAmounts,
+  start: { availableMinor: number; usedMinor: number; limitMinor: number },
+): 'enquire' | 'wait' | Exclude<ItemDecision, 'accepted'> {
+  const decision = decideItems([...before, item], start).decisions.at(-1)!;
+  if (decision === 'accepted') return 'enquire';
+  return before.some((ahead) => ahead.asking) ? 'wait' : decision;
 }
 
 /** An item's status as the API shows it: refused, or its transfer's get/list status (pending until decided). */

@@ -10,6 +10,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { laneTaskQueues } from '../config.ts';
 import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { pageOffset } from '../http/pagination.ts';
 import type { Banks } from '../providers/registry.ts';
@@ -40,6 +41,7 @@ import { type TransferRow, listTransfers, readByReference, readTransfer } from '
 export interface TransferServiceDeps {
   orm: MikroORM;
   client: Client;
+  /** TEMPORAL_TASK_QUEUE: live transfers run there, sandbox ones on its sandbox lane. */
   taskQueue: string;
   /** A key mode's bank list: the first of its transfers connectors that answers (decisions §13). */
   banks: (mode: KeyMode) => Banks;
@@ -114,7 +116,8 @@ export class TransferService {
     const workflowId = transferWorkflowId(tenantId, reference);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
       workflowId,
-      taskQueue: this.deps.taskQueue,
+      // Sandbox transfers on worker slots of their own (decisions §18): they never delay live ones.
+      taskQueue: mode === 'live' ? this.deps.taskQueue : laneTaskQueues(this.deps.taskQueue).sandbox,
       args: [{ request } satisfies TransferWorkflowInput],
       workflowIdConflictPolicy: 'USE_EXISTING',
       // A closed run that created the transfer is never started again (its repeat is answered from

@@ -2,15 +2,25 @@
 // sandbox bank over HTTP: whole-batch validation, replays, per-item refusals with their codes,
 // atomic batches reserved in one entry before the answer or refused with nothing created, an atomic
 // batch racing single creates on one wallet, a batch of 1,000, and `transfer_batch.completed` once.
-// The ledger's every invariant is checked after each test (useGatewayStack). On a Temporal server
-// of the file's own (see below).
-import { randomUUID } from 'node:crypto';
+// Their bounds (decisions §18): at most 5 open batches per tenant (the 6th 429, racing creates
+// included); no name enquiry for an item the wallet cannot cover, counted at the bank; at most 16
+// name enquiries in flight at the bank while two tenants' batches ask, and a third tenant's answered
+// meanwhile; batches and their items on the worker's batches lane, sandbox single transfers on its
+// sandbox lane, a batch started on the old queue finished there. The ledger's every invariant is checked after each test (useGatewayStack). On a
+// Temporal server of the file's own (see below).
+import { randomInt, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { freePorts } from '../support/ports.ts';
 import { journalOf, walletBalance } from '../../src/ledger/ledger.ts';
-import { batchStatusQuery, transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
+import {
+  TRANSFER_BATCH_WORKFLOW_TYPE,
+  type TransferBatchInput,
+  batchStatusQuery,
+  transferBatchWorkflowId,
+} from '../../workflows/transfer-batch-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -58,6 +68,13 @@ function item(overrides: Record<string, unknown> = {}) {
 }
 
 const batchReference = () => `batch-${randomUUID().slice(0, 8)}`;
+
+/** An account number of this test's own (none of the sandbox bank's magic ones), to count its enquiries at the bank. */
+const ownAccount = () => `5${String(randomInt(0, 1_000_000_000)).padStart(9, '0')}`;
+
+/** How many name enquiries the sandbox bank has received for these accounts. */
+const enquiriesAtBank = (...accounts: string[]) =>
+  stack.bank.nameEnquiries.accounts.filter((account) => accounts.includes(account)).length;
 
 function post(apiKey: string, payload: unknown, headers: Record<string, string> = {}) {
   return app.inject({
@@ -225,41 +242,99 @@ describe('POST /api/v1/transfers/bulk: validation and replays', () => {
   });
 });
 
-describe('a batch whose API died before starting its workflow', () => {
-  it("is started by the worker's sweep, once", async () => {
+/** A batch of two items recorded as the API records it, without starting its workflow. */
+async function recordedBatch(tenantId: string) {
+  const id = randomUUID();
+  const reference = batchReference();
+  const items = [item(), item({ amount_minor: 200_000 })].map((entry, index) => ({
+    index,
+    reference: `${reference}-${index}`,
+    amountMinor: entry.amount_minor,
+    feeMinor: 1_000,
+    recipientAccount: entry.recipient_account,
+    recipientBankCode: entry.recipient_bank_code,
+    recipientBank: 'Guaranty Trust Bank',
+    narration: entry.narration,
+    metadata: {},
+    requestHash: 'h',
+  }));
+  await db.orm.em.fork().transactional((tx) =>
+    insertBatch(
+      tx,
+      {
+        id,
+        tenantId,
+        batchReference: reference,
+        requestHash: 'h',
+        atomic: false,
+        mode: 'test',
+        totalAmountMinor: 300_000,
+        totalFeeMinor: 2_000,
+        metadata: {},
+      },
+      items,
+    ),
+  );
+  return { id, reference };
+}
+
+describe('worker lanes', () => {
+  const queueOf = async (workflowId: string) =>
+    (await stack.client.workflow.getHandle(workflowId).describe()).taskQueue;
+
+  it('runs a batch and its items on the batches lane, and a sandbox single transfer on the sandbox lane', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
-    const id = randomUUID();
-    const reference = batchReference();
-    const items = [item(), item({ amount_minor: 200_000 })].map((entry, index) => ({
-      index,
-      reference: `${reference}-${index}`,
-      amountMinor: entry.amount_minor,
-      feeMinor: 1_000,
-      recipientAccount: entry.recipient_account,
-      recipientBankCode: entry.recipient_bank_code,
-      recipientBank: 'Guaranty Trust Bank',
-      narration: entry.narration,
-      metadata: {},
-      requestHash: 'h',
-    }));
-    // Recorded as the API records it, and no workflow started: the API died in between.
-    await db.orm.em.fork().transactional((tx) =>
-      insertBatch(
-        tx,
+    const payload = { batch_reference: batchReference(), transfers: [item()] };
+    const batch = (await post(tenant.apiKey, payload)).json().data;
+    await completed(tenant.apiKey, batch.id);
+    expect(await queueOf(transferBatchWorkflowId(tenant.tenantId, payload.batch_reference))).toBe(
+      `${TASK_QUEUE}-batches`,
+    );
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${payload.batch_reference}-0`))).toBe(
+      `${TASK_QUEUE}-batches`,
+    );
+    const reference = `single-${randomUUID().slice(0, 8)}`;
+    const single = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: auth(tenant.apiKey),
+      payload: item({ reference }),
+    });
+    expect(single.statusCode).toBe(201);
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, reference))).toBe(`${TASK_QUEUE}-sandbox`);
+    await eventually(async () => (await wallet(tenant.tenantId)).pending === 0, 30_000);
+  });
+
+  it('finishes a batch started on the gateway queue before the lanes existed, its items there too', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { id, reference } = await recordedBatch(tenant.tenantId);
+    const workflowId = transferBatchWorkflowId(tenant.tenantId, reference);
+    // As the API started batches before: on TEMPORAL_TASK_QUEUE itself.
+    await stack.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [
         {
-          id,
+          batchId: id,
           tenantId: tenant.tenantId,
           batchReference: reference,
-          requestHash: 'h',
-          atomic: false,
-          mode: 'test',
-          totalAmountMinor: 300_000,
-          totalFeeMinor: 2_000,
-          metadata: {},
-        },
-        items,
-      ),
-    );
+          totalCount: 2,
+        } satisfies TransferBatchInput,
+      ],
+    });
+    const done = await completed(tenant.apiKey, id);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 2, failed: 0 });
+    expect(await queueOf(workflowId)).toBe(TASK_QUEUE);
+    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${reference}-1`))).toBe(TASK_QUEUE);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
+  });
+});
+
+describe('a batch whose API died before starting its workflow', () => {
+  it("is started by the worker's sweep, once, on the batches lane", async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    // Recorded as the API records it, and no workflow started: the API died in between.
+    const { id, reference } = await recordedBatch(tenant.tenantId);
     const logged: string[] = [];
     const sweep = new TransferBatchSweep({
       orm: db.orm,
@@ -273,6 +348,8 @@ describe('a batch whose API died before starting its workflow', () => {
     // A batch its run has touched is not started again.
     expect(await sweep.pass(Date.now() + 3_600_000, 0)).toBe(0);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
+    const run = await stack.client.workflow.getHandle(transferBatchWorkflowId(tenant.tenantId, reference)).describe();
+    expect(run.taskQueue).toBe(`${TASK_QUEUE}-batches`);
   });
 });
 
@@ -361,6 +438,89 @@ describe('a batch that is not atomic', () => {
     expect(done2).toEqual([{ payload: { ...done } }]);
   });
 
+  it('refuses, without a name enquiry, every item the wallet can no longer cover (200 items, 3 covered: 3 enquiries)', async () => {
+    // The issue's case: a wallet that pays 3 items of 200 (each 100,000 + 1,000).
+    const tenant = await createFundedTenant(db.orm, 3 * 101_000);
+    const account = ownAccount();
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: Array.from({ length: 200 }, () => item({ recipient_account: account })),
+    });
+    expect(response.statusCode).toBe(202);
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    expect(done.counts).toEqual({ refused: 197, pending: 0, successful: 3, failed: 0 });
+    expect(enquiriesAtBank(account)).toBe(3);
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items.slice(0, 3).map((entry) => entry.status)).toEqual(['successful', 'successful', 'successful']);
+    for (const entry of items.slice(3)) {
+      expect(entry).toMatchObject({
+        status: 'refused',
+        transfer_id: null,
+        error: {
+          code: 'insufficient_balance',
+          message: 'wallet balance is below the 101000 kobo required (amount plus fee)',
+        },
+      });
+    }
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+  });
+
+  it('refuses without a name enquiry an item over the daily limit', async () => {
+    const tenant = await createFundedTenant(db.orm, 10_000_000);
+    await db.orm.em
+      .fork()
+      .execute('update tenants set daily_transfer_limit_minor = 250000 where id = ?', [tenant.tenantId]);
+    const [first, second, third] = [ownAccount(), ownAccount(), ownAccount()];
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: [
+        item({ recipient_account: first, amount_minor: 200_000 }),
+        item({ recipient_account: second, amount_minor: 60_000 }),
+        item({ recipient_account: third, amount_minor: 50_000 }),
+      ],
+    });
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 2, failed: 0 });
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items[1]!.error).toEqual({
+      code: 'limit_exceeded',
+      message: 'daily transfer limit of 250000 kobo would be exceeded',
+    });
+    expect([enquiriesAtBank(first), enquiriesAtBank(second), enquiriesAtBank(third)]).toEqual([1, 0, 1]);
+  });
+
+  it('waits for an unknown account ahead to be refused before it refuses an item that then fits', async () => {
+    // 302,000: the unknown account's 201,000 would leave too little for the next 201,000; it is
+    // refused, so the next fits, and so does 101,000 after it; the last 2,000 does not.
+    const tenant = await createFundedTenant(db.orm, 302_000);
+    const [second, third, fourth] = [ownAccount(), ownAccount(), ownAccount()];
+    const unknownBefore = enquiriesAtBank('0000000000');
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      transfers: [
+        item({ recipient_account: '0000000000', amount_minor: 200_000 }),
+        item({ recipient_account: second, amount_minor: 200_000 }),
+        item({ recipient_account: third, amount_minor: 100_000 }),
+        item({ recipient_account: fourth, amount_minor: 1_000 }),
+      ],
+    });
+    const done = await completed(tenant.apiKey, response.json().data.id);
+    const items = await allItems(tenant.apiKey, response.json().data.id);
+    expect(items.map((entry) => [entry.status, (entry.error as { code?: string } | null)?.code ?? null])).toEqual([
+      ['refused', 'invalid_account'],
+      ['successful', null],
+      ['successful', null],
+      ['refused', 'insufficient_balance'],
+    ]);
+    expect(done.counts).toEqual({ refused: 2, pending: 0, successful: 2, failed: 0 });
+    expect([
+      enquiriesAtBank('0000000000') - unknownBefore,
+      enquiriesAtBank(second, third),
+      enquiriesAtBank(fourth),
+    ]).toEqual([1, 2, 0]);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+  });
+
   it('keeps the daily limit exact across its items', async () => {
     const tenant = await createFundedTenant(db.orm, 10_000_000);
     await db.orm.em
@@ -377,6 +537,111 @@ describe('a batch that is not atomic', () => {
     expect(items[1]!.error).toEqual({ code: 'limit_exceeded', message: expect.stringContaining('1000000') });
     expect(await wallet(tenant.tenantId)).toEqual({ available: 10_000_000 - 602_500 - 401_000, pending: 0 });
   });
+});
+
+describe('at most 5 open batches per tenant and mode', () => {
+  const small = () => ({ batch_reference: batchReference(), transfers: [item(), item()] });
+
+  it('refuses the 6th open batch with 429 {limit: 5, open: 5}, answers a repeat of an open one, and takes another once one completes', async () => {
+    const tenant = await createFundedTenant(db.orm, 0);
+    const other = await createFundedTenant(db.orm, 0);
+    // No worker: the batches stay open, as batches still being worked on do.
+    await stack.stopWorker();
+    const open: Record<string, unknown>[] = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const payload = small();
+        const answer = await post(tenant.apiKey, payload);
+        expect(answer.statusCode).toBe(202);
+        open.push({ payload, id: answer.json().data.id });
+      }
+      const sixth = await post(tenant.apiKey, small());
+      expect(sixth.statusCode).toBe(429);
+      expect(sixth.headers['retry-after']).toBe('30');
+      expect(sixth.json()).toEqual({
+        success: false,
+        error: {
+          code: 'rate_limited',
+          message: expect.stringContaining('still processing'),
+          status: 429,
+          details: { limit: 5, open: 5 },
+        },
+      });
+      // A repeat of an open batch is that batch, not a 6th; another body under its reference is still a 409.
+      const repeat = await post(tenant.apiKey, open[0]!.payload);
+      expect(repeat.statusCode).toBe(200);
+      expect(repeat.json().data.id).toBe(open[0]!.id);
+      const conflicting = await post(tenant.apiKey, { ...(open[0]!.payload as object), transfers: [item()] });
+      expect(conflicting.statusCode).toBe(409);
+      // Another tenant's batches are its own.
+      expect((await post(other.apiKey, small())).statusCode).toBe(202);
+      expect(await batchRows(tenant.tenantId)).toMatchObject({ batches: 5 });
+    } finally {
+      await stack.startWorker();
+    }
+    for (const { id } of open) await completed(tenant.apiKey, id as string);
+    expect((await post(tenant.apiKey, small())).statusCode).toBe(202);
+  });
+
+  it('lets 10 racing creates open exactly 5 batches', async () => {
+    const tenant = await createFundedTenant(db.orm, 0);
+    await stack.stopWorker();
+    let answers;
+    try {
+      answers = await Promise.all(Array.from({ length: 10 }, () => post(tenant.apiKey, small())));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([
+        202, 202, 202, 202, 202, 429, 429, 429, 429, 429,
+      ]);
+      for (const refused of answers.filter((answer) => answer.statusCode === 429))
+        expect(refused.json().error).toMatchObject({ code: 'rate_limited', details: { limit: 5, open: 5 } });
+      expect(await batchRows(tenant.tenantId)).toMatchObject({ batches: 5 });
+    } finally {
+      await stack.startWorker();
+    }
+    for (const answer of answers.filter((entry) => entry.statusCode === 202))
+      await completed(tenant.apiKey, answer.json().data.id);
+  });
+});
+
+describe('name enquiries at the bank', () => {
+  it('never has more than 16 in flight while two tenants’ batches ask, and answers a third tenant meanwhile', async () => {
+    const tenants = await Promise.all([
+      createFundedTenant(db.orm, 100_000_000),
+      createFundedTenant(db.orm, 100_000_000),
+    ]);
+    const third = await createFundedTenant(db.orm, 0);
+    // Each enquiry held 100 ms at the bank: the two batches' 300 take at least 1.9 s at 16 at a time.
+    stack.bank.slowNameEnquiries(100);
+    stack.bank.nameEnquiries.maxInFlight = 0;
+    try {
+      const accounts = tenants.map(() => ownAccount());
+      const answers = await Promise.all(
+        tenants.map((tenant, i) =>
+          post(tenant.apiKey, {
+            batch_reference: batchReference(),
+            transfers: Array.from({ length: 150 }, () => item({ recipient_account: accounts[i] })),
+          }),
+        ),
+      );
+      // While they ask, the third tenant's own enquiry gets a slot (its account is new: never cached).
+      await eventually(() => enquiriesAtBank(...accounts) >= 32, 20_000, 20);
+      const resolved = await app.inject({
+        method: 'GET',
+        url: `/api/v1/banks/resolve?bank_code=058&account_number=${ownAccount()}`,
+        headers: auth(third.apiKey),
+      });
+      expect(resolved.statusCode).toBe(200);
+      expect(enquiriesAtBank(...accounts)).toBeLessThan(300);
+      for (const [i, answer] of answers.entries()) {
+        const done = await completed(tenants[i]!.apiKey, answer.json().data.id, 120_000);
+        expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 150, failed: 0 });
+      }
+      expect(enquiriesAtBank(...accounts)).toBe(300);
+      expect(stack.bank.nameEnquiries.maxInFlight).toBe(16);
+    } finally {
+      stack.bank.slowNameEnquiries(0);
+    }
+  }, 180_000);
 });
 
 describe('an atomic batch', () => {

@@ -1,6 +1,10 @@
 // Runs the real sandbox bank (HTTP server and its background runner) for a test file, with its
-// state in that file's database and its callbacks aimed at that file's gateway.
-import type { FastifyInstance } from 'fastify';
+// state in that file's database and its callbacks aimed at that file's gateway. Name enquiries are
+// counted where they arrive (by account number, and how many were in flight at once), and can be
+// made slow, for the tests of the bounds on them (decisions §18).
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CONTRACT_PATHS } from '../../src/connectors/generic/contract.ts';
 import { buildSandboxBank } from '../../src/sandbox-bank/app.ts';
 import { SandboxRunner } from '../../src/sandbox-bank/runner.ts';
 import { SandboxStore } from '../../src/sandbox-bank/store.ts';
@@ -25,6 +29,10 @@ export interface TestSandboxBank {
   requestCount(): Promise<number>;
   /** The token its /control/* routes need (TEST_SANDBOX_CONTROL_TOKEN unless the test gave another). */
   controlToken: string;
+  /** The name enquiries it has received: each one's account number, and the most it held at once. */
+  nameEnquiries: { accounts: string[]; maxInFlight: number };
+  /** From now on each name enquiry takes `ms` before it is answered (0: at once, as by default). */
+  slowNameEnquiries(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +63,21 @@ export async function startSandboxBank(options: {
   let requests = 0;
   app.addHook('onRequest', async () => {
     requests += 1;
+  });
+  const nameEnquiries = { accounts: [] as string[], maxInFlight: 0 };
+  const enquiring = new WeakSet<FastifyRequest>();
+  let inFlight = 0;
+  let enquiryDelayMs = 0;
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.url !== CONTRACT_PATHS.nameEnquiry) return;
+    enquiring.add(request);
+    inFlight += 1;
+    nameEnquiries.maxInFlight = Math.max(nameEnquiries.maxInFlight, inFlight);
+    nameEnquiries.accounts.push((request.body as { account_number: string }).account_number);
+    if (enquiryDelayMs > 0) await delay(enquiryDelayMs);
+  });
+  app.addHook('onResponse', async (request) => {
+    if (enquiring.has(request)) inFlight -= 1;
   });
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const runner = new SandboxRunner({
@@ -88,6 +111,10 @@ export async function startSandboxBank(options: {
     },
     async requestCount() {
       return requests;
+    },
+    nameEnquiries,
+    slowNameEnquiries(ms) {
+      enquiryDelayMs = ms;
     },
     async close() {
       await runner.stop();

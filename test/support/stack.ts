@@ -1,6 +1,7 @@
 // The gateway as integration tests need it: a fresh database, the real app listening on a port,
-// the sandbox bank calling it back, a worker for the file's own task queue and a webhook worker for
-// its webhook queue (as worker/main.ts and worker/webhooks.ts run), and a Temporal client.
+// the sandbox bank calling it back, a worker for the file's own task queue and its batches and
+// sandbox lanes and a webhook worker for its webhook queue (as worker/main.ts and worker/webhooks.ts
+// run), and a Temporal client.
 // The wiring order matters (the app must know the bank's address, the bank the app's), so it
 // lives here once.
 import { Client, Connection } from '@temporalio/client';
@@ -204,7 +205,8 @@ export async function startGatewayStack(options: {
       sandboxBankApiKey: TEST_SANDBOX_BANK_API_KEY,
       providerCallbackSecret: TEST_CALLBACK_SECRET,
     });
-  // Two workers, as production runs two worker processes: the gateway's queue, and the webhook queue.
+  // Two workers, as production runs two worker processes: the gateway's queue (and its lanes), and
+  // the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);
   let workers: TestWorker[] = [];
   const startWorker = async () => {

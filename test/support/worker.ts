@@ -1,6 +1,8 @@
 // A real Temporal worker for a test file: the project's workflow bundle (built once per file) and
-// its activities, against that file's database and sandbox bank, on the file's own task queue; or
-// the webhook worker beside it, on the file's webhook queue, with production's slot settings.
+// its activities, against that file's database and sandbox bank, on the file's own task queue and
+// its batches and sandbox lanes beside it (a Worker each, with production's lane slots, as
+// worker/main.ts runs them); or the webhook worker beside it, on the file's webhook queue, with
+// production's slot settings.
 import { createRequire } from 'node:module';
 import {
   NativeConnection,
@@ -14,8 +16,8 @@ import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createActivities, webhookActivityDeps } from '../../activities/index.ts';
 import { createWebhookActivities } from '../../activities/webhooks.ts';
-import { loadConfig } from '../../src/config.ts';
-import { webhookWorkerSlots } from '../../worker/options.ts';
+import { laneTaskQueues, loadConfig } from '../../src/config.ts';
+import { laneWorkerSlots, webhookWorkerSlots } from '../../worker/options.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
@@ -25,7 +27,7 @@ import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 const require = createRequire(import.meta.url);
 export const WORKFLOWS_PATH = require.resolve('../../workflows/index.ts');
 
-/** Production's defaults for what a test does not set (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_WORKER_SLOTS). */
+/** Production's defaults for what a test does not set (WEBHOOK_TENANT_CONCURRENCY, WEBHOOK_WORKER_SLOTS, the lanes' slots). */
 const PRODUCTION = loadConfig({});
 
 let runtimeInstalled = false;
@@ -44,6 +46,7 @@ export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 export interface TestWorker {
+  /** The Worker of the queue named (beside it, for `gateway`, its lanes' Workers). */
   worker: Worker;
   stop(): Promise<void>;
 }
@@ -53,7 +56,8 @@ export async function startTestWorker(options: {
   providers: Providers;
   taskQueue: string;
   /**
-   * `gateway` (default): every activity, on the gateway's queue, as worker/main.ts runs it.
+   * `gateway` (default): every activity, on the gateway's queue and its batches and sandbox lanes,
+   * as worker/main.ts runs them.
    * `webhooks`: the webhook activities only, with the webhook worker's slots, as worker/webhooks.ts
    * runs them (on the webhook queue the caller names).
    */
@@ -87,23 +91,41 @@ export async function startTestWorker(options: {
     },
     bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
   };
-  const worker = await Worker.create({
-    connection,
-    namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue,
-    workflowBundle: await workflowBundle(),
-    ...(options.role === 'webhooks'
-      ? {
-          activities: createWebhookActivities(webhookActivityDeps(deps)),
-          ...webhookWorkerSlots(options.webhookWorkerSlots ?? PRODUCTION.WEBHOOK_WORKER_SLOTS),
-        }
-      : { activities: createActivities(deps) }),
-  });
-  const running = worker.run();
+  const common = { connection, namespace: options.namespace ?? 'default', workflowBundle: await workflowBundle() };
+  const workers: Worker[] = [];
+  if (options.role === 'webhooks') {
+    workers.push(
+      await Worker.create({
+        ...common,
+        taskQueue: options.taskQueue,
+        activities: createWebhookActivities(webhookActivityDeps(deps)),
+        ...webhookWorkerSlots(options.webhookWorkerSlots ?? PRODUCTION.WEBHOOK_WORKER_SLOTS),
+      }),
+    );
+  } else {
+    const activities = createActivities(deps);
+    const lanes = laneTaskQueues(options.taskQueue);
+    workers.push(
+      await Worker.create({ ...common, taskQueue: options.taskQueue, activities }),
+      await Worker.create({
+        ...common,
+        taskQueue: lanes.batches,
+        activities,
+        ...laneWorkerSlots(PRODUCTION.BATCH_WORKER_SLOTS),
+      }),
+      await Worker.create({
+        ...common,
+        taskQueue: lanes.sandbox,
+        activities,
+        ...laneWorkerSlots(PRODUCTION.SANDBOX_WORKER_SLOTS),
+      }),
+    );
+  }
+  const running = Promise.all(workers.map((worker) => worker.run()));
   return {
-    worker,
+    worker: workers[0]!,
     async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       if (!options.connection) await connection.close();
       await clientConnection?.close();

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { laneTaskQueues, loadConfig } from '../../src/config.ts';
 import { CONNECTORS } from '../../src/connectors/index.ts';
 import { ConfigError } from '../../src/runtime/environment.ts';
 import {
@@ -184,6 +184,19 @@ describe('loadConfig', () => {
       /TEMPORAL_WEBHOOK_TASK_QUEUE: must differ from TEMPORAL_TASK_QUEUE/,
     );
     expect(() => loadConfig({ WEBHOOK_TENANT_CONCURRENCY: '0' })).toThrow(/WEBHOOK_TENANT_CONCURRENCY/);
+  });
+
+  it('gives bulk transfers and sandbox transfers lanes of their own beside the gateway’s queue, never the webhooks’', () => {
+    expect(loadConfig({})).toMatchObject({ BATCH_WORKER_SLOTS: 20, SANDBOX_WORKER_SLOTS: 40 });
+    expect(laneTaskQueues('gateway')).toEqual({ batches: 'gateway-batches', sandbox: 'gateway-sandbox' });
+    expect(laneTaskQueues('pay')).toEqual({ batches: 'pay-batches', sandbox: 'pay-sandbox' });
+    for (const lane of ['pay-batches', 'pay-sandbox']) {
+      expect(() => loadConfig({ TEMPORAL_TASK_QUEUE: 'pay', TEMPORAL_WEBHOOK_TASK_QUEUE: lane })).toThrow(
+        /TEMPORAL_WEBHOOK_TASK_QUEUE: must differ from the batches and sandbox lanes/,
+      );
+    }
+    expect(() => loadConfig({ BATCH_WORKER_SLOTS: '1' })).toThrow(/BATCH_WORKER_SLOTS/);
+    expect(() => loadConfig({ SANDBOX_WORKER_SLOTS: 'many' })).toThrow(/SANDBOX_WORKER_SLOTS/);
   });
 
   it('reads the webhook retry schedule', () => {

@@ -20,6 +20,7 @@ import {
   passedOnRefusal,
   publicStatus,
   referenceFromIdempotencyKey,
+  screenItem,
   transferFailure,
   transferFee,
   transferFingerprint,
@@ -243,6 +244,49 @@ describe('batches (decisions §14)', () => {
     const taken = items.filter((_, i) => decisions[i] === 'accepted');
     expect(availableMinor).toBe(start.availableMinor - taken.reduce((sum, [a, f]) => sum + a + f, 0));
     expect(usedMinor).toBe(start.usedMinor + taken.reduce((sum, [a]) => sum + a, 0));
+  });
+
+  const start = { availableMinor: 300_000, usedMinor: 0, limitMinor: 1_000_000 };
+  it.each([
+    ['nothing ahead, and it fits', [], [200_000, 1_000], start, 'enquire'],
+    ['nothing ahead, and the wallet cannot cover it', [], [299_500, 1_000], start, 'insufficient_balance'],
+    ['exactly the wallet', [], [299_000, 1_000], start, 'enquire'],
+    ['named items ahead took the wallet', [[200_000, 1_000, false]], [99_500, 1_000], start, 'insufficient_balance'],
+    [
+      'named items ahead took the limit',
+      [[200_000, 1_000, false]],
+      [50_000, 1_000],
+      { ...start, limitMinor: 240_000 },
+      'limit_exceeded',
+    ],
+    [
+      'it fits even if every item asking ahead is accepted',
+      [[100_000, 1_000, true]],
+      [150_000, 1_000],
+      start,
+      'enquire',
+    ],
+    // The item ahead may turn out an unknown account, and then this one fits: its answer is awaited.
+    ['it fits only if an item asking ahead is refused', [[200_000, 1_000, true]], [150_000, 1_000], start, 'wait'],
+    [
+      'an item ahead that does not fit takes nothing',
+      [
+        [100_000, 1_000, false],
+        [250_000, 1_000, false],
+      ],
+      [150_000, 1_000],
+      start,
+      'enquire',
+    ],
+    ['today already used', [], [1, 1_000], { ...start, usedMinor: 1_000_000 }, 'limit_exceeded'],
+  ] as const)('screenItem: %s', (_, before, [amountMinor, feeMinor], start, expected) => {
+    expect(
+      screenItem(
+        before.map(([a, f, asking]) => ({ amountMinor: a, feeMinor: f, asking })),
+        { amountMinor, feeMinor },
+        start,
+      ),
+    ).toBe(expected);
   });
 
   it('derives an item reference from the batch and its index', () => {

@@ -30,6 +30,7 @@ import { Migration0027EventStream } from './0027-event-stream.ts';
 import { Migration0028EventStreamLeases } from './0028-event-stream-leases.ts';
 import { Migration0029PossiblyTaken } from './0029-possibly-taken.ts';
 import { Migration0030InboundCreditFees } from './0030-inbound-credit-fees.ts';
+import { Migration0031BatchBounds } from './0031-batch-bounds.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -62,4 +63,5 @@ export const migrations = [
   Migration0028EventStreamLeases,
   Migration0029PossiblyTaken,
   Migration0030InboundCreditFees,
+  Migration0031BatchBounds,
 ];
