@@ -72,7 +72,7 @@ const EnvSchema = z
      * sandbox single transfers on `<TEMPORAL_TASK_QUEUE>-sandbox`; each lane runs at most this many
      * activities, local activities and workflow tasks at once.
      */
-    BATCH_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(20),
+    BATCH_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(4),
     SANDBOX_WORKER_SLOTS: z.coerce.number().int().min(2).max(1_000).default(40),
     TEMPORAL_DEV_PORT: port.default(7233),
     TEMPORAL_UI_PORT: port.default(8233),

@@ -187,7 +187,7 @@ describe('loadConfig', () => {
   });
 
   it('gives bulk transfers and sandbox transfers lanes of their own beside the gateway’s queue, never the webhooks’', () => {
-    expect(loadConfig({})).toMatchObject({ BATCH_WORKER_SLOTS: 20, SANDBOX_WORKER_SLOTS: 40 });
+    expect(loadConfig({})).toMatchObject({ BATCH_WORKER_SLOTS: 4, SANDBOX_WORKER_SLOTS: 40 });
     expect(laneTaskQueues('gateway')).toEqual({ batches: 'gateway-batches', sandbox: 'gateway-sandbox' });
     expect(laneTaskQueues('pay')).toEqual({ batches: 'pay-batches', sandbox: 'pay-sandbox' });
     for (const lane of ['pay-batches', 'pay-sandbox']) {
