@@ -19,7 +19,7 @@ import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/
 import { issueKey } from '../../src/tenants/tenants.ts';
 import { transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
 import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
-import { transferBody } from '../support/api.ts';
+import { timedCall, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -93,21 +93,8 @@ afterAll(async () => {
   for (const dir of [temporalDir, bankDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
 
-async function call(key: string, method: string, path: string, body?: unknown) {
-  const started = performance.now();
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    ms: performance.now() - started,
-    headers: response.headers,
-    json: text ? (JSON.parse(text) as Record<string, any>) : {},
-  };
-}
+const call = (key: string, method: string, path: string, body?: unknown) =>
+  timedCall(gateway.url, key, method, path, body);
 
 async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
   return db.orm.em.fork().execute<T[]>(query, params);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
-import { newSigningSecret, transferBody } from '../support/api.ts';
+import { newSigningSecret, timedCall, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
@@ -71,20 +71,8 @@ afterAll(async () => {
   if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
 }, 120_000);
 
-async function call(key: string, method: string, path: string, body?: unknown) {
-  const started = performance.now();
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    ms: Math.round(performance.now() - started),
-    json: text ? (JSON.parse(text) as Record<string, any>) : {},
-  };
-}
+const call = (key: string, method: string, path: string, body?: unknown) =>
+  timedCall(gateway.url, key, method, path, body);
 
 async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
   return db.orm.em.fork().execute<T[]>(query, params);
@@ -128,7 +116,11 @@ it('answers another tenant’s transfer creates 201 while one tenant’s failing
         '/api/v1/transfers',
         transferBody('flood', { reference: `flood-${sequence++}` }),
       );
-      results.push({ status, ms, ...(status === 201 ? {} : { error: String(json.error?.message) }) });
+      results.push({
+        status,
+        ms: Math.round(ms),
+        ...(status === 201 ? {} : { error: String(json.error?.message) }),
+      });
     }
     return results;
   };

@@ -76,3 +76,23 @@ export function firstAttemptedDelivery(app: FastifyInstance, apiKey: string, end
     return delivery?.attempts.length >= 1 ? delivery : undefined;
   });
 }
+
+/**
+ * One request over HTTP to a gateway that runs as processes, with the tenant's key, and how long
+ * its answer took (ms, unrounded): what the flood tests time a create by.
+ */
+export async function timedCall(baseUrl: string, key: string, method: string, path: string, body?: unknown) {
+  const started = performance.now();
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { ...auth(key), ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    ms: performance.now() - started,
+    headers: response.headers,
+    json: text ? (JSON.parse(text) as Record<string, any>) : {},
+  };
+}
