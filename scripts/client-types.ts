@@ -34,6 +34,7 @@ export async function gatewayOpenApiDocument(): Promise<OpenAPI3> {
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: 600,
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 120,
+    BULK_ITEMS_PER_MINUTE: 30_000,
     API_KEY_CACHE_MS: 1_000,
     TRUST_PROXY: [],
     TEMPORAL_NAMESPACE: 'default',

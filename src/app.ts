@@ -61,6 +61,7 @@ export interface AppDeps {
     | 'BODY_LIMIT_BYTES'
     | 'RATE_LIMIT_PER_MINUTE'
     | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
+    | 'BULK_ITEMS_PER_MINUTE'
     | 'API_KEY_CACHE_MS'
     | 'TRUST_PROXY'
     | 'TEMPORAL_NAMESPACE'
@@ -253,6 +254,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     client,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     banks: (mode) => banksOf(deps.providers, mode),
+    itemsPerMinute: deps.config.BULK_ITEMS_PER_MINUTE,
   });
   transferRoutes(app, { orm: deps.orm, transfers, batches });
   registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });

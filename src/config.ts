@@ -166,6 +166,13 @@ const EnvSchema = z
     /** …and its whole request, body included, within this, else 408. Not the time to answer it. */
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    /**
+     * Bulk-transfer items a tenant may have accepted per mode a minute, held as a sixth of it in any
+     * 10 seconds (batches' items, counted as they are accepted): with the 5 open batches it bounds
+     * how much of the workers one tenant's batches can take (decisions §18). At least one full batch
+     * every 10 seconds.
+     */
+    BULK_ITEMS_PER_MINUTE: z.coerce.number().int().min(6_000).max(60_000_000).default(30_000),
     /** Per client address, for requests without a valid API key (decisions §12). */
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(120),
     /**

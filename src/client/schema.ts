@@ -647,7 +647,7 @@ export interface paths {
     put?: never;
     /**
      * Send up to 1,000 transfers as one batch (decisions §14)
-     * @description Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. At most 5 batches of a tenant and mode are open (not completed) at once: another → 429 rate_limited with `details: {limit: 5, open}` and Retry-After.
+     * @description Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. At most 5 batches of a tenant and mode are open (not completed) at once: another → 429 rate_limited with `details: {limit: 5, open}` and Retry-After; and at most 30,000 items a minute (BULK_ITEMS_PER_MINUTE), held as 5,000 in any 10 seconds, are accepted per tenant and mode: a batch past it → 429 rate_limited with `details: {limit, window_seconds: 10, admitted}` and Retry-After.
      */
     post: {
       parameters: {

@@ -144,6 +144,25 @@ export async function openBatchCount(em: EntityManager, tenantId: string, mode: 
   return em.count(TransferBatch, { tenant_id: tenantId, mode, status: 'processing' });
 }
 
+/**
+ * The items of the tenant's batches of this mode recorded in the last `seconds` (by the database's
+ * clock), and how long until the oldest of them leaves that window. Raw SQL: the window is the rule.
+ */
+export async function itemsAdmittedWithin(
+  em: EntityManager,
+  tenantId: string,
+  mode: 'test' | 'live',
+  seconds: number,
+): Promise<{ items: number; oldestLeavesInSeconds: number }> {
+  const [row] = await em.execute<{ items: string; leaves: number | null }[]>(
+    `select coalesce(sum(total_count), 0)::text as items,
+            extract(epoch from min(created_at) + make_interval(secs => ?) - now())::float8 as leaves
+       from transfer_batches where tenant_id = ? and mode = ? and created_at > now() - make_interval(secs => ?)`,
+    [seconds, tenantId, mode, seconds],
+  );
+  return { items: Number(row!.items), oldestLeavesInSeconds: Math.max(1, Math.ceil(row!.leaves ?? 1)) };
+}
+
 function itemOf(row: Record<string, unknown>): BatchItemRow {
   return {
     ...(row as unknown as BatchItemRow),

@@ -5,10 +5,12 @@
 // journal entry, or is refused (422) with nothing written. A repeat of a batch_reference answers
 // the batch it made (200), or 409 when the body differs; it also starts the workflow again if the
 // first request died between its commit and the start. A tenant has at most MAX_OPEN_BATCHES open
-// batches per mode (decisions §18): the next is 429, decided in that transaction under a lock of
-// the tenant's batches, so two requests racing cannot both take the last place.
+// batches per mode (decisions §18), and at most BULK_ITEMS_PER_MINUTE items admitted per mode over
+// the last minute (the gateway's own bound, beside §18's: see admits): the next is 429, decided in
+// that transaction under a lock of the tenant's batches, so two requests racing cannot both take the
+// last place.
 import { randomUUID } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { laneTaskQueues } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
@@ -41,6 +43,7 @@ import {
   findBatch,
   findBatchByReference,
   insertBatch,
+  itemsAdmittedWithin,
   openBatchCount,
 } from './batch-store.ts';
 import type { CreateBulkTransferBody, CreatedBatchResponse } from './schemas.ts';
@@ -51,6 +54,22 @@ import { batchDetailView, batchItemView, batchView } from './views.ts';
 const MAX_REFERENCE_LENGTH = 64;
 /** When a tenant at its open batches' bound is told to come back: batches take seconds to minutes. */
 const OPEN_BATCHES_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * The window batch items are counted over: BULK_ITEMS_PER_MINUTE is held as a sixth of it in any 10
+ * seconds, so that a minute's items cannot all arrive at once (a burst of batches that each end at
+ * once is what takes the workers from everyone else).
+ */
+const ADMISSION_WINDOW_SECONDS = 10;
+
+function tooManyItems(limit: number, admitted: { items: number; oldestLeavesInSeconds: number }): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `${admitted.items} items of this tenant's batches were accepted in the last ${ADMISSION_WINDOW_SECONDS} seconds, and this batch would take it past ${limit}; send it once earlier ones have aged out`,
+    { limit, window_seconds: ADMISSION_WINDOW_SECONDS, admitted: admitted.items },
+    { headers: { 'retry-after': String(admitted.oldestLeavesInSeconds) } },
+  );
+}
 
 function tooManyOpen(open: number): ApiError {
   return new ApiError(
@@ -99,6 +118,8 @@ export interface TransferBatchServiceDeps {
   client: Client;
   taskQueue: string;
   banks: (mode: KeyMode) => Banks;
+  /** BULK_ITEMS_PER_MINUTE: items a tenant may have admitted per mode over the last minute. */
+  itemsPerMinute: number;
 }
 
 export class TransferBatchService {
@@ -106,6 +127,17 @@ export class TransferBatchService {
 
   constructor(deps: TransferBatchServiceDeps) {
     this.deps = deps;
+  }
+
+  /**
+   * Refuses a batch that would take the tenant's items admitted over the last 10 seconds past a
+   * sixth of BULK_ITEMS_PER_MINUTE (429 rate_limited): the open batches' bound alone lets a tenant
+   * whose batches end at once (an empty wallet refuses every item) keep the workers busy without end.
+   */
+  private async admits(em: EntityManager, tenantId: string, mode: KeyMode, items: number): Promise<void> {
+    const limit = Math.floor((this.deps.itemsPerMinute * ADMISSION_WINDOW_SECONDS) / 60);
+    const admitted = await itemsAdmittedWithin(em, tenantId, mode, ADMISSION_WINDOW_SECONDS);
+    if (admitted.items + items > limit) throw tooManyItems(limit, admitted);
   }
 
   async create(
@@ -128,6 +160,7 @@ export class TransferBatchService {
     // lock below.
     const open = await openBatchCount(this.deps.orm.em.fork(), tenantId, mode);
     if (open >= MAX_OPEN_BATCHES) throw tooManyOpen(open);
+    await this.admits(this.deps.orm.em.fork(), tenantId, mode, body.transfers.length);
     const requestHash = fingerprint();
 
     const items = await this.prepareItems(body, mode);
@@ -141,6 +174,7 @@ export class TransferBatchService {
       if (await findBatchByReference(tx, tenantId, body.batch_reference)) return false;
       const open = await openBatchCount(tx, tenantId, mode);
       if (open >= MAX_OPEN_BATCHES) throw tooManyOpen(open);
+      await this.admits(tx, tenantId, mode, body.transfers.length);
       if (atomic) {
         // Under the lock single creates reserve under: the limit and the balance hold across both.
         const tenant = await lockTenant(tx, tenantId);

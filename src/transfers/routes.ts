@@ -48,7 +48,9 @@ export function transferRoutes(
           'With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. ' +
           'The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. ' +
           'At most 5 batches of a tenant and mode are open (not completed) at once: another → 429 rate_limited ' +
-          'with `details: {limit: 5, open}` and Retry-After.',
+          'with `details: {limit: 5, open}` and Retry-After; and at most 30,000 items a minute (BULK_ITEMS_PER_MINUTE), ' +
+          'held as 5,000 in any 10 seconds, are accepted per tenant and mode: a batch past it → 429 rate_limited with ' +
+          '`details: {limit, window_seconds: 10, admitted}` and Retry-After.',
         body: CreateBulkTransferBody,
         response: {
           200: CreatedBatchResponse,

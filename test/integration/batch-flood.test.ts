@@ -1,7 +1,8 @@
 // Issue #38's batch flood (decisions §18), on the gateway as production runs it (the API, the worker
 // and the webhook worker as processes, on a Temporal server of this file's own): a sandbox tenant
 // with an empty wallet posts batches of 1,000 items at 10 a second, 5 of them open at a time (the 6th
-// refused 429 {limit: 5, open: 5}), while another tenant makes live single transfers against the
+// refused 429 {limit: 5, open: 5}) and 5,000 items in any 10 seconds (BULK_ITEMS_PER_MINUTE; past it
+// 429 {limit: 5000, window_seconds: 10}), while another tenant makes live single transfers against the
 // generic test bank. Every live create must answer 201, every flooded item be refused
 // `insufficient_balance`, and the sandbox bank receive no name enquiry at all for the flood (counted
 // where they arrive). The creates' latencies, quiet and flooded, are printed for the record
@@ -133,6 +134,17 @@ function summary(creates: { status: number; ms: number }[]) {
   };
 }
 
+/** Past BULK_ITEMS_PER_MINUTE (30,000 by default), held as 5,000 in any 10 s: a batch of 1,000 every 2 s. */
+const ITEMS_LIMITED = {
+  success: false,
+  error: {
+    code: 'rate_limited',
+    message: expect.stringContaining('items of this tenant'),
+    status: 429,
+    details: { limit: 5_000, window_seconds: 10, admitted: expect.any(Number) },
+  },
+};
+
 const RATE_LIMITED = {
   success: false,
   error: {
@@ -205,10 +217,18 @@ it('answers another tenant’s live creates 201 while a sandbox tenant floods ba
     // The next quiet phase begins once the flood's batches have completed.
     await eventually(async () => (await openBatches()) === 0, 180_000, 250);
   }
+  // Refused for its open batches, or for the items it had accepted over the last 10 s (BULK_ITEMS_PER_MINUTE).
+  const refusedOpen = answers.filter(
+    (answer) => answer.status === 429 && answer.json.error?.details?.open !== undefined,
+  );
+  const refusedItems = answers.filter(
+    (answer) => answer.status === 429 && answer.json.error?.details?.open === undefined,
+  );
   for (const answer of answers) {
-    if (answer.status === 429) expect(answer.json).toEqual(RATE_LIMITED);
-    else expect(answer.status).toBe(202);
+    if (answer.status !== 429) expect(answer.status).toBe(202);
   }
+  for (const answer of refusedOpen) expect(answer.json).toEqual(RATE_LIMITED);
+  for (const answer of refusedItems) expect(answer.json).toEqual(ITEMS_LIMITED);
 
   // Every batch of the flooder completes, each item refused for the balance without a name asked.
   const [items] = await sql<{ batches: number; items: number; refused_for_balance: number }>(
@@ -256,6 +276,8 @@ it('answers another tenant’s live creates 201 while a sandbox tenant floods ba
         batches_posted: 6 + answers.length,
         batches_accepted: 5 + accepted,
         batches_refused_429: 1 + answers.length - accepted,
+        refused_open_batches: 1 + refusedOpen.length,
+        refused_items_per_minute: refusedItems.length,
         items_refused_insufficient_balance: items!.refused_for_balance,
         sandbox_bank_name_enquiries: sandboxBank.nameEnquiries.accounts.length,
       },

@@ -27,6 +27,9 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, type GatewayStackOptions, useGatewayStack } from '../support/stack.ts';
 import { insertBatch } from '../../src/transfers/batch-store.ts';
+import { TransferBatchService } from '../../src/transfers/batches.ts';
+import { banksOf } from '../../src/providers/registry.ts';
+import { ApiError } from '../../src/http/errors.ts';
 import { TransferBatchSweep } from '../../worker/transfer-batch-sweep.ts';
 
 const TASK_QUEUE = `transfer-batches-${process.pid}`;
@@ -601,6 +604,50 @@ describe('at most 5 open batches per tenant and mode', () => {
     for (const answer of answers.filter((entry) => entry.statusCode === 202))
       await completed(tenant.apiKey, answer.json().data.id);
   });
+});
+
+describe('at most BULK_ITEMS_PER_MINUTE items a minute per tenant and mode, a sixth of it in any 10 s', () => {
+  it("refuses a batch past the minute's items with 429 {limit, window_seconds, admitted} and Retry-After, still answers a repeat, and leaves other tenants their own", async () => {
+    // The service as the API builds it, with a budget of two full batches in any 10 seconds.
+    const batches = new TransferBatchService({
+      orm: db.orm,
+      client: stack.client,
+      taskQueue: TASK_QUEUE,
+      banks: (mode) => banksOf(stack.providers(), mode),
+      itemsPerMinute: 12_000,
+    });
+    const [tenant, other] = await Promise.all([createFundedTenant(db.orm, 0), createFundedTenant(db.orm, 0)]);
+    const full = () => ({ batch_reference: batchReference(), transfers: Array.from({ length: 1_000 }, () => item()) });
+    const first = full();
+    const created = [];
+    for (const payload of [first, full()]) {
+      const answer = await batches.create(tenant.tenantId, payload, 'test');
+      expect(answer.status).toBe(202);
+      created.push(answer.body.data.id);
+    }
+    const refusal = await batches
+      .create(tenant.tenantId, { batch_reference: batchReference(), transfers: [item()] }, 'test')
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({
+      kind: 'rate_limited',
+      details: { limit: 2_000, window_seconds: 10, admitted: 2_000 },
+      message: expect.stringContaining('items of this tenant'),
+    });
+    const retryAfter = Number((refusal as ApiError).headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(10);
+    // A repeat of an admitted batch is that batch, not more items.
+    const repeat = await batches.create(tenant.tenantId, first, 'test');
+    expect(repeat).toMatchObject({ status: 200, body: { data: { id: created[0] } } });
+    // Another tenant's minute is its own.
+    expect((await batches.create(other.tenantId, full(), 'test')).status).toBe(202);
+    expect(await batchRows(tenant.tenantId)).toMatchObject({ batches: 2 });
+    for (const id of created) await completed(tenant.apiKey, id);
+  }, 120_000);
 });
 
 describe('name enquiries at the bank', () => {

@@ -77,6 +77,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     BODY_LIMIT_BYTES: 1_048_576,
     RATE_LIMIT_PER_MINUTE: options.rateLimitPerMinute ?? 10_000,
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: options.rateLimitUnauthenticatedPerMinute ?? 10_000,
+    BULK_ITEMS_PER_MINUTE: 30_000,
     API_KEY_CACHE_MS: 1_000,
     TRUST_PROXY: options.trustProxy ?? [],
     TEMPORAL_NAMESPACE: 'default',
