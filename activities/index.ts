@@ -5,13 +5,13 @@ import type { Client } from '@temporalio/client';
 import type { Providers } from '../src/providers/registry.ts';
 import type { EgressPolicy } from '../src/webhooks/destinations.ts';
 import type { BvnKeys } from '../src/identity/bvn.ts';
-import { createCardActivities } from './cards.ts';
-import { createIdentityActivities } from './identity.ts';
-import { createReconciliationActivities } from './reconciliation.ts';
+import { createCardActivities } from './cards/cards.ts';
+import { createIdentityActivities } from './identity/identity.ts';
+import { createReconciliationActivities } from './reconciliation/reconciliation.ts';
 import { createTransferBatchActivities } from './transfers/bulk.ts';
-import { createTransferActivities } from './transfers.ts';
-import { createVirtualAccountActivities } from './virtual-accounts.ts';
-import { createWebhookActivities, slotLeaseMs } from './webhooks.ts';
+import { createTransferActivities } from './transfers/transfers.ts';
+import { createVirtualAccountActivities } from './virtual-accounts/virtual-accounts.ts';
+import { createWebhookActivities, slotLeaseMs } from './webhooks/webhooks.ts';
 
 export interface ActivityDeps {
   orm: MikroORM;

@@ -83,7 +83,7 @@ export default tseslint.config(
     // A transfer step fails for good only through the domain's typed constructor
     // (src/transfers/domain.ts transferFailure), so every failure type is one the domain knows.
     basePath: root,
-    files: ['activities/transfers.ts', 'workflows/transfer.ts'],
+    files: ['activities/transfers/transfers.ts', 'workflows/transfers/transfer.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -9,7 +9,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { PollingLoop } from '../src/runtime/polling-loop.ts';
-import type { CardOperation } from '../workflows/card-definitions.ts';
+import type { CardOperation } from '../workflows/cards/definitions.ts';
 import { requestCardOperation } from '../src/cards/service.ts';
 
 /** How old an accepted operation must be before the sweep hands it over again. */

@@ -7,7 +7,7 @@
 // (docs/workflows.md, "Webhook deliveries").
 // Shuts down gracefully on SIGINT/SIGTERM.
 import { Worker } from '@temporalio/worker';
-import { createWebhookActivities } from '../activities/webhooks.ts';
+import { createWebhookActivities } from '../activities/webhooks/webhooks.ts';
 import { webhookActivityDeps } from '../activities/index.ts';
 import { EventFanout } from './webhook-fanout.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';

@@ -1,8 +1,8 @@
 // Every workflow's names, side by side: its type (the name the worker registers it under and
 // clients start it by) and the id of each of its runs, made of its business key (`<kind>:<key>…`,
 // no two kinds sharing a prefix), so that a retried request meets the run its first try started
-// and an operator reads in the Web UI what a run is about. Each workflow's *-definitions.ts
-// exports its own with the rest of its contract.
+// and an operator reads in the Web UI what a run is about. Each feature's definitions.ts
+// (workflows/<feature>/definitions.ts) exports its own with the rest of its contract.
 
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
 export const TRANSFER_BATCH_WORKFLOW_TYPE = 'transferBatchWorkflow';

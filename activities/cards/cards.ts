@@ -4,7 +4,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { cardView, fundingView } from '../src/cards/views.ts';
+import { cardView, fundingView } from '../../src/cards/views.ts';
 import {
   type CardRow,
   type FundingRow,
@@ -14,8 +14,8 @@ import {
   finishOperation,
   insertCard,
   setCardStatus,
-} from '../src/cards/store.ts';
-import { recordEvent } from '../src/events/events.ts';
+} from '../../src/cards/store.ts';
+import { recordEvent } from '../../src/events/events.ts';
 import {
   InsufficientFundsError,
   UnknownAccountError,
@@ -23,14 +23,14 @@ import {
   lockTenantAccountsIn,
   openCardAccount,
   postMovement,
-} from '../src/ledger/ledger.ts';
-import type { CardIssueInput } from '../workflows/card-definitions.ts';
-import type { Currency } from '../src/ledger/money.ts';
-import { type Movement, cardFunding, cardFundingReverse } from '../src/ledger/movements.ts';
-import { type Providers, cardsFor } from '../src/providers/registry.ts';
-import { ProviderError } from '../src/providers/types.ts';
-import { modeOf } from '../src/tenants/tenants.ts';
-import { providerFailure } from './provider-failure.ts';
+} from '../../src/ledger/ledger.ts';
+import type { CardIssueInput } from '../../workflows/cards/definitions.ts';
+import type { Currency } from '../../src/ledger/money.ts';
+import { type Movement, cardFunding, cardFundingReverse } from '../../src/ledger/movements.ts';
+import { type Providers, cardsFor } from '../../src/providers/registry.ts';
+import { ProviderError } from '../../src/providers/types.ts';
+import { modeOf } from '../../src/tenants/tenants.ts';
+import { providerFailure } from '../provider-failure.ts';
 
 /** A card without its account is a fault no retry mends. */
 function cardAccountFault(card: CardRow) {

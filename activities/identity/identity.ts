@@ -4,14 +4,14 @@
 // the holder's names: activity inputs, results and failures are kept in the workflow's history.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
-import { recordEvent } from '../src/events/events.ts';
-import { type BvnKeys, bvnOutcome, openBvn } from '../src/identity/bvn.ts';
-import { completeVerification, customerById, findVerification } from '../src/identity/store.ts';
-import { customerView } from '../src/identity/views.ts';
-import { type Providers, identityFor } from '../src/providers/registry.ts';
-import { modeOf } from '../src/tenants/tenants.ts';
-import type { BvnLookupOutcome } from '../workflows/bvn-verification-definitions.ts';
-import { providerFailure } from './provider-failure.ts';
+import { recordEvent } from '../../src/events/events.ts';
+import { type BvnKeys, bvnOutcome, openBvn } from '../../src/identity/bvn.ts';
+import { completeVerification, customerById, findVerification } from '../../src/identity/store.ts';
+import { customerView } from '../../src/identity/views.ts';
+import { type Providers, identityFor } from '../../src/providers/registry.ts';
+import { modeOf } from '../../src/tenants/tenants.ts';
+import type { BvnLookupOutcome } from '../../workflows/identity/definitions.ts';
+import { providerFailure } from '../provider-failure.ts';
 
 export function createIdentityActivities({
   orm,

@@ -2,10 +2,10 @@
 // connector, recorded once per run. The workflow runs one per connector, each retried on its own,
 // so that one provider's statement being unavailable holds up no other's.
 import { ApplicationFailure, log } from '@temporalio/activity';
-import { reconciledConnectors } from '../src/reconciliation/connectors.ts';
-import { reconcileDay } from '../src/reconciliation/reconcile.ts';
-import type { RunSummary } from '../src/reconciliation/store.ts';
-import type { ActivityDeps } from './index.ts';
+import { reconciledConnectors } from '../../src/reconciliation/connectors.ts';
+import { reconcileDay } from '../../src/reconciliation/reconcile.ts';
+import type { RunSummary } from '../../src/reconciliation/store.ts';
+import type { ActivityDeps } from '../index.ts';
 
 interface DayInput {
   runId: string;

@@ -46,9 +46,8 @@ import { type ItemDecision, decideItems, screenItem } from '../../src/transfers/
 import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
-import type { BatchItemStart, BatchItemSubmission } from '../../workflows/transfer-batch-definitions.ts';
-import type { TransferRequest } from '../../workflows/transfer-definitions.ts';
-import { createTransferActivities } from '../transfers.ts';
+import type { BatchItemStart, BatchItemSubmission, TransferRequest } from '../../workflows/transfers/definitions.ts';
+import { createTransferActivities } from './transfers.ts';
 
 export interface TransferBatchActivityDeps {
   orm: MikroORM;

@@ -3,8 +3,7 @@
 // (`transfer:<tenant>:<reference>`, a single transfer's create or failover; `transfer-batch:<tenant>:…`,
 // a batch's enquiries), so the nameEnquiry activity keeps its input as it was recorded in histories.
 import { Context } from '@temporalio/activity';
-import { transferBatchWorkflowId } from '../../workflows/transfer-batch-definitions.ts';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { transferBatchWorkflowId, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 
 /** The run's tenant; another run's own id (a share of its own); '' outside an activity. */
 export function enquiringTenant(): string {

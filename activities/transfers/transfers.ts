@@ -7,17 +7,17 @@
 import { log } from '@temporalio/activity';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { recordEvent } from '../src/events/events.ts';
-import { InsufficientFundsError, postMovement } from '../src/ledger/ledger.ts';
-import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../src/ledger/movements.ts';
-import { type Providers, serving, transfersConnector } from '../src/providers/registry.ts';
-import { nameEnquirySlotsFor } from '../src/providers/name-enquiry-slots.ts';
-import { type BankSwitch, ProviderError } from '../src/providers/types.ts';
-import type { KeyMode } from '../src/connectors/types.ts';
-import { isDefinitive, refusalDetails } from './provider-failure.ts';
-import { enquiringTenant } from './transfers/enquiring-tenant.ts';
-import { recordDiscrepancy } from '../src/transfers/discrepancies.ts';
-import { isFinal, transferFailure, withinDailyLimit } from '../src/transfers/domain.ts';
+import { recordEvent } from '../../src/events/events.ts';
+import { InsufficientFundsError, postMovement } from '../../src/ledger/ledger.ts';
+import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../../src/ledger/movements.ts';
+import { type Providers, serving, transfersConnector } from '../../src/providers/registry.ts';
+import { nameEnquirySlotsFor } from '../../src/providers/name-enquiry-slots.ts';
+import { type BankSwitch, ProviderError } from '../../src/providers/types.ts';
+import type { KeyMode } from '../../src/connectors/types.ts';
+import { isDefinitive, refusalDetails } from '../provider-failure.ts';
+import { enquiringTenant } from './enquiring-tenant.ts';
+import { recordDiscrepancy } from '../../src/transfers/discrepancies.ts';
+import { isFinal, transferFailure, withinDailyLimit } from '../../src/transfers/domain.ts';
 import {
   type TransferRow,
   assignConnector,
@@ -35,17 +35,17 @@ import {
   markProcessing,
   recordResolution,
   usedToday,
-} from '../src/transfers/store.ts';
-import { recordConnectorConflict } from '../src/transfers/conflicts.ts';
-import { itemView } from '../src/transfers/views.ts';
-import { lockTenant } from '../src/tenants/tenants.ts';
+} from '../../src/transfers/store.ts';
+import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
+import { itemView } from '../../src/transfers/views.ts';
+import { lockTenant } from '../../src/tenants/tenants.ts';
 import type {
   BankOutcome,
   OperatorResolution,
   SubmissionAnswer,
   TransferRecord,
   TransferRequest,
-} from '../workflows/transfer-definitions.ts';
+} from '../../workflows/transfers/definitions.ts';
 
 export interface TransferActivityDeps {
   orm: MikroORM;

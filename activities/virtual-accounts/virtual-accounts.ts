@@ -9,15 +9,15 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { type BvnKeys, openBvn } from '../src/identity/bvn.ts';
-import { type Providers, callbacksServe } from '../src/providers/registry.ts';
-import { modeOf } from '../src/tenants/tenants.ts';
-import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../src/providers/types.ts';
-import { providerFailure } from './provider-failure.ts';
-import { recordEvent } from '../src/events/events.ts';
-import { postMovement } from '../src/ledger/ledger.ts';
-import { inboundCredit } from '../src/ledger/movements.ts';
-import { virtualAccountView } from '../src/virtual-accounts/views.ts';
+import { type BvnKeys, openBvn } from '../../src/identity/bvn.ts';
+import { type Providers, callbacksServe } from '../../src/providers/registry.ts';
+import { modeOf } from '../../src/tenants/tenants.ts';
+import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../../src/providers/types.ts';
+import { providerFailure } from '../provider-failure.ts';
+import { recordEvent } from '../../src/events/events.ts';
+import { postMovement } from '../../src/ledger/ledger.ts';
+import { inboundCredit } from '../../src/ledger/movements.ts';
+import { virtualAccountView } from '../../src/virtual-accounts/views.ts';
 import {
   addToTotals,
   changeStatus,
@@ -31,14 +31,14 @@ import {
   recordCredit,
   sealedBvnBinding,
   sealedBvnOf,
-} from '../src/virtual-accounts/store.ts';
+} from '../../src/virtual-accounts/store.ts';
 import {
   EXPIRY_WORKFLOW_TYPE,
   type InboundCredit,
   type VirtualAccountCreateInput,
   expiryWorkflowId,
-} from '../workflows/virtual-accounts-definitions.ts';
-import type { virtualAccountExpiryWorkflow } from '../workflows/virtual-accounts.ts';
+} from '../../workflows/virtual-accounts/definitions.ts';
+import type { virtualAccountExpiryWorkflow } from '../../workflows/virtual-accounts/virtual-accounts.ts';
 
 export function createVirtualAccountActivities({
   orm,

@@ -6,24 +6,24 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { log } from '@temporalio/activity';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import { eventBody } from '../src/events/body.ts';
-import { findEvent, recordEvent } from '../src/events/events.ts';
+import { eventBody } from '../../src/events/body.ts';
+import { findEvent, recordEvent } from '../../src/events/events.ts';
 import {
   changeEndpointStatus,
   findDelivery,
   findEndpoint,
   recordAttempt,
   setDeliveryStatus,
-} from '../src/webhooks/store.ts';
-import type { KeyMode } from '../src/tenants/api-keys.ts';
-import { DestinationRefused, type EgressPolicy, checkDestination } from '../src/webhooks/destinations.ts';
-import { isDeliveryEvent } from '../src/webhooks/event-types.ts';
-import { decryptSecret } from '../src/webhooks/secrets.ts';
-import { postPinned } from '../src/webhooks/pinned-post.ts';
-import { withHttpClientSpan } from '../src/telemetry/http-client-span.ts';
-import { webhookHeaders } from '../src/webhooks/signing.ts';
-import { type SlotBounds, type SlotHolder, releaseSlot, takeSlot } from '../src/webhooks/attempt-slots.ts';
-import { type AttemptResult, deliveryWorkflowId, slotSignal } from '../workflows/webhook-delivery-definitions.ts';
+} from '../../src/webhooks/store.ts';
+import type { KeyMode } from '../../src/tenants/api-keys.ts';
+import { DestinationRefused, type EgressPolicy, checkDestination } from '../../src/webhooks/destinations.ts';
+import { isDeliveryEvent } from '../../src/webhooks/event-types.ts';
+import { decryptSecret } from '../../src/webhooks/secrets.ts';
+import { postPinned } from '../../src/webhooks/pinned-post.ts';
+import { withHttpClientSpan } from '../../src/telemetry/http-client-span.ts';
+import { webhookHeaders } from '../../src/webhooks/signing.ts';
+import { type SlotBounds, type SlotHolder, releaseSlot, takeSlot } from '../../src/webhooks/attempt-slots.ts';
+import { type AttemptResult, deliveryWorkflowId, slotSignal } from '../../workflows/webhooks/definitions.ts';
 
 export interface WebhookActivityDeps {
   orm: MikroORM;

@@ -72,7 +72,7 @@ export const cardCommands: OperatorCommand[] = [
       };
     },
   },
-  // A card load the processor refused after purchases had spent its money (activities/cards.ts):
+  // A card load the processor refused after purchases had spent its money (activities/cards/cards.ts):
   // the funding failed, what the card still held went back to the wallet, the rest is listed here.
   {
     name: 'cards alerts',

@@ -24,8 +24,8 @@ import {
   type CardWorkflowInput,
   cardWorkflowId,
   operationRequestedSignal,
-} from '../../workflows/card-definitions.ts';
-import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/card.ts';
+} from '../../workflows/cards/definitions.ts';
+import type { cardIssueWorkflow, cardWorkflow } from '../../workflows/cards/card.ts';
 import { autoReloadView, cardView, fundingView, securitySettingsView } from './views.ts';
 import type { AutoReloadSettings, CreateCardBody, FundCardBody, SecuritySettings, UpdateCardBody } from './schemas.ts';
 import { recordEvent } from '../events/events.ts';

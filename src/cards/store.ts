@@ -77,7 +77,7 @@ export const CardFunding = tableEntity('CardFunding', 'card_fundings', {
   source: p.enum(['api', 'jit', 'auto_reload'] as const).default('api'),
   /**
    * A load the processor refused after authorizations had spent part of its money on the card: what
-   * could not go back to the wallet (activities/cards.ts). 0 for every other funding.
+   * could not go back to the wallet (activities/cards/cards.ts). 0 for every other funding.
    */
   unrecovered_minor: p.bigint('number').default(0),
   ...createdAt(),

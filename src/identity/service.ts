@@ -13,8 +13,8 @@ import {
   BVN_VERIFICATION_WORKFLOW_TYPE,
   type BvnVerificationInput,
   bvnVerificationWorkflowId,
-} from '../../workflows/bvn-verification-definitions.ts';
-import type { bvnVerificationWorkflow } from '../../workflows/bvn-verification.ts';
+} from '../../workflows/identity/definitions.ts';
+import type { bvnVerificationWorkflow } from '../../workflows/identity/bvn-verification.ts';
 import { type BvnKeys, bvnHash, bvnLast4, sealBvn } from './bvn.ts';
 import type { BvnVerificationAccepted, BvnVerificationBody, CreateCustomerBody, CustomerView } from './schemas.ts';
 import {

@@ -194,7 +194,7 @@ export function cardFunding(funding: { fundingId: string; cardId: string; amount
 /**
  * The processor refused a funding for good: the money goes back from the card to the wallet. All
  * of it, or (`fundingMinor` more than `amountMinor`) what the card still held of it when purchases
- * had already spent the rest (activities/cards.ts).
+ * had already spent the rest (activities/cards/cards.ts).
  */
 export function cardFundingReverse(funding: {
   fundingId: string;

@@ -9,7 +9,7 @@ import {
   type ReconciliationInput,
   type ReconciliationResult,
   reconciliationWorkflowId,
-} from '../../workflows/reconciliation-definitions.ts';
+} from '../../workflows/reconciliation/definitions.ts';
 import { type RunSummary, findRun, latestRuns, runItems, runsOfWorkflow } from './store.ts';
 
 const DATE = flag.required('YYYY-MM-DD', 'the UTC day, today or before');

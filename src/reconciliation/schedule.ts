@@ -13,7 +13,7 @@ import {
   RECONCILIATION_WORKFLOW_TYPE,
   type ReconciliationInput,
   reconciliationScheduleId,
-} from '../../workflows/reconciliation-definitions.ts';
+} from '../../workflows/reconciliation/definitions.ts';
 
 export type ScheduleChange = 'created' | 'updated' | 'unchanged' | 'removed' | 'off';
 

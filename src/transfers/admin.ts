@@ -14,7 +14,7 @@ import {
   TransferConnectorKey,
   TransferReferenceKey,
 } from '../../workflows/search-attributes.ts';
-import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
 import { closeConnectorConflict, listConnectorConflicts } from './conflicts.ts';
 import { isFinal } from './domain.ts';

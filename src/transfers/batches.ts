@@ -1,6 +1,6 @@
 // Bulk transfers (decisions §14): the API's side. A request is validated whole (every item, every
 // bank code, every reference, before anything is written), then written with its items in one
-// transaction, and handed to its batch workflow (workflows/transfer-batch.ts), which decides and
+// transaction, and handed to its batch workflow (workflows/transfers/transfer-batch.ts), which decides and
 // submits the items. An atomic batch reserves every amount and fee in that transaction, in one
 // journal entry, or is refused (422) with nothing written. A repeat of a batch_reference answers
 // the batch it made (200), or 409 when the body differs; it also starts the workflow again if the
@@ -26,7 +26,7 @@ import {
   TRANSFER_BATCH_WORKFLOW_TYPE,
   type TransferBatchInput,
   transferBatchWorkflowId,
-} from '../../workflows/transfer-batch-definitions.ts';
+} from '../../workflows/transfers/definitions.ts';
 import {
   MAX_OPEN_BATCHES,
   batchFingerprint,

@@ -8,7 +8,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
-import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { recordConnectorConflict } from './conflicts.ts';

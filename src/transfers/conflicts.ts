@@ -6,7 +6,7 @@
 // until one closes it with a note saying what was done. Its rows are the transfers store's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Refusal } from '../lib/refusal.ts';
-import type { BankOutcome } from '../../workflows/transfer-definitions.ts';
+import type { BankOutcome } from '../../workflows/transfers/definitions.ts';
 import {
   type ConnectorConflictRow,
   closeConnectorConflict as closeRow,

@@ -7,7 +7,7 @@ import { Refusal } from '../lib/refusal.ts';
 import { recordEvent } from '../events/events.ts';
 import { InsufficientFundsError, postMovement, tenantAccountId } from '../ledger/ledger.ts';
 import { type AccountRef, type Movement, discrepancyCorrection } from '../ledger/movements.ts';
-import type { BankOutcome } from '../../workflows/transfer-definitions.ts';
+import type { BankOutcome } from '../../workflows/transfers/definitions.ts';
 import { contradictsBooks } from './domain.ts';
 import { itemView } from './views.ts';
 import {

@@ -22,8 +22,8 @@ import {
   TRANSFER_WORKFLOW_TYPE,
   createUpdate,
   transferWorkflowId,
-} from '../../workflows/transfer-definitions.ts';
-import type { transferWorkflow } from '../../workflows/transfer.ts';
+} from '../../workflows/transfers/definitions.ts';
+import type { transferWorkflow } from '../../workflows/transfers/transfer.ts';
 import {
   type PublicTransferStatus,
   internalStatuses,

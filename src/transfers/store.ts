@@ -14,7 +14,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
-import type { OperatorResolution, TransferRequest } from '../../workflows/transfer-definitions.ts';
+import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {

@@ -7,8 +7,8 @@ import {
   INBOUND_CREDIT_WORKFLOW_TYPE,
   type InboundCredit,
   inboundCreditWorkflowId,
-} from '../../workflows/virtual-accounts-definitions.ts';
-import type { inboundCreditWorkflow } from '../../workflows/virtual-accounts.ts';
+} from '../../workflows/virtual-accounts/definitions.ts';
+import type { inboundCreditWorkflow } from '../../workflows/virtual-accounts/virtual-accounts.ts';
 
 export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { client: Client; taskQueue: string }) {
   dispatcher.on('virtual_account.credit', async (callback) => {

@@ -22,8 +22,11 @@ import {
   type VirtualAccountCreateInput,
   closeWorkflowId,
   createWorkflowId,
-} from '../../workflows/virtual-accounts-definitions.ts';
-import type { virtualAccountCloseWorkflow, virtualAccountCreateWorkflow } from '../../workflows/virtual-accounts.ts';
+} from '../../workflows/virtual-accounts/definitions.ts';
+import type {
+  virtualAccountCloseWorkflow,
+  virtualAccountCreateWorkflow,
+} from '../../workflows/virtual-accounts/virtual-accounts.ts';
 import { virtualAccountView } from './views.ts';
 import type { CreateVirtualAccountBody, SandboxCreditBody, VirtualAccountView } from './schemas.ts';
 import {

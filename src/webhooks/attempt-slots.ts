@@ -3,8 +3,8 @@
 // has. Before an attempt, its delivery takes one of its tenant's slots, or is queued for one and its
 // workflow waits on a timer-guarded condition for a `slot` signal: a waiting delivery holds no
 // worker slot and no activity. After the attempt, the slot goes to the tenant's longest-waiting
-// delivery, whose workflow is then signalled (the attempt activity, activities/webhooks.ts, does
-// both; the workflow's side is in workflows/webhook-delivery.ts).
+// delivery, whose workflow is then signalled (the attempt activity, activities/webhooks/webhooks.ts, does
+// both; the workflow's side is in workflows/webhooks/webhook-delivery.ts).
 //
 // Every change for a tenant runs under that tenant's transaction-scoped advisory lock, so the
 // count and the grant cannot race; other tenants are not held up. A granted slot lapses after

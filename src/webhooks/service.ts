@@ -13,8 +13,8 @@ import {
   type DeliveryInput,
   deliveryWorkflowId,
   replaySignal,
-} from '../../workflows/webhook-delivery-definitions.ts';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
+} from '../../workflows/webhooks/definitions.ts';
+import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.ts';
 import { DestinationRefused, type EgressPolicy, checkDestination } from './destinations.ts';
 import { encryptSecret } from './secrets.ts';
 import { isUuid } from '../http/ids.ts';

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 // @temporalio/proto is CommonJS whose named exports Node cannot detect statically.
 import proto from '@temporalio/proto';
 import type pg from 'pg';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 
 const OURS = '/* bench */';
 const EventType = proto.temporal.api.enums.v1.EventType;

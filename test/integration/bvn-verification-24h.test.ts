@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { IdentityService } from '../../src/identity/service.ts';
-import { bvnVerificationWorkflowId } from '../../workflows/bvn-verification-definitions.ts';
+import { bvnVerificationWorkflowId } from '../../workflows/identity/definitions.ts';
 import { TEST_BVN_SECRET, createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';

@@ -8,7 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bvnHash, bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { createTenant } from '../../src/tenants/tenants.ts';
-import { bvnVerificationWorkflowId } from '../../workflows/bvn-verification-definitions.ts';
+import { bvnVerificationWorkflowId } from '../../workflows/identity/definitions.ts';
 import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { TEST_BVN_SECRET } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';

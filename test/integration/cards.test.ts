@@ -8,7 +8,7 @@ import {
   cardStateQuery,
   cardStatusQuery,
   cardWorkflowId,
-} from '../../workflows/card-definitions.ts';
+} from '../../workflows/cards/definitions.ts';
 import { sha256 } from '../../src/lib/canonical.ts';
 import { auth, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';

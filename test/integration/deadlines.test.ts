@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MikroORM, openOrm } from '../../src/db/orm.ts';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/stack/temporal-dev.ts';
 import { auth, issueCard, transferBody } from '../support/api.ts';
 import { TEST_SANDBOX_BANK_API_KEY, type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';

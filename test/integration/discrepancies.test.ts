@@ -14,7 +14,7 @@ import {
   resolveUpdate,
   statusQuery,
   transferWorkflowId,
-} from '../../workflows/transfer-definitions.ts';
+} from '../../workflows/transfers/definitions.ts';
 import { auth } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import { TransferConnectorKey } from '../../workflows/search-attributes.ts';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { offersAt, useLiveBanks } from '../support/live-banks.ts';

@@ -12,7 +12,7 @@ import { type EventInput, recordEvent } from '../../src/events/events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../worker/webhook-fanout.ts';
 import { subscribes } from '../../src/webhooks/event-types.ts';
-import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { expect, inject, it } from 'vitest';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';

@@ -17,7 +17,7 @@ import { insertCard } from '../../src/cards/store.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { creditCallback, inboundCreditOutcome, postSignedCallback } from '../support/callbacks.ts';
 import { TEST_BVN_SECRET } from '../support/app.ts';
-import { createVirtualAccountActivities } from '../../activities/virtual-accounts.ts';
+import { createVirtualAccountActivities } from '../../activities/virtual-accounts/virtual-accounts.ts';
 import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';

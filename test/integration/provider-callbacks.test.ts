@@ -10,7 +10,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
-import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
+import { inboundCreditWorkflowId } from '../../workflows/virtual-accounts/definitions.ts';
 import { auth } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { callbackHeaders, creditCallback, postSignedCallback } from '../support/callbacks.ts';

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { paystackReference } from '../../src/connectors/paystack/reference.ts';
 import { walletBalance } from '../../src/ledger/ledger.ts';
 import { ensureReconciliationSchedule } from '../../src/reconciliation/schedule.ts';
-import { dayBefore, reconciliationScheduleId } from '../../workflows/reconciliation-definitions.ts';
+import { dayBefore, reconciliationScheduleId } from '../../workflows/reconciliation/definitions.ts';
 import type { PaystackSimulator } from '../simulators/paystack.ts';
 import { auth, transferBody } from '../support/api.ts';
 import { recordHistory } from '../support/histories.ts';

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import type { Resolver } from '../../src/webhooks/destinations.ts';
-import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import {
   auth,
   firstAttemptedDelivery,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { TransferService } from '../../src/transfers/service.ts';
 import { type TransferRow, findTransfer } from '../../src/transfers/store.ts';
-import { resolveUpdate, statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { resolveUpdate, statusQuery, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { recordHistoryOf } from '../support/histories.ts';

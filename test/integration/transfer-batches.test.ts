@@ -15,12 +15,12 @@ import { type TemporalDevServerHandle, startTemporalDevServer } from '../../src/
 import { freePorts } from '../support/ports.ts';
 import { journalOf, walletBalance } from '../../src/ledger/ledger.ts';
 import {
+  batchStatusQuery,
   TRANSFER_BATCH_WORKFLOW_TYPE,
   type TransferBatchInput,
-  batchStatusQuery,
   transferBatchWorkflowId,
-} from '../../workflows/transfer-batch-definitions.ts';
-import { transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+  transferWorkflowId,
+} from '../../workflows/transfers/definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';

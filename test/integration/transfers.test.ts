@@ -4,12 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 
-import { createTransferActivities } from '../../activities/transfers.ts';
+import { createTransferActivities } from '../../activities/transfers/transfers.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, inject, it } from 'vitest';
 import { postEntry, postingsTotal, systemAccountId, tenantAccountId, walletBalance } from '../../src/ledger/ledger.ts';
-import { statusQuery, transferWorkflowId } from '../../workflows/transfer-definitions.ts';
+import { statusQuery, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { runAdmin } from '../support/cli.ts';

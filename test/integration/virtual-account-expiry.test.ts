@@ -4,7 +4,7 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
-import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts-definitions.ts';
+import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts/definitions.ts';
 import { bvnKeysFrom } from '../../src/identity/bvn.ts';
 import { TEST_BVN_SECRET, createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import { recordHistoryOf } from '../support/histories.ts';

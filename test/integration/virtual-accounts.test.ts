@@ -18,7 +18,7 @@ import {
   closeWorkflowId,
   createWorkflowId,
   inboundCreditWorkflowId,
-} from '../../workflows/virtual-accounts-definitions.ts';
+} from '../../workflows/virtual-accounts/definitions.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';

@@ -7,7 +7,7 @@ import { defaultWebhookTaskQueue, parseDurationsMs } from '../../src/config.ts';
 import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { WebhookService } from '../../src/webhooks/service.ts';
-import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import { TEST_WEBHOOK_KEY, createFundedTenant, resolvedTestKey } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';

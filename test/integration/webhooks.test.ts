@@ -10,7 +10,7 @@ import { runAdmin } from '../support/cli.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { recordHistory } from '../support/histories.ts';
-import { deliveryWorkflowId } from '../../workflows/webhook-delivery-definitions.ts';
+import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { type GatewayStack, fakeDns, useGatewayStack } from '../support/stack.ts';
 

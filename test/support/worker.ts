@@ -15,7 +15,7 @@ import {
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createActivities, webhookActivityDeps } from '../../activities/index.ts';
-import { createWebhookActivities } from '../../activities/webhooks.ts';
+import { createWebhookActivities } from '../../activities/webhooks/webhooks.ts';
 import { laneTaskQueues, loadConfig } from '../../src/config.ts';
 import { laneWorkerSlots, webhookWorkerSlots } from '../../worker/options.ts';
 import type { MikroORM } from '../../src/db/orm.ts';

@@ -2,7 +2,7 @@
 // and the small helpers money paths rely on (the transfer domain's own: transfer-domain.test.ts).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { retryAfterMs } from '../../activities/webhooks.ts';
+import { retryAfterMs } from '../../activities/webhooks/webhooks.ts';
 import { canonicalJson } from '../../src/lib/canonical.ts';
 import { checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -12,8 +12,8 @@ import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
-import { nextStatusCheckMs } from '../../workflows/transfer.ts';
-import { MAX_PENDING_REPLAYS, queueReplay } from '../../workflows/webhook-delivery-definitions.ts';
+import { nextStatusCheckMs } from '../../workflows/transfers/transfer.ts';
+import { MAX_PENDING_REPLAYS, queueReplay } from '../../workflows/webhooks/definitions.ts';
 
 describe('webhook subscriptions', () => {
   it.each([

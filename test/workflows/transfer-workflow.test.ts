@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import type { TransferActivities } from '../../activities/transfers.ts';
+import type { TransferActivities } from '../../activities/transfers/transfers.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
@@ -19,13 +19,13 @@ import {
   resolveUpdate,
   statusQuery,
   transferWorkflowId,
-} from '../../workflows/transfer-definitions.ts';
+} from '../../workflows/transfers/definitions.ts';
 import {
   NOT_FOUND_CONFIRM_MS,
   NOT_FOUND_GRACE_MS,
   STUCK_AFTER_MS,
   type transferWorkflow,
-} from '../../workflows/transfer.ts';
+} from '../../workflows/transfers/transfer.ts';
 import { gate, recordingStubs, useStubWorkflowEnv } from '../support/stub-activities.ts';
 
 const stub = useStubWorkflowEnv('transfer-workflow');

@@ -3,7 +3,7 @@
 // delivery ends. The real deliveries are tested in test/integration/webhooks.test.ts and
 // webhook-bounds.test.ts.
 import { describe, expect, it } from 'vitest';
-import type { WebhookActivities } from '../../activities/webhooks.ts';
+import type { WebhookActivities } from '../../activities/webhooks/webhooks.ts';
 import {
   type AttemptResult,
   DELIVERY_WORKFLOW_TYPE,
@@ -11,8 +11,8 @@ import {
   deliveryWorkflowId,
   replaySignal,
   slotSignal,
-} from '../../workflows/webhook-delivery-definitions.ts';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
+} from '../../workflows/webhooks/definitions.ts';
+import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.ts';
 import { recordingStubs, useStubWorkflowEnv } from '../support/stub-activities.ts';
 
 const stub = useStubWorkflowEnv('webhook-delivery-workflow');

@@ -12,9 +12,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CardActivities } from '../activities/cards.ts';
-import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from './activity-options.ts';
-import { continueAsNewOnceHandled } from './continue-as-new.ts';
+import type { CardActivities } from '../../activities/cards/cards.ts';
+import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
+import { continueAsNewOnceHandled } from '../continue-as-new.ts';
 import {
   type CardOperation,
   type CardState,
@@ -26,7 +26,7 @@ import {
   cardStatusQuery,
   operateUpdate,
   operationRequestedSignal,
-} from './card-definitions.ts';
+} from './definitions.ts';
 
 const { setCardLock, debitForFunding, failFunding, failCardOperation } =
   proxyActivities<CardActivities>(UNTIL_RECORDED);

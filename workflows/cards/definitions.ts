@@ -1,7 +1,12 @@
 // The card workflow's contract: one long-lived workflow per card (id `card:<card_id>`) that
 // applies operations one at a time, in the order it accepted them.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-export { CARD_ISSUE_WORKFLOW_TYPE, CARD_WORKFLOW_TYPE, cardIssueWorkflowId, cardWorkflowId } from './workflow-names.ts';
+export {
+  CARD_ISSUE_WORKFLOW_TYPE,
+  CARD_WORKFLOW_TYPE,
+  cardIssueWorkflowId,
+  cardWorkflowId,
+} from '../workflow-names.ts';
 
 export interface CardIssueInput {
   /** The new card's id, also its reference at the processor (which issues once per reference). */

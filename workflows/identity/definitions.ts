@@ -1,7 +1,7 @@
 // What the API, the activities and the BVN verification workflow share: its type, its id and its
 // input. The input carries ids only: the BVN stays in PostgreSQL (sealed), never in a history.
 import { defineQuery } from '@temporalio/workflow';
-export { BVN_VERIFICATION_WORKFLOW_TYPE, bvnVerificationWorkflowId } from './workflow-names.ts';
+export { BVN_VERIFICATION_WORKFLOW_TYPE, bvnVerificationWorkflowId } from '../workflow-names.ts';
 
 export interface BvnVerificationInput {
   verificationId: string;

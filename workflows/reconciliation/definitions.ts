@@ -3,8 +3,8 @@
 // on. `admin reconcile run --date D [--connector NAME]` starts one for a given day (id
 // `reconciliation:<D>:<uuid>`). Each run reconciles every configured connector with a settlement
 // record (decisions §13), each on its own: one run per (connector, day).
-import type { RunSummary } from '../src/reconciliation/store.ts';
-export { RECONCILIATION_WORKFLOW_TYPE, reconciliationScheduleId, reconciliationWorkflowId } from './workflow-names.ts';
+import type { RunSummary } from '../../src/reconciliation/store.ts';
+export { RECONCILIATION_WORKFLOW_TYPE, reconciliationScheduleId, reconciliationWorkflowId } from '../workflow-names.ts';
 
 export interface ReconciliationInput {
   /** The UTC day to reconcile (YYYY-MM-DD); absent → the day before the workflow started. */

@@ -5,8 +5,13 @@
 // in src/transfers/domain.ts. Nothing here is a response shape: the API renders responses from the
 // projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { TransferStatus } from '../src/transfers/domain.ts';
-export { TRANSFER_WORKFLOW_TYPE, transferWorkflowId } from './workflow-names.ts';
+import type { TransferStatus } from '../../src/transfers/domain.ts';
+export {
+  TRANSFER_BATCH_WORKFLOW_TYPE,
+  TRANSFER_WORKFLOW_TYPE,
+  transferBatchWorkflowId,
+  transferWorkflowId,
+} from '../workflow-names.ts';
 
 /** What the API validated and computed; the workflow's input and the `create` update's argument. */
 export interface TransferRequest {
@@ -149,3 +154,43 @@ export const bankConfirmedSignal = defineSignal<[BankOutcome]>('bankConfirmed');
 /** An operator's decision on a transfer the bank is silent on; answered once it is settled or reversed. */
 export const resolveUpdate = defineUpdate<ResolveResult, [OperatorResolution]>('resolve');
 export const statusQuery = defineQuery<TransferState>('status');
+
+// The transfer batch workflow's handles (decisions §14): its input, what it hands each item's
+// transfer run, and the `status` query. The batch's rules live in src/transfers/domain.ts.
+export interface TransferBatchInput {
+  batchId: string;
+  tenantId: string;
+  batchReference: string;
+  totalCount: number;
+}
+
+/** An accepted item, for its own transfer run: the request (without metadata: its row has it) and its reservation. */
+export interface BatchItemStart {
+  index: number;
+  request: TransferRequest;
+  reserved: ReservedTransfer;
+}
+
+/**
+ * What the batch's submission learned of an item its bank took or may hold: the session, what the
+ * bank said at once, or that its connector may hold it (decisions §17).
+ */
+export interface BatchItemSubmission {
+  sessionId: string;
+  outcome?: BankOutcome;
+  possiblyTaken?: PossiblyTaken;
+}
+
+/** What the `status` query answers: where the batch is, and its items by outcome so far. */
+export interface BatchProgress {
+  phase: 'enquiring' | 'reserving' | 'submitting' | 'settling' | 'completed';
+  total: number;
+  refused: number;
+  accepted: number;
+  /** Items whose transfer run has started (each submits to the bank at once). */
+  started: number;
+  successful: number;
+  failed: number;
+}
+
+export const batchStatusQuery = defineQuery<BatchProgress>('status');

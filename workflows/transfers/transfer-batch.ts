@@ -26,18 +26,19 @@ import {
   startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { TransferBatchActivities } from '../activities/transfers/bulk.ts';
-import { transferWorkflowId } from './workflow-names.ts';
+import type { TransferBatchActivities } from '../../activities/transfers/bulk.ts';
+import { transferWorkflowId } from '../workflow-names.ts';
 import {
   type BatchItemStart,
   type BatchItemSubmission,
   type BatchProgress,
-  type TransferBatchInput,
   batchStatusQuery,
-} from './transfer-batch-definitions.ts';
-import type { TransferState, TransferWorkflowInput } from './transfer-definitions.ts';
+  type TransferBatchInput,
+  type TransferState,
+  type TransferWorkflowInput,
+} from './definitions.ts';
 import type { transferWorkflow } from './transfer.ts';
-import { TenantIdKey, TransferBatchReferenceKey } from './search-attributes.ts';
+import { TenantIdKey, TransferBatchReferenceKey } from '../search-attributes.ts';
 
 /**
  * Items enquired, decided (one transaction: the tenant's lock is held for one chunk at a time, so

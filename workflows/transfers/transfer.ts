@@ -25,9 +25,9 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { TransferActivities } from '../activities/transfers.ts';
-import { UNTIL_RECORDED } from './activity-options.ts';
-import { contradictsBooks, failureDetails, passedOnRefusal, transferFailure } from '../src/transfers/domain.ts';
+import type { TransferActivities } from '../../activities/transfers/transfers.ts';
+import { UNTIL_RECORDED } from '../activity-options.ts';
+import { contradictsBooks, failureDetails, passedOnRefusal, transferFailure } from '../../src/transfers/domain.ts';
 import {
   type BankOutcome,
   type OperatorResolution,
@@ -42,14 +42,14 @@ import {
   createUpdate,
   resolveUpdate,
   statusQuery,
-} from './transfer-definitions.ts';
+} from './definitions.ts';
 import {
   AmountMinorKey,
   TenantIdKey,
   TransferConnectorKey,
   TransferReferenceKey,
   TransferStatusKey,
-} from './search-attributes.ts';
+} from '../search-attributes.ts';
 
 const HOUR = 60 * 60 * 1000;
 

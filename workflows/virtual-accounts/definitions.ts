@@ -10,7 +10,7 @@ export {
   createWorkflowId,
   expiryWorkflowId,
   inboundCreditWorkflowId,
-} from './workflow-names.ts';
+} from '../workflow-names.ts';
 
 export interface InboundCredit {
   /** The virtual-account provider the credit is for (the sandbox bank names the one it plays). */

@@ -2,8 +2,8 @@
 // and one workflow per inbound credit (id `credit:<provider>:<transaction reference>`), so a
 // credit the bank sends again, or concurrently, is applied once. Both answer a `status` query.
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { VirtualAccountActivities } from '../activities/virtual-accounts.ts';
-import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from './activity-options.ts';
+import type { VirtualAccountActivities } from '../../activities/virtual-accounts/virtual-accounts.ts';
+import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
 import {
   type ExpiryState,
   type VirtualAccountCloseInput,
@@ -16,7 +16,7 @@ import {
   type InboundCreditState,
   expiryStatusQuery,
   inboundCreditStatusQuery,
-} from './virtual-accounts-definitions.ts';
+} from './definitions.ts';
 
 const { expireVirtualAccount, applyInboundCredit } = proxyActivities<VirtualAccountActivities>({
   startToCloseTimeout: '30s',

@@ -1,7 +1,7 @@
 // The webhook delivery workflow's contract: one workflow per (event, endpoint), id
 // `delivery:<event_id>:<endpoint_id>`; a `replay` signal delivers again at once.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-export { DELIVERY_WORKFLOW_TYPE, deliveryWorkflowId } from './workflow-names.ts';
+export { DELIVERY_WORKFLOW_TYPE, deliveryWorkflowId } from '../workflow-names.ts';
 
 export interface DeliveryInput {
   deliveryId: string;

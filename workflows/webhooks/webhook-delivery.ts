@@ -7,7 +7,7 @@
 // new every 50 attempts (or 1,000 history events, or when Temporal suggests it), carrying its place
 // in the schedule, so a delivery replayed without end keeps a short history.
 import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../activities/webhooks.ts';
+import type { WebhookActivities } from '../../activities/webhooks/webhooks.ts';
 import {
   type AttemptResult,
   type DeliveryInput,
@@ -17,8 +17,8 @@ import {
   queueReplay,
   replaySignal,
   slotSignal,
-} from './webhook-delivery-definitions.ts';
-import { continueAsNewOnceHandled } from './continue-as-new.ts';
+} from './definitions.ts';
+import { continueAsNewOnceHandled } from '../continue-as-new.ts';
 
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 

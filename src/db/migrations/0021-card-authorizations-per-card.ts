@@ -11,7 +11,7 @@
 // src/cards/authorizations.ts), a form no old key can take, so the two never meet; `admin ledger
 // verify` recognises both (src/ledger/verify.ts, `authorizations_match_journal`).
 //
-// A refused card load whose money an authorization already spent (activities/cards.ts): the funding
+// A refused card load whose money an authorization already spent (activities/cards/cards.ts): the funding
 // fails and records what could not go back to the wallet, which operators list (`admin cards
 // alerts`) and the card's books count (`cards_match_fundings`).
 import { sqlMigration } from './sql-migration.ts';
