@@ -2,7 +2,7 @@
 // dependencies injected, so tests run them against their own database and sandbox bank.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import type { Providers } from '../src/providers/registry.ts';
+import type { Providers } from '../src/connectors/registry.ts';
 import type { EgressPolicy } from '../src/webhooks/destinations.ts';
 import type { BvnKeys } from '../src/identity/bvn.ts';
 import { createCardActivities } from './cards/cards.ts';

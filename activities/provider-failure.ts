@@ -2,7 +2,7 @@
 // non-retryable ApplicationFailure of the caller's type (with the provider's outcome and raw code),
 // and a transient fault is rethrown as it is, for the activity's retry policy.
 import { ApplicationFailure } from '@temporalio/common';
-import { ProviderError } from '../src/providers/types.ts';
+import { ProviderError } from '../src/connectors/capabilities.ts';
 
 export function providerFailure(error: unknown, type: string): never {
   if (isDefinitive(error)) {

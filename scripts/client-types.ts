@@ -11,7 +11,7 @@ import openapiTS, { type OpenAPI3, astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 import { type AppDeps, buildApp } from '../src/app.ts';
 import { CallbackDispatcher } from '../src/provider-callbacks/dispatcher.ts';
-import { createProviders } from '../src/providers/registry.ts';
+import { createProviders } from '../src/connectors/registry.ts';
 import { PROJECT_ROOT } from '../src/stack/tools.ts';
 
 /** Where the generated types live, from the project's root. */

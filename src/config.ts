@@ -10,7 +10,7 @@
 import ipaddr from 'ipaddr.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { connectorKind } from './connectors/index.ts';
+import { connectorSettings } from './connectors/settings.ts';
 import { liveConnectorRules } from './connectors/live-rules.ts';
 import {
   SHARED_VARIABLES,
@@ -122,7 +122,7 @@ const EnvSchema = z
           const problem =
             name === 'sandbox'
               ? 'sandbox serves test keys only and cannot be a live connector'
-              : !connectorKind(name)
+              : !connectorSettings(name)
                 ? `unknown connector '${name.slice(0, 40)}'`
                 : seen.has(name)
                   ? `'${name}' is named twice`
@@ -342,7 +342,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const warnings: string[] = [];
   const deployment = { production: env.NODE_ENV === 'production', exposed: exposure(env) };
   for (const name of env.LIVE_CONNECTORS) {
-    const kind = connectorKind(name)!;
+    const kind = connectorSettings(name)!;
     const variables = setVariables(source);
     const read = kind.parse(variables);
     // Production's rules only once the settings themselves are readable: one line per variable.

@@ -7,7 +7,7 @@ import { openOrm } from './db/orm.ts';
 import { boundedTemporalConnection } from './http/deadlines.ts';
 import { DRAIN_LIMIT_MS } from './http/shutdown.ts';
 import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
-import { createProviders } from './providers/registry.ts';
+import { createProviders } from './connectors/registry.ts';
 import { egressPolicyFor } from './webhooks/destinations.ts';
 import { serveMetrics } from './metrics/server.ts';
 import { assertNodeVersion } from './runtime/node-version.ts';

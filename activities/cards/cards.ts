@@ -27,8 +27,8 @@ import {
 import type { CardIssueInput } from '../../workflows/cards/definitions.ts';
 import type { Currency } from '../../src/ledger/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../../src/ledger/movements.ts';
-import { type Providers, cardsFor } from '../../src/providers/registry.ts';
-import { ProviderError } from '../../src/providers/types.ts';
+import { type Providers, cardsFor } from '../../src/connectors/registry.ts';
+import { ProviderError } from '../../src/connectors/capabilities.ts';
 import { modeOf } from '../../src/tenants/tenants.ts';
 import { providerFailure } from '../provider-failure.ts';
 

@@ -8,7 +8,7 @@ import { recordEvent } from '../../src/events/events.ts';
 import { type BvnKeys, bvnOutcome, openBvn } from '../../src/identity/bvn.ts';
 import { completeVerification, customerById, findVerification } from '../../src/identity/store.ts';
 import { customerView } from '../../src/identity/views.ts';
-import { type Providers, identityFor } from '../../src/providers/registry.ts';
+import { type Providers, identityFor } from '../../src/connectors/registry.ts';
 import { modeOf } from '../../src/tenants/tenants.ts';
 import type { BvnLookupOutcome } from '../../workflows/identity/definitions.ts';
 import { providerFailure } from '../provider-failure.ts';

@@ -25,8 +25,8 @@ import {
   walletBalance,
 } from '../../src/ledger/ledger.ts';
 import { transferBatchItemRelease, transferReserve } from '../../src/ledger/movements.ts';
-import { NAME_ENQUIRY_SLOTS } from '../../src/providers/name-enquiry-slots.ts';
-import type { Providers } from '../../src/providers/registry.ts';
+import { NAME_ENQUIRY_SLOTS } from '../../src/connectors/name-enquiry-slots.ts';
+import type { Providers } from '../../src/connectors/registry.ts';
 import {
   type BatchItemRow,
   type TransferBatchRow,

@@ -1,5 +1,5 @@
 // Whose name enquiry an activity is making, for the enquiry slots' fair shares
-// (src/providers/name-enquiry-slots.ts): the tenant of the run that asks, read from its id
+// (src/connectors/name-enquiry-slots.ts): the tenant of the run that asks, read from its id
 // (`transfer:<tenant>:<reference>`, a single transfer's create or failover; `transfer-batch:<tenant>:…`,
 // a batch's enquiries), so the nameEnquiry activity keeps its input as it was recorded in histories.
 import { Context } from '@temporalio/activity';

@@ -10,9 +10,9 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../src/events/events.ts';
 import { InsufficientFundsError, postMovement } from '../../src/ledger/ledger.ts';
 import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../../src/ledger/movements.ts';
-import { type Providers, serving, transfersConnector } from '../../src/providers/registry.ts';
-import { nameEnquirySlotsFor } from '../../src/providers/name-enquiry-slots.ts';
-import { type BankSwitch, ProviderError } from '../../src/providers/types.ts';
+import { type Providers, serving, transfersConnector } from '../../src/connectors/registry.ts';
+import { nameEnquirySlotsFor } from '../../src/connectors/name-enquiry-slots.ts';
+import { type BankSwitch, ProviderError } from '../../src/connectors/capabilities.ts';
 import type { KeyMode } from '../../src/connectors/types.ts';
 import { isDefinitive, refusalDetails } from '../provider-failure.ts';
 import { enquiringTenant } from './enquiring-tenant.ts';
@@ -94,7 +94,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
      * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
      * next; an account the bank does not know refuses it. `exclude` names connectors already tried
      * (after a definitive "not taken"). Each connector is asked holding one of its name enquiry
-     * slots, shared fairly between tenants (src/providers/name-enquiry-slots.ts): none free in
+     * slots, shared fairly between tenants (src/connectors/name-enquiry-slots.ts): none free in
      * time is a transient fault, and not a reason to ask the next connector.
      */
     async nameEnquiry(input: {

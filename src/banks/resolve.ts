@@ -2,15 +2,15 @@
 // tenants so they can confirm a recipient before sending. Answers are kept briefly per (bank,
 // account) — a found name and "no such account" alike, never an outage — so a form that checks as
 // the user types does not become a storm of enquiries at the bank switch; and each enquiry holds one
-// of its connector's slots, as a transfer's does (src/providers/name-enquiry-slots.ts).
+// of its connector's slots, as a transfer's does (src/connectors/name-enquiry-slots.ts).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
-import { type Providers, banksOf, serving } from '../providers/registry.ts';
-import type { NameEnquirySlots } from '../providers/name-enquiry-slots.ts';
+import { type Providers, banksOf, serving } from '../connectors/registry.ts';
+import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
 import type { KeyMode } from '../connectors/types.ts';
-import { ProviderError } from '../providers/types.ts';
+import { ProviderError } from '../connectors/capabilities.ts';
 
 export const ResolveAccountQuery = z.object({
   bank_code: z.string({ error: 'is required' }).min(1, 'is required').max(10, 'must be at most 10 characters'),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { tenantOf } from '../http/auth.ts';
-import { type Providers, banksOf } from '../providers/registry.ts';
+import { type Providers, banksOf } from '../connectors/registry.ts';
 
 const BankList = z.object({ items: z.array(z.object({ code: z.string(), name: z.string(), slug: z.string() })) });
 

@@ -5,9 +5,9 @@
 // cards) applies only when the id is on one card.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
-import type { Providers } from '../providers/registry.ts';
+import type { Providers } from '../connectors/registry.ts';
 import { type SettlementTarget, settleAuthorization } from './authorizations.ts';
-import { callbackModesOf } from '../providers/registry.ts';
+import { callbackModesOf } from '../connectors/registry.ts';
 
 export function registerCardCallbacks(
   dispatcher: CallbackDispatcher,

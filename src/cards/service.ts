@@ -13,7 +13,7 @@ import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
 import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
-import type { Providers } from '../providers/registry.ts';
+import type { Providers } from '../connectors/registry.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
 import {
   CARD_ISSUE_WORKFLOW_TYPE,

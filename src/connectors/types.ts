@@ -1,13 +1,14 @@
 // A connector is the gateway's adapter to one provider (decisions §13): it declares the
 // capabilities it serves and the key modes it serves them for, and gives the gateway one object
-// per capability (the interfaces of src/providers/types.ts) plus a receiver for the provider's
-// signed callbacks. Everything above this layer — routes, workflows, reconciliation — talks to
+// per capability (the interfaces of ./capabilities.ts) plus a receiver for the provider's signed
+// callbacks. Everything above this layer — routes, workflows, reconciliation — talks to
 // capabilities, never to a provider's HTTP API.
 //
-// Adding a connector: a folder under src/connectors/ whose index exports a ConnectorDefinition,
-// and one line in src/connectors/index.ts. Its settings are read by its own schema, called from
-// src/config.ts when LIVE_CONNECTORS names it; it declares which of them are secrets, provider URLs
-// and test credentials, which production holds to its rules (./live-rules.ts).
+// Adding a connector: a folder under src/connectors/ whose settings.ts exports its
+// ConnectorSettings and whose index exports the ConnectorDefinition built on them, and one line in
+// each of src/connectors/settings.ts and src/connectors/index.ts. Its settings are read by its own
+// schema, called from src/config.ts when LIVE_CONNECTORS names it; it declares which of them are
+// secrets, provider URLs and test credentials, which production holds to its rules (./live-rules.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type {
@@ -16,7 +17,7 @@ import type {
   IdentityVerifier,
   SettlementReport,
   VirtualAccountProvider,
-} from '../providers/types.ts';
+} from './capabilities.ts';
 
 /** What a provider does for the gateway (decisions §13). */
 export type Capability = 'transfers' | 'virtual_accounts' | 'identity' | 'cards';
@@ -107,23 +108,35 @@ export interface ConnectorVariables {
   readonly testCredential?: (env: Readonly<Record<string, string>>) => { variable: string; what: string } | undefined;
 }
 
-/** A connector kind: how to read its settings from the environment and build it. */
-export interface ConnectorDefinition<Settings = unknown> extends ConnectorVariables {
+/**
+ * A connector kind's settings: how to read them from the environment, and what production checks
+ * of them. Each connector declares these in its own settings.ts, which imports none of its client,
+ * so that configuration (src/config.ts) reads them without loading a provider's HTTP code.
+ */
+export interface ConnectorSettings<Settings = unknown> extends ConnectorVariables {
   readonly name: string;
   /** Its environment variables, by name: each failure names the variable. */
   readonly settings: z.ZodType<Settings>;
+}
+
+/** A connector kind: its settings, and how to build it from them. */
+export interface ConnectorDefinition<Settings = unknown> extends ConnectorSettings<Settings> {
   create(settings: Settings, context: ConnectorContext): Connector;
 }
 
-/** A definition with its settings type erased, as the registry holds them: settings always come from its own schema. */
-export interface RegisteredConnector extends ConnectorVariables {
+/** A kind's settings with their type erased, as configuration holds them: settings always come from its own schema. */
+export interface RegisteredSettings extends ConnectorVariables {
   readonly name: string;
   /** Reads and checks its settings from the environment; each issue names the variable. */
   parse(env: Record<string, string | undefined>): { ok: true; settings: unknown } | { ok: false; issues: string[] };
+}
+
+/** A definition with its settings type erased, as the registry holds them. */
+export interface RegisteredConnector extends RegisteredSettings {
   create(settings: unknown, context: ConnectorContext): Connector;
 }
 
-export function registerConnector<Settings>(definition: ConnectorDefinition<Settings>): RegisteredConnector {
+export function registerSettings<Settings>(definition: ConnectorSettings<Settings>): RegisteredSettings {
   return {
     name: definition.name,
     secrets: definition.secrets,
@@ -137,6 +150,12 @@ export function registerConnector<Settings>(definition: ConnectorDefinition<Sett
         issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || definition.name}: ${issue.message}`),
       };
     },
+  };
+}
+
+export function registerConnector<Settings>(definition: ConnectorDefinition<Settings>): RegisteredConnector {
+  return {
+    ...registerSettings(definition),
     // Only ever given what `parse` returned for this definition.
     create: (settings, context) => definition.create(settings as Settings, context),
   };

@@ -5,7 +5,7 @@
 // is validated, reserved, read or sent. Every /api/v1/sandbox/… route answers 403 to live keys.
 import type { FastifyInstance } from 'fastify';
 import type { Capability } from '../connectors/types.ts';
-import { type Providers, serving } from '../providers/registry.ts';
+import { type Providers, serving } from '../connectors/registry.ts';
 import { ApiError } from './errors.ts';
 
 export type { Capability };

@@ -3,8 +3,8 @@
 // sandbox first and then the live ones in LIVE_CONNECTORS order, as the registry lists them. A
 // connector's day is matched against the transfers it took and the credits that came through its
 // own virtual-account providers, never against another connector's.
-import type { SettlementReport } from '../providers/types.ts';
-import type { Providers } from '../providers/registry.ts';
+import type { SettlementReport } from '../connectors/capabilities.ts';
+import type { Providers } from '../connectors/registry.ts';
 import type { ConnectorScope } from '../transfers/service.ts';
 
 export interface ReconciledConnector {

@@ -2,7 +2,7 @@
 // is tested on its own. A bank line finds our transaction by reference, else by session id; each
 // of ours is matched once. What the bank lists and we lack is `missing_ours`; what we settled that
 // day and the bank lists on no day near it is `missing_at_bank`.
-import type { SettlementItem } from '../providers/types.ts';
+import type { SettlementItem } from '../connectors/capabilities.ts';
 
 export const OUTCOMES = ['matched', 'missing_ours', 'missing_at_bank', 'amount_differs', 'status_differs'] as const;
 export type Outcome = (typeof OUTCOMES)[number];

@@ -17,7 +17,7 @@ import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/ids.ts';
 import { pageOffset } from '../http/pagination.ts';
 import type { KeyMode } from '../connectors/types.ts';
-import type { Banks } from '../providers/registry.ts';
+import type { Banks } from '../connectors/registry.ts';
 import { InsufficientFundsError, postMovement } from '../ledger/ledger.ts';
 import { transferBatchReserve } from '../ledger/movements.ts';
 import { lockFor } from '../db/locks.ts';

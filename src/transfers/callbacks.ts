@@ -15,7 +15,7 @@ import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
 import { connectorOf, findTransfer } from './store.ts';
 import { isBatchItem } from './batch-store.ts';
-import { type Providers, callbacksServe } from '../providers/registry.ts';
+import { type Providers, callbacksServe } from '../connectors/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
 
 export function registerTransferCallbacks(

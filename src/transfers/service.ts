@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { laneTaskQueues } from '../config.ts';
 import { ApiError, type ErrorKind } from '../http/errors.ts';
 import { pageOffset } from '../http/pagination.ts';
-import type { Banks } from '../providers/registry.ts';
+import type { Banks } from '../connectors/registry.ts';
 import type { KeyMode } from '../connectors/types.ts';
 import {
   type CreateResult,

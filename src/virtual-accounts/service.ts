@@ -12,8 +12,8 @@ import { ApiError } from '../http/errors.ts';
 import { executeOnce } from '../workflow-runs.ts';
 import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
-import type { Providers, VirtualAccountProviderEntry } from '../providers/registry.ts';
-import { ProviderError } from '../providers/types.ts';
+import type { Providers, VirtualAccountProviderEntry } from '../connectors/registry.ts';
+import { ProviderError } from '../connectors/capabilities.ts';
 import type { ResolvedKey } from '../tenants/tenants.ts';
 import {
   CLOSE_WORKFLOW_TYPE,

@@ -19,7 +19,7 @@ import type {
   ProviderError,
   ProviderOutcome,
   SubmitTransferInput,
-} from '../../src/providers/types.ts';
+} from '../../src/connectors/capabilities.ts';
 import { eventually } from '../support/eventually.ts';
 import type { FaultProxy, ProxyFault, RouteMatch } from '../support/fault-proxy.ts';
 import { providerError } from '../support/provider-error.ts';

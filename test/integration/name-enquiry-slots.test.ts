@@ -1,4 +1,4 @@
-// The name enquiry slots (decisions §18, src/providers/name-enquiry-slots.ts) on a real PostgreSQL,
+// The name enquiry slots (decisions §18, src/connectors/name-enquiry-slots.ts) on a real PostgreSQL,
 // each "process" a limiter on an ORM (a pool) of its own, as the API and the workers each have one:
 // never more than 16 enquiries in flight at one connector whichever process asks; a second tenant's
 // single enquiry served while a first tenant floods (from other processes, and from its own); the
@@ -12,8 +12,8 @@ import {
   NameEnquirySlotTimeout,
   NameEnquirySlots,
   type SlotTimings,
-} from '../../src/providers/name-enquiry-slots.ts';
-import { ProviderError } from '../../src/providers/types.ts';
+} from '../../src/connectors/name-enquiry-slots.ts';
+import { ProviderError } from '../../src/connectors/capabilities.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { paystackConnector } from '../../src/connectors/paystack/index.ts';
 import type { PaystackDedicatedAccounts } from '../../src/connectors/paystack/virtual-accounts.ts';
 import type { Connector } from '../../src/connectors/types.ts';
-import type { ProviderError, SubmitTransferInput } from '../../src/providers/types.ts';
+import type { ProviderError, SubmitTransferInput } from '../../src/connectors/capabilities.ts';
 import { providerError } from '../support/provider-error.ts';
 import { type Fault, type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';

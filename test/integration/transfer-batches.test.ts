@@ -28,7 +28,7 @@ import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, type GatewayStackOptions, useGatewayStack } from '../support/stack.ts';
 import { insertBatch } from '../../src/transfers/batch-store.ts';
 import { TransferBatchService } from '../../src/transfers/batches.ts';
-import { banksOf } from '../../src/providers/registry.ts';
+import { banksOf } from '../../src/connectors/registry.ts';
 import { ApiError } from '../../src/http/errors.ts';
 import { TransferBatchSweep } from '../../worker/transfer-batch-sweep.ts';
 

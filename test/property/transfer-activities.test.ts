@@ -13,7 +13,7 @@ import { createTransferActivities } from '../../activities/transfers/transfers.t
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
-import type { Providers } from '../../src/providers/registry.ts';
+import type { Providers } from '../../src/connectors/registry.ts';
 import { MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';
 import type { TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';

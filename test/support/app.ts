@@ -10,7 +10,7 @@ import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';
 import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
-import { createProviders } from '../../src/providers/registry.ts';
+import { createProviders } from '../../src/connectors/registry.ts';
 import { boundedTemporalConnection } from '../../src/http/deadlines.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';

@@ -1,6 +1,6 @@
 // The failure a connector call must end in where a test expects the provider's refusal or fault.
 import { expect } from 'vitest';
-import { ProviderError } from '../../src/providers/types.ts';
+import { ProviderError } from '../../src/connectors/capabilities.ts';
 
 /**
  * The ProviderError `promise` rejects with, for the test to read its outcome and code; the test

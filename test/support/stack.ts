@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import { postingsTotal } from '../../src/ledger/ledger.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
-import { type Providers, createProviders } from '../../src/providers/registry.ts';
+import { type Providers, createProviders } from '../../src/connectors/registry.ts';
 import { loadConfig } from '../../src/config.ts';
 import {
   type EgressPolicy,

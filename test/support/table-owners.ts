@@ -42,8 +42,8 @@ export const TABLE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   reconciliation_runs: ['src/reconciliation/store.ts'],
   reconciliation_items: ['src/reconciliation/store.ts'],
   admin_audit: ['src/admin/audit.ts'],
-  name_enquiry_slots: ['src/providers/name-enquiry-slots.ts'],
-  name_enquiry_waiters: ['src/providers/name-enquiry-slots.ts'],
+  name_enquiry_slots: ['src/connectors/name-enquiry-slots.ts'],
+  name_enquiry_waiters: ['src/connectors/name-enquiry-slots.ts'],
 };
 
 /** The sandbox bank is a service of its own: its schema's tables are its store's alone. */

@@ -7,7 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
 import type { MikroORM } from '../../src/db/orm.ts';
-import { type Providers, createProviders } from '../../src/providers/registry.ts';
+import { type Providers, createProviders } from '../../src/connectors/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';
 import { TEST_CALLBACK_SECRET, TEST_SANDBOX_BANK_API_KEY } from './app.ts';

@@ -2,9 +2,9 @@
 // (decisions §13): the first connector being down must not refuse a transfer the next can take.
 import { describe, expect, it } from 'vitest';
 import type { Connector } from '../../src/connectors/types.ts';
-import { banksOf, providersOf } from '../../src/providers/registry.ts';
-import { ProviderError } from '../../src/providers/types.ts';
-import type { BankSwitch } from '../../src/providers/types.ts';
+import { banksOf, providersOf } from '../../src/connectors/registry.ts';
+import { ProviderError } from '../../src/connectors/capabilities.ts';
+import type { BankSwitch } from '../../src/connectors/capabilities.ts';
 
 function bankSwitch(name: string, banks: () => Promise<{ code: string; name: string; slug: string }[]>): BankSwitch {
   const unused = () => Promise.reject(new Error(`${name}: not used here`));

@@ -2,8 +2,8 @@
 // (src/reconciliation/connectors.ts): built from the registry as the worker builds it.
 import { describe, expect, it } from 'vitest';
 import type { Connector } from '../../src/connectors/types.ts';
-import { providersOf } from '../../src/providers/registry.ts';
-import type { SettlementReport, VirtualAccountProvider } from '../../src/providers/types.ts';
+import { providersOf } from '../../src/connectors/registry.ts';
+import type { SettlementReport, VirtualAccountProvider } from '../../src/connectors/capabilities.ts';
 import { reconciledConnectors } from '../../src/reconciliation/connectors.ts';
 
 const accounts = (name: string): VirtualAccountProvider => ({

@@ -1,6 +1,6 @@
 // The matching rules of daily reconciliation (src/reconciliation/match.ts), one by one.
 import { describe, expect, it } from 'vitest';
-import type { SettlementItem } from '../../src/providers/types.ts';
+import type { SettlementItem } from '../../src/connectors/capabilities.ts';
 import { type OurTransaction, dayAfter, dayBounds, keysOf, matchDay } from '../../src/reconciliation/match.ts';
 
 const line = (fields: Partial<SettlementItem> & Pick<SettlementItem, 'reference'>): SettlementItem => ({

@@ -11,7 +11,7 @@ import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
-import { meaningOf, submissionRefusal } from '../../src/providers/codes.ts';
+import { meaningOf, submissionRefusal } from '../../src/connectors/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfers/transfer.ts';
 import { MAX_PENDING_REPLAYS, queueReplay } from '../../workflows/webhooks/definitions.ts';
 

@@ -10,8 +10,8 @@
 // method and route (`POST /transfers`), never by an id in the path.
 import type { z } from 'zod';
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
-import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../../providers/codes.ts';
-import { ProviderError, type ProviderOutcome } from '../../providers/types.ts';
+import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../codes.ts';
+import { ProviderError, type ProviderOutcome } from '../capabilities.ts';
 import { parseJsonText } from '../json-text.ts';
 import { ContractError } from './contract.ts';
 

@@ -1,4 +1,4 @@
-// The contract's calls, one capability object each (src/providers/types.ts), over the one client.
+// The contract's calls, one capability object each (src/connectors/capabilities.ts), over the one client.
 // Every answer is checked against the contract's shape before anything is taken from it: a 2xx
 // without its fields is no answer (transient), never a transfer with an empty session id or an
 // account with no number.
@@ -17,7 +17,7 @@ import {
   type SubmitTransferInput,
   type TransferStatusResult,
   type VirtualAccountProvider,
-} from '../../providers/types.ts';
+} from '../capabilities.ts';
 import type { GenericBankClient } from './client.ts';
 import {
   BankListAnswer,

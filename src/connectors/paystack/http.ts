@@ -7,11 +7,12 @@
 // say `status: true`) is transient too: it proves nothing, so the caller retries or asks again,
 // never guesses. The key lives in a private field and never reaches a message, a span or a log.
 import { withHttpClientSpan } from '../../telemetry/http-client-span.ts';
-import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../../providers/codes.ts';
-import { ProviderError } from '../../providers/types.ts';
+import { TRANSIENT_HTTP_STATUSES, mayHaveActed, neverSent } from '../codes.ts';
+import { ProviderError } from '../capabilities.ts';
 import { parseJsonText } from '../json-text.ts';
+import { PROVIDER } from './settings.ts';
 
-export const PROVIDER = 'paystack';
+export { PROVIDER };
 
 /** Paystack's messages are shown to operators; a hostile or broken one is cut short. */
 const MAX_MESSAGE = 200;

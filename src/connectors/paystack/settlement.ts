@@ -4,8 +4,8 @@
 // Paystack settles, net of its fee (decisions §18: what the books compare it with). Only what has
 // ended is listed: success → successful, failed/reversed → failed; a transfer still pending, or in
 // a status we do not read (otp, abandoned…), is left out, as the bank's statement leaves it out.
-import { ProviderError } from '../../providers/types.ts';
-import type { SettlementItem, SettlementReport } from '../../providers/types.ts';
+import { ProviderError } from '../capabilities.ts';
+import type { SettlementItem, SettlementReport } from '../capabilities.ts';
 import { PROVIDER, type PaystackClient, unreadable } from './http.ts';
 import { ourReference } from './reference.ts';
 import { Charge, ListedTransfer, PageMeta, creditFee } from './schemas.ts';

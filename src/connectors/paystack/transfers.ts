@@ -5,7 +5,7 @@
 // answer means an earlier attempt reached it, so the transfer's status is asked, never failed. A
 // refusal is "not taken" only in the few words Paystack documents for refusals made before
 // processing; any other leaves the transfer possibly held by Paystack (decisions §17).
-import { ProviderError } from '../../providers/types.ts';
+import { ProviderError } from '../capabilities.ts';
 import type {
   Bank,
   BankSwitch,
@@ -13,7 +13,7 @@ import type {
   SettlementReport,
   SubmitTransferInput,
   TransferStatusResult,
-} from '../../providers/types.ts';
+} from '../capabilities.ts';
 import { PROVIDER, type PaystackClient, PaystackRefusal, unreadable } from './http.ts';
 import { paystackReference } from './reference.ts';
 import { BankItem, BankList, CursorMeta, Recipient, ResolvedAccount, Transfer } from './schemas.ts';

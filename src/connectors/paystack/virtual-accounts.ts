@@ -6,12 +6,8 @@
 // (`GET /dedicated_account?customer=`) is the answer. Our API collects no customer email, and
 // Paystack never mails a dedicated-account customer on its own; the address is in the reserved
 // `.invalid` domain so that nothing could ever be delivered there.
-import { ProviderError } from '../../providers/types.ts';
-import type {
-  AllocateVirtualAccountInput,
-  AllocatedVirtualAccount,
-  VirtualAccountProvider,
-} from '../../providers/types.ts';
+import { ProviderError } from '../capabilities.ts';
+import type { AllocateVirtualAccountInput, AllocatedVirtualAccount, VirtualAccountProvider } from '../capabilities.ts';
 import { PROVIDER, type PaystackClient, PaystackRefusal, unreadable } from './http.ts';
 import { Customer, DedicatedAccount, PageMeta } from './schemas.ts';
 import { z } from 'zod';

@@ -6,7 +6,7 @@
 // SANDBOX_BANK_CONTROL_TOKEN in place of the API key; they are added to the generic objects here.
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import type { ProcessorDecision, SimulatedPurchase } from '../../providers/types.ts';
+import type { ProcessorDecision, SimulatedPurchase } from '../capabilities.ts';
 import type { CallbackReceiver, Connector } from '../types.ts';
 import { GenericBankClient, createGenericConnector, genericCallbackReceiver } from '../generic/index.ts';
 

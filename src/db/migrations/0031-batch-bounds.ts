@@ -5,7 +5,7 @@
 // one row per slot and connector, taken (tenant, holder, lease) for one enquiry and given back when
 // it ends, or lapsing at `expires_at` when its process died; `name_enquiry_waiters` holds a row per
 // enquiry waiting for a slot, lapsing unless its process refreshes it, so that holders can see who
-// else wants a share. See src/providers/name-enquiry-slots.ts.
+// else wants a share. See src/connectors/name-enquiry-slots.ts.
 import { sqlMigration } from './sql-migration.ts';
 
 export const Migration0031BatchBounds = sqlMigration('0031-batch-bounds', [

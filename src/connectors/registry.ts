@@ -4,10 +4,10 @@
 // connectors LIVE_CONNECTORS names for sk_live_ keys, each serving the capabilities it declares
 // (decisions §13).
 import type { Config } from '../config.ts';
-import { type SandboxConnectorConfig, createSandboxConnector } from '../connectors/sandbox/index.ts';
-import type { Bank, BankSwitch, CardProcessor, IdentityVerifier } from './types.ts';
-import { connectorKind } from '../connectors/index.ts';
-import type { Capability, Connector, KeyMode, VirtualAccountRoute } from '../connectors/types.ts';
+import { type SandboxConnectorConfig, createSandboxConnector } from './sandbox/index.ts';
+import type { Bank, BankSwitch, CardProcessor, IdentityVerifier } from './capabilities.ts';
+import { connectorKind } from './index.ts';
+import type { Capability, Connector, KeyMode, VirtualAccountRoute } from './types.ts';
 
 export interface VirtualAccountProviderEntry extends VirtualAccountRoute {
   /** Key modes allowed to route here: its connector's. */
@@ -60,7 +60,7 @@ export function transfersConnector(
   return { connector, bankSwitch: connector.transfers, banks };
 }
 
-/** A bank list: one connector's, or a mode's (src/providers/registry.ts banksOf). */
+/** A bank list: one connector's, or a mode's (src/connectors/registry.ts banksOf). */
 export type Banks = Pick<BankDirectory, 'list' | 'find'>;
 
 /**

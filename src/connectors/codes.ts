@@ -1,6 +1,6 @@
 // The one place where provider response codes become our outcomes. NIBSS NIP codes, as the
 // sandbox bank (and real switches) answer them.
-import type { BankTransferStatus, ProviderOutcome } from './types.ts';
+import type { BankTransferStatus, ProviderOutcome } from './capabilities.ts';
 
 export type CodeMeaning =
   | { kind: 'status'; status: BankTransferStatus }
