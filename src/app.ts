@@ -1,5 +1,5 @@
 // Builds the Fastify application: platform concerns (request ids, logging, envelopes, auth,
-// rate limits, OpenAPI) and every feature's routes. The process entry is src/server.ts; tests
+// rate limits, OpenAPI) and every feature's routes, from the list of features (src/features.ts). The process entry is src/server.ts; tests
 // build the same app against their own database and Temporal server.
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -9,10 +9,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Tracer } from '@opentelemetry/api';
 import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Config } from './config.ts';
 import { registerAuth } from './http/auth.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
+import { resolveApiKey } from './tenants/tenants.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/security-headers.ts';
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
@@ -27,57 +27,15 @@ import { requestIdFor } from './http/request-id.ts';
 import { maskUrl, maskedErrorSerializer } from './runtime/log-masking.ts';
 import { registerRequestTracing } from './http/tracing.ts';
 import { workflowClientTracing } from './telemetry/temporal.ts';
-import { healthRoutes } from './health/routes.ts';
-import { walletRoutes } from './wallet/routes.ts';
-import { EventStreamHub } from './events/stream.ts';
-import { eventStreamRoutes } from './events/routes.ts';
-import { bankRoutes } from './banks/routes.ts';
-import { NameEnquiryCache, resolveAccountRoutes } from './banks/resolve.ts';
-import { nameEnquirySlotsFor } from './connectors/name-enquiry-slots.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import { providerCallbackRoutes } from './provider-callbacks/routes.ts';
-import { type Providers, banksOf, callbackModesOf } from './connectors/registry.ts';
-import { registerTransferCallbacks } from './transfers/callbacks.ts';
-import { transferRoutes } from './transfers/routes.ts';
-import { TransferService } from './transfers/service.ts';
-import { TransferBatchService } from './transfers/batches.ts';
+import type { Providers } from './connectors/registry.ts';
+import type { ApiConfig } from './feature.ts';
+import { FEATURES } from './features.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
-import { webhookRoutes } from './webhooks/routes.ts';
-import { identityRoutes } from './identity/routes.ts';
-import { IdentityService } from './identity/service.ts';
-import { bvnKeysFrom } from './identity/bvn.ts';
-import { cardRoutes } from './cards/routes.ts';
-import { CardService } from './cards/service.ts';
-import { registerCardCallbacks } from './cards/callbacks.ts';
-import { registerCreditCallbacks } from './virtual-accounts/callbacks.ts';
-import { virtualAccountRoutes } from './virtual-accounts/routes.ts';
-import { VirtualAccountService } from './virtual-accounts/service.ts';
-import { WebhookService } from './webhooks/service.ts';
 
 export interface AppDeps {
-  config: Pick<
-    Config,
-    | 'LOG_LEVEL'
-    | 'BODY_LIMIT_BYTES'
-    | 'RATE_LIMIT_PER_MINUTE'
-    | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
-    | 'BULK_ITEMS_PER_MINUTE'
-    | 'API_KEY_CACHE_MS'
-    | 'TRUST_PROXY'
-    | 'TEMPORAL_NAMESPACE'
-    | 'TEMPORAL_TASK_QUEUE'
-    | 'webhookTaskQueue'
-    | 'providerCallbackSecret'
-    | 'webhookEncryptionKey'
-    | 'bvnSecretKey'
-    | 'webhookRetryScheduleMs'
-    | 'DEPENDENCY_TIMEOUT_MS'
-    | 'NAME_ENQUIRY_CACHE_MS'
-    | 'HEADERS_TIMEOUT_MS'
-    | 'REQUEST_TIMEOUT_MS'
-    | 'STREAM_MAX_PER_KEY'
-    | 'STREAM_BUFFER_BYTES'
-  >;
+  config: ApiConfig;
   orm: MikroORM;
   temporal: Connection;
   providers: Providers;
@@ -102,8 +60,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The metrics this app records, served by src/metrics/server.ts. */
     metrics: GatewayMetrics;
-    /** The event streams open on this API process (src/events/stream.ts). */
-    eventStreams: EventStreamHub;
   }
 }
 
@@ -217,7 +173,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
     unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
   });
-  registerAuth(app, deps.orm, rateLimits, new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS }));
+  const keys = new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS });
+  registerAuth(app, rateLimits, (token) => keys.resolve(token, () => resolveApiKey(deps.orm.em.fork(), token)));
 
   registerLiveModeGuard(app, deps.providers);
   // A claim lives a little longer than any request may run.
@@ -236,85 +193,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { config: { public: true }, schema: { hide: true } },
     async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(await genericBankContract()),
   );
-  healthRoutes(app, { orm: deps.orm, temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE });
-  walletRoutes(app, { orm: deps.orm });
   const client = new Client({
     connection: deps.temporal,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     ...(deps.tracer ? { interceptors: workflowClientTracing() } : {}),
   });
-  const transfers = new TransferService({
+  // Every feature's routes and callback handlers, in the list's order (src/features.ts).
+  const context = {
+    config: deps.config,
     orm: deps.orm,
     client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    banks: (mode) => banksOf(deps.providers, mode),
-  });
-  const batches = new TransferBatchService({
-    orm: deps.orm,
-    client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    banks: (mode) => banksOf(deps.providers, mode),
-    itemsPerMinute: deps.config.BULK_ITEMS_PER_MINUTE,
-  });
-  transferRoutes(app, { orm: deps.orm, transfers, batches });
-  registerTransferCallbacks(deps.dispatcher, { orm: deps.orm, client, providers: deps.providers });
-  const webhooks = new WebhookService({
-    orm: deps.orm,
-    client,
-    // A replay that starts a new run starts it where deliveries run now (a running one is signalled where it is).
-    taskQueue: deps.config.webhookTaskQueue,
-    encryptionKey: deps.config.webhookEncryptionKey,
-    scheduleMs: deps.config.webhookRetryScheduleMs,
+    temporal: deps.temporal,
+    providers: deps.providers,
+    dispatcher: deps.dispatcher,
+    metrics,
     egress: deps.egress,
-  });
-  webhookRoutes(app, { orm: deps.orm, webhooks });
-  const streams = new EventStreamHub({
-    orm: deps.orm,
-    maxPerKey: deps.config.STREAM_MAX_PER_KEY,
-    maxBufferBytes: deps.config.STREAM_BUFFER_BYTES,
-    log: (message, fields) => app.log.warn(fields ?? {}, message),
-  });
-  // Before the server stops taking connections: open streams would hold it open for ever.
-  app.decorate('eventStreams', streams);
-  metrics.watch(
-    'gateway_event_streams_open',
-    'Event streams (GET /api/v1/events/stream) open on this API process',
-    () => streams.size,
-  );
-  app.addHook('preClose', async () => streams.close());
-  eventStreamRoutes(app, { orm: deps.orm, streams });
-  const accounts = new VirtualAccountService({
-    orm: deps.orm,
-    client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    providers: deps.providers,
-    bvnKeys: bvnKeysFrom(deps.config.bvnSecretKey),
-  });
-  virtualAccountRoutes(app, { orm: deps.orm, accounts });
-  registerCreditCallbacks(deps.dispatcher, { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE });
-  identityRoutes(app, {
-    identity: new IdentityService({
-      orm: deps.orm,
-      client,
-      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-      bvnKeys: bvnKeysFrom(deps.config.bvnSecretKey),
-    }),
-  });
-  const cards = new CardService({
-    orm: deps.orm,
-    client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    providers: deps.providers,
-    ...(deps.cardContinueAsNewAfter ? { continueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
-  });
-  cardRoutes(app, { orm: deps.orm, cards });
-  bankRoutes(app, { providers: deps.providers });
-  resolveAccountRoutes(app, {
-    providers: deps.providers,
-    cache: new NameEnquiryCache({ ttlMs: deps.config.NAME_ENQUIRY_CACHE_MS }),
-    slots: nameEnquirySlotsFor(deps.orm),
-  });
-  registerCardCallbacks(deps.dispatcher, { orm: deps.orm, providers: deps.providers });
+    ...(deps.cardContinueAsNewAfter ? { cardContinueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
+  };
+  for (const feature of FEATURES) await feature.api?.(app, context);
   await providerCallbackRoutes(app, {
     orm: deps.orm,
     // Each connector's receiver under its name: the sandbox bank at /provider-callbacks/sandbox.
@@ -325,21 +221,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
     dispatcher: deps.dispatcher,
     refused: rateLimits.unauthenticated,
-    authorize: (request, log, provider) =>
-      cards.authorize(
-        {
-          authorizationId: request.authorization_id,
-          cardReference: request.card_reference,
-          amountMinor: request.amount_minor,
-          currency: request.currency,
-          merchantName: request.merchant_name,
-          merchantCategory: request.merchant_category,
-          channel: request.channel,
-          modes: callbackModesOf(deps.providers, provider),
-        },
-        (error, fundingId) =>
-          log.error({ err: error, fundingId }, 'auto-reload not handed to the card workflow; the sweep will retry'),
-      ),
   });
 
   return app;

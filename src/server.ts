@@ -3,7 +3,7 @@
 import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { loadConfigOrExit } from './config.ts';
-import { openOrm } from './db/orm.ts';
+import { openOrm } from './orm.ts';
 import { boundedTemporalConnection } from './http/deadlines.ts';
 import { DRAIN_LIMIT_MS } from './http/shutdown.ts';
 import { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';

@@ -16,7 +16,7 @@ import {
 import { Client, Connection } from '@temporalio/client';
 import { type Config, loadConfigOrExit } from '../src/config.ts';
 import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/runtime/log-masking.ts';
-import { type MikroORM, openOrm } from '../src/db/orm.ts';
+import { type MikroORM, openOrm } from '../src/orm.ts';
 import { assertNodeVersion } from '../src/runtime/node-version.ts';
 import { WORKFLOW_TRACING_MODULES, workflowClientTracing } from '../src/telemetry/temporal.ts';
 import { type Tracing, startTracing } from '../src/telemetry/tracing.ts';

@@ -13,7 +13,7 @@ import { createActivities } from '../activities/index.ts';
 import { CardOperationSweep } from './card-operation-sweep.ts';
 import { TransferBatchSweep } from './transfer-batch-sweep.ts';
 import { laneTaskQueues } from '../src/config.ts';
-import { type MikroORM, openOrm } from '../src/db/orm.ts';
+import { type MikroORM, openOrm } from '../src/orm.ts';
 import { createProviders } from '../src/connectors/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';

@@ -1,9 +1,15 @@
-// One MikroORM instance per process, on the configured PostgreSQL. The schema comes only from
-// the migrations in ./migrations (no auto-sync anywhere).
+// One MikroORM instance per process, on the configured PostgreSQL, over the entities it is given
+// (every feature's: src/orm.ts). The schema comes only from the migrations in ./migrations (no
+// auto-sync anywhere).
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
+
+/** An entity as the features declare them (defineEntity). */
+export type Entity = NonNullable<Parameters<typeof MikroORM.init>[0]>['entities'] extends
+  readonly (infer E)[] | undefined
+  ? E
+  : never;
 
 export interface OrmOptions {
   databaseUrl: string;
@@ -16,10 +22,10 @@ export interface OrmOptions {
   timeoutMs?: number;
 }
 
-export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+export async function openDatabase(entities: readonly Entity[], options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init({
     clientUrl: options.databaseUrl,
-    entities,
+    entities: [...entities],
     extensions: [Migrator],
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: options.poolMax ?? 10 },

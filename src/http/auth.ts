@@ -5,12 +5,28 @@
 // The same hook applies the rate limits (src/http/rate-limits.ts): per key id once the key is
 // known, per client address before a 401, so that failed authentication is limited too.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ApiKeyCache } from '../tenants/key-cache.ts';
-import { type ResolvedKey, resolveApiKey } from '../tenants/tenants.ts';
 import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
 import type { RateLimits } from './rate-limits.ts';
+
+/** What a key resolved to (src/tenants/tenants.ts resolves them). */
+export interface ResolvedKey {
+  keyId: string;
+  mode: 'test' | 'live';
+  /**
+   * The id of the key's mode of its tenant (the tenant's own id for a test key, its live id for a
+   * live key): what every record the key makes or reads is scoped by.
+   */
+  tenantId: string;
+  tenantName: string;
+  features: string[];
+  dailyTransferLimitMinor: number;
+  allowedAccountTypes: string[];
+}
+
+/** A key's resolution: its tenant and mode, or why it does not work. */
+export type KeyResolution =
+  { ok: true; key: ResolvedKey } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -51,7 +67,12 @@ export function tenantOf(request: FastifyRequest): ResolvedKey {
   return request.auth;
 }
 
-export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLimits, keys: ApiKeyCache): void {
+/** `resolve`: a bearer token to its key (the tenants feature's lookup behind its cache). */
+export function registerAuth(
+  app: FastifyInstance,
+  limits: RateLimits,
+  resolve: (token: string) => Promise<KeyResolution>,
+): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
     if (!request.routeOptions.url) return;
@@ -64,7 +85,7 @@ export function registerAuth(app: FastifyInstance, orm: MikroORM, limits: RateLi
     if (token === undefined) reason = 'missing';
     else if (token === '') reason = 'malformed';
     else {
-      const resolution = await keys.resolve(token, () => resolveApiKey(orm.em.fork(), token));
+      const resolution = await resolve(token);
       if (resolution.ok) {
         request.auth = resolution.key;
         request.log = request.log.child({ tenantId: resolution.key.tenantId, mode: resolution.key.mode });

@@ -26,12 +26,38 @@ export interface ProviderCallback {
 /** Returns a short description of what was done, stored with the callback for operators. */
 export type CallbackHandler = (callback: ProviderCallback) => Promise<string>;
 
+/** A callback the provider waits on for an answer (a card authorization request, decisions §11). */
+export interface AnsweredCallback {
+  provider: string;
+  eventId: string;
+  data: Record<string, unknown>;
+  log: CallbackLogger & { info(details: object, message: string): void };
+}
+
+/**
+ * Answers a callback while the provider waits: not recorded as a callback nor dispatched under a
+ * lease (its own row is the record, and a repeat gets the stored answer). Returns the fields the
+ * answer adds to the response's data; throws the contract's validation error for data it cannot read.
+ */
+export type CallbackAnswerer = (callback: AnsweredCallback) => Promise<Record<string, unknown>>;
+
 export class CallbackDispatcher {
   private readonly handlers = new Map<string, CallbackHandler>();
+  private readonly answerers = new Map<string, CallbackAnswerer>();
 
   on(type: string, handler: CallbackHandler): this {
     this.handlers.set(type, handler);
     return this;
+  }
+
+  /** The type is answered at once by `answerer`, instead of being recorded and dispatched. */
+  answer(type: string, answerer: CallbackAnswerer): this {
+    this.answerers.set(type, answerer);
+    return this;
+  }
+
+  answererOf(type: string): CallbackAnswerer | undefined {
+    return this.answerers.get(type);
   }
 
   async dispatch(callback: ProviderCallback): Promise<string> {

@@ -10,7 +10,7 @@
 // provider, bad signature) counts against its address on the unauthenticated budget, 429 with
 // Retry-After once used up. Correctly signed callbacks never touch that budget: a card processor
 // is not throttled by its own traffic.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
@@ -18,17 +18,11 @@ import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { RETRY_AFTER_SECONDS } from '../http/deadlines.ts';
 import type { RateLimitCheck } from '../http/rate-limits.ts';
 import type { CallbackReceiver, NormalizedCallback } from '../connectors/types.ts';
-import { CardAuthorizationDecision, CardAuthorizationRequestData } from '../connectors/generic/contract.ts';
+import { CardAuthorizationDecision } from '../connectors/generic/contract.ts';
 import { CallbackNotApplied, type CallbackDispatcher, dispatchOnce } from './dispatcher.ts';
 
 /** The most a provider callback's body may hold; larger → 413 PAYLOAD_TOO_LARGE. */
 export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024;
-
-/**
- * A card processor's authorization request (decisions §11), answered with the decision itself; its
- * data and the decision are the generic bank contract's (src/connectors/generic/contract.ts).
- */
-export const AUTHORIZATION_REQUEST = 'card.authorization.request';
 
 export interface CallbackRouteDeps {
   orm: MikroORM;
@@ -43,18 +37,10 @@ export interface CallbackRouteDeps {
    * 429 once the address has used its budget (the unauthenticated one of src/http/rate-limits.ts).
    */
   refused?: RateLimitCheck;
-  /**
-   * Decides a card authorization while the processor waits (at most 2 s): not recorded as a
-   * callback nor dispatched under a lease — the authorization's own row, keyed by its id, is the
-   * record, and a repeat gets the stored decision.
-   */
-  authorize?: (
-    request: CardAuthorizationRequestData,
-    log: FastifyBaseLogger,
-    /** The processor asking (the callback route's provider name). */
-    provider: string,
-  ) => Promise<z.infer<typeof CardAuthorizationDecision>>;
 }
+
+/** What an answer may add to the response: the contract's card authorization decision (decisions §11). */
+type AnswerFields = { authorization?: z.infer<typeof CardAuthorizationDecision> };
 
 export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps) {
   // A Map: a name is a provider only if the deployment configured it, never by inheritance.
@@ -108,19 +94,11 @@ export function providerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
         if (!normalized.ok) throw ApiError.validation(normalized.issues);
         const parsed: NormalizedCallback = normalized.callback;
 
-        if (parsed.type === AUTHORIZATION_REQUEST && deps.authorize) {
-          const data = CardAuthorizationRequestData.safeParse(parsed.data);
-          if (!data.success) {
-            throw ApiError.validation(
-              data.error.issues.map((issue) => ({ path: ['data', ...issue.path].join('.'), message: issue.message })),
-            );
-          }
-          const authorization = await deps.authorize(data.data, request.log, provider);
-          request.log.info(
-            { provider, authorizationId: authorization.authorization_id, decision: authorization.decision },
-            'card authorization',
-          );
-          return ok(request, { event_id: parsed.eventId, status: 'accepted' as const, authorization });
+        // A type a feature answers while the provider waits (a card authorization request).
+        const answerer = deps.dispatcher.answererOf(parsed.type);
+        if (answerer) {
+          const answer = await answerer({ provider, eventId: parsed.eventId, data: parsed.data, log: request.log });
+          return ok(request, { event_id: parsed.eventId, status: 'accepted' as const, ...(answer as AnswerFields) });
         }
 
         // The record commits first; the dispatch holds no transaction or row lock while it calls Temporal.

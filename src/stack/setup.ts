@@ -1,7 +1,7 @@
 // `npm run setup`: prepares external infrastructure for a deploy — applies database migrations
 // and registers Temporal search attributes — then exits. `npm start` does the same by itself.
 import { loadConfigOrExit } from '../config.ts';
-import { migrate, openOrm } from '../db/orm.ts';
+import { migrate, openOrm } from '../orm.ts';
 import { assertNodeVersion } from '../runtime/node-version.ts';
 import { ensureDatabase } from './postgres.ts';
 import { ensureSearchAttributes } from './search-attributes.ts';

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '../config.ts';
-import { migrate, openOrm } from '../db/orm.ts';
+import { migrate, openOrm } from '../orm.ts';
 import { loadOrExit } from '../runtime/environment.ts';
 import { assertNodeVersion } from '../runtime/node-version.ts';
 import { type SandboxBankConfig, loadSandboxBankConfig } from '../sandbox-bank/config.ts';

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperatorCommand } from '../admin/command.ts';
 import { UsageError } from '../admin/errors.ts';
 import { type Flags, atMost, duration, flag, kobo, uuid } from '../admin/flags.ts';
-import { Tenant } from '../db/entities.ts';
+import { Tenant } from './entities.ts';
 import { fundWallet, walletView } from '../wallet/service.ts';
 import {
   MAX_ROLL_OVERLAP_MS,

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Refusal } from '../lib/refusal.ts';
-import { ApiKey, Tenant } from '../db/entities.ts';
+import { ApiKey, Tenant } from './entities.ts';
+import type { KeyResolution } from '../http/auth.ts';
 import { openTenantAccounts } from '../ledger/ledger.ts';
 import { type KeyMode, generateApiKey, hashApiKey, keyPrefix, parseApiKey } from './api-keys.ts';
 
@@ -320,22 +321,7 @@ export async function revokeKey(
   };
 }
 
-export interface ResolvedKey {
-  keyId: string;
-  mode: KeyMode;
-  /**
-   * The id of the key's mode of its tenant (the tenant's own id for a test key, its live id for a
-   * live key): what every record the key makes or reads is scoped by.
-   */
-  tenantId: string;
-  tenantName: string;
-  features: string[];
-  dailyTransferLimitMinor: number;
-  allowedAccountTypes: string[];
-}
-
-export type KeyResolution =
-  { ok: true; key: ResolvedKey } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+export type { KeyResolution, ResolvedKey } from '../http/auth.ts';
 
 export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<KeyResolution> {
   const mode = parseApiKey(apiKey);

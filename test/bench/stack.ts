@@ -160,7 +160,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
       ),
     },
     admin(...args) {
-      const out = execFileSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+      const out = execFileSync(process.execPath, [join(PROJECT_ROOT, 'src/admin-cli/main.ts'), ...args], {
         cwd: PROJECT_ROOT,
         env: { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress },
         encoding: 'utf8',
@@ -168,7 +168,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
       return JSON.parse(out) as unknown;
     },
     adminRun(timeoutMs, ...args) {
-      const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+      const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin-cli/main.ts'), ...args], {
         cwd: PROJECT_ROOT,
         env: { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress },
         encoding: 'utf8',

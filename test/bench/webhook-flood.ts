@@ -39,7 +39,7 @@ const config = loadConfig();
 const api = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
 
 function admin(...args: string[]): Record<string, any> {
-  const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), ...args], {
+  const run = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin-cli/main.ts'), ...args], {
     env: { ...process.env, GATEWAY_OPERATOR: 'webhook-flood' },
     encoding: 'utf8',
   });

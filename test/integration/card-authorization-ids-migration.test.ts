@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settleAuthorization } from '../../src/cards/authorizations.ts';
 import { decideAuthorization } from '../../src/cards/decision.ts';
-import { type MikroORM, migrate } from '../../src/db/orm.ts';
+import { type MikroORM, migrate } from '../../src/orm.ts';
 import { readThrough, verifyLedger } from '../../src/ledger/verify.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MikroORM, openOrm } from '../../src/db/orm.ts';
+import { type MikroORM, openOrm } from '../../src/orm.ts';
 import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { transferWorkflowId } from '../../workflows/transfers/definitions.ts';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { migrate } from '../../src/db/orm.ts';
+import { migrate } from '../../src/orm.ts';
 import { resolveApiKey } from '../../src/tenants/tenants.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../src/tenants/api-keys.ts';
 import { openCardAccount, walletBalance } from '../../src/ledger/ledger.ts';

@@ -6,7 +6,7 @@
 // time fails as a transient fault without being made. Enquiries here are the test's own work, each
 // held until the test lets it go; the same bound at a real bank is in transfer-batches.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MikroORM, openOrm } from '../../src/db/orm.ts';
+import { type MikroORM, openOrm } from '../../src/orm.ts';
 import {
   NAME_ENQUIRY_SLOTS,
   NameEnquirySlotTimeout,

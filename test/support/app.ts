@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.ts';
 import { type Config, defaultWebhookTaskQueue } from '../../src/config.ts';
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 import { type ResolvedKey, createTenant } from '../../src/tenants/tenants.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { walletFunding } from '../../src/ledger/movements.ts';

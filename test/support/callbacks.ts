@@ -1,7 +1,7 @@
 // Provider callbacks as the sandbox bank sends them (the generic contract): a raw JSON body
 // `{id, type, data}` signed as Standard Webhooks with the test secret.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
 import { TEST_CALLBACK_SECRET } from './app.ts';
 import { eventually } from './eventually.ts';

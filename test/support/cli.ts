@@ -13,7 +13,7 @@ export interface CliResult {
 }
 
 export function runAdmin(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  return runScript('src/admin/cli.ts', env, args);
+  return runScript('src/admin-cli/main.ts', env, args);
 }
 
 /** The tenant CLI with GATEWAY_URL and GATEWAY_API_KEY (and any other variables) as given. */

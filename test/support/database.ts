@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { type MikroORM, migrate, openOrm } from '../../src/db/orm.ts';
+import { type MikroORM, migrate, openOrm } from '../../src/orm.ts';
 
 export interface TestDatabase {
   url: string;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'vitest';
 import { openCardAccount, openTenantAccounts } from '../../src/ledger/ledger.ts';
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 
 export const SYSTEM_ACCOUNTS = ['external_funding', 'bank_settlement', 'fee_revenue', 'inbound_clearing'] as const;
 export type SystemAccount = (typeof SYSTEM_ACCOUNTS)[number];

@@ -1,6 +1,6 @@
 // Reads of a transfer's money trail that several test files assert on: its journal entries (by
 // kind, in order) and its events.
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 
 export async function transferEntries(orm: MikroORM, transferId: string): Promise<string[]> {
   const rows = await orm.em

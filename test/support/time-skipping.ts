@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 import { type Providers, createProviders } from '../../src/connectors/registry.ts';
 import { allSearchAttributes } from '../../src/stack/search-attributes.ts';
 import { findTool } from '../../src/stack/tools.ts';

@@ -18,7 +18,7 @@ import { createActivities, webhookActivityDeps } from '../../activities/index.ts
 import { createWebhookActivities } from '../../activities/webhooks/webhooks.ts';
 import { laneTaskQueues, loadConfig } from '../../src/config.ts';
 import { laneWorkerSlots, webhookWorkerSlots } from '../../worker/options.ts';
-import type { MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/orm.ts';
 import type { Providers } from '../../src/connectors/registry.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
 import { TEST_BVN_SECRET, TEST_WEBHOOK_KEY } from './app.ts';

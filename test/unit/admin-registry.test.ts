@@ -2,7 +2,7 @@
 // and the one mapping of how a command ends to its exit code and audit outcome.
 import { describe, expect, it } from 'vitest';
 import { OperatorRefusal, UsageError, endingOf } from '../../src/admin/errors.ts';
-import { COMMANDS, commandHelp, synopsis, usage } from '../../src/admin/registry.ts';
+import { COMMANDS, commandHelp, synopsis, usage } from '../../src/admin-cli/registry.ts';
 import { TenantError } from '../../src/tenants/tenants.ts';
 import { DiscrepancyError } from '../../src/transfers/discrepancies.ts';
 

@@ -98,7 +98,9 @@ describe('the reference pages', () => {
   });
 
   it('docs/operations.md names every command of the admin CLI', () => {
-    const help = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin/cli.ts'), 'help'], { encoding: 'utf8' });
+    const help = spawnSync(process.execPath, [join(PROJECT_ROOT, 'src/admin-cli/main.ts'), 'help'], {
+      encoding: 'utf8',
+    });
     const usage = `${help.stdout}${help.stderr}`;
     const commands = [...usage.matchAll(/^ {2}([a-z-]+ [a-z-]+)(?= |$)/gm)].map((match) => match[1]!);
     expect(commands.length).toBeGreaterThan(20);

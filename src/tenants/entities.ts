@@ -1,18 +1,7 @@
-// MikroORM entities for the platform tables (tenants, keys), and the list of every entity: each
-// feature's own are defined in its store. Money columns are bigint in PostgreSQL and plain integers
-// (kobo) in JavaScript: every amount the gateway handles is far below 2^53.
+// The platform's tenants and their API keys (decisions §16): a tenant's row per key mode, the
+// live one owned by the test one.
 import { defineEntity, p } from '@mikro-orm/core';
-import { keyMode } from './columns.ts';
-import { AdminAudit } from '../admin/audit.ts';
-import { cardEntities } from '../cards/store.ts';
-import { CardAuthorization } from '../cards/authorizations.ts';
-import { Event } from '../events/events.ts';
-import { BvnVerification, IdentityCustomer } from '../identity/store.ts';
-import { reconciliationEntities } from '../reconciliation/store.ts';
-import { webhookEntities } from '../webhooks/store.ts';
-import { transferEntities } from '../transfers/store.ts';
-import { transferBatchEntities } from '../transfers/batch-store.ts';
-import { virtualAccountEntities } from '../virtual-accounts/store.ts';
+import { keyMode } from '../db/columns.ts';
 
 export const Tenant = defineEntity({
   name: 'Tenant',
@@ -57,20 +46,3 @@ export const ApiKey = defineEntity({
     expiresAt: p.datetime().fieldName('expires_at').nullable(),
   },
 });
-
-/** Every entity the ORM knows: the platform's here, each feature's from its store. */
-export const entities = [
-  Tenant,
-  ApiKey,
-  ...transferEntities,
-  ...transferBatchEntities,
-  ...virtualAccountEntities,
-  ...cardEntities,
-  CardAuthorization,
-  Event,
-  ...webhookEntities,
-  IdentityCustomer,
-  BvnVerification,
-  ...reconciliationEntities,
-  AdminAudit,
-];

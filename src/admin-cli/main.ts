@@ -1,15 +1,15 @@
 // Operator CLI: `npm run --silent admin -- <command>`. Prints exactly one JSON object on stdout (or
 // the CSV an export was asked for); human-readable text and errors go to stderr. Connects to the
 // same database as the running stack (DATABASE_URL, or the embedded PostgreSQL of `npm start`) with
-// no extra flags. The commands are the features' own (src/admin/registry.ts); how each ends maps to
-// its exit code in errors.ts.
+// no extra flags. The commands are the features' own (./registry.ts); how each ends maps to
+// its exit code in src/admin/errors.ts.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { openOrm } from '../db/orm.ts';
+import { openOrm } from '../orm.ts';
 import { assertNodeVersion } from '../runtime/node-version.ts';
-import { recordAudit } from './audit.ts';
-import { type AuditOutcome, endingOf } from './errors.ts';
-import { Flags, parseOptions } from './flags.ts';
+import { recordAudit } from '../admin/audit.ts';
+import { type AuditOutcome, endingOf } from '../admin/errors.ts';
+import { Flags, parseOptions } from '../admin/flags.ts';
 import { COMMANDS, commandHelp, usage } from './registry.ts';
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,26 @@
+// The cards feature (decisions §9–§11): cards and their controls and funding, the processor's
+// authorization requests (answered while it waits) and clearings, and their operator commands.
+import type { Feature } from '../feature.ts';
+import { cardCommands } from './admin.ts';
+import { CardAuthorization } from './authorizations.ts';
+import { registerCardCallbacks } from './callbacks.ts';
+import { cardRoutes } from './routes.ts';
+import { CardService } from './service.ts';
+import { cardEntities } from './store.ts';
+
+export const cardsFeature: Feature = {
+  name: 'cards',
+  entities: [...cardEntities, CardAuthorization],
+  commands: cardCommands,
+  api(app, { config, orm, client, providers, dispatcher, cardContinueAsNewAfter }) {
+    const cards = new CardService({
+      orm,
+      client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      providers,
+      ...(cardContinueAsNewAfter ? { continueAsNewAfter: cardContinueAsNewAfter } : {}),
+    });
+    cardRoutes(app, { orm, cards });
+    registerCardCallbacks(dispatcher, { orm, providers, cards });
+  },
+};

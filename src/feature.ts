@@ -1,0 +1,69 @@
+// What a feature brings to the gateway, declared once in its own index.ts (src/<feature>/index.ts):
+// its entities, its operator commands, and what it adds to the API (routes, and the handlers of the
+// provider callbacks it acts on or answers). The list of features is src/features.ts; the API
+// (src/app.ts), the ORM (src/orm.ts) and the operator CLI (src/admin-cli/) read it. The shared
+// modules below (src/db, src/events, src/http, src/admin) import no feature: they take what they
+// need as parameters.
+import type { EntitySchema } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { OperatorCommand } from './admin/command.ts';
+import type { Config } from './config.ts';
+import type { Providers } from './connectors/registry.ts';
+import type { GatewayMetrics } from './metrics/metrics.ts';
+import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
+import type { EgressPolicy } from './webhooks/destinations.ts';
+
+/** The configuration the API reads. */
+export type ApiConfig = Pick<
+  Config,
+  | 'LOG_LEVEL'
+  | 'BODY_LIMIT_BYTES'
+  | 'RATE_LIMIT_PER_MINUTE'
+  | 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE'
+  | 'BULK_ITEMS_PER_MINUTE'
+  | 'API_KEY_CACHE_MS'
+  | 'TRUST_PROXY'
+  | 'TEMPORAL_NAMESPACE'
+  | 'TEMPORAL_TASK_QUEUE'
+  | 'webhookTaskQueue'
+  | 'providerCallbackSecret'
+  | 'webhookEncryptionKey'
+  | 'bvnSecretKey'
+  | 'webhookRetryScheduleMs'
+  | 'DEPENDENCY_TIMEOUT_MS'
+  | 'NAME_ENQUIRY_CACHE_MS'
+  | 'HEADERS_TIMEOUT_MS'
+  | 'REQUEST_TIMEOUT_MS'
+  | 'STREAM_MAX_PER_KEY'
+  | 'STREAM_BUFFER_BYTES'
+>;
+
+/** What the API gives each feature that registers on it. */
+export interface ApiContext {
+  config: ApiConfig;
+  orm: MikroORM;
+  /** The API's Temporal client (traced when tracing is on). */
+  client: Client;
+  temporal: Connection;
+  providers: Providers;
+  /** Provider callbacks: a feature registers the types it acts on, or answers, here. */
+  dispatcher: CallbackDispatcher;
+  metrics: GatewayMetrics;
+  /** Where webhooks may go: loopback for sandbox keys, never the deployment's own services. */
+  egress: EgressPolicy;
+  /** Continue-as-new threshold for new card workflows (tests make it small). */
+  cardContinueAsNewAfter?: number;
+}
+
+export interface Feature {
+  /** As its folder is named. */
+  readonly name: string;
+  /** Its MikroORM entities; its tables come from the numbered migrations (src/db/migrations/). */
+  readonly entities?: readonly EntitySchema[];
+  /** Its operator commands (src/<feature>/admin.ts), in the order the usage text lists them. */
+  readonly commands?: readonly OperatorCommand[];
+  /** Adds its routes and callback handlers to the API, in the list's order. */
+  readonly api?: (app: FastifyInstance, context: ApiContext) => void | Promise<void>;
+}

@@ -1,0 +1,11 @@
+// Reconciliation (decisions §13): each connector's settlement record against the books, and its
+// operator commands. Its daily run is a workflow the worker schedules.
+import type { Feature } from '../feature.ts';
+import { reconciliationCommands } from './admin.ts';
+import { reconciliationEntities } from './store.ts';
+
+export const reconciliationFeature: Feature = {
+  name: 'reconciliation',
+  entities: reconciliationEntities,
+  commands: reconciliationCommands,
+};

@@ -1,0 +1,10 @@
+// Tenants and their API keys (decisions §16), and their operator commands.
+import type { Feature } from '../feature.ts';
+import { tenantCommands } from './admin.ts';
+import { ApiKey, Tenant } from './entities.ts';
+
+export const tenantsFeature: Feature = {
+  name: 'tenants',
+  entities: [Tenant, ApiKey],
+  commands: tenantCommands,
+};

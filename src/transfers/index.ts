@@ -1,0 +1,30 @@
+// The transfers feature (decisions §5, §14, §17): single and bulk naira transfers, their operator
+// commands, and the bank's word on them through provider callbacks.
+import type { Feature } from '../feature.ts';
+import { banksOf } from '../connectors/registry.ts';
+import { transferCommands } from './admin.ts';
+import { TransferBatchService } from './batches.ts';
+import { transferBatchEntities } from './batch-store.ts';
+import { registerTransferCallbacks } from './callbacks.ts';
+import { transferRoutes } from './routes.ts';
+import { TransferService } from './service.ts';
+import { transferEntities } from './store.ts';
+
+export const transfersFeature: Feature = {
+  name: 'transfers',
+  entities: [...transferEntities, ...transferBatchEntities],
+  commands: transferCommands,
+  api(app, { config, orm, client, providers, dispatcher }) {
+    const banks = (mode: 'test' | 'live') => banksOf(providers, mode);
+    const transfers = new TransferService({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, banks });
+    const batches = new TransferBatchService({
+      orm,
+      client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      banks,
+      itemsPerMinute: config.BULK_ITEMS_PER_MINUTE,
+    });
+    transferRoutes(app, { orm, transfers, batches });
+    registerTransferCallbacks(dispatcher, { orm, client, providers });
+  },
+};

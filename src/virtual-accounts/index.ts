@@ -1,0 +1,26 @@
+// The virtual accounts feature (decisions §8): accounts at providers, their inbound credits
+// through provider callbacks, and their operator commands.
+import type { Feature } from '../feature.ts';
+import { bvnKeysFrom } from '../identity/bvn.ts';
+import { virtualAccountCommands } from './admin.ts';
+import { registerCreditCallbacks } from './callbacks.ts';
+import { virtualAccountRoutes } from './routes.ts';
+import { VirtualAccountService } from './service.ts';
+import { virtualAccountEntities } from './store.ts';
+
+export const virtualAccountsFeature: Feature = {
+  name: 'virtual-accounts',
+  entities: virtualAccountEntities,
+  commands: virtualAccountCommands,
+  api(app, { config, orm, client, providers, dispatcher }) {
+    const accounts = new VirtualAccountService({
+      orm,
+      client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      providers,
+      bvnKeys: bvnKeysFrom(config.bvnSecretKey),
+    });
+    virtualAccountRoutes(app, { orm, accounts });
+    registerCreditCallbacks(dispatcher, { client, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  },
+};

@@ -1,0 +1,25 @@
+// The webhooks feature (decisions §7): tenants' endpoints, signed deliveries with their retries and
+// replays, and their operator commands.
+import type { Feature } from '../feature.ts';
+import { webhookCommands } from './admin.ts';
+import { webhookRoutes } from './routes.ts';
+import { WebhookService } from './service.ts';
+import { webhookEntities } from './store.ts';
+
+export const webhooksFeature: Feature = {
+  name: 'webhooks',
+  entities: webhookEntities,
+  commands: webhookCommands,
+  api(app, { config, orm, client, egress }) {
+    const webhooks = new WebhookService({
+      orm,
+      client,
+      // A replay that starts a new run starts it where deliveries run now (a running one is signalled where it is).
+      taskQueue: config.webhookTaskQueue,
+      encryptionKey: config.webhookEncryptionKey,
+      scheduleMs: config.webhookRetryScheduleMs,
+      egress,
+    });
+    webhookRoutes(app, { orm, webhooks });
+  },
+};
