@@ -38,7 +38,7 @@ import {
   deliveryWorkflowId,
 } from '../workflows/webhook-delivery-definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.ts';
-import { isDeliveryEvent, subscribes } from '../src/webhooks/event-types.ts';
+import { isDeliveryEvent, subscribes } from '../src/events/event-types.ts';
 import { deliveryEndpointIds, deliveryIdFor, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
 
 export interface FanoutOptions {
