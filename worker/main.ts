@@ -10,8 +10,7 @@
 // Shuts down gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { CardOperationSweep } from './card-operation-sweep.ts';
-import { TransferBatchSweep } from './transfer-batch-sweep.ts';
+import { CardOperationSweep } from '../src/cards/sweep.ts';
 import { laneTaskQueues } from '../src/config.ts';
 import { type MikroORM, openOrm } from '../src/orm.ts';
 import { createProviders } from '../src/connectors/registry.ts';
@@ -19,6 +18,7 @@ import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts';
 import { workerTracing } from '../src/telemetry/temporal.ts';
+import { TransferBatchSweep } from '../src/transfers/batch-sweep.ts';
 import { startWorkerProcess } from './bootstrap.ts';
 import { laneWorkerSlots } from './options.ts';
 

@@ -34,7 +34,7 @@ import { EventNotifications } from '../src/events/notifications.ts';
 import { PollingLoop } from '../src/runtime/polling-loop.ts';
 import { DELIVERY_WORKFLOW_TYPE, type DeliveryInput, deliveryWorkflowId } from '../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhooks/webhook-delivery.ts';
-import { isDeliveryEvent, subscribes } from '../src/webhooks/event-types.ts';
+import { isDeliveryEvent, subscribes } from '../src/events/event-types.ts';
 import { deliveryEndpointIds, deliveryIdFor, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
 
 export interface FanoutOptions {

@@ -17,7 +17,7 @@ import {
 } from '../../src/webhooks/store.ts';
 import type { KeyMode } from '../../src/tenants/api-keys.ts';
 import { DestinationRefused, type EgressPolicy, checkDestination } from '../../src/webhooks/destinations.ts';
-import { isDeliveryEvent } from '../../src/webhooks/event-types.ts';
+import { isDeliveryEvent } from '../../src/events/event-types.ts';
 import { decryptSecret } from '../../src/webhooks/secrets.ts';
 import { postPinned } from '../../src/webhooks/pinned-post.ts';
 import { withHttpClientSpan } from '../../src/telemetry/http-client-span.ts';

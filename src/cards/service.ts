@@ -10,7 +10,7 @@ import type { Currency } from '../ledger/money.ts';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';
-import { executeOnce } from '../workflow-runs.ts';
+import { executeOnce } from '../runtime/workflow-runs.ts';
 import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers } from '../connectors/registry.ts';

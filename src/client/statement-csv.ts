@@ -3,17 +3,11 @@
 // from the items of GET /api/v1/wallet/transactions. A cell a spreadsheet would run as a formula
 // (starting with = + - @, tab or carriage return: CSV injection) is prefixed with `'`; numbers
 // stay numbers.
+import type { paths } from './schema.ts';
 
-export interface StatementCsvItem {
-  id: string;
-  entry_id: string;
-  type: string;
-  amount_minor: number;
-  balance_after_minor: number;
-  reference: string | null;
-  resource: { type: string; id: string };
-  created_at: string;
-}
+/** One item of GET /api/v1/wallet/transactions, as the generated schema (./schema.ts) has it. */
+export type StatementCsvItem =
+  paths['/api/v1/wallet/transactions']['get']['responses'][200]['content']['application/json']['data']['items'][number];
 
 export const STATEMENT_CSV_COLUMNS = [
   'created_at',

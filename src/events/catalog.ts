@@ -9,10 +9,8 @@ import { CustomerView } from '../identity/schemas.ts';
 import { OUTCOMES } from '../reconciliation/match.ts';
 import { TransferBatchDetailView, TransferItemView } from '../transfers/schemas.ts';
 import { VirtualAccountView } from '../virtual-accounts/schemas.ts';
-import { EVENT_TYPES } from '../webhooks/event-types.ts';
 import { EndpointView } from '../webhooks/schemas.ts';
-
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from './event-types.ts';
 
 const int = () => z.number().int();
 

@@ -16,13 +16,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
 import type { WriteStep } from '../db/write-statement.ts';
 import { type Currency, assertMinorUnits } from './money.ts';
+import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
 import type { AccountRef, Movement } from './movements.ts';
-
-/** Platform-wide accounts, seeded by the first migration. */
-export type SystemAccountCode =
-  'external_funding' | 'bank_settlement' | 'fee_revenue' | 'inbound_clearing' | 'card_settlement';
-/** Per-tenant accounts, opened with the tenant. */
-export type TenantAccountCode = 'wallet' | 'in_flight';
 
 export const TENANT_ACCOUNTS: readonly TenantAccountCode[] = ['wallet', 'in_flight'];
 

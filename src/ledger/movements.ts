@@ -3,7 +3,7 @@
 // database. Activities, the operator CLI and the discrepancy settlement post these and nothing
 // else (`postMovement` in ./ledger.ts resolves the accounts), so which accounts a movement touches
 // and by how much is written once, here, and tested with tables of cases.
-import type { SystemAccountCode, TenantAccountCode } from './ledger.ts';
+import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
 import { assertMinorUnits } from './money.ts';
 
 /** An account a posting goes to: a platform account, one of the tenant's, a card's own or its holds. */

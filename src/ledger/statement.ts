@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Window } from '../db/pages.ts';
 import type { Currency } from './money.ts';
-import type { TenantAccountCode } from './ledger.ts';
+import type { TenantAccountCode } from './accounts.ts';
 
 export interface AccountPosting {
   /** The posting's own id: increasing in the order the account's balance moved. */

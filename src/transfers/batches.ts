@@ -83,7 +83,7 @@ function tooManyOpen(open: number): ApiError {
 /**
  * Starts a recorded batch's workflow, once for good: a run that is running or ran keeps the id
  * (a repeat is no error). The API starts it after recording the batch; the worker's sweep
- * (worker/transfer-batch-sweep.ts) starts one whose API died in between. `taskQueue` is
+ * (./batch-sweep.ts) starts one whose API died in between. `taskQueue` is
  * TEMPORAL_TASK_QUEUE: the batch runs on its batches lane (decisions §18), and its items' runs,
  * started as its children, there too.
  */

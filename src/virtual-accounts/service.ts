@@ -9,7 +9,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { type BvnKeys, bvnHash, bvnLast4, sealBvn } from '../identity/bvn.ts';
 import { ApiError } from '../http/errors.ts';
-import { executeOnce } from '../workflow-runs.ts';
+import { executeOnce } from '../runtime/workflow-runs.ts';
 import { sha256 } from '../lib/canonical.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import type { Providers, VirtualAccountProviderEntry } from '../connectors/registry.ts';

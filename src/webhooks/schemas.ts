@@ -3,8 +3,7 @@
 import { z } from 'zod';
 import { timestampFields } from '../http/view-fields.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
-import { EVENT_TYPES } from './event-types.ts';
-import { isTestableType } from './test-events.ts';
+import { EVENT_TYPES, isEventType } from '../events/event-types.ts';
 
 const EventName = z.enum([...EVENT_TYPES, '*'], {
   error: `must be one of ${EVENT_TYPES.join(', ')} or *`,
@@ -94,7 +93,7 @@ export const TestEventBody = z
     type: z
       .string()
       .max(100, 'must be at most 100 characters')
-      .refine(isTestableType, { error: 'must be an event type of GET /api/v1/event-types' })
+      .refine(isEventType, { error: 'must be an event type of GET /api/v1/event-types' })
       .optional(),
   })
   .strict()

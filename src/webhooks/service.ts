@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import type { EventType } from '../events/catalog.ts';
+import type { EventType } from '../events/event-types.ts';
 import { type EventRow, findEvent, listEvents, recordEvent, recordTestEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
@@ -34,7 +34,7 @@ import {
   queueDelivery,
   setReplayId,
 } from './store.ts';
-import { testEventData } from './test-events.ts';
+import { testEventData } from '../events/test-events.ts';
 
 export interface WebhookServiceDeps {
   orm: MikroORM;

@@ -16,7 +16,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { startSandboxBank } from '../support/sandbox-bank.ts';
 import { decideAuthorization } from '../../src/cards/decision.ts';
-import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../worker/card-operation-sweep.ts';
+import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../src/cards/sweep.ts';
 import { insertFunding, recordOperation } from '../../src/cards/store.ts';
 import { postMovement } from '../../src/ledger/ledger.ts';
 import { cardAuthorizationRelease } from '../../src/ledger/movements.ts';

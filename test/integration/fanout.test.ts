@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type EventType, sampleData } from '../../src/events/catalog.ts';
+import { sampleData } from '../../src/events/catalog.ts';
 import { type EventInput, recordEvent } from '../../src/events/events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../worker/webhook-fanout.ts';
-import { subscribes } from '../../src/webhooks/event-types.ts';
+import { type EventType, subscribes } from '../../src/events/event-types.ts';
 import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';

@@ -30,7 +30,7 @@ import { insertBatch } from '../../src/transfers/batch-store.ts';
 import { TransferBatchService } from '../../src/transfers/batches.ts';
 import { banksOf } from '../../src/connectors/registry.ts';
 import { ApiError } from '../../src/http/errors.ts';
-import { TransferBatchSweep } from '../../worker/transfer-batch-sweep.ts';
+import { TransferBatchSweep } from '../../src/transfers/batch-sweep.ts';
 
 const TASK_QUEUE = `transfer-batches-${process.pid}`;
 

@@ -6,7 +6,7 @@ import { retryAfterMs } from '../../activities/webhooks/webhooks.ts';
 import { canonicalJson } from '../../src/lib/canonical.ts';
 import { checkDestination, egressPolicyFor } from '../../src/webhooks/destinations.ts';
 import { loadConfig } from '../../src/config.ts';
-import { subscribes } from '../../src/webhooks/event-types.ts';
+import { subscribes } from '../../src/events/event-types.ts';
 import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';

@@ -31,6 +31,13 @@ export const EVENT_TYPES = [
   'reconciliation.mismatch',
 ] as const;
 
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Whether `type` is one of the catalog's event types (any of them may be sent as a test event). */
+export function isEventType(type: string): type is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(type);
+}
+
 export function isDeliveryEvent(type: string): boolean {
   return type.startsWith('event.delivery.');
 }

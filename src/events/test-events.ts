@@ -1,15 +1,10 @@
 // Test events (decisions §15): what `POST /api/v1/webhook-endpoints/{id}/test` sends. Without a
 // type, a `webhook.endpoint.test` event; with one, that type's sample from the event catalog, whose
 // schema it satisfies, so that a receiver can be tried on every event it will get.
-import { type EventData, type EventType, sampleData } from '../events/catalog.ts';
-import { EVENT_TYPES } from './event-types.ts';
+import { type EventData, sampleData } from './catalog.ts';
+import type { EventType } from './event-types.ts';
 
 export const TEST_EVENT_TYPE = 'webhook.endpoint.test' satisfies EventType;
-
-/** The types a test event may be sent as: every one in the catalog. */
-export function isTestableType(type: string): type is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(type);
-}
 
 /** What a test event carries: `webhook.endpoint.test`'s own data for an endpoint, or a type's sample. */
 export function testEventData(
