@@ -1,6 +1,6 @@
 // What an operator command is: its name, a line of description, its flags, whether it changes
 // something (then admin_audit records it), and what it does. Each feature declares its own in
-// `src/<feature>/admin.ts`; src/admin/registry.ts collects them.
+// `src/<feature>/admin.ts`; src/admin-cli/registry.ts collects them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
