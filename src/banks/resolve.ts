@@ -7,9 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
-import { type Providers, banksOf, serving } from '../connectors/registry.ts';
+import { enquireName } from '../connectors/name-enquiry.ts';
+import { type Providers, banksOf } from '../connectors/registry.ts';
 import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
-import type { KeyMode } from '../connectors/types.ts';
 import { ProviderError } from '../connectors/capabilities.ts';
 
 export const ResolveAccountQuery = z.object({
@@ -102,7 +102,7 @@ export function resolveAccountRoutes(
       let resolution = deps.cache.get(key);
       if (!resolution) {
         try {
-          const result = await nameEnquiry(deps, request.auth!.tenantId, mode, bankCode, accountNumber);
+          const result = await enquireName(deps, request.auth!.tenantId, mode, bankCode, accountNumber);
           resolution = {
             found: true,
             account: {
@@ -126,30 +126,4 @@ export function resolveAccountRoutes(
       return ok(request, resolution.account);
     },
   );
-}
-
-/**
- * The name enquiry of a key mode: its transfers connectors in priority order, the next one asked
- * when one is down (a transient fault), as a transfer's own name enquiry does (decisions §13).
- * No slot of a connector free in time is no answer: 503, and no other connector asked.
- */
-async function nameEnquiry(
-  deps: { providers: Providers; slots: NameEnquirySlots },
-  tenantId: string,
-  mode: KeyMode,
-  bankCode: string,
-  accountNumber: string,
-): Promise<{ accountName: string }> {
-  let fault: unknown = new Error(`no ${mode} connector serves transfers`);
-  for (const connector of serving(deps.providers, mode, 'transfers')) {
-    try {
-      return await deps.slots.run(connector.name, tenantId, () =>
-        connector.transfers!.nameEnquiry(bankCode, accountNumber),
-      );
-    } catch (error) {
-      if (!(error instanceof ProviderError) || !error.transient) throw error;
-      fault = error;
-    }
-  }
-  throw fault;
 }
