@@ -11,6 +11,7 @@ import { healthFeature } from './health/index.ts';
 import { identityFeature } from './identity/index.ts';
 import { ledgerFeature } from './ledger/index.ts';
 import { reconciliationFeature } from './reconciliation/index.ts';
+import { recipientsFeature } from './recipients/index.ts';
 import { tenantsFeature } from './tenants/index.ts';
 import { transfersFeature } from './transfers/index.ts';
 import { virtualAccountsFeature } from './virtual-accounts/index.ts';
@@ -30,6 +31,7 @@ export const FEATURES: readonly Feature[] = [
   cardsFeature,
   ledgerFeature,
   banksFeature,
+  recipientsFeature,
   adminFeature,
 ];
 

@@ -35,6 +35,7 @@ export const TABLE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   virtual_account_bvns: ['src/virtual-accounts/store.ts'],
   identity_customers: ['src/identity/store.ts'],
   bvn_verifications: ['src/identity/store.ts'],
+  recipients: ['src/recipients/store.ts'],
   webhook_endpoints: ['src/webhooks/store.ts'],
   webhook_deliveries: ['src/webhooks/store.ts'],
   webhook_attempts: ['src/webhooks/store.ts'],

@@ -31,6 +31,7 @@ import { Migration0028EventStreamLeases } from './0028-event-stream-leases.ts';
 import { Migration0029PossiblyTaken } from './0029-possibly-taken.ts';
 import { Migration0030InboundCreditFees } from './0030-inbound-credit-fees.ts';
 import { Migration0031BatchBounds } from './0031-batch-bounds.ts';
+import { Migration0032Recipients } from './0032-recipients.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -64,4 +65,5 @@ export const migrations = [
   Migration0029PossiblyTaken,
   Migration0030InboundCreditFees,
   Migration0031BatchBounds,
+  Migration0032Recipients,
 ];

@@ -1,0 +1,96 @@
+// Saved recipients (decisions §20): a tenant's bank accounts, saved after one name enquiry under
+// the name the bank gave, once per bank and account in each key mode (the same account again
+// answers the one saved, with no enquiry); listed newest first, read and deleted by id. Another
+// tenant's recipient, or another mode's, is not found.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ProviderError } from '../connectors/capabilities.ts';
+import { enquireName } from '../connectors/name-enquiry.ts';
+import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
+import { type Providers, banksOf } from '../connectors/registry.ts';
+import { ApiError } from '../http/errors.ts';
+import { isUuid } from '../http/ids.ts';
+import { type Window, paginationView } from '../http/pagination.ts';
+import type { ResolvedKey } from '../http/auth.ts';
+import type { CreateRecipientBody, RecipientView } from './schemas.ts';
+import {
+  type RecipientRow,
+  deleteRecipient,
+  lastPaidAt,
+  listRecipients,
+  recipientByAccount,
+  recipientById,
+  saveRecipient,
+} from './store.ts';
+import { recipientView } from './views.ts';
+
+export interface RecipientServiceDeps {
+  orm: MikroORM;
+  providers: Providers;
+  slots: NameEnquirySlots;
+}
+
+export class RecipientService {
+  private readonly deps: RecipientServiceDeps;
+
+  constructor(deps: RecipientServiceDeps) {
+    this.deps = deps;
+  }
+
+  /** 201 with the recipient saved now, or 200 with the one this bank and account already are. */
+  async create(key: ResolvedKey, body: CreateRecipientBody): Promise<{ status: 200 | 201; recipient: RecipientView }> {
+    const em = this.deps.orm.em.fork();
+    const saved = await recipientByAccount(em, key.tenantId, body.bank_code, body.account_number);
+    if (saved) return { status: 200, recipient: (await this.views(key, [saved]))[0]! };
+    let bank;
+    try {
+      bank = await banksOf(this.deps.providers, key.mode).find(body.bank_code);
+    } catch (cause) {
+      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+    }
+    if (!bank) {
+      throw ApiError.validation([{ path: 'bank_code', message: 'is not a supported bank code (GET /api/v1/banks)' }]);
+    }
+    let accountName: string;
+    try {
+      ({ accountName } = await enquireName(this.deps, key.tenantId, key.mode, body.bank_code, body.account_number));
+    } catch (cause) {
+      if (cause instanceof ProviderError && cause.outcome === 'invalid_account') {
+        throw new ApiError('account_not_found', `no account ${body.account_number} at ${bank.name}`);
+      }
+      throw new ApiError('unavailable', `${bank.name} did not answer the name enquiry; retry shortly`, null, { cause });
+    }
+    const { created, row } = await saveRecipient(em, {
+      tenantId: key.tenantId,
+      bankCode: body.bank_code,
+      bankName: bank.name,
+      accountNumber: body.account_number,
+      accountName,
+      label: body.label ?? null,
+      metadata: body.metadata ?? null,
+    });
+    return { status: created ? 201 : 200, recipient: (await this.views(key, [row]))[0]! };
+  }
+
+  async get(key: ResolvedKey, id: string): Promise<RecipientView> {
+    const row = isUuid(id) ? await recipientById(this.deps.orm.em.fork(), key.tenantId, id) : null;
+    if (!row) throw ApiError.notFound(`recipient ${id}`);
+    return (await this.views(key, [row]))[0]!;
+  }
+
+  async list(key: ResolvedKey, window: Window) {
+    const page = await listRecipients(this.deps.orm.em.fork(), key.tenantId, window);
+    return { items: await this.views(key, page.rows), pagination: paginationView(window, page.total) };
+  }
+
+  /** The recipient as it was; transfers already made to it keep their own copy of the account. */
+  async delete(key: ResolvedKey, id: string): Promise<RecipientView> {
+    const row = isUuid(id) ? await deleteRecipient(this.deps.orm.em.fork(), key.tenantId, id) : null;
+    if (!row) throw ApiError.notFound(`recipient ${id}`);
+    return (await this.views(key, [row]))[0]!;
+  }
+
+  private async views(key: ResolvedKey, rows: readonly RecipientRow[]): Promise<RecipientView[]> {
+    const paid = await lastPaidAt(this.deps.orm.em.fork(), key.tenantId, rows);
+    return rows.map((row) => recipientView(row, paid.get(`${row.bank_code}:${row.account_number}`)));
+  }
+}
