@@ -73,10 +73,20 @@ export const RESOURCE_OF_SEGMENT: Record<string, ResourceKind> = {
   events: 'event',
   'card-authorizations': 'authorization',
   bulk: 'batch',
+  recipients: 'recipient',
 };
 
 export type ResourceKind =
-  'transfer' | 'batch' | 'virtualAccount' | 'card' | 'authorization' | 'customer' | 'endpoint' | 'delivery' | 'event';
+  | 'transfer'
+  | 'batch'
+  | 'virtualAccount'
+  | 'card'
+  | 'authorization'
+  | 'customer'
+  | 'endpoint'
+  | 'delivery'
+  | 'event'
+  | 'recipient';
 
 /** A simulated purchase on a card (decisions §11): what gives the tenant an authorization. */
 export const PURCHASE = { amount_minor: 1_000, merchant_name: 'BOLA', merchant_category: '5411', channel: 'web' };
@@ -104,7 +114,7 @@ export interface TenantResources {
  * One resource of each kind for the tenant of `apiKey` (it needs a funded wallet and the
  * identity_customers feature): a webhook endpoint subscribed to transfer.settled, a transfer that
  * settles, a batch of one transfer, a virtual account, a card with the authorization of a simulated purchase, an identity
- * customer, the delivery of the transfer's event
+ * customer, a saved recipient, the delivery of the transfer's event
  * (succeeded, to a local receiver) and an event. Events are fanned out to deliveries as a worker
  * process does until close().
  */
@@ -164,6 +174,13 @@ export async function createTenantResources(
       payload: { external_reference: name, first_name: 'Ada', last_name: 'Obi', country: 'NG' },
     });
     expect(customer.statusCode).toBe(201);
+    const recipient = await app.inject({
+      method: 'POST',
+      url: '/api/v1/recipients',
+      headers: auth(apiKey),
+      payload: { bank_code: '058', account_number: '0123456789', label: name },
+    });
+    expect(recipient.statusCode).toBe(201);
     const delivery = await eventually(async () => {
       const list = await app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: auth(apiKey) });
       const items = list.json().data.items as { id: string; status: string }[];
@@ -191,6 +208,7 @@ export async function createTenantResources(
         endpoint: endpoint.json().data.id,
         delivery: delivery.id,
         event: event.id,
+        recipient: recipient.json().data.id,
       },
       close,
     };
