@@ -1,5 +1,6 @@
-// Entry point of the workflow bundle the worker loads. Workflow code is deterministic: it imports
-// activity types only, never Node built-ins, the ORM or the network (lint enforces this).
+// Entry point of the workflow bundle the worker loads. Workflow code is deterministic: it knows its
+// activities by the types in its feature's definitions.ts, and imports no Node built-in, the ORM or
+// the network (lint enforces this).
 export { transferWorkflow } from './transfers/transfer.ts';
 export { transferBatchWorkflow } from './transfers/transfer-batch.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.ts';

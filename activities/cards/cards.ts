@@ -31,6 +31,7 @@ import { type Providers, cardsFor } from '../../src/connectors/registry.ts';
 import { ProviderError } from '../../src/connectors/capabilities.ts';
 import { modeOf } from '../../src/tenants/tenants.ts';
 import { providerFailure } from '../provider-failure.ts';
+import type { CardActivities } from '../../workflows/cards/definitions.ts';
 
 /** A card without its account is a fault no retry mends. */
 function cardAccountFault(card: CardRow) {
@@ -101,7 +102,7 @@ async function finishFunding(
   }
 }
 
-export function createCardActivities({ orm, providers }: { orm: MikroORM; providers: Providers }) {
+export function createCardActivities({ orm, providers }: { orm: MikroORM; providers: Providers }): CardActivities {
   return {
     /** Issues the card at the processor, once per card id (the processor is idempotent on it). */
     async issueCardAtProcessor(input: {
@@ -279,4 +280,4 @@ export function createCardActivities({ orm, providers }: { orm: MikroORM; provid
   };
 }
 
-export type CardActivities = ReturnType<typeof createCardActivities>;
+export type { CardActivities };

@@ -12,6 +12,7 @@ import { type Providers, identityFor } from '../../src/connectors/registry.ts';
 import { modeOf } from '../../src/tenants/tenants.ts';
 import type { BvnLookupOutcome } from '../../workflows/identity/definitions.ts';
 import { providerFailure } from '../provider-failure.ts';
+import type { IdentityActivities } from '../../workflows/identity/definitions.ts';
 
 export function createIdentityActivities({
   orm,
@@ -21,7 +22,7 @@ export function createIdentityActivities({
   orm: MikroORM;
   providers: Providers;
   bvnKeys: BvnKeys;
-}) {
+}): IdentityActivities {
   return {
     /** Asks the provider who holds the verification's BVN and compares the names; transient faults retry. */
     async lookUpBvn(input: { verificationId: string }): Promise<BvnLookupOutcome> {
@@ -77,4 +78,4 @@ export function createIdentityActivities({
   };
 }
 
-export type IdentityActivities = ReturnType<typeof createIdentityActivities>;
+export type { IdentityActivities };

@@ -6,16 +6,11 @@ import { reconciledConnectors } from '../../src/reconciliation/connectors.ts';
 import { reconcileDay } from '../../src/reconciliation/reconcile.ts';
 import type { RunSummary } from '../../src/reconciliation/store.ts';
 import type { ActivityDeps } from '../index.ts';
+import type { DayInput, ReconciliationActivities } from '../../workflows/reconciliation/definitions.ts';
 
-interface DayInput {
-  runId: string;
-  date: string;
-  trigger: 'schedule' | 'operator';
-  workflowId: string;
-  startedAt: string;
-}
-
-export function createReconciliationActivities(deps: Pick<ActivityDeps, 'orm' | 'providers'>) {
+export function createReconciliationActivities(
+  deps: Pick<ActivityDeps, 'orm' | 'providers'>,
+): ReconciliationActivities {
   const connectors = reconciledConnectors(deps.providers);
 
   async function reconcileConnector(name: string, input: DayInput): Promise<RunSummary> {
@@ -69,4 +64,4 @@ export function createReconciliationActivities(deps: Pick<ActivityDeps, 'orm' | 
   };
 }
 
-export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
+export type { ReconciliationActivities };

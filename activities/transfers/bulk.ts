@@ -48,6 +48,7 @@ import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
 import type { BatchItemStart, BatchItemSubmission, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { createTransferActivities } from './transfers.ts';
+import type { TransferBatchActivities } from '../../workflows/transfers/definitions.ts';
 
 export interface TransferBatchActivityDeps {
   orm: MikroORM;
@@ -174,7 +175,7 @@ async function refuse(tx: EntityManager, batch: TransferBatchRow, items: readonl
   }
 }
 
-export function createTransferBatchActivities({ orm, providers }: TransferBatchActivityDeps) {
+export function createTransferBatchActivities({ orm, providers }: TransferBatchActivityDeps): TransferBatchActivities {
   const transfers = createTransferActivities({ orm, providers });
 
   return {
@@ -487,4 +488,4 @@ async function makeTransfers(
   );
 }
 
-export type TransferBatchActivities = ReturnType<typeof createTransferBatchActivities>;
+export type { TransferBatchActivities };

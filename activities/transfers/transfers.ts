@@ -46,6 +46,7 @@ import type {
   TransferRecord,
   TransferRequest,
 } from '../../workflows/transfers/definitions.ts';
+import type { TransferActivities } from '../../workflows/transfers/definitions.ts';
 
 export interface TransferActivityDeps {
   orm: MikroORM;
@@ -86,7 +87,7 @@ async function emitTransferEvent(
   });
 }
 
-export function createTransferActivities({ orm, providers }: TransferActivityDeps) {
+export function createTransferActivities({ orm, providers }: TransferActivityDeps): TransferActivities {
   const enquirySlots = nameEnquirySlotsFor(orm);
   return {
     /**
@@ -478,4 +479,4 @@ async function finishTransfer(
   });
 }
 
-export type TransferActivities = ReturnType<typeof createTransferActivities>;
+export type { TransferActivities };

@@ -39,6 +39,7 @@ import {
   expiryWorkflowId,
 } from '../../workflows/virtual-accounts/definitions.ts';
 import type { virtualAccountExpiryWorkflow } from '../../workflows/virtual-accounts/virtual-accounts.ts';
+import type { VirtualAccountActivities } from '../../workflows/virtual-accounts/definitions.ts';
 
 export function createVirtualAccountActivities({
   orm,
@@ -50,7 +51,7 @@ export function createVirtualAccountActivities({
   providers: Providers;
   client: Client;
   bvnKeys: BvnKeys;
-}) {
+}): VirtualAccountActivities {
   const providerNamed = (name: string) => {
     const entry = providers.virtualAccounts.find((candidate) => candidate.provider.name === name);
     if (!entry) throw ApplicationFailure.nonRetryable(`no virtual-account provider ${name}`, 'provider_refused');
@@ -258,4 +259,4 @@ export function createVirtualAccountActivities({
   };
 }
 
-export type VirtualAccountActivities = ReturnType<typeof createVirtualAccountActivities>;
+export type { VirtualAccountActivities };

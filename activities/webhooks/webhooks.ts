@@ -24,6 +24,7 @@ import { withHttpClientSpan } from '../../src/telemetry/http-client-span.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';
 import { type SlotBounds, type SlotHolder, releaseSlot, takeSlot } from '../../src/webhooks/attempt-slots.ts';
 import { type AttemptResult, deliveryWorkflowId, slotSignal } from '../../workflows/webhooks/definitions.ts';
+import type { WebhookActivities } from '../../workflows/webhooks/definitions.ts';
 
 export interface WebhookActivityDeps {
   orm: MikroORM;
@@ -113,7 +114,7 @@ async function recordDeliveryEvent(
   });
 }
 
-export function createWebhookActivities(deps: WebhookActivityDeps) {
+export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   /**
    * Gives the delivery's slot (or its place in the queue) back and tells the workflows the freed
    * slots went to. A workflow that is gone (terminated) cannot take its slot: it is passed on too.
@@ -262,4 +263,4 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   }
 }
 
-export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
+export type { WebhookActivities };

@@ -58,6 +58,7 @@ describe('import rules', () => {
   it.each([
     ['workflows-import-types-only', 'workflows', '../src/db/pages.ts', 'pageOf'],
     ['workflows-deterministic', 'workflows', 'node:crypto', 'randomUUID'],
+    ['workflows-import-no-activities', 'workflows', '../activities/index.ts', 'createActivities'],
     ['domain-is-pure', 'src/lib', '../db/pages.ts', 'pageOf'],
     ['feature-store-is-private', 'src/webhooks', '../transfers/store.ts', 'findTransfer'],
     [

@@ -12,7 +12,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CardActivities } from '../../activities/cards/cards.ts';
+import type { CardActivities } from './definitions.ts';
 import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
 import { continueAsNewOnceHandled } from '../continue-as-new.ts';
 import {

@@ -59,3 +59,52 @@ export const operationRequestedSignal = defineSignal<[CardOperation]>('operation
 export const cardStatusQuery = defineQuery<CardState>('status');
 /** The same, under the name it had first (`state`), for callers written against it. */
 export const cardStateQuery = defineQuery<CardState>('state');
+
+/** What the card workflows ask of their activities (activities/cards/cards.ts). */
+export type CardActivities = {
+  /** Issues the card at the processor, once per card id (the processor is idempotent on it). */
+  issueCardAtProcessor(input: {
+    cardId: string;
+    customerId: string;
+    /** The card's tenant (its mode picks the processor); absent in runs recorded before connectors: test. */
+    tenantId?: string;
+  }): Promise<{
+    cardReference: string;
+    last4: string;
+  }>;
+  /** The issued card's row, its ledger account and `card.created`, in one transaction, once. */
+  recordIssuedCard(
+    input: CardIssueInput & {
+      cardReference: string;
+      last4: string;
+    },
+  ): Promise<void>;
+  /** Locks or unlocks at the processor, then records it; an unchanged state is accepted and changes nothing. */
+  setCardLock(input: { cardId: string; operationId: string; locked: boolean }): Promise<{
+    changed: boolean;
+  }>;
+  /** Wallet → card, one journal entry; a short wallet fails the funding and moves nothing. */
+  debitForFunding(input: { fundingId: string }): Promise<{
+    ok: boolean;
+  }>;
+  /**
+   * Loads the card at the processor (idempotent there on the funding id), then marks it funded.
+   * A processor that is down is retried; one that refuses for good gets the money back: card →
+   * wallet, and the funding fails (`processor_refused`).
+   *
+   * The money is on the card in the books from the debit on, so while the load waits (the
+   * processor down, then refusing) authorizations may approve against it and hold it. The
+   * refusal then returns to the wallet what the card still holds of the funding — its available
+   * balance, up to the funding's amount — never more: the rest is held or cleared for purchases
+   * the gateway approved, and the processor settles those from their holds. That rest is the
+   * funding's `unrecovered_minor`; it stays on the card's side of the books (cards_match_fundings
+   * counts it as funded), and it is an alert for operators: logged at error level with the card,
+   * the funding and the amount, listed by `admin cards alerts`, counted by the API's metrics. The
+   * funding ends here either way, so the card's queue goes on: returning the whole amount from a
+   * card that no longer has it failed for ever and froze every later operation of the card.
+   */
+  loadCardAtProcessor(input: { fundingId: string }): Promise<void>;
+  /** An operation the workflow could not apply: recorded as failed, so the card's queue goes on. */
+  failCardOperation(input: { operationId: string; reason: string }): Promise<void>;
+  failFunding(input: { fundingId: string; reason: string }): Promise<void>;
+};

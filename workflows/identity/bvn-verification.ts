@@ -3,7 +3,7 @@
 // outcome recorded with its event in one transaction. A lookup that never gets an answer ends the
 // verification as abandoned (the customer back to unverified) rather than leaving it pending.
 import { ActivityFailure, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { IdentityActivities } from '../../activities/identity/identity.ts';
+import type { IdentityActivities } from './definitions.ts';
 import { UNTIL_RECORDED } from '../activity-options.ts';
 import {
   type BvnLookupOutcome,

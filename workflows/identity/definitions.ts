@@ -19,3 +19,16 @@ export interface BvnVerificationState {
 }
 
 export const bvnVerificationStatusQuery = defineQuery<BvnVerificationState>('status');
+
+/** What the BVN verification workflow asks of its activities (activities/identity/identity.ts). */
+export type IdentityActivities = {
+  /** Asks the provider who holds the verification's BVN and compares the names; transient faults retry. */
+  lookUpBvn(input: { verificationId: string }): Promise<BvnLookupOutcome>;
+  /**
+   * The verification's outcome, the customer's kyc_status and (for an answer) its
+   * identity.customer.* event, in one transaction; a repeat finds it ended and does nothing.
+   */
+  recordBvnOutcome(input: { verificationId: string; outcome: BvnLookupOutcome | 'abandoned' }): Promise<{
+    recorded: boolean;
+  }>;
+};

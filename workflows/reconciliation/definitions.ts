@@ -27,3 +27,31 @@ export interface ReconciliationResult {
 export function dayBefore(at: Date): string {
   return new Date(at.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
+
+/** What the reconciliation workflow asks of its activities (activities/reconciliation/reconciliation.ts). */
+/** One connector's day, as the reconciliation workflow asks for it. */
+export interface DayInput {
+  runId: string;
+  date: string;
+  trigger: 'schedule' | 'operator';
+  workflowId: string;
+  startedAt: string;
+}
+
+export type ReconciliationActivities = {
+  /**
+   * The connectors to reconcile, by name: those of this worker with a settlement record, in
+   * the registry's order (the sandbox first), or of those the ones `only` names. Names `only`
+   * gives that the worker lacks come back in `unknown`.
+   */
+  reconciliationConnectors(input: { only?: string[] }): Promise<{
+    connectors: string[];
+    unknown: string[];
+  }>;
+  /** One connector's day (decisions §13). */
+  reconcileConnectorDay(
+    input: DayInput & {
+      connector: string;
+    },
+  ): Promise<RunSummary>;
+};

@@ -6,7 +6,7 @@
 // provider's record is unavailable (up to 6 h), so one provider being down neither holds up nor
 // fails another's run. The workflow adds the Schedule and a place in the Web UI. It never moves money.
 import { log, proxyActivities, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { ReconciliationActivities } from '../../activities/reconciliation/reconciliation.ts';
+import type { ReconciliationActivities } from './definitions.ts';
 import { type ReconciliationInput, type ReconciliationResult, dayBefore } from './definitions.ts';
 
 const { reconcileConnectorDay } = proxyActivities<ReconciliationActivities>({

@@ -6,6 +6,7 @@
 // projection.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TransferStatus } from '../../src/transfers/domain.ts';
+import type { KeyMode } from '../../src/connectors/types.ts';
 export {
   TRANSFER_BATCH_WORKFLOW_TYPE,
   TRANSFER_WORKFLOW_TYPE,
@@ -194,3 +195,151 @@ export interface BatchProgress {
 }
 
 export const batchStatusQuery = defineQuery<BatchProgress>('status');
+
+/** What the transfer workflow asks of its activities (activities/transfers/transfers.ts). */
+export type TransferActivities = {
+  /**
+   * The recipient's name from the first connector of the transfer's mode whose name enquiry
+   * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
+   * next; an account the bank does not know refuses it. `exclude` names connectors already tried
+   * (after a definitive "not taken"). Each connector is asked holding one of its name enquiry
+   * slots, shared fairly between tenants (src/connectors/name-enquiry-slots.ts): none free in
+   * time is a transient fault, and not a reason to ask the next connector.
+   */
+  nameEnquiry(input: { bankCode: string; accountNumber: string; mode: KeyMode; exclude?: string[] }): Promise<{
+    accountName: string;
+    sessionId: string;
+    connector: string;
+  }>;
+  /**
+   * Creates the transfer and reserves amount + fee (wallet → in flight), with its
+   * transfer.created event, in one transaction; refuses over the daily limit or the balance.
+   */
+  reserveFunds(input: {
+    transferId: string;
+    request: TransferRequest;
+    recipientName: string;
+    nameEnquirySessionId: string;
+    /** The connector whose name enquiry answered. */
+    connector: string;
+  }): Promise<TransferRecord>;
+  /**
+   * Sends the transfer to its connector under our transfer id (decisions §17). The transfer is
+   * marked possibly taken before the request leaves (a process that dies mid-request leaves the
+   * mark), so an attempt that finds an earlier one's mark sends nothing and answers
+   * `possibly_taken`: after an ambiguous attempt only the connector's status query decides. An
+   * answer that leaves doubt (no answer, a 5xx, a refusal the connector does not recognise, or
+   * any refusal once an attempt was ambiguous) answers `possibly_taken` too. Only a refusal the
+   * connector recognises as made before processing, with no ambiguous attempt ever, is
+   * `bank_not_taken` (the workflow may pass it to the next connector); a transfer the provider
+   * holds and will never pay (Paystack's `otp`) is `bank_rejected`. A fault before anything was
+   * sent (a 429, a connection never made) is retried.
+   */
+  submitToBank(input: {
+    transferId: string;
+    request: TransferRequest;
+    recipientName: string;
+    connector: string;
+    /** The name enquiry's session at that connector (the generic contract sends it). */
+    sessionId?: string;
+  }): Promise<SubmissionAnswer>;
+  /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
+  assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<boolean>;
+  /** `taken` (default): the bank's answer settled the submission, whose possibly-taken mark goes. */
+  markProcessing(input: { transferId: string; sessionId: string; taken?: boolean }): Promise<void>;
+  /** The connector's status query proved the transfer was never taken (decisions §17): its mark goes. */
+  clearPossiblyTaken(input: { transferId: string; lastAttemptAt: number }): Promise<void>;
+  /**
+   * A connector that does not hold the transfer answered about it (decisions §17): kept for
+   * operators with both connectors named, never applied.
+   */
+  recordConnectorConflict(input: {
+    transferId: string;
+    bank: BankOutcome & {
+      connector: string;
+    };
+  }): Promise<void>;
+  /** The bank's status query. `unknown` when the bank has no record of it (never submitted). */
+  queryBankStatus(input: { transferId: string; connector: string }): Promise<
+    | BankOutcome
+    | {
+        status: 'pending' | 'unknown';
+      }
+  >;
+  /** Success: in flight → bank settlement (amount) and fee revenue (fee); transfer.settled. */
+  settleTransfer(input: {
+    transferId: string;
+    outcome: BankOutcome;
+    resolution?: OperatorResolution;
+  }): Promise<TransferRecord>;
+  /** Failure: amount + fee back from in flight to the wallet; transfer.failed. */
+  reverseTransfer(input: {
+    transferId: string;
+    reason: string;
+    providerCode?: string;
+    resolution?: OperatorResolution;
+  }): Promise<TransferRecord>;
+  /**
+   * The create path stopped short of a confirmed reservation (an attempt timed out, failed, or a
+   * later one was refused) and an earlier attempt may still commit. Settled for certain under the
+   * tenant lock that reserveFunds takes first: a reservation that did commit is returned, to be
+   * used by the transfer; otherwise the id is marked abandoned, so a late attempt reserves
+   * nothing, and the reference stays free for a retry of the request. Null when abandoned.
+   */
+  settleReservation(input: { transferId: string; request: TransferRequest }): Promise<TransferRecord | null>;
+  /** Unconfirmed after 24 h: marked for operators, never guessed at. */
+  flagStuck(input: { transferId: string }): Promise<void>;
+  /**
+   * The bank answered while the workflow settled or reversed on an operator's word, and says the
+   * opposite: kept as a discrepancy for operators, never applied (decisions §12). True if one is open.
+   */
+  recordDiscrepancy(input: { transferId: string; bank: BankOutcome }): Promise<boolean>;
+};
+
+/** What the transfer batch workflow asks of its activities (activities/transfers/bulk.ts). */
+export type TransferBatchActivities = {
+  /**
+   * The recipient name of the queued items of [from, to); an item whose account the bank does
+   * not know is refused. A batch that is not atomic decides its items in index order, as their
+   * reservation will (decisions §18): an item the wallet or the day's limit can no longer cover,
+   * after the items ahead of it, is refused without a name enquiry; one that could be covered
+   * only if an enquiry still in flight ahead of it finds an unknown account waits for that
+   * answer. A fault (a bank down, no enquiry slot in time) stops the asking: what answered is
+   * kept, and the retry asks only for the rest.
+   */
+  enquireBatchNames(input: { batchId: string; from: number; to: number }): Promise<{
+    answered: number;
+    refused: number;
+  }>;
+  /**
+   * Decides the queued items of [from, to) in one transaction, under the tenant's lock (the one a
+   * single create reserves under, so the daily limit and the balance hold across both): refused
+   * with a code, or made transfers with their money reserved. Answers every accepted item of the
+   * range, those decided by an earlier attempt included.
+   */
+  reserveBatchItems(input: { batchId: string; from: number; to: number }): Promise<{
+    accepted: BatchItemStart[];
+    refused: number;
+  }>;
+  /**
+   * Submits the accepted items of [from, to) whose transfers are still pending to their banks,
+   * many at once, under each transfer's id as single transfers are submitted (submitToBank, with
+   * every rule of decisions §17), and marks each processing as soon as its bank took it or may
+   * have. Answers, per item, its session and what the bank said at once, or that its connector
+   * may hold it (its run then only asks the connector's status); null for an item the bank did
+   * not take cleanly (refused before processing, or nothing sent): its own run then submits it,
+   * with every rule a single transfer's submission has (retries, the next connector, a refusal).
+   * An item an earlier attempt of this step left processing is answered from its row.
+   */
+  submitBatchItems(input: { batchId: string; from: number; to: number }): Promise<
+    {
+      index: number;
+      submitted: BatchItemSubmission | null;
+    }[]
+  >;
+  /**
+   * The batch completed, with its event, once every item is refused or its transfer has ended.
+   * An item still pending (its run ended by hand, not yet resolved) keeps it open: retried.
+   */
+  completeBatch(input: { batchId: string }): Promise<void>;
+};

@@ -26,7 +26,7 @@ import {
   startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { TransferBatchActivities } from '../../activities/transfers/bulk.ts';
+import type { TransferBatchActivities } from './definitions.ts';
 import { transferWorkflowId } from '../workflow-names.ts';
 import {
   type BatchItemStart,

@@ -25,7 +25,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { TransferActivities } from '../../activities/transfers/transfers.ts';
+import type { TransferActivities } from './definitions.ts';
 import { UNTIL_RECORDED } from '../activity-options.ts';
 import { contradictsBooks, failureDetails, passedOnRefusal, transferFailure } from '../../src/transfers/domain.ts';
 import {

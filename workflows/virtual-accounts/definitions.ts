@@ -1,6 +1,7 @@
 // What the API, the activities and the virtual-account workflows share: workflow types and ids,
 // the inbound credit's shape and the `status` queries. No workflow code, so the API can import it.
 import { defineQuery } from '@temporalio/workflow';
+import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../../src/connectors/capabilities.ts';
 export {
   CLOSE_WORKFLOW_TYPE,
   CREATE_WORKFLOW_TYPE,
@@ -102,3 +103,53 @@ export interface VirtualAccountCloseState {
 }
 
 export const closeStatusQuery = defineQuery<VirtualAccountCloseState>('status');
+
+/** What the virtual-account workflows ask of their activities (activities/virtual-accounts/virtual-accounts.ts). */
+export type VirtualAccountActivities = {
+  /**
+   * Allocates at one provider under our reference (a repeat allocates nothing new). With
+   * `sealedBvnOf` (a create's account id) the provider gets the BVN sealed under it; a copy
+   * already erased refuses the allocation rather than allocating without it.
+   */
+  allocateVirtualAccount(
+    input: AllocateVirtualAccountInput & {
+      provider: string;
+      sealedBvnOf?: string;
+    },
+  ): Promise<AllocatedVirtualAccount>;
+  /**
+   * The account's row and `virtual_account.created`, in one transaction, which also erases the
+   * create's sealed BVN (the provider has the account). If another request with the same
+   * request_id recorded one first, that one stands (created: false).
+   */
+  recordVirtualAccount(
+    input: VirtualAccountCreateInput &
+      AllocatedVirtualAccount & {
+        provider: string;
+      },
+  ): Promise<{
+    accountId: string;
+    accountNumber: string;
+    created: boolean;
+  }>;
+  /**
+   * Starts the account's expiry timer workflow, on this worker's task queue; a repeat finds it
+   * started. (A workflow of its own, not a child: it outlives the create workflow by design.)
+   */
+  startExpiry(input: { accountId: string; expiresAt: string }): Promise<void>;
+  /** Closes the account at its provider (a provider closes a closed account again harmlessly). */
+  closeAtProvider(input: { provider: string; accountNumber: string; reason: string | null }): Promise<void>;
+  /** The row closed and `virtual_account.closed`, in one transaction; false if it had left active/frozen. */
+  recordClosure(input: { accountId: string; tenantId: string; reason: string | null }): Promise<{
+    closed: boolean;
+  }>;
+  /** Erases a create's sealed BVN when no account will be recorded (its hash and last 4 stay). */
+  eraseVirtualAccountBvn(input: { accountId: string }): Promise<void>;
+  /** Gives an allocation nobody needs back to its provider. */
+  releaseVirtualAccount(input: { provider: string; accountNumber: string }): Promise<void>;
+  expireVirtualAccount(input: { accountId: string }): Promise<string>;
+  applyInboundCredit(credit: InboundCredit): Promise<{
+    status: string;
+    reason?: string;
+  }>;
+};

@@ -2,7 +2,7 @@
 // and one workflow per inbound credit (id `credit:<provider>:<transaction reference>`), so a
 // credit the bank sends again, or concurrently, is applied once. Both answer a `status` query.
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { VirtualAccountActivities } from '../../activities/virtual-accounts/virtual-accounts.ts';
+import type { VirtualAccountActivities } from './definitions.ts';
 import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
 import {
   type ExpiryState,

@@ -68,3 +68,9 @@ export function queueReplay(pending: string[], replayId: string, max = MAX_PENDI
   if (pending.length < max) pending.push(replayId);
   else pending[max - 1] = replayId;
 }
+
+/** What the webhook delivery workflow asks of its activities (activities/webhooks/webhooks.ts). */
+export type WebhookActivities = {
+  attemptDelivery(input: { deliveryId: string; attemptNumber: number; replayId?: string }): Promise<AttemptResult>;
+  finishDelivery(input: { deliveryId: string; status: 'failed' }): Promise<void>;
+};

@@ -7,7 +7,7 @@
 // new every 50 attempts (or 1,000 history events, or when Temporal suggests it), carrying its place
 // in the schedule, so a delivery replayed without end keeps a short history.
 import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../../activities/webhooks/webhooks.ts';
+import type { WebhookActivities } from './definitions.ts';
 import {
   type AttemptResult,
   type DeliveryInput,
