@@ -10,7 +10,8 @@ import { ApiError } from '../http/errors.ts';
 import { enquireName } from '../connectors/name-enquiry.ts';
 import { type Providers, banksOf } from '../connectors/registry.ts';
 import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
-import { ProviderError } from '../connectors/capabilities.ts';
+import { type Bank, ProviderError } from '../connectors/capabilities.ts';
+import type { KeyMode } from '../connectors/types.ts';
 
 export const ResolveAccountQuery = z.object({
   bank_code: z.string({ error: 'is required' }).min(1, 'is required').max(10, 'must be at most 10 characters'),
@@ -25,7 +26,7 @@ const ResolvedAccount = z.object({
 });
 type ResolvedAccount = z.infer<typeof ResolvedAccount>;
 
-type Resolution = { found: true; account: ResolvedAccount } | { found: false; message: string };
+export type Resolution = { found: true; account: ResolvedAccount } | { found: false; message: string };
 
 /** Resolutions by `mode:bank:account`, each for `ttlMs`; the least recently used go past `maxEntries`. */
 export class NameEnquiryCache {
@@ -89,41 +90,62 @@ export function resolveAccountRoutes(
         typeof ResolveAccountQuery
       >;
       const mode = request.auth!.mode;
-      let bank;
-      try {
-        bank = await banksOf(deps.providers, mode).find(bankCode);
-      } catch (cause) {
-        throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-      }
-      if (!bank) {
-        throw ApiError.validation([{ path: 'bank_code', message: 'is not a supported bank code (GET /api/v1/banks)' }]);
-      }
+      const bank = await supportedBank(deps.providers, mode, bankCode);
       const key = `${request.auth!.mode}:${bankCode}:${accountNumber}`;
       let resolution = deps.cache.get(key);
       if (!resolution) {
-        try {
-          const result = await enquireName(deps, request.auth!.tenantId, mode, bankCode, accountNumber);
-          resolution = {
-            found: true,
-            account: {
-              account_number: accountNumber,
-              account_name: result.accountName,
-              bank_code: bankCode,
-              bank_name: bank.name,
-            },
-          };
-        } catch (cause) {
-          if (!(cause instanceof ProviderError) || cause.outcome !== 'invalid_account') {
-            throw new ApiError('unavailable', `${bank.name} did not answer the name enquiry; retry shortly`, null, {
-              cause,
-            });
-          }
-          resolution = { found: false, message: `no account ${accountNumber} at ${bank.name}` };
-        }
+        resolution = await lookUpAccount(deps, request.auth!.tenantId, mode, bank, accountNumber);
         deps.cache.set(key, resolution);
       }
       if (!resolution.found) throw new ApiError('account_not_found', resolution.message);
       return ok(request, resolution.account);
     },
   );
+}
+
+/**
+ * The bank of `bankCode` in the key mode's bank list: 503 UNAVAILABLE when the list cannot be had,
+ * 400 naming `bank_code` when it has no such bank.
+ */
+export async function supportedBank(providers: Providers, mode: KeyMode, bankCode: string): Promise<Bank> {
+  let bank;
+  try {
+    bank = await banksOf(providers, mode).find(bankCode);
+  } catch (cause) {
+    throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+  }
+  if (!bank) {
+    throw ApiError.validation([{ path: 'bank_code', message: 'is not a supported bank code (GET /api/v1/banks)' }]);
+  }
+  return bank;
+}
+
+/**
+ * A fresh name enquiry of the account at its bank (src/connectors/name-enquiry.ts): the name the
+ * bank gives, or that it has no such account; 503 UNAVAILABLE when no connector answered.
+ */
+export async function lookUpAccount(
+  deps: { providers: Providers; slots: NameEnquirySlots },
+  tenantId: string,
+  mode: KeyMode,
+  bank: Bank,
+  accountNumber: string,
+): Promise<Resolution> {
+  try {
+    const result = await enquireName(deps, tenantId, mode, bank.code, accountNumber);
+    return {
+      found: true,
+      account: {
+        account_number: accountNumber,
+        account_name: result.accountName,
+        bank_code: bank.code,
+        bank_name: bank.name,
+      },
+    };
+  } catch (cause) {
+    if (!(cause instanceof ProviderError) || cause.outcome !== 'invalid_account') {
+      throw new ApiError('unavailable', `${bank.name} did not answer the name enquiry; retry shortly`, null, { cause });
+    }
+    return { found: false, message: `no account ${accountNumber} at ${bank.name}` };
+  }
 }

@@ -3,10 +3,9 @@
 // answers the one saved, with no enquiry); listed newest first, read and deleted by id. Another
 // tenant's recipient, or another mode's, is not found.
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ProviderError } from '../connectors/capabilities.ts';
-import { enquireName } from '../connectors/name-enquiry.ts';
+import { lookUpAccount, supportedBank } from '../banks/resolve.ts';
 import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
-import { type Providers, banksOf } from '../connectors/registry.ts';
+import type { Providers } from '../connectors/registry.ts';
 import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/ids.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
@@ -41,30 +40,15 @@ export class RecipientService {
     const em = this.deps.orm.em.fork();
     const saved = await recipientByAccount(em, key.tenantId, body.bank_code, body.account_number);
     if (saved) return { status: 200, recipient: (await this.views(key, [saved]))[0]! };
-    let bank;
-    try {
-      bank = await banksOf(this.deps.providers, key.mode).find(body.bank_code);
-    } catch (cause) {
-      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-    }
-    if (!bank) {
-      throw ApiError.validation([{ path: 'bank_code', message: 'is not a supported bank code (GET /api/v1/banks)' }]);
-    }
-    let accountName: string;
-    try {
-      ({ accountName } = await enquireName(this.deps, key.tenantId, key.mode, body.bank_code, body.account_number));
-    } catch (cause) {
-      if (cause instanceof ProviderError && cause.outcome === 'invalid_account') {
-        throw new ApiError('account_not_found', `no account ${body.account_number} at ${bank.name}`);
-      }
-      throw new ApiError('unavailable', `${bank.name} did not answer the name enquiry; retry shortly`, null, { cause });
-    }
+    const bank = await supportedBank(this.deps.providers, key.mode, body.bank_code);
+    const resolution = await lookUpAccount(this.deps, key.tenantId, key.mode, bank, body.account_number);
+    if (!resolution.found) throw new ApiError('account_not_found', resolution.message);
     const { created, row } = await saveRecipient(em, {
       tenantId: key.tenantId,
       bankCode: body.bank_code,
       bankName: bank.name,
       accountNumber: body.account_number,
-      accountName,
+      accountName: resolution.account.account_name,
       label: body.label ?? null,
       metadata: body.metadata ?? null,
     });
