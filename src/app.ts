@@ -1,6 +1,7 @@
 // Builds the Fastify application: platform concerns (request ids, logging, envelopes, auth,
-// rate limits, OpenAPI) and every feature's routes, from the list of features (src/features.ts). The process entry is src/server.ts; tests
-// build the same app against their own database and Temporal server.
+// rate limits, OpenAPI) and every feature's routes, from the list of features (src/features.ts).
+// The process entry is src/server.ts; tests build the same app against their own database and
+// Temporal server.
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
