@@ -1,5 +1,5 @@
 // What a feature brings to the gateway, declared once in its own index.ts (src/<feature>/index.ts):
-// its entities, its operator commands, and what it adds to the API (routes, and the handlers of the
+// its entities, its event types, its operator commands, its sweeps, and what it adds to the API (routes, and the handlers of the
 // provider callbacks it acts on or answers). The list of features is src/features.ts; the API
 // (src/app.ts), the ORM (src/orm.ts) and the operator CLI (src/admin-cli/) read it. The shared
 // modules below (src/db, src/events, src/http, src/admin) import no feature: they take what they
@@ -9,9 +9,11 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { OperatorCommand } from './admin/command.ts';
+import type { EventTypeEntries } from './events/catalog.ts';
 import type { Config } from './config.ts';
 import type { Providers } from './connectors/registry.ts';
 import type { GatewayMetrics } from './metrics/metrics.ts';
+import type { SweepLog } from './runtime/sweep.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
 
@@ -57,13 +59,40 @@ export interface ApiContext {
   cardContinueAsNewAfter?: number;
 }
 
+/** What the worker gives each feature's sweeps (src/runtime/sweep.ts). */
+export interface SweepContext {
+  orm: MikroORM;
+  client: Client;
+  /** TEMPORAL_TASK_QUEUE: where what a sweep starts runs (or beside it, on its lane). */
+  taskQueue: string;
+  log: SweepLog;
+}
+
+/** A loop the worker starts with its Workers and stops after them. */
+export interface WorkerLoop {
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface Feature {
   /** As its folder is named. */
   readonly name: string;
   /** Its MikroORM entities; its tables come from the numbered migrations (src/db/migrations/). */
   readonly entities?: readonly EntitySchema[];
+  /**
+   * The event types it records (src/<feature>/event-types.ts): each one's description, the schema
+   * of its data and a sample, for the event catalog (decisions §15).
+   */
+  readonly events?: EventTypeEntries;
   /** Its operator commands (src/<feature>/admin.ts), in the order the usage text lists them. */
   readonly commands?: readonly OperatorCommand[];
+  /**
+   * The sweeps the worker runs for it: the loops that finish a hand-over to Temporal that a
+   * process lost (src/runtime/sweep.ts). Its activities and workflows are not declared here: the
+   * API process never loads them (activities/index.ts and workflows/index.ts assemble them for the
+   * worker and its bundle, each a folder per feature).
+   */
+  readonly sweeps?: (context: SweepContext) => readonly WorkerLoop[];
   /** Adds its routes and callback handlers to the API, in the list's order. */
   readonly api?: (app: FastifyInstance, context: ApiContext) => void | Promise<void>;
 }

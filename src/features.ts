@@ -1,11 +1,14 @@
 // Every feature of the gateway, one line each (each declares what it brings in its own index.ts;
 // src/feature.ts says what that may be). The API registers their routes in this order, the ORM
-// maps their entities, and the operator CLI lists their commands in this order. Adding a feature:
-// docs/architecture.md#adding-a-feature.
-import { adminFeature } from './admin/index.ts';
+// maps their entities, the event catalog lists their event types and the operator CLI their
+// commands in this order. Adding a feature: docs/architecture.md#adding-a-feature.
+import { auditFeature } from './audit/index.ts';
 import { banksFeature } from './banks/index.ts';
 import { cardsFeature } from './cards/index.ts';
-import { eventsFeature } from './events/index.ts';
+import { eventStreamFeature } from './event-stream/index.ts';
+import { type EventType, declareEventTypes, eventTypes } from './events/catalog.ts';
+// What reads the catalog, for code that loads no feature otherwise (the tests of single modules).
+export { describeEventTypes, parseEventData, sampleData } from './events/catalog.ts';
 import type { Feature } from './feature.ts';
 import { healthFeature } from './health/index.ts';
 import { identityFeature } from './identity/index.ts';
@@ -24,16 +27,28 @@ export const FEATURES: readonly Feature[] = [
   walletFeature,
   transfersFeature,
   webhooksFeature,
-  eventsFeature,
+  eventStreamFeature,
   virtualAccountsFeature,
+  cardsFeature,
   identityFeature,
   reconciliationFeature,
-  cardsFeature,
   ledgerFeature,
   banksFeature,
   recipientsFeature,
-  adminFeature,
+  auditFeature,
 ];
 
 /** Every entity the ORM maps: each feature's own. */
 export const ENTITIES = FEATURES.flatMap((feature) => feature.entities ?? []);
+
+// The event catalog holds every feature's event types before any of them is recorded: whatever
+// records an event (the API, the workers, the operator CLI, a test) maps the entities above.
+declareEventTypes(...FEATURES.map((feature) => feature.events ?? {}));
+
+/** Every event type, in the catalog's order (GET /api/v1/event-types lists them so). */
+export const EVENT_TYPES: readonly EventType[] = eventTypes();
+
+/** Every feature's event types, by name: the catalog's entries. */
+export const EVENT_CATALOG = Object.assign({}, ...FEATURES.map((feature) => feature.events ?? {})) as Readonly<
+  Record<EventType, NonNullable<Feature['events']>[string]>
+>;

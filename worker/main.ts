@@ -1,24 +1,24 @@
 // The worker process (`npm run worker`): bundles workflows/ once, runs them and the activities on
 // the gateway's task queue (transfers, virtual accounts, cards, identity, reconciliation), and
-// hands card operations over again when a hand-over was lost. Bulk transfers and sandbox single
-// transfers run on lanes of their own beside it (`<queue>-batches`, `<queue>-sandbox`, decisions
-// §18): a Worker each, with its own slots and its own PostgreSQL pool, so that a flood of either
-// never takes a slot or a connection that live single transfers need; the gateway queue's Worker
-// still runs any transfer or batch started there before the lanes existed. Webhook deliveries run
-// in their own process on their own queue (worker/webhooks.ts); delivery workflows started on this
-// queue before that split still finish here, so their workflow and activities stay registered.
-// Shuts down gracefully on SIGINT/SIGTERM (the SDK drains in-flight activities).
+// runs the features' sweeps (src/features.ts), which hand over again what a lost hand-over left
+// waiting. Bulk transfers and sandbox single transfers run on lanes of their own beside it
+// (`<queue>-batches`, `<queue>-sandbox`, decisions §18): a Worker each, with its own slots and its
+// own PostgreSQL pool, so that a flood of either never takes a slot or a connection that live
+// single transfers need; the gateway queue's Worker still runs any transfer or batch started there
+// before the lanes existed. Webhook deliveries run in their own process on their own queue
+// (worker/webhooks.ts); delivery workflows started on this queue before that split still finish
+// here, so their workflow and activities stay registered. Shuts down gracefully on SIGINT/SIGTERM
+// (the SDK drains in-flight activities).
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { CardOperationSweep } from '../src/cards/sweep.ts';
 import { laneTaskQueues } from '../src/config.ts';
+import { FEATURES } from '../src/features.ts';
 import { type MikroORM, openOrm } from '../src/orm.ts';
 import { createProviders } from '../src/connectors/registry.ts';
 import { bvnKeysFrom } from '../src/identity/bvn.ts';
 import { egressPolicyFor } from '../src/webhooks/destinations.ts';
 import { ensureReconciliationSchedule } from '../src/reconciliation/schedule.ts';
 import { workerTracing } from '../src/telemetry/temporal.ts';
-import { TransferBatchSweep } from '../src/transfers/batch-sweep.ts';
 import { startWorkerProcess } from './bootstrap.ts';
 import { laneWorkerSlots } from './options.ts';
 
@@ -77,26 +77,20 @@ const sandboxWorker = await Worker.create({
   activities: laneActivities,
   ...laneWorkerSlots(config.SANDBOX_WORKER_SLOTS),
 });
-const cardOperations = new CardOperationSweep({
-  orm,
-  client,
-  taskQueue: config.TEMPORAL_TASK_QUEUE,
-  log: (message, fields) => log(40, message, fields),
-});
-const transferBatches = new TransferBatchSweep({
-  orm,
-  client,
-  taskQueue: config.TEMPORAL_TASK_QUEUE,
-  log: (message, fields) => log(40, message, fields),
-});
-// The worker's loops, started and stopped with it.
+// The features' sweeps (the card operations' and the batches' hand-overs), started and stopped with it.
+const loops = FEATURES.flatMap(
+  (feature) =>
+    feature.sweeps?.({
+      orm,
+      client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      log: (message, fields) => log(40, message, fields),
+    }) ?? [],
+);
 const sweeps = {
-  start: () => {
-    cardOperations.start();
-    transferBatches.start();
-  },
+  start: () => loops.forEach((loop) => loop.start()),
   stop: async () => {
-    await Promise.all([cardOperations.stop(), transferBatches.stop()]);
+    await Promise.all(loops.map((loop) => loop.stop()));
   },
 };
 try {

@@ -25,7 +25,7 @@ import {
   postMovement,
 } from '../../src/ledger/ledger.ts';
 import type { CardIssueInput } from '../../workflows/cards/definitions.ts';
-import type { Currency } from '../../src/ledger/money.ts';
+import type { Currency } from '../../src/lib/money.ts';
 import { type Movement, cardFunding, cardFundingReverse } from '../../src/ledger/movements.ts';
 import { type Providers, cardsFor } from '../../src/connectors/registry.ts';
 import { ProviderError } from '../../src/connectors/capabilities.ts';

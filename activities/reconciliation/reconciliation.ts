@@ -5,12 +5,14 @@ import { ApplicationFailure, log } from '@temporalio/activity';
 import { reconciledConnectors } from '../../src/reconciliation/connectors.ts';
 import { reconcileDay } from '../../src/reconciliation/reconcile.ts';
 import type { RunSummary } from '../../src/reconciliation/store.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Providers } from '../../src/connectors/registry.ts';
 import type { DayInput, ReconciliationActivities } from '../../workflows/reconciliation/definitions.ts';
 
-export function createReconciliationActivities(
-  deps: Pick<ActivityDeps, 'orm' | 'providers'>,
-): ReconciliationActivities {
+export function createReconciliationActivities(deps: {
+  orm: MikroORM;
+  providers: Providers;
+}): ReconciliationActivities {
   const connectors = reconciledConnectors(deps.providers);
 
   async function reconcileConnector(name: string, input: DayInput): Promise<RunSummary> {

@@ -5,7 +5,7 @@
 import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import { isUuid } from '../http/ids.ts';
-import { MAX_POSTING_MINOR } from '../ledger/money.ts';
+import { MAX_POSTING_MINOR } from '../lib/money.ts';
 import { UsageError } from './errors.ts';
 
 export interface FlagSpec {

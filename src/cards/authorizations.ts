@@ -20,7 +20,7 @@ import type { WriteStep } from '../db/write-statement.ts';
 import { recordEvent } from '../events/events.ts';
 import { postMovement } from '../ledger/ledger.ts';
 import { cardAuthorizationClear, cardAuthorizationRelease } from '../ledger/movements.ts';
-import type { Currency } from '../ledger/money.ts';
+import type { Currency } from '../lib/money.ts';
 import type { CardRow } from './store.ts';
 
 export const CardAuthorization = tableEntity('CardAuthorization', 'card_authorizations', {

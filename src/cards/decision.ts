@@ -36,7 +36,7 @@ import {
   planEntriesOnLockedAccounts,
   postPlanSteps,
 } from '../ledger/ledger.ts';
-import type { Currency } from '../ledger/money.ts';
+import type { Currency } from '../lib/money.ts';
 import { type Movement, cardAuthorizationHold, cardFunding } from '../ledger/movements.ts';
 import {
   type AuthorizationDecision,

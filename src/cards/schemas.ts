@@ -5,7 +5,7 @@ import { metadataField, timestampFields } from '../http/view-fields.ts';
 import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
-import { MAX_CARD_FUNDING_MINOR, MIN_CARD_FUNDING_MINOR } from '../ledger/money.ts';
+import { MAX_CARD_FUNDING_MINOR, MIN_CARD_FUNDING_MINOR } from '../lib/money.ts';
 
 const Currency = z.literal('NGN', { error: 'only NGN is supported' });
 

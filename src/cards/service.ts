@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { cardBalance, cardHoldAccountCode } from '../ledger/ledger.ts';
-import type { Currency } from '../ledger/money.ts';
+import type { Currency } from '../lib/money.ts';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApiError } from '../http/errors.ts';

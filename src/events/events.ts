@@ -13,8 +13,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns
 import { executeNumbered } from '../db/numbered-sql.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { WriteStep } from '../db/write-statement.ts';
-import { type EventData, parseEventData } from './catalog.ts';
-import type { EventType } from './event-types.ts';
+import { type EventData, type EventType, parseEventData } from './catalog.ts';
 
 export const Event = tableEntity('Event', 'events', {
   ...tenantOwned(),

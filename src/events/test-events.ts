@@ -1,8 +1,7 @@
 // Test events (decisions §15): what `POST /api/v1/webhook-endpoints/{id}/test` sends. Without a
 // type, a `webhook.endpoint.test` event; with one, that type's sample from the event catalog, whose
 // schema it satisfies, so that a receiver can be tried on every event it will get.
-import { type EventData, sampleData } from './catalog.ts';
-import type { EventType } from './event-types.ts';
+import { type EventData, type EventType, sampleData } from './catalog.ts';
 
 export const TEST_EVENT_TYPE = 'webhook.endpoint.test' satisfies EventType;
 

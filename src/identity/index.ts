@@ -1,5 +1,6 @@
 // The identity feature (decisions §12): identity customers and their BVN verification.
 import type { Feature } from '../feature.ts';
+import { IDENTITY_EVENT_TYPES } from './event-types.ts';
 import { bvnKeysFrom } from './bvn.ts';
 import { identityRoutes } from './routes.ts';
 import { IdentityService } from './service.ts';
@@ -8,6 +9,7 @@ import { BvnVerification, IdentityCustomer } from './store.ts';
 export const identityFeature: Feature = {
   name: 'identity',
   entities: [IdentityCustomer, BvnVerification],
+  events: IDENTITY_EVENT_TYPES,
   api(app, { config, orm, client }) {
     identityRoutes(app, {
       identity: new IdentityService({

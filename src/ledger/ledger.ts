@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
 import type { WriteStep } from '../db/write-statement.ts';
-import { type Currency, assertMinorUnits } from './money.ts';
+import { type Currency, assertMinorUnits } from '../lib/money.ts';
 import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
 import type { AccountRef, Movement } from './movements.ts';
 

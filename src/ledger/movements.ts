@@ -4,7 +4,7 @@
 // else (`postMovement` in ./ledger.ts resolves the accounts), so which accounts a movement touches
 // and by how much is written once, here, and tested with tables of cases.
 import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
-import { assertMinorUnits } from './money.ts';
+import { assertMinorUnits } from '../lib/money.ts';
 
 /** An account a posting goes to: a platform account, one of the tenant's, a card's own or its holds. */
 export type AccountRef =

@@ -4,7 +4,7 @@
 // it was at a moment (the sum of its postings up to then). Wallet statements are built on these.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Window } from '../db/pages.ts';
-import type { Currency } from './money.ts';
+import type { Currency } from '../lib/money.ts';
 import type { TenantAccountCode } from './accounts.ts';
 
 export interface AccountPosting {

@@ -1,6 +1,7 @@
 // The virtual accounts feature (decisions §8): accounts at providers, their inbound credits
 // through provider callbacks, and their operator commands.
 import type { Feature } from '../feature.ts';
+import { VIRTUAL_ACCOUNT_EVENT_TYPES } from './event-types.ts';
 import { bvnKeysFrom } from '../identity/bvn.ts';
 import { virtualAccountCommands } from './admin.ts';
 import { registerCreditCallbacks } from './callbacks.ts';
@@ -11,6 +12,7 @@ import { virtualAccountEntities } from './store.ts';
 export const virtualAccountsFeature: Feature = {
   name: 'virtual-accounts',
   entities: virtualAccountEntities,
+  events: VIRTUAL_ACCOUNT_EVENT_TYPES,
   commands: virtualAccountCommands,
   api(app, { config, orm, client, providers, dispatcher }) {
     const accounts = new VirtualAccountService({

@@ -5,7 +5,7 @@ import { metadataField, timestampFields } from '../http/view-fields.ts';
 import { koboAmount } from '../http/kobo-amount.ts';
 import { Metadata } from '../http/hostile-input.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
-import { MAX_MOVEMENT_MINOR } from '../ledger/money.ts';
+import { MAX_MOVEMENT_MINOR } from '../lib/money.ts';
 import { SORTS, VIRTUAL_ACCOUNT_STATUSES } from './store.ts';
 
 export const CreateVirtualAccountBody = z.object({

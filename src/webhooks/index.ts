@@ -1,6 +1,7 @@
 // The webhooks feature (decisions §7): tenants' endpoints, signed deliveries with their retries and
 // replays, and their operator commands.
 import type { Feature } from '../feature.ts';
+import { WEBHOOK_EVENT_TYPES } from './event-types.ts';
 import { webhookCommands } from './admin.ts';
 import { webhookRoutes } from './routes.ts';
 import { WebhookService } from './service.ts';
@@ -9,6 +10,7 @@ import { webhookEntities } from './store.ts';
 export const webhooksFeature: Feature = {
   name: 'webhooks',
   entities: webhookEntities,
+  events: WEBHOOK_EVENT_TYPES,
   commands: webhookCommands,
   api(app, { config, orm, client, egress }) {
     const webhooks = new WebhookService({

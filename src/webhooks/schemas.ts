@@ -3,11 +3,15 @@
 import { z } from 'zod';
 import { timestampFields } from '../http/view-fields.ts';
 import { PaginationQuery, listOf } from '../http/pagination.ts';
-import { EVENT_TYPES, isEventType } from '../events/event-types.ts';
+import { type EventType, eventTypes, isEventType } from '../events/event-types.ts';
 
-const EventName = z.enum([...EVENT_TYPES, '*'], {
-  error: `must be one of ${EVENT_TYPES.join(', ')} or *`,
-});
+/** The catalog's event types (and `extra`) as a zod enum, made when first used: by then every feature has declared its own. */
+const eventTypeEnum = <Extra extends string>(extra: readonly Extra[], error?: () => string) =>
+  z.lazy(() =>
+    z.enum([...eventTypes(), ...extra] as [EventType | Extra, ...(EventType | Extra)[]], error && { error: error() }),
+  );
+
+const EventName = eventTypeEnum(['*'], () => `must be one of ${eventTypes().join(', ')} or *`);
 
 export const RegisterEndpointBody = z.object({
   url: z.string({ error: 'is required' }).min(1, 'is required').max(2_048, 'must be at most 2048 characters'),
@@ -115,7 +119,7 @@ export const EventList = listOf(EventView);
 
 /** An event type of the catalog (decisions §15): `schema` is the JSON Schema (draft 2020-12) of its `data`. */
 export const EventTypeView = z.object({
-  type: z.enum(EVENT_TYPES),
+  type: eventTypeEnum([]),
   description: z.string(),
   schema: z.record(z.string(), z.unknown()),
 });

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { describeEventTypes } from '../../src/events/catalog.ts';
 import { createTenant } from '../../src/tenants/tenants.ts';
-import { EVENT_TYPES } from '../../src/events/event-types.ts';
+import { EVENT_TYPES } from '../../src/features.ts';
 import { auth, newSigningSecret, registerEndpoint, transferBody } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { OTHER_EVENT_TYPES, catalogMisfits, recordedEvents, typesMissing } from '../support/event-catalog.ts';

@@ -15,7 +15,7 @@ import {
   type PostedEntry,
   postMovement,
 } from '../../src/ledger/ledger.ts';
-import { MAX_POSTING_MINOR } from '../../src/ledger/money.ts';
+import { MAX_POSTING_MINOR } from '../../src/lib/money.ts';
 import * as movements from '../../src/ledger/movements.ts';
 import { verifyLedger, readThrough } from '../../src/ledger/verify.ts';
 import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR, transferFee } from '../../src/transfers/domain.ts';

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FundCardBody, AutoReloadSettings } from '../../src/cards/schemas.ts';
-import { MAX_POSTING_MINOR, assertMinorUnits } from '../../src/ledger/money.ts';
+import { MAX_POSTING_MINOR, assertMinorUnits } from '../../src/lib/money.ts';
 import { type Movement, transferReserve, transferReverse, transferSettle } from '../../src/ledger/movements.ts';
 import { MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR, transferFee, withinDailyLimit } from '../../src/transfers/domain.ts';
 import { CreateTransferBody } from '../../src/transfers/schemas.ts';

@@ -4,7 +4,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describeEventTypes } from '../../src/events/catalog.ts';
-import { EVENT_TYPES } from '../../src/events/event-types.ts';
+import { EVENT_TYPES } from '../../src/features.ts';
 
 /** The card events, made by their own file; every other type is made by the other. */
 export const CARD_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith('card.'));

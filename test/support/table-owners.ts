@@ -13,7 +13,7 @@ export const TABLE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   postings: ['src/ledger/ledger.ts'],
   ledger_accounts: ['src/ledger/ledger.ts'],
   events: ['src/events/events.ts'],
-  event_stream_leases: ['src/events/stream-leases.ts'],
+  event_stream_leases: ['src/event-stream/stream-leases.ts'],
   tenants: ['src/tenants/tenants.ts'],
   api_keys: ['src/tenants/tenants.ts'],
   idempotency_keys: ['src/http/idempotency.ts'],

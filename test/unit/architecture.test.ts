@@ -79,6 +79,9 @@ describe('import rules', () => {
     ['shared-modules-import-no-feature', 'src/db', '../transfers/service.ts', 'TransferService'],
     ['shared-modules-import-no-feature', 'src/http', '../tenants/tenants.ts', 'resolveApiKey'],
     ['shared-modules-import-no-feature', 'src/admin', '../cards/admin.ts', 'cardCommands'],
+    ['shared-modules-import-no-feature', 'src/events', '../transfers/schemas.ts', 'TransferItemView'],
+    // A module that imports itself: the shortest cycle of value imports.
+    ['no-circular', 'src/lib', `./${planted}.ts`, 'x'],
     ['no-test-code-in-the-product', 'src/transfers', '../../test/support/eventually.ts', 'eventually'],
     ['sandbox-bank-stands-alone', 'src/sandbox-bank', '../config.ts', 'loadConfig'],
     ['runtime-and-contract-stand-alone', 'src/runtime', '../config.ts', 'loadConfig'],

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
-import { EVENT_TYPES } from '../../src/events/event-types.ts';
+import { EVENT_TYPES } from '../../src/features.ts';
 
 const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
 

@@ -3,8 +3,8 @@
 // schema that accepts the sample and refuses what the zod schema refuses.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { EVENT_CATALOG, describeEventTypes, parseEventData, sampleData } from '../../src/events/catalog.ts';
-import { EVENT_TYPES, type EventType } from '../../src/events/event-types.ts';
+import { type EventType, describeEventTypes, parseEventData, sampleData } from '../../src/events/catalog.ts';
+import { EVENT_CATALOG, EVENT_TYPES } from '../../src/features.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 

@@ -7,8 +7,8 @@ import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/
 import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
 import { type SqlClient, arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
 import { type WriteStep, composeWrite, runWrite } from '../../src/db/write-statement.ts';
-import { sampleData } from '../../src/events/catalog.ts';
 import { recordEventsStep } from '../../src/events/events.ts';
+import { sampleData } from '../../src/features.ts';
 import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
 import { cardAuthorizationHold, cardFunding } from '../../src/ledger/movements.ts';
 

@@ -25,7 +25,7 @@
 // every 100 ms while anyone listens, an idle stream ends as soon as well.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { PollingLoop } from '../runtime/polling-loop.ts';
-import { eventBody } from './body.ts';
+import { eventBody } from '../events/body.ts';
 import {
   type ReleasedPage,
   type StreamPosition,

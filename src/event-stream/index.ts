@@ -1,19 +1,21 @@
-// The event log (the outbox every feature records into, decisions §7) and its stream to tenants
-// (GET /api/v1/events/stream, decisions §15).
+// The event stream feature (decisions §15): the tenant's events, live, over GET
+// /api/v1/events/stream. It maps the event log's entity (src/events/events.ts, the outbox every
+// feature records into), which the events feature's shared module owns and no feature's manifest
+// else declares.
 import type { Feature } from '../feature.ts';
-import { Event } from './events.ts';
+import { Event } from '../events/events.ts';
 import { eventStreamRoutes } from './routes.ts';
 import { EventStreamHub } from './stream.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The event streams open on this API process (src/events/stream.ts). */
+    /** The event streams open on this API process (src/event-stream/stream.ts). */
     eventStreams: EventStreamHub;
   }
 }
 
-export const eventsFeature: Feature = {
-  name: 'events',
+export const eventStreamFeature: Feature = {
+  name: 'event-stream',
   entities: [Event],
   api(app, { config, orm, metrics }) {
     const streams = new EventStreamHub({

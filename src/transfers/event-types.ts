@@ -1,0 +1,57 @@
+// The transfers feature's event types (decisions §7, §14), in the event catalog (src/events/catalog.ts).
+import type { z } from 'zod';
+import { type EventDataOf, eventType } from '../events/catalog.ts';
+import { SAMPLE_AT, SAMPLE_LATER, SAMPLE_TRANSFER_ID } from '../events/samples.ts';
+import { TransferBatchDetailView, TransferItemView } from './schemas.ts';
+
+const transfer = (status: 'pending' | 'successful' | 'failed'): z.input<typeof TransferItemView> => ({
+  id: SAMPLE_TRANSFER_ID,
+  reference: 'inv-42',
+  amount_minor: 1_500_000,
+  currency: 'NGN',
+  status,
+  bankCode: '058',
+  accountNumber: '0123456789',
+  accountName: 'CHINEDU OLAWALE',
+  createdAt: SAMPLE_AT,
+  ...(status === 'pending' ? {} : { completedAt: SAMPLE_LATER }),
+});
+
+export const TRANSFER_EVENT_TYPES = {
+  'transfer.created': eventType(
+    'A transfer was accepted: its amount and fee are reserved from the wallet and it is pending. ' +
+      'Data: the transfer as GET /api/v1/transfers/{id} shows it.',
+    TransferItemView,
+    transfer('pending'),
+  ),
+  'transfer.settled': eventType(
+    'The bank paid the transfer out: status successful, with completedAt.',
+    TransferItemView,
+    transfer('successful'),
+  ),
+  'transfer.failed': eventType(
+    'The bank did not pay the transfer out: status failed, and its amount and fee are back in the wallet.',
+    TransferItemView,
+    transfer('failed'),
+  ),
+  'transfer_batch.completed': eventType(
+    'Every item of a bulk transfer request was refused or its transfer ended: the batch with its counts by outcome.',
+    TransferBatchDetailView,
+    {
+      id: 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e',
+      batch_reference: 'payroll-2026-11',
+      status: 'completed',
+      total_count: 3,
+      total_amount_minor: 4_500_000,
+      total_fee_minor: 7_500,
+      atomic: false,
+      created_at: SAMPLE_AT,
+      counts: { refused: 1, pending: 0, successful: 1, failed: 1 },
+      completed_at: SAMPLE_LATER,
+    },
+  ),
+};
+
+declare module '../events/catalog.ts' {
+  interface EventDataByType extends EventDataOf<typeof TRANSFER_EVENT_TYPES> {}
+}
