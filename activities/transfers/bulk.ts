@@ -127,6 +127,8 @@ function requestOf(batch: Pick<TransferBatchRow, 'tenant_id' | 'mode'>, item: Ba
     narration: item.narration,
     metadata: {},
     mode: batch.mode,
+    // A saved recipient's item keeps its saved name should it pass to another connector (§13, §20).
+    ...(typeof item.saved_name === 'string' ? { savedName: item.saved_name } : {}),
   };
 }
 
@@ -206,10 +208,13 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
       let fault: Error | undefined;
       const ask = async (item: BatchItemRow, place: (typeof ahead)[number]) => {
         try {
+          // A saved recipient's item (decisions §20): its bank's name must still be the saved one,
+          // which it is then paid under; another name refuses it as invalid_account, naming both.
           const answer = await transfers.nameEnquiry({
             bankCode: item.recipient_bank_code,
             accountNumber: item.recipient_account,
             mode: batch.mode,
+            ...(typeof item.saved_name === 'string' ? { savedName: item.saved_name } : {}),
           });
           answers.push({ index: item.index, recipientName: answer.accountName, ...answer });
           place.asking = false;

@@ -17,7 +17,7 @@ import type { KeyMode } from '../../src/connectors/types.ts';
 import { isDefinitive, refusalDetails } from '../provider-failure.ts';
 import { enquiringTenant } from './enquiring-tenant.ts';
 import { recordDiscrepancy } from '../../src/transfers/discrepancies.ts';
-import { isFinal, transferFailure, withinDailyLimit } from '../../src/transfers/domain.ts';
+import { isFinal, sameAccountName, transferFailure, withinDailyLimit } from '../../src/transfers/domain.ts';
 import {
   type TransferRow,
   assignConnector,
@@ -96,13 +96,16 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
      * next; an account the bank does not know refuses it. `exclude` names connectors already tried
      * (after a definitive "not taken"). Each connector is asked holding one of its name enquiry
      * slots, shared fairly between tenants (src/connectors/name-enquiry-slots.ts): none free in
-     * time is a transient fault, and not a reason to ask the next connector.
+     * time is a transient fault, and not a reason to ask the next connector. With `savedName` (a
+     * saved recipient's, decisions §20), a bank name that is not it (case and spacing aside) refuses
+     * the transfer as invalid_account with `{saved_name, current_name}`; one that is answers it.
      */
     async nameEnquiry(input: {
       bankCode: string;
       accountNumber: string;
       mode: KeyMode;
       exclude?: string[];
+      savedName?: string;
     }): Promise<{ accountName: string; sessionId: string; connector: string }> {
       const candidates = serving(providers, input.mode, 'transfers').filter(
         (connector) => !input.exclude?.includes(connector.name),
@@ -118,11 +121,11 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       let lastFault: unknown;
       const tenantId = enquiringTenant();
       for (const connector of candidates) {
+        let result;
         try {
-          const result = await enquirySlots.run(connector.name, tenantId, () =>
+          result = await enquirySlots.run(connector.name, tenantId, () =>
             connector.transfers!.nameEnquiry(input.bankCode, input.accountNumber),
           );
-          return { accountName: result.accountName, sessionId: result.sessionId, connector: connector.name };
         } catch (error) {
           if (error instanceof ProviderError && error.outcome === 'invalid_account') {
             throw transferFailure(
@@ -141,6 +144,11 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           }
           return bankFailure(error, 'name_enquiry_failed');
         }
+        return answeredFor(input, {
+          accountName: result.accountName,
+          sessionId: result.sessionId,
+          connector: connector.name,
+        });
       }
       throw lastFault;
     },
@@ -428,6 +436,28 @@ function possiblyTaken(
     status: 'possibly_taken',
     possiblyTaken: { connector: input.connector, lastAttemptAt: at.getTime(), kind, reason },
   };
+}
+
+/**
+ * A name enquiry's answer: the bank's name, or for a saved recipient (decisions §20) its saved name
+ * once the bank's is that name (case and spacing aside); another name refuses the transfer as
+ * invalid_account, with both names.
+ */
+function answeredFor(
+  input: { bankCode: string; accountNumber: string; savedName?: string },
+  answer: { accountName: string; sessionId: string; connector: string },
+): { accountName: string; sessionId: string; connector: string } {
+  const { savedName } = input;
+  if (savedName === undefined) return answer;
+  if (!sameAccountName(savedName, answer.accountName)) {
+    throw transferFailure(
+      'invalid_account',
+      `recipient account ${input.accountNumber} at bank ${input.bankCode} was saved as ${savedName}, ` +
+        `but its bank now names it ${answer.accountName}: delete the recipient and save it again to pay it`,
+      { saved_name: savedName, current_name: answer.accountName },
+    );
+  }
+  return { ...answer, accountName: savedName };
 }
 
 /** A connector's definitive refusal as the step's failure; a transient fault is rethrown for the retry policy. */

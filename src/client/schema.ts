@@ -647,7 +647,7 @@ export interface paths {
     put?: never;
     /**
      * Send up to 1,000 transfers as one batch (decisions §14)
-     * @description Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. At most 5 batches of a tenant and mode are open (not completed) at once: another → 429 rate_limited with `details: {limit: 5, open}` and Retry-After; and at most 30,000 items a minute (BULK_ITEMS_PER_MINUTE), held as 5,000 in any 10 seconds, are accepted per tenant and mode: a batch past it → 429 rate_limited with `details: {limit, window_seconds: 10, admitted}` and Retry-After.
+     * @description Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), each item naming `recipient_id` (a saved recipient) or `recipient_account` + `recipient_bank_code`, as a single create does; an item whose saved recipient's bank now gives another name is refused invalid_account. records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. At most 5 batches of a tenant and mode are open (not completed) at once: another → 429 rate_limited with `details: {limit: 5, open}` and Retry-After; and at most 30,000 items a minute (BULK_ITEMS_PER_MINUTE), held as 5,000 in any 10 seconds, are accepted per tenant and mode: a batch past it → 429 rate_limited with `details: {limit, window_seconds: 10, admitted}` and Retry-After.
      */
     post: {
       parameters: {
@@ -662,8 +662,12 @@ export interface paths {
             batch_reference: string;
             transfers: {
               amount_minor: number;
-              recipient_account: string;
-              recipient_bank_code: string;
+              /** @description A saved recipient (POST /api/v1/recipients), instead of recipient_account and recipient_bank_code: paid under the name it was saved with, after a name enquiry that must still give that name */
+              recipient_id?: string;
+              /** @description Required with recipient_bank_code unless recipient_id is given */
+              recipient_account?: string;
+              /** @description Required with recipient_account unless recipient_id is given */
+              recipient_bank_code?: string;
               narration: string;
               reference?: string;
               metadata?: {
@@ -1414,7 +1418,7 @@ export interface paths {
     put?: never;
     /**
      * Send naira to a bank account (returns once funds are reserved)
-     * @description Reserves amount_minor + fee_minor from the wallet and returns `pending`; the bank outcome follows (GET the transfer, or the transfer.settled / transfer.failed webhook). A repeat with the same `reference` and body returns the original (200); another body → 409 duplicate_reference. Supports the Idempotency-Key header.
+     * @description Reserves amount_minor + fee_minor from the wallet and returns `pending`; the bank outcome follows (GET the transfer, or the transfer.settled / transfer.failed webhook). A repeat with the same `reference` and body returns the original (200); another body → 409 duplicate_reference. Supports the Idempotency-Key header. The payee is `recipient_id` (a saved recipient) or `recipient_account` + `recipient_bank_code`: both, or neither, → 400 naming the field; a `recipient_id` that is not a saved recipient of the key's tenant and mode → 400 naming it. A saved recipient is paid under the name it was saved with, after a name enquiry that must still give that name (case and spacing aside): otherwise 422 invalid_account with `details: {saved_name, current_name}`.
      */
     post: {
       parameters: {
@@ -1427,8 +1431,12 @@ export interface paths {
         content: {
           'application/json': {
             amount_minor: number;
-            recipient_account: string;
-            recipient_bank_code: string;
+            /** @description A saved recipient (POST /api/v1/recipients), instead of recipient_account and recipient_bank_code: paid under the name it was saved with, after a name enquiry that must still give that name */
+            recipient_id?: string;
+            /** @description Required with recipient_bank_code unless recipient_id is given */
+            recipient_account?: string;
+            /** @description Required with recipient_account unless recipient_id is given */
+            recipient_bank_code?: string;
             narration: string;
             reference?: string;
             /** @enum {string} */

@@ -2,7 +2,7 @@
 // the name the bank gave, once per bank and account in each key mode (the same account again
 // answers the one saved, with no enquiry); listed newest first, read and deleted by id. Another
 // tenant's recipient, or another mode's, is not found.
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { lookUpAccount, supportedBank } from '../banks/resolve.ts';
 import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
 import type { Providers } from '../connectors/registry.ts';
@@ -18,6 +18,7 @@ import {
   listRecipients,
   recipientByAccount,
   recipientById,
+  recipientsByIds,
   saveRecipient,
 } from './store.ts';
 import { recipientView } from './views.ts';
@@ -77,4 +78,40 @@ export class RecipientService {
     const paid = await lastPaidAt(this.deps.orm.em.fork(), key.tenantId, rows);
     return rows.map((row) => recipientView(row, paid.get(`${row.bank_code}:${row.account_number}`)));
   }
+}
+
+/** A saved recipient as a transfer to it needs it (decisions §20): its account, and the name it was saved under. */
+export interface SavedRecipient {
+  id: string;
+  bankCode: string;
+  accountNumber: string;
+  accountName: string;
+}
+
+/**
+ * The tenant's saved recipients among `ids`, by id, read in one query: what transfers (single or a
+ * batch's items) naming `recipient_id` are paid to. An id that is not a uuid, or names no recipient
+ * of this tenant (another tenant's, the other mode's, or one deleted), is absent from the map.
+ */
+export async function savedRecipients(
+  em: EntityManager,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, SavedRecipient>> {
+  const asked = [...new Set(ids)].filter(isUuid);
+  const rows = await recipientsByIds(em, tenantId, asked);
+  const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
+  const found = new Map<string, SavedRecipient>();
+  for (const id of asked) {
+    const row = byId.get(id.toLowerCase());
+    if (row) {
+      found.set(id, {
+        id: row.id,
+        bankCode: row.bank_code,
+        accountNumber: row.account_number,
+        accountName: row.account_name,
+      });
+    }
+  }
+  return found;
 }

@@ -48,6 +48,11 @@ export interface NewBatchItem {
   recipientAccount: string;
   recipientBankCode: string;
   recipientBank: string;
+  /**
+   * A saved recipient's name (decisions §20), for an item naming `recipient_id`: its name enquiry
+   * must still give it, and it is paid under it. Null for an item naming an account.
+   */
+  savedName: string | null;
   narration: string;
   metadata: Record<string, unknown>;
   /** The item's transfer fingerprint: a single create of its reference with the same body is the same transfer. */
@@ -63,6 +68,8 @@ export interface BatchItemRow {
   recipient_account: string;
   recipient_bank_code: string;
   recipient_bank: string;
+  /** A saved recipient's name (migration 0033), or null: see NewBatchItem.savedName. */
+  saved_name: string | null;
   narration: string;
   metadata: Record<string, unknown>;
   request_hash: string;
@@ -82,11 +89,11 @@ const INSERT_BATCH = `insert into transfer_batches
 
 const INSERT_ITEMS = `insert into transfer_batch_items
     (batch_id, index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
-     narration, metadata, request_hash)
+     narration, metadata, request_hash, saved_name)
     select $1, i.* from unnest($2::int[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                               $9::text[], $10::jsonb[], $11::text[])
+                               $9::text[], $10::jsonb[], $11::text[], $12::text[])
       as i (index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
-            narration, metadata, request_hash) returning 1`;
+            narration, metadata, request_hash, saved_name) returning 1`;
 
 /**
  * The batch and its items, in the caller's transaction; false (nothing written) when the tenant
@@ -122,6 +129,7 @@ export async function insertBatch(
     items.map((item) => item.narration),
     items.map((item) => JSON.stringify(item.metadata)),
     items.map((item) => item.requestHash),
+    items.map((item) => item.savedName),
   ]);
   return true;
 }

@@ -46,7 +46,8 @@ import {
   itemsAdmittedWithin,
   openBatchCount,
 } from './batch-store.ts';
-import type { CreateBulkTransferBody, CreatedBatchResponse } from './schemas.ts';
+import { savedRecipients } from '../recipients/service.ts';
+import { type CreateBulkTransferBody, type CreatedBatchResponse, NOT_A_SAVED_RECIPIENT } from './schemas.ts';
 import { usedToday } from './store.ts';
 import { batchDetailView, batchItemView, batchView } from './views.ts';
 
@@ -163,7 +164,7 @@ export class TransferBatchService {
     await this.admits(this.deps.orm.em.fork(), tenantId, mode, body.transfers.length);
     const requestHash = fingerprint();
 
-    const items = await this.prepareItems(body, mode);
+    const items = await this.prepareItems(tenantId, body, mode);
     const totalAmountMinor = items.reduce((sum, item) => sum + item.amountMinor, 0);
     const totalFeeMinor = items.reduce((sum, item) => sum + item.feeMinor, 0);
     const batchId = randomUUID();
@@ -244,11 +245,28 @@ export class TransferBatchService {
     return { status: 202, body: { success: true, data: batchView(batch) } };
   }
 
-  /** Each item as it will be made: its reference (given or derived), fee and bank; 400 on any that cannot be. */
-  private async prepareItems(body: CreateBulkTransferBody, mode: KeyMode): Promise<NewBatchItem[]> {
+  /**
+   * Each item as it will be made: its reference (given or derived), fee, account and bank (a saved
+   * recipient's, with the name it was saved under, for an item naming `recipient_id`: all of the
+   * batch's read in one query); 400 on any that cannot be.
+   */
+  private async prepareItems(tenantId: string, body: CreateBulkTransferBody, mode: KeyMode): Promise<NewBatchItem[]> {
     const issues: { path: string; message: string }[] = [];
+    const ids = body.transfers.flatMap((item) => (item.recipient_id === undefined ? [] : [item.recipient_id]));
+    const saved = await savedRecipients(this.deps.orm.em.fork(), tenantId, ids);
+    // Each item's account and bank code, as given or as its saved recipient has them.
+    const payees = body.transfers.map((item) => {
+      if (item.recipient_id === undefined) {
+        // The schema lets neither through without the other (namesOnePayee).
+        return { account: item.recipient_account!, bankCode: item.recipient_bank_code!, savedName: null };
+      }
+      const recipient = saved.get(item.recipient_id);
+      return recipient
+        ? { account: recipient.accountNumber, bankCode: recipient.bankCode, savedName: recipient.accountName }
+        : undefined;
+    });
     const banks = new Map<string, { code: string; name: string } | undefined>();
-    for (const code of new Set(body.transfers.map((item) => item.recipient_bank_code))) {
+    for (const code of new Set(payees.flatMap((payee) => (payee ? [payee.bankCode] : [])))) {
       try {
         banks.set(code, await this.deps.banks(mode).find(code));
       } catch (cause) {
@@ -257,6 +275,7 @@ export class TransferBatchService {
     }
     const seen = new Map<string, number>();
     const items = body.transfers.map((item, index): NewBatchItem => {
+      const payee = payees[index];
       const reference = item.reference ?? batchItemReference(body.batch_reference, index);
       const first = seen.get(reference);
       if (reference.length > MAX_REFERENCE_LENGTH) {
@@ -274,12 +293,21 @@ export class TransferBatchService {
       } else {
         seen.set(reference, index);
       }
-      const bank = banks.get(item.recipient_bank_code);
-      if (!bank) {
-        issues.push({
-          path: `transfers[${index}].recipient_bank_code`,
-          message: 'is not a supported bank code (GET /api/v1/banks lists them)',
-        });
+      const bank = payee ? banks.get(payee.bankCode) : undefined;
+      if (!payee) {
+        issues.push({ path: `transfers[${index}].recipient_id`, message: NOT_A_SAVED_RECIPIENT });
+      } else if (!bank) {
+        issues.push(
+          item.recipient_id === undefined
+            ? {
+                path: `transfers[${index}].recipient_bank_code`,
+                message: 'is not a supported bank code (GET /api/v1/banks lists them)',
+              }
+            : {
+                path: `transfers[${index}].recipient_id`,
+                message: `is a recipient at bank ${payee.bankCode}, which is not a supported bank code any more (GET /api/v1/banks lists them)`,
+              },
+        );
       }
       const metadata = item.metadata ?? {};
       return {
@@ -287,11 +315,13 @@ export class TransferBatchService {
         reference,
         amountMinor: item.amount_minor,
         feeMinor: transferFee(item.amount_minor),
-        recipientAccount: item.recipient_account,
-        recipientBankCode: bank?.code ?? item.recipient_bank_code,
+        recipientAccount: payee?.account ?? '',
+        recipientBankCode: bank?.code ?? payee?.bankCode ?? '',
         recipientBank: bank?.name ?? '',
+        savedName: payee?.savedName ?? null,
         narration: item.narration,
         metadata,
+        // The item as given: one naming a saved recipient is fingerprinted by its recipient_id.
         requestHash: transferFingerprint({ ...item, metadata }),
       };
     });

@@ -63,23 +63,30 @@ export function contradictsBooks(ours: TransferStatus | 'refused', bank: 'succes
 
 // ---- the request -----------------------------------------------------------------------------
 
-/** What of a create request its fingerprint covers: everything but the reference. */
+/**
+ * What of a create request its fingerprint covers: everything but the reference, the payee as the
+ * body names it (a saved recipient's id, or an account and bank code: decisions §20).
+ */
 export interface FingerprintedRequest {
   amount_minor: number;
-  recipient_account: string;
-  recipient_bank_code: string;
+  recipient_id?: string | undefined;
+  recipient_account?: string | undefined;
+  recipient_bank_code?: string | undefined;
   narration: string;
   metadata: Record<string, unknown>;
 }
 
 /**
  * SHA-256 of the request's canonical JSON: a repeat of a reference with another fingerprint is a
- * `duplicate_reference`, one with the same is the same transfer.
+ * `duplicate_reference`, one with the same is the same transfer. Fields the body left out are left
+ * out (canonicalJson drops undefined members), so a body without `recipient_id` has the fingerprint
+ * it had before saved recipients existed.
  */
 export function transferFingerprint(request: FingerprintedRequest): string {
   return sha256(
     canonicalJson({
       amount_minor: request.amount_minor,
+      recipient_id: request.recipient_id,
       recipient_account: request.recipient_account,
       recipient_bank_code: request.recipient_bank_code,
       narration: request.narration,
@@ -87,6 +94,15 @@ export function transferFingerprint(request: FingerprintedRequest): string {
       metadata: request.metadata,
     }),
   );
+}
+
+/**
+ * Whether the name a bank gives an account now is the name a saved recipient was saved under
+ * (decisions §20): the same letters, case and runs of whitespace aside.
+ */
+export function sameAccountName(saved: string, current: string): boolean {
+  const plain = (name: string) => name.trim().replace(/\s+/g, ' ').toUpperCase();
+  return plain(saved) === plain(current);
 }
 
 /**
@@ -111,7 +127,8 @@ export interface TransferFailureDetails {
   insufficient_balance: { required: number; available: number };
   limit_exceeded: { limit: number; used: number };
   duplicate_reference: { transfer_id: string | null };
-  invalid_account: undefined;
+  /** With details when a saved recipient's bank now gives another name (decisions §20). */
+  invalid_account: { saved_name: string; current_name: string } | undefined;
   unavailable: undefined;
   /** The create was refused: the run ends failed, so the reference may be tried again. */
   transfer_refused: undefined;
@@ -155,8 +172,8 @@ function isRefusal(type: string | null | undefined): type is TransferRefusal {
 export function transferFailure<T extends TransferFailureType>(
   type: T,
   message: string,
-  ...[details, cause]: TransferFailureDetails[T] extends undefined
-    ? [details?: undefined, cause?: unknown]
+  ...[details, cause]: undefined extends TransferFailureDetails[T]
+    ? [details?: TransferFailureDetails[T], cause?: unknown]
     : [details: TransferFailureDetails[T], cause?: unknown]
 ): ApplicationFailure {
   return ApplicationFailure.create({
@@ -212,6 +229,7 @@ export function batchFingerprint(batch: FingerprintedBatch): string {
       metadata: batch.metadata,
       transfers: batch.transfers.map((item) => ({
         amount_minor: item.amount_minor,
+        recipient_id: item.recipient_id,
         recipient_account: item.recipient_account,
         recipient_bank_code: item.recipient_bank_code,
         narration: item.narration,

@@ -44,6 +44,8 @@ export function transferRoutes(
       schema: doc('Send up to 1,000 transfers as one batch (decisions §14)', {
         description:
           'Validates the whole batch (any malformed item → 400 naming `transfers[i].field`; nothing is created), ' +
+          'each item naming `recipient_id` (a saved recipient) or `recipient_account` + `recipient_bank_code`, as a ' +
+          "single create does; an item whose saved recipient's bank now gives another name is refused invalid_account. " +
           'records it and answers 202; each item then becomes an ordinary transfer (same fees, limits, events). ' +
           'With `atomic: true` every amount and fee is reserved before the answer, or 422 with the batch totals. ' +
           'The same `batch_reference` and body → 200 with the same batch; another body → 409 duplicate_reference. ' +
@@ -117,7 +119,11 @@ export function transferRoutes(
           'Reserves amount_minor + fee_minor from the wallet and returns `pending`; the bank outcome follows ' +
           '(GET the transfer, or the transfer.settled / transfer.failed webhook). A repeat with the same ' +
           '`reference` and body returns the original (200); another body → 409 duplicate_reference. ' +
-          'Supports the Idempotency-Key header.',
+          'Supports the Idempotency-Key header. The payee is `recipient_id` (a saved recipient) or ' +
+          '`recipient_account` + `recipient_bank_code`: both, or neither, → 400 naming the field; a `recipient_id` ' +
+          "that is not a saved recipient of the key's tenant and mode → 400 naming it. A saved recipient is paid " +
+          'under the name it was saved with, after a name enquiry that must still give that name (case and ' +
+          'spacing aside): otherwise 422 invalid_account with `details: {saved_name, current_name}`.',
         body: CreateTransferBody,
         response: {
           200: CreatedTransferResponse,

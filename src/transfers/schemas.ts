@@ -7,10 +7,32 @@ import { Metadata } from '../http/hostile-input.ts';
 import { MAX_PAGE } from '../http/pagination.ts';
 import { MAX_BATCH_ITEMS, MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domain.ts';
 
-export const CreateTransferBody = z.object({
+/** What `recipient_id` is refused with when it is not one of the tenant's saved recipients (decisions §20). */
+export const NOT_A_SAVED_RECIPIENT = 'is not a saved recipient (GET /api/v1/recipients lists them)';
+
+/** A transfer's fields; who it pays is checked as a whole by `namesOnePayee`. */
+const TransferFields = z.object({
   amount_minor: koboAmount(MIN_TRANSFER_MINOR, MAX_TRANSFER_MINOR, 'is required and must be a whole number of kobo'),
-  recipient_account: z.string({ error: 'is required' }).regex(/^\d{10}$/, 'must be exactly 10 digits'),
-  recipient_bank_code: z.string({ error: 'is required' }).min(1, 'is required').max(10),
+  recipient_id: z
+    .string({ error: 'must be the id of a saved recipient' })
+    .max(64, 'must be at most 64 characters')
+    .optional()
+    .meta({
+      description:
+        'A saved recipient (POST /api/v1/recipients), instead of recipient_account and recipient_bank_code: ' +
+        'paid under the name it was saved with, after a name enquiry that must still give that name',
+    }),
+  recipient_account: z
+    .string({ error: 'is required' })
+    .regex(/^\d{10}$/, 'must be exactly 10 digits')
+    .optional()
+    .meta({ description: 'Required with recipient_bank_code unless recipient_id is given' }),
+  recipient_bank_code: z
+    .string({ error: 'is required' })
+    .min(1, 'is required')
+    .max(10)
+    .optional()
+    .meta({ description: 'Required with recipient_account unless recipient_id is given' }),
   narration: z.string({ error: 'is required' }).min(1, 'is required').max(100, 'must be at most 100 characters'),
   reference: z
     .string()
@@ -19,6 +41,37 @@ export const CreateTransferBody = z.object({
   currency: z.literal('NGN', { error: 'only NGN is supported' }).optional(),
   metadata: Metadata.optional(),
 });
+
+/**
+ * A transfer names its payee once (decisions §20): `recipient_id`, or `recipient_account` with
+ * `recipient_bank_code`. Both → refused naming `recipient_id`; neither → each account field
+ * missing "is required", as when both were required. Runs even when other fields failed, so a body
+ * missing everything names every missing field at once.
+ */
+function namesOnePayee(value: Record<string, unknown>, context: z.RefinementCtx) {
+  const given = (field: string) => value[field] !== undefined;
+  if (given('recipient_id')) {
+    if (given('recipient_account') || given('recipient_bank_code')) {
+      context.addIssue({
+        code: 'custom',
+        path: ['recipient_id'],
+        message: 'give either recipient_id or recipient_account and recipient_bank_code, not both',
+      });
+    }
+    return;
+  }
+  for (const field of ['recipient_account', 'recipient_bank_code']) {
+    if (!given(field)) context.addIssue({ code: 'custom', path: [field], message: 'is required' });
+  }
+}
+
+/** Runs the payee check on any object parsed so far, whatever else failed. */
+const onObjects = {
+  when: (payload: { value: unknown }) =>
+    typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+};
+
+export const CreateTransferBody = TransferFields.superRefine(namesOnePayee, onObjects);
 
 // Any valid ISO 8601 instant between 1970 and 9999; the service hands PostgreSQL its UTC form.
 const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
@@ -92,7 +145,7 @@ export const TransferResponse = z.object({ status: z.literal('success'), data: T
 // ---- bulk transfers (decisions §14) ------------------------------------------------------------
 
 /** One item of a bulk request: a create's fields, without currency. */
-export const BulkTransferItem = CreateTransferBody.omit({ currency: true }).strict();
+export const BulkTransferItem = TransferFields.omit({ currency: true }).strict().superRefine(namesOnePayee, onObjects);
 
 export const CreateBulkTransferBody = z.object({
   batch_reference: z

@@ -34,7 +34,8 @@ import {
   transferFingerprint,
 } from './domain.ts';
 import { createView, itemView } from './views.ts';
-import type { CreateTransferBody, CreatedTransferResponse } from './schemas.ts';
+import { savedRecipients } from '../recipients/service.ts';
+import { type CreateTransferBody, type CreatedTransferResponse, NOT_A_SAVED_RECIPIENT } from './schemas.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, listTransfers, readByReference, readTransfer } from './store.ts';
 
@@ -76,28 +77,22 @@ export class TransferService {
     idempotencyKey?: string,
     mode: KeyMode = 'test',
   ): Promise<{ status: 200 | 201; body: CreatedTransferResponse }> {
-    let bank;
-    try {
-      bank = await this.deps.banks(mode).find(body.recipient_bank_code);
-    } catch (cause) {
-      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-    }
-    if (!bank) {
-      throw ApiError.validation([
-        { path: 'recipient_bank_code', message: 'is not a supported bank code (GET /api/v1/banks lists them)' },
-      ]);
-    }
     const reference =
       body.reference ??
       (idempotencyKey
         ? referenceFromIdempotencyKey(tenantId, idempotencyKey)
         : `ref_${randomUUID().replaceAll('-', '')}`);
     const metadata = body.metadata ?? {};
+    // The body as given: a saved recipient's transfer is fingerprinted by its recipient_id.
     const requestHash = transferFingerprint({ ...body, metadata });
+    // An account's bank is checked first, as it always was; a saved recipient after the repeat
+    // check, so a repeat is still answered once the recipient it paid is deleted.
+    const accountPayee = body.recipient_id === undefined ? await this.payee(tenantId, mode, body) : undefined;
 
     // A repeat of a transfer that exists answers from the projection, without Temporal.
     const existing = await this.findByReference(tenantId, reference);
     if (existing) return this.repeat(existing, requestHash);
+    const payee = accountPayee ?? (await this.payee(tenantId, mode, body));
 
     const request: TransferRequest = {
       tenantId,
@@ -106,12 +101,13 @@ export class TransferService {
       amountMinor: body.amount_minor,
       feeMinor: transferFee(body.amount_minor),
       currency: 'NGN',
-      recipientAccount: body.recipient_account,
-      recipientBankCode: bank.code,
-      recipientBankName: bank.name,
+      recipientAccount: payee.account,
+      recipientBankCode: payee.bank.code,
+      recipientBankName: payee.bank.name,
       narration: body.narration,
       metadata,
       mode,
+      ...(payee.savedName !== undefined ? { savedName: payee.savedName } : {}),
     };
     const workflowId = transferWorkflowId(tenantId, reference);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
@@ -160,6 +156,51 @@ export class TransferService {
     }
   }
 
+  /**
+   * Who the transfer pays: the account and bank the body names, or its saved recipient's (decisions
+   * §20), with the name it was saved under. 400 naming the field for a bank code that is not
+   * supported, or a recipient_id that is not one of this tenant's saved recipients.
+   */
+  private async payee(
+    tenantId: string,
+    mode: KeyMode,
+    body: CreateTransferBody,
+  ): Promise<{ account: string; bank: { code: string; name: string }; savedName?: string }> {
+    if (body.recipient_id !== undefined) {
+      const saved = (await savedRecipients(this.deps.orm.em.fork(), tenantId, [body.recipient_id])).get(
+        body.recipient_id,
+      );
+      if (!saved) throw ApiError.validation([{ path: 'recipient_id', message: NOT_A_SAVED_RECIPIENT }]);
+      const bank = await this.bank(mode, saved.bankCode, 'recipient_id');
+      return { account: saved.accountNumber, bank, savedName: saved.accountName };
+    }
+    // The schema lets neither through without the other (namesOnePayee).
+    const bank = await this.bank(mode, body.recipient_bank_code!, 'recipient_bank_code');
+    return { account: body.recipient_account!, bank };
+  }
+
+  /** The mode's bank of this code; 400 naming `field` when the bank list has none, 503 when it cannot be read. */
+  private async bank(mode: KeyMode, code: string, field: string): Promise<{ code: string; name: string }> {
+    let bank;
+    try {
+      bank = await this.deps.banks(mode).find(code);
+    } catch (cause) {
+      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+    }
+    if (!bank) {
+      throw ApiError.validation([
+        {
+          path: field,
+          message:
+            field === 'recipient_id'
+              ? `is a recipient at bank ${code}, which is not a supported bank code any more (GET /api/v1/banks lists them)`
+              : 'is not a supported bank code (GET /api/v1/banks lists them)',
+        },
+      ]);
+    }
+    return bank;
+  }
+
   private repeat(existing: TransferRow, requestHash: string): { status: 200; body: CreatedTransferResponse } {
     if (existing.request_hash !== requestHash) {
       throw new ApiError(
@@ -176,9 +217,8 @@ export class TransferService {
     if (cause && isCreateRefusal(cause.type)) {
       const details = failureDetails(cause, cause.type) ?? null;
       const kind: ErrorKind = cause.type;
-      return new ApiError(kind, cause.message, kind === 'invalid_account' || kind === 'unavailable' ? null : details, {
-        cause: error,
-      });
+      // invalid_account carries {saved_name, current_name} for a saved recipient, nothing otherwise.
+      return new ApiError(kind, cause.message, kind === 'unavailable' ? null : details, { cause: error });
     }
     return new ApiError(
       'unavailable',

@@ -182,3 +182,190 @@ describe('saved recipients', () => {
     expect((await call('GET', '/api/v1/recipients', undefined, null)).statusCode).toBe(401);
   });
 });
+
+describe('transfers to saved recipients (recipient_id)', () => {
+  const as = (key: string) => ({
+    call: (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => call(method, url, payload, key),
+  });
+  const wallet = async (key: string) => {
+    const data = (await call('GET', '/api/v1/wallet', undefined, key)).json().data;
+    return { available: data.available_minor, pending: data.pending_minor };
+  };
+  const transferCount = async (key: string) =>
+    (await call('GET', '/api/v1/transfers?limit=1', undefined, key)).json().pagination.total;
+  const save = async (key: string, account: string, bankCode = '058') => {
+    const response = await call('POST', '/api/v1/recipients', { bank_code: bankCode, account_number: account }, key);
+    expect(response.statusCode).toBe(201);
+    return response.json().data as { id: string; account_name: string };
+  };
+  /** The name a recipient is saved under, changed behind the API's back: as if its bank's name had changed since. */
+  const renameSaved = (id: string, name: string) =>
+    stack.db.orm.em.fork().execute('update recipients set account_name = ? where id = ?', [name, id]);
+  const settled = (key: string, id: string) =>
+    eventually(async () => {
+      const read = (await call('GET', `/api/v1/transfers/${id}`, undefined, key)).json().data;
+      return read.status === 'successful' ? read : undefined;
+    });
+
+  it('pays a saved recipient under its saved name: 201, amount + fee reserved and then paid, to the kobo', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+    const { call: tenantCall } = as(tenant.apiKey);
+    const recipient = await save(tenant.apiKey, '2220007001');
+    expect(recipient.account_name).toBe(accountNameFor('2220007001'));
+    const payload = { amount_minor: 250_000, recipient_id: recipient.id, narration: 'Rent', reference: 'saved-pay-1' };
+    const created = await tenantCall('POST', '/api/v1/transfers', payload);
+    expect(created.statusCode).toBe(201);
+    const transfer = created.json().data;
+    expect(transfer).toMatchObject({
+      amount_minor: 250_000,
+      fee_minor: 1_000,
+      total_minor: 251_000,
+      recipient_account: '2220007001',
+      recipient_name: recipient.account_name,
+      recipient_bank: 'Guaranty Trust Bank',
+      recipient_bank_code: '058',
+      status: 'pending',
+      reference: 'saved-pay-1',
+    });
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 749_000, pending: 251_000 });
+
+    // The body as given is the fingerprint: the same again is the transfer (200), another is 409.
+    const again = await tenantCall('POST', '/api/v1/transfers', payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.id).toBe(transfer.id);
+    const other = await tenantCall('POST', '/api/v1/transfers', { ...payload, amount_minor: 250_001 });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error).toMatchObject({ code: 'duplicate_reference', details: { transfer_id: transfer.id } });
+    const byAccount = await tenantCall('POST', '/api/v1/transfers', {
+      amount_minor: 250_000,
+      recipient_account: '2220007001',
+      recipient_bank_code: '058',
+      narration: 'Rent',
+      reference: 'saved-pay-1',
+    });
+    expect(byAccount.statusCode).toBe(409);
+
+    const paid = await settled(tenant.apiKey, transfer.id);
+    expect(paid).toMatchObject({ accountNumber: '2220007001', accountName: recipient.account_name, bankCode: '058' });
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 749_000, pending: 0 });
+    expect(await transferCount(tenant.apiKey)).toBe(1);
+    const read = (await tenantCall('GET', `/api/v1/recipients/${recipient.id}`)).json().data;
+    expect(read.last_paid_at).toBe(paid.completedAt);
+  });
+
+  it('pays under the saved name when the bank’s differs from it only in case and spacing', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+    const recipient = await save(tenant.apiKey, '2220007002');
+    const savedAs = recipient.account_name.toLowerCase().replace(' ', '   ');
+    await renameSaved(recipient.id, savedAs);
+    const created = await call(
+      'POST',
+      '/api/v1/transfers',
+      { amount_minor: 600_000, recipient_id: recipient.id, narration: 'Stock', reference: 'saved-spacing-1' },
+      tenant.apiKey,
+    );
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toMatchObject({ recipient_name: savedAs, fee_minor: 2_500, total_minor: 602_500 });
+    await settled(tenant.apiKey, created.json().data.id);
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 397_500, pending: 0 });
+  });
+
+  it('refuses both or neither of recipient_id and the account with 400 naming the field; nothing moves', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+    const recipient = await save(tenant.apiKey, '2220007003');
+    const base = { amount_minor: 100_000, narration: 'Both or neither' };
+    const cases: [object, string[], string][] = [
+      [
+        { ...base, recipient_id: recipient.id, recipient_account: '2220007003', recipient_bank_code: '058' },
+        ['recipient_id'],
+        'give either recipient_id or recipient_account and recipient_bank_code, not both',
+      ],
+      [
+        { ...base, recipient_id: recipient.id, recipient_bank_code: '058' },
+        ['recipient_id'],
+        'give either recipient_id or recipient_account and recipient_bank_code, not both',
+      ],
+      [base, ['recipient_account', 'recipient_bank_code'], 'is required'],
+      [{ ...base, recipient_bank_code: '058' }, ['recipient_account'], 'is required'],
+    ];
+    for (const [payload, fields, message] of cases) {
+      const response = await call('POST', '/api/v1/transfers', payload, tenant.apiKey);
+      expect({ payload, status: response.statusCode }).toEqual({ payload, status: 400 });
+      expect(response.json().error.code).toBe('validation_error');
+      expect(fieldPaths(response)).toEqual(fields);
+      for (const field of response.json().error.details.fields) expect(field.message).toBe(message);
+    }
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await transferCount(tenant.apiKey)).toBe(0);
+  });
+
+  it('refuses a recipient_id that is not a saved recipient of the tenant (another tenant’s, deleted, unknown, not a uuid) with 400 naming it; nothing moves', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+    const stranger = await createFundedTenant(stack.db.orm, 0);
+    const theirs = await save(stranger.apiKey, '2220007004');
+    const deleted = await save(tenant.apiKey, '2220007005');
+    expect((await call('DELETE', `/api/v1/recipients/${deleted.id}`, undefined, tenant.apiKey)).statusCode).toBe(200);
+    const enquiriesBefore = enquiriesFor('2220007004') + enquiriesFor('2220007005');
+    for (const id of [theirs.id, deleted.id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid', "' or 1=1 --"]) {
+      const response = await call(
+        'POST',
+        '/api/v1/transfers',
+        { amount_minor: 100_000, recipient_id: id, narration: 'Not mine' },
+        tenant.apiKey,
+      );
+      expect({ id, status: response.statusCode }).toEqual({ id, status: 400 });
+      expect(response.json().error).toMatchObject({
+        code: 'validation_error',
+        details: {
+          fields: [{ path: 'recipient_id', message: 'is not a saved recipient (GET /api/v1/recipients lists them)' }],
+        },
+      });
+    }
+    expect(enquiriesFor('2220007004') + enquiriesFor('2220007005')).toBe(enquiriesBefore);
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await transferCount(tenant.apiKey)).toBe(0);
+    // The recipient is still its tenant's to pay (its wallet is empty: refused for that, not for the id).
+    const own = await call(
+      'POST',
+      '/api/v1/transfers',
+      { amount_minor: 100_000, recipient_id: theirs.id, narration: 'Mine' },
+      stranger.apiKey,
+    );
+    expect(own.statusCode).toBe(422);
+    expect(own.json().error.code).toBe('insufficient_balance');
+  });
+
+  it('refuses a saved recipient whose bank now gives another name: 422 invalid_account {saved_name, current_name}, the wallet untouched', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+    const recipient = await save(tenant.apiKey, '2220007006');
+    const current = accountNameFor('2220007006');
+    expect(recipient.account_name).toBe(current);
+    await renameSaved(recipient.id, 'BOLA ADEYEMI');
+    const enquiriesBefore = enquiriesFor('2220007006');
+    const payload = { amount_minor: 400_000, recipient_id: recipient.id, narration: 'Renamed', reference: 'renamed-1' };
+    const refused = await call('POST', '/api/v1/transfers', payload, tenant.apiKey);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json()).toEqual({
+      success: false,
+      error: {
+        code: 'invalid_account',
+        status: 422,
+        message: expect.stringContaining('BOLA ADEYEMI'),
+        details: { saved_name: 'BOLA ADEYEMI', current_name: current },
+      },
+    });
+    expect(refused.json().error.message).toContain(current);
+    // A fresh name enquiry was made, and nothing was reserved or recorded.
+    expect(enquiriesFor('2220007006')).toBe(enquiriesBefore + 1);
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 1_000_000, pending: 0 });
+    expect(await transferCount(tenant.apiKey)).toBe(0);
+    // The refusal left the reference free: once the saved name is the bank's again, it pays.
+    await renameSaved(recipient.id, current);
+    const paid = await call('POST', '/api/v1/transfers', payload, tenant.apiKey);
+    expect(paid.statusCode).toBe(201);
+    expect(paid.json().data).toMatchObject({ recipient_name: current, total_minor: 401_000 });
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 599_000, pending: 401_000 });
+    await settled(tenant.apiKey, paid.json().data.id);
+    expect(await wallet(tenant.apiKey)).toEqual({ available: 599_000, pending: 0 });
+  });
+});

@@ -257,6 +257,7 @@ async function recordedBatch(tenantId: string) {
     recipientAccount: entry.recipient_account,
     recipientBankCode: entry.recipient_bank_code,
     recipientBank: 'Guaranty Trust Bank',
+    savedName: null,
     narration: entry.narration,
     metadata: {},
     requestHash: 'h',
@@ -689,6 +690,160 @@ describe('name enquiries at the bank', () => {
       stack.bank.slowNameEnquiries(0);
     }
   }, 180_000);
+});
+
+describe('items naming saved recipients (decisions §20)', () => {
+  async function save(apiKey: string, account: string) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/recipients',
+      headers: auth(apiKey),
+      payload: { bank_code: '058', account_number: account },
+    });
+    expect(response.statusCode).toBe(201);
+    return response.json().data as { id: string; account_name: string };
+  }
+  /** The name a recipient is saved under, changed behind the API's back: as if its bank's name had changed since. */
+  const renameSaved = (id: string, name: string) =>
+    db.orm.em.fork().execute('update recipients set account_name = ? where id = ?', [name, id]);
+  const byId = (recipientId: string, overrides: Record<string, unknown> = {}) => ({
+    amount_minor: 100_000,
+    recipient_id: recipientId,
+    narration: 'Payout',
+    ...overrides,
+  });
+
+  it('refuses the whole batch naming transfers[i].recipient_id (both, or not a saved recipient) or the missing account fields; nothing is created', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const stranger = await createFundedTenant(db.orm, 0);
+    const mine = await save(tenant.apiKey, ownAccount());
+    const theirs = await save(stranger.apiKey, ownAccount());
+    const cases: [unknown[], { path: string; message: string }[]][] = [
+      [
+        [byId(mine.id), byId(mine.id, { recipient_account: '0123456789', recipient_bank_code: '058' })],
+        [
+          {
+            path: 'transfers[1].recipient_id',
+            message: 'give either recipient_id or recipient_account and recipient_bank_code, not both',
+          },
+        ],
+      ],
+      [
+        [{ amount_minor: 100_000, narration: 'Payout' }, byId(mine.id)],
+        [
+          { path: 'transfers[0].recipient_account', message: 'is required' },
+          { path: 'transfers[0].recipient_bank_code', message: 'is required' },
+        ],
+      ],
+      [
+        [byId(mine.id), item(), byId(theirs.id), byId('not-a-uuid')],
+        [
+          {
+            path: 'transfers[2].recipient_id',
+            message: 'is not a saved recipient (GET /api/v1/recipients lists them)',
+          },
+          {
+            path: 'transfers[3].recipient_id',
+            message: 'is not a saved recipient (GET /api/v1/recipients lists them)',
+          },
+        ],
+      ],
+    ];
+    for (const [transfers, fields] of cases) {
+      const response = await post(tenant.apiKey, { batch_reference: batchReference(), transfers });
+      expect({ transfers, status: response.statusCode }).toEqual({ transfers, status: 400 });
+      expect(response.json().error).toMatchObject({ code: 'validation_error', details: { fields } });
+    }
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 0, items: 0, transfers: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000, pending: 0 });
+  });
+
+  it('pays an item under its saved name and refuses as invalid_account one whose bank now gives another name, to the kobo', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const good = await save(tenant.apiKey, ownAccount());
+    const stale = await save(tenant.apiKey, ownAccount());
+    await renameSaved(stale.id, 'BOLA ADEYEMI');
+    const reference = batchReference();
+    const payload = {
+      batch_reference: reference,
+      transfers: [
+        byId(good.id, { amount_minor: 200_000, metadata: { employee: 'E1' } }),
+        byId(stale.id, { amount_minor: 300_000 }),
+        item({ amount_minor: 100_000 }),
+      ],
+    };
+    const response = await post(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    expect(batch).toMatchObject({ total_count: 3, total_amount_minor: 600_000, total_fee_minor: 3_000 });
+    const done = await completed(tenant.apiKey, batch.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 2, failed: 0 });
+    const items = await allItems(tenant.apiKey, batch.id);
+    expect(
+      items.map(({ index, status, error }) => ({
+        index,
+        status,
+        code: (error as { code?: string } | null)?.code ?? null,
+      })),
+    ).toEqual([
+      { index: 0, status: 'successful', code: null },
+      { index: 1, status: 'refused', code: 'invalid_account' },
+      { index: 2, status: 'successful', code: null },
+    ]);
+    const staleMessage = (items[1]!.error as { message: string }).message;
+    expect(staleMessage).toContain('BOLA ADEYEMI');
+    expect(staleMessage).toContain(stale.account_name);
+    expect(items[1]!.transfer_id).toBeNull();
+    // 200,000 + 1,000 and 100,000 + 1,000 paid; the refused item took nothing.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 201_000 - 101_000, pending: 0 });
+    const paid = await app.inject({
+      method: 'GET',
+      url: `/api/v1/transfers/${items[0]!.transfer_id as string}`,
+      headers: auth(tenant.apiKey),
+    });
+    expect(paid.json().data).toMatchObject({
+      reference: `${reference}-0`,
+      amount_minor: 200_000,
+      accountName: good.account_name,
+      bankCode: '058',
+      status: 'successful',
+    });
+    // The body as given is the fingerprint: the batch again is the batch, its item again is its transfer.
+    const again = await post(tenant.apiKey, payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data.id).toBe(batch.id);
+    const single = await app.inject({
+      method: 'POST',
+      url: '/api/v1/transfers',
+      headers: auth(tenant.apiKey),
+      payload: byId(good.id, { amount_minor: 200_000, metadata: { employee: 'E1' }, reference: `${reference}-0` }),
+    });
+    expect(single.statusCode).toBe(200);
+    expect(single.json().data).toMatchObject({ id: items[0]!.transfer_id, recipient_name: good.account_name });
+    expect(await batchRows(tenant.tenantId)).toEqual({ batches: 1, items: 3, transfers: 2 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 698_000, pending: 0 });
+  });
+
+  it('gives an atomic batch back the share of an item refused for a renamed recipient', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const good = await save(tenant.apiKey, ownAccount());
+    const stale = await save(tenant.apiKey, ownAccount());
+    await renameSaved(stale.id, 'BOLA ADEYEMI');
+    const response = await post(tenant.apiKey, {
+      batch_reference: batchReference(),
+      atomic: true,
+      transfers: [byId(good.id, { amount_minor: 100_000 }), byId(stale.id, { amount_minor: 200_000 })],
+    });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    // Reserved whole before the answer: 100,000 + 1,000 + 200,000 + 1,000.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 698_000, pending: 302_000 });
+    const done = await completed(tenant.apiKey, batch.id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 1, failed: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 899_000, pending: 0 });
+    const released = await journalOf(db.orm.em.fork(), `transfer-batch:${batch.id as string}:item:1:`);
+    expect(released.map((entry) => entry.kind)).toEqual(['transfer_batch_release']);
+  });
 });
 
 describe('an atomic batch', () => {

@@ -20,6 +20,7 @@ import {
   passedOnRefusal,
   publicStatus,
   referenceFromIdempotencyKey,
+  sameAccountName,
   screenItem,
   transferFailure,
   transferFee,
@@ -134,6 +135,57 @@ describe('transferFingerprint', () => {
   });
 });
 
+describe('transferFingerprint of a saved recipient’s transfer (decisions §20)', () => {
+  const byId = {
+    amount_minor: 1_500_000,
+    recipient_id: '6f1c2b1e-8d3a-4c5e-9f00-123456789abc',
+    narration: 'invoice 42',
+    metadata: {},
+  };
+
+  it('is the body as given: its recipient_id, and no account', () => {
+    const expected = createHash('sha256')
+      .update(canonicalJson({ ...byId, currency: 'NGN' }))
+      .digest('hex');
+    expect(transferFingerprint(byId)).toBe(expected);
+  });
+
+  it('changes with the recipient_id, and differs from the same account named by its number', () => {
+    expect(transferFingerprint({ ...byId, recipient_id: '6f1c2b1e-8d3a-4c5e-9f00-123456789abd' })).not.toBe(
+      transferFingerprint(byId),
+    );
+    const { recipient_id: _id, ...rest } = byId;
+    expect(transferFingerprint({ ...rest, recipient_account: '0123456789', recipient_bank_code: '058' })).not.toBe(
+      transferFingerprint(byId),
+    );
+  });
+
+  it('fingerprints a batch item by its recipient_id too', () => {
+    const base = batchFingerprint({ atomic: false, metadata: {}, transfers: [byId] });
+    expect(batchFingerprint({ atomic: false, metadata: {}, transfers: [{ ...byId }] })).toBe(base);
+    expect(
+      batchFingerprint({
+        atomic: false,
+        metadata: {},
+        transfers: [{ ...byId, recipient_id: '6f1c2b1e-8d3a-4c5e-9f00-123456789abd' }],
+      }),
+    ).not.toBe(base);
+  });
+});
+
+describe('sameAccountName', () => {
+  it.each([
+    ['ADA OBI', 'ADA OBI', true],
+    ['Ada Obi', 'ADA OBI', true],
+    ['  ada   obi ', 'ADA\tOBI', true],
+    ['ADA OBI', 'ADA OBIE', false],
+    ['ADA OBI', 'OBI ADA', false],
+    ['ADAOBI', 'ADA OBI', false],
+  ])('%j and %j: %s', (saved, current, same) => {
+    expect(sameAccountName(saved, current)).toBe(same);
+  });
+});
+
 describe('referenceFromIdempotencyKey', () => {
   it('derives one reference per tenant and key: idem_ and 40 hex digits', () => {
     const reference = referenceFromIdempotencyKey('tenant-a', 'key-1');
@@ -157,6 +209,13 @@ describe('transfer failures', () => {
     expect(failure.nonRetryable).toBe(true);
     expect(failureDetails(failure, type)).toEqual(details);
     expect(failureDetails(failure, 'invalid_account')).toBeUndefined();
+  });
+
+  it('invalid_account carries a saved recipient’s two names when it has them (decisions §20)', () => {
+    const details = { saved_name: 'ADA OBI', current_name: 'ADA OKAFOR' };
+    const failure = transferFailure('invalid_account', 'renamed', details);
+    expect(failureDetails(failure, 'invalid_account')).toEqual(details);
+    expect(passedOnRefusal(failure)!.details).toEqual([details]);
   });
 
   it('carries no details where the failure has none, and keeps its cause', () => {

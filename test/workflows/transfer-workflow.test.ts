@@ -299,6 +299,23 @@ describe('accept: the create update', () => {
     });
   });
 
+  it("asks the name enquiry with a saved recipient's name, and refuses the create with both names when the bank's differs", async () => {
+    const details = { saved_name: 'ADA OBI', current_name: 'ADA OKAFOR' };
+    const stubs = transferStubs({
+      nameEnquiry: async () => {
+        throw refusal('invalid_account', 'recipient account 0123456789 at bank 058 was saved as ADA OBI', details);
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const request = { ...transferRequest(), savedName: 'ADA OBI' };
+      const { created, handle } = await create(taskQueue, request);
+      await expect(created).rejects.toMatchObject({ cause: { type: 'invalid_account', details: [details] } });
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'transfer_refused' } });
+      expect(stubs.inputsOf('nameEnquiry')).toEqual([{ ...enquiry, savedName: 'ADA OBI' }]);
+      expect(stubs.names()).toEqual(['nameEnquiry', 'settleReservation']);
+    });
+  });
+
   it("takes over a reservation an earlier execution committed, with that reservation's connector for its bank calls", async () => {
     // The name enquiry fails here, but an earlier execution of this task reserved the transfer with
     // paystack: the transfer is created after all, and its bank is paystack's, never this run's default.

@@ -30,6 +30,12 @@ export interface TransferRequest {
   metadata: Record<string, unknown>;
   /** The key's mode, which picks the connectors. */
   mode: 'test' | 'live';
+  /**
+   * A saved recipient's name (decisions §20), when the transfer names `recipient_id`: the name
+   * enquiry must still give it, and the transfer is paid under it. Absent for a transfer to an
+   * account, and in every request made before saved recipients.
+   */
+  savedName?: string;
 }
 
 /** What the transfer's activities report of its projection row. */
@@ -204,9 +210,17 @@ export type TransferActivities = {
    * next; an account the bank does not know refuses it. `exclude` names connectors already tried
    * (after a definitive "not taken"). Each connector is asked holding one of its name enquiry
    * slots, shared fairly between tenants (src/connectors/name-enquiry-slots.ts): none free in
-   * time is a transient fault, and not a reason to ask the next connector.
+   * time is a transient fault, and not a reason to ask the next connector. With `savedName` (a
+   * saved recipient's, decisions §20), a bank name that is not it (case and spacing aside) refuses
+   * the transfer as invalid_account with `{saved_name, current_name}`; one that is answers it.
    */
-  nameEnquiry(input: { bankCode: string; accountNumber: string; mode: KeyMode; exclude?: string[] }): Promise<{
+  nameEnquiry(input: {
+    bankCode: string;
+    accountNumber: string;
+    mode: KeyMode;
+    exclude?: string[];
+    savedName?: string;
+  }): Promise<{
     accountName: string;
     sessionId: string;
     connector: string;

@@ -312,10 +312,13 @@ async function reserve(request: TransferRequest, state: TransferState, transferI
   state.transferId = transferId;
   let recipientName: string | undefined;
   try {
+    // A saved recipient's name goes only when there is one: activity arguments are not compared
+    // on replay, and histories recorded before saved recipients keep the input they had.
     const enquiry = await createPath.nameEnquiry({
       bankCode: request.recipientBankCode,
       accountNumber: request.recipientAccount,
       mode: request.mode,
+      ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
     });
     recipientName = enquiry.accountName;
     state.connector = enquiry.connector;
@@ -557,6 +560,8 @@ async function nextConnector(
       accountNumber: request.recipientAccount,
       mode: request.mode,
       exclude: [...tried],
+      // A saved recipient is paid under its saved name at the next connector too (decisions §20).
+      ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
     });
   } catch (error) {
     log.warn('no other connector can take the transfer', { tried, error: String(error) });

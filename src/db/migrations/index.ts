@@ -32,6 +32,7 @@ import { Migration0029PossiblyTaken } from './0029-possibly-taken.ts';
 import { Migration0030InboundCreditFees } from './0030-inbound-credit-fees.ts';
 import { Migration0031BatchBounds } from './0031-batch-bounds.ts';
 import { Migration0032Recipients } from './0032-recipients.ts';
+import { Migration0033BatchItemSavedNames } from './0033-batch-item-saved-names.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -66,4 +67,5 @@ export const migrations = [
   Migration0030InboundCreditFees,
   Migration0031BatchBounds,
   Migration0032Recipients,
+  Migration0033BatchItemSavedNames,
 ];
