@@ -660,7 +660,7 @@ export interface paths {
         content: {
           'application/json': {
             batch_reference: string;
-            transfers: {
+            transfers: ({
               amount_minor: number;
               /** @description A saved recipient (POST /api/v1/recipients), instead of recipient_account and recipient_bank_code: paid under the name it was saved with, after a name enquiry that must still give that name */
               recipient_id?: string;
@@ -673,7 +673,15 @@ export interface paths {
               metadata?: {
                 [key: string]: unknown;
               };
-            }[];
+            } & (
+              | {
+                  recipient_id: string;
+                }
+              | {
+                  recipient_account: string;
+                  recipient_bank_code: string;
+                }
+            ))[];
             atomic?: boolean;
             metadata?: {
               [key: string]: unknown;
@@ -1444,7 +1452,15 @@ export interface paths {
             metadata?: {
               [key: string]: unknown;
             };
-          };
+          } & (
+            | {
+                recipient_id: string;
+              }
+            | {
+                recipient_account: string;
+                recipient_bank_code: string;
+              }
+          );
         };
       };
       responses: {

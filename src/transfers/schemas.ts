@@ -65,13 +65,32 @@ function namesOnePayee(value: Record<string, unknown>, context: z.RefinementCtx)
   }
 }
 
+/**
+ * The payee rule in the OpenAPI document: exactly one of the two ways to name it (the typed
+ * client's body type is the union of the two).
+ */
+const ONE_PAYEE = {
+  oneOf: [
+    {
+      properties: { recipient_id: { type: 'string' } },
+      required: ['recipient_id'],
+      not: { anyOf: [{ required: ['recipient_account'] }, { required: ['recipient_bank_code'] }] },
+    },
+    {
+      properties: { recipient_account: { type: 'string' }, recipient_bank_code: { type: 'string' } },
+      required: ['recipient_account', 'recipient_bank_code'],
+      not: { required: ['recipient_id'] },
+    },
+  ],
+};
+
 /** Runs the payee check on any object parsed so far, whatever else failed. */
 const onObjects = {
   when: (payload: { value: unknown }) =>
     typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
 };
 
-export const CreateTransferBody = TransferFields.superRefine(namesOnePayee, onObjects);
+export const CreateTransferBody = TransferFields.superRefine(namesOnePayee, onObjects).meta(ONE_PAYEE);
 
 // Any valid ISO 8601 instant between 1970 and 9999; the service hands PostgreSQL its UTC form.
 const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
@@ -145,7 +164,10 @@ export const TransferResponse = z.object({ status: z.literal('success'), data: T
 // ---- bulk transfers (decisions §14) ------------------------------------------------------------
 
 /** One item of a bulk request: a create's fields, without currency. */
-export const BulkTransferItem = TransferFields.omit({ currency: true }).strict().superRefine(namesOnePayee, onObjects);
+export const BulkTransferItem = TransferFields.omit({ currency: true })
+  .strict()
+  .superRefine(namesOnePayee, onObjects)
+  .meta(ONE_PAYEE);
 
 export const CreateBulkTransferBody = z.object({
   batch_reference: z

@@ -89,6 +89,7 @@ async function fuzzContext(): Promise<FuzzContext> {
       recipient_bank_code: bankCode,
       bank_code: bankCode,
       recipient_account: account,
+      recipient_id: fc.constant(resources.ids.recipient),
       account_number: account,
       url: fc.constant('http://127.0.0.1:9/fuzz'),
       signing_secret: fc.constant(newSigningSecret()),

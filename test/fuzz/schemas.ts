@@ -87,6 +87,12 @@ function fromSchema(schema: JsonSchema, hints: Hints): fc.Arbitrary<unknown> {
   if ('const' in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   const alternatives = [...asSchemas(schema.anyOf), ...asSchemas(schema.oneOf)];
+  // An object's own alternatives (a transfer's payee: recipient_id, or an account and bank code):
+  // the object, with the keys one of them requires and without those it forbids.
+  if (alternatives.length > 0 && schema.type === 'object') {
+    const { anyOf: _anyOf, oneOf: _oneOf, ...object } = schema;
+    return fc.oneof(...alternatives.map((alternative) => objects(narrowed(object, alternative), hints)));
+  }
   if (alternatives.length > 0) return fc.oneof(...alternatives.map((alternative) => valid(alternative, hints)));
   const all = asSchemas(schema.allOf);
   if (all.length > 0) return valid(all[0], hints);
@@ -121,6 +127,23 @@ function fromSchema(schema: JsonSchema, hints: Hints): fc.Arbitrary<unknown> {
     default:
       return fc.jsonValue({ maxDepth: 2 });
   }
+}
+
+/** The keys a `not` forbids: `{required}`, or `{anyOf: [{required}…]}`. */
+function forbiddenKeys(not: unknown): string[] {
+  if (typeof not !== 'object' || not === null) return [];
+  const { required, anyOf } = not as JsonSchema;
+  return [...(Array.isArray(required) ? (required as string[]) : []), ...asSchemas(anyOf).flatMap(forbiddenKeys)];
+}
+
+/** `object` as one of its alternatives has it: their required keys together, its forbidden keys gone. */
+function narrowed(object: JsonSchema, alternative: JsonSchema): JsonSchema {
+  const forbidden = new Set(forbiddenKeys(alternative.not));
+  const properties = Object.fromEntries(
+    Object.entries((object.properties ?? {}) as Record<string, JsonSchema>).filter(([name]) => !forbidden.has(name)),
+  );
+  const required = [object.required, alternative.required].flatMap((keys) => (Array.isArray(keys) ? keys : []));
+  return { ...object, properties, required: required.filter((name) => !forbidden.has(name as string)) };
 }
 
 function objects(schema: JsonSchema, hints: Hints): fc.Arbitrary<unknown> {
