@@ -7,8 +7,6 @@ import { banksFeature } from './banks/index.ts';
 import { cardsFeature } from './cards/index.ts';
 import { eventStreamFeature } from './event-stream/index.ts';
 import { type EventType, declareEventTypes, eventTypes } from './events/catalog.ts';
-// What reads the catalog, for code that loads no feature otherwise (the tests of single modules).
-export { describeEventTypes, parseEventData, sampleData } from './events/catalog.ts';
 import type { Feature } from './feature.ts';
 import { healthFeature } from './health/index.ts';
 import { identityFeature } from './identity/index.ts';
@@ -20,6 +18,9 @@ import { transfersFeature } from './transfers/index.ts';
 import { virtualAccountsFeature } from './virtual-accounts/index.ts';
 import { walletFeature } from './wallet/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
+
+// What reads the catalog, for code that loads no feature otherwise (the tests of single modules).
+export { describeEventTypes, parseEventData, sampleData } from './events/catalog.ts';
 
 export const FEATURES: readonly Feature[] = [
   tenantsFeature,

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { enquireName } from '../connectors/name-enquiry.ts';
-import { type Providers, banksOf } from '../connectors/registry.ts';
+import { type Banks, type Providers, banksOf } from '../connectors/registry.ts';
 import type { NameEnquirySlots } from '../connectors/name-enquiry-slots.ts';
 import { type Bank, ProviderError } from '../connectors/capabilities.ts';
 import type { KeyMode } from '../connectors/types.ts';
@@ -103,17 +103,21 @@ export function resolveAccountRoutes(
   );
 }
 
+/** The bank of `bankCode` in this bank list, or none: 503 UNAVAILABLE when the list cannot be had. */
+export async function findBank(banks: Banks, bankCode: string): Promise<Bank | undefined> {
+  try {
+    return await banks.find(bankCode);
+  } catch (cause) {
+    throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
+  }
+}
+
 /**
  * The bank of `bankCode` in the key mode's bank list: 503 UNAVAILABLE when the list cannot be had,
  * 400 naming `bank_code` when it has no such bank.
  */
 export async function supportedBank(providers: Providers, mode: KeyMode, bankCode: string): Promise<Bank> {
-  let bank;
-  try {
-    bank = await banksOf(providers, mode).find(bankCode);
-  } catch (cause) {
-    throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-  }
+  const bank = await findBank(banksOf(providers, mode), bankCode);
   if (!bank) {
     throw ApiError.validation([{ path: 'bank_code', message: 'is not a supported bank code (GET /api/v1/banks)' }]);
   }

@@ -47,7 +47,15 @@ import {
   openBatchCount,
 } from './batch-store.ts';
 import { savedRecipients } from '../recipients/service.ts';
-import { type CreateBulkTransferBody, type CreatedBatchResponse, NOT_A_SAVED_RECIPIENT } from './schemas.ts';
+import {
+  type CreateBulkTransferBody,
+  type CreatedBatchResponse,
+  NOT_A_SAVED_RECIPIENT,
+  NOT_A_SUPPORTED_BANK,
+  recipientBankGone,
+} from './schemas.ts';
+import { findBank } from '../banks/resolve.ts';
+import type { Bank } from '../connectors/capabilities.ts';
 import { usedToday } from './store.ts';
 import { batchDetailView, batchItemView, batchView } from './views.ts';
 
@@ -265,13 +273,9 @@ export class TransferBatchService {
         ? { account: recipient.accountNumber, bankCode: recipient.bankCode, savedName: recipient.accountName }
         : undefined;
     });
-    const banks = new Map<string, { code: string; name: string } | undefined>();
+    const banks = new Map<string, Bank | undefined>();
     for (const code of new Set(payees.flatMap((payee) => (payee ? [payee.bankCode] : [])))) {
-      try {
-        banks.set(code, await this.deps.banks(mode).find(code));
-      } catch (cause) {
-        throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-      }
+      banks.set(code, await findBank(this.deps.banks(mode), code));
     }
     const seen = new Map<string, number>();
     const items = body.transfers.map((item, index): NewBatchItem => {
@@ -299,14 +303,8 @@ export class TransferBatchService {
       } else if (!bank) {
         issues.push(
           item.recipient_id === undefined
-            ? {
-                path: `transfers[${index}].recipient_bank_code`,
-                message: 'is not a supported bank code (GET /api/v1/banks lists them)',
-              }
-            : {
-                path: `transfers[${index}].recipient_id`,
-                message: `is a recipient at bank ${payee.bankCode}, which is not a supported bank code any more (GET /api/v1/banks lists them)`,
-              },
+            ? { path: `transfers[${index}].recipient_bank_code`, message: NOT_A_SUPPORTED_BANK }
+            : { path: `transfers[${index}].recipient_id`, message: recipientBankGone(payee.bankCode) },
         );
       }
       const metadata = item.metadata ?? {};

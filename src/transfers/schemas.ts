@@ -10,6 +10,13 @@ import { MAX_BATCH_ITEMS, MAX_TRANSFER_MINOR, MIN_TRANSFER_MINOR } from './domai
 /** What `recipient_id` is refused with when it is not one of the tenant's saved recipients (decisions §20). */
 export const NOT_A_SAVED_RECIPIENT = 'is not a saved recipient (GET /api/v1/recipients lists them)';
 
+/** What `recipient_bank_code` is refused with when the mode's bank list has no such bank. */
+export const NOT_A_SUPPORTED_BANK = 'is not a supported bank code (GET /api/v1/banks lists them)';
+
+/** What `recipient_id` is refused with when its saved recipient's bank is no longer in the list. */
+export const recipientBankGone = (bankCode: string) =>
+  `is a recipient at bank ${bankCode}, which is not a supported bank code any more (GET /api/v1/banks lists them)`;
+
 /** A transfer's fields; who it pays is checked as a whole by `namesOnePayee`. */
 const TransferFields = z.object({
   amount_minor: koboAmount(MIN_TRANSFER_MINOR, MAX_TRANSFER_MINOR, 'is required and must be a whole number of kobo'),

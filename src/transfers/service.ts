@@ -35,7 +35,15 @@ import {
 } from './domain.ts';
 import { createView, itemView } from './views.ts';
 import { savedRecipients } from '../recipients/service.ts';
-import { type CreateTransferBody, type CreatedTransferResponse, NOT_A_SAVED_RECIPIENT } from './schemas.ts';
+import {
+  type CreateTransferBody,
+  type CreatedTransferResponse,
+  NOT_A_SAVED_RECIPIENT,
+  NOT_A_SUPPORTED_BANK,
+  recipientBankGone,
+} from './schemas.ts';
+import { findBank } from '../banks/resolve.ts';
+import type { Bank } from '../connectors/capabilities.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, listTransfers, readByReference, readTransfer } from './store.ts';
 
@@ -165,7 +173,7 @@ export class TransferService {
     tenantId: string,
     mode: KeyMode,
     body: CreateTransferBody,
-  ): Promise<{ account: string; bank: { code: string; name: string }; savedName?: string }> {
+  ): Promise<{ account: string; bank: Bank; savedName?: string }> {
     if (body.recipient_id !== undefined) {
       const saved = (await savedRecipients(this.deps.orm.em.fork(), tenantId, [body.recipient_id])).get(
         body.recipient_id,
@@ -180,23 +188,11 @@ export class TransferService {
   }
 
   /** The mode's bank of this code; 400 naming `field` when the bank list has none, 503 when it cannot be read. */
-  private async bank(mode: KeyMode, code: string, field: string): Promise<{ code: string; name: string }> {
-    let bank;
-    try {
-      bank = await this.deps.banks(mode).find(code);
-    } catch (cause) {
-      throw new ApiError('unavailable', 'the bank list is unavailable right now; retry shortly', null, { cause });
-    }
+  private async bank(mode: KeyMode, code: string, field: 'recipient_id' | 'recipient_bank_code'): Promise<Bank> {
+    const bank = await findBank(this.deps.banks(mode), code);
     if (!bank) {
-      throw ApiError.validation([
-        {
-          path: field,
-          message:
-            field === 'recipient_id'
-              ? `is a recipient at bank ${code}, which is not a supported bank code any more (GET /api/v1/banks lists them)`
-              : 'is not a supported bank code (GET /api/v1/banks lists them)',
-        },
-      ]);
+      const message = field === 'recipient_id' ? recipientBankGone(code) : NOT_A_SUPPORTED_BANK;
+      throw ApiError.validation([{ path: field, message }]);
     }
     return bank;
   }
