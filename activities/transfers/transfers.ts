@@ -25,6 +25,7 @@ import {
   clearPossiblyTaken,
   clearSubmission,
   connectorOf,
+  decideApprovalRow,
   findTransfer,
   finishRow,
   flagStuck,
@@ -39,6 +40,7 @@ import {
 import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
 import { itemView } from '../../src/transfers/views.ts';
 import { lockTenant } from '../../src/tenants/tenants.ts';
+import { auditDecision } from '../../src/transfers/approvals.ts';
 import type {
   BankOutcome,
   OperatorResolution,
@@ -77,7 +79,13 @@ function recordOf(row: TransferRow): TransferRecord {
 async function emitTransferEvent(
   em: EntityManager,
   row: TransferRow,
-  type: 'transfer.created' | 'transfer.settled' | 'transfer.failed',
+  type:
+    | 'transfer.created'
+    | 'transfer.settled'
+    | 'transfer.failed'
+    | 'transfer.approval_required'
+    | 'transfer.approved'
+    | 'transfer.rejected',
 ): Promise<void> {
   await recordEvent(em, {
     tenantId: row.tenant_id,
@@ -164,6 +172,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       nameEnquirySessionId: string;
       /** The connector whose name enquiry answered. */
       connector: string;
+      approvalExpiresAt?: number;
     }): Promise<TransferRecord> {
       const { request } = input;
       const total = request.amountMinor + request.feeMinor;
@@ -196,6 +205,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           row = await insertTransfer(tx, input.transferId, request, input.recipientName, {
             nameEnquirySessionId: input.nameEnquirySessionId,
             connector: input.connector,
+            ...(input.approvalExpiresAt !== undefined ? { approvalExpiresAt: new Date(input.approvalExpiresAt) } : {}),
           });
         } catch (error) {
           // Another transfer holds the reference: a conflict, never worth retrying.
@@ -231,6 +241,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           throw error;
         }
         await emitTransferEvent(tx, row, 'transfer.created');
+        if (row.approval_status === 'required') await emitTransferEvent(tx, row, 'transfer.approval_required');
         return recordOf(row);
       });
     },
@@ -352,6 +363,42 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         if (error instanceof ProviderError && error.outcome === 'not_found') return { status: 'unknown' };
         throw error;
       }
+    },
+
+    async decideApproval(input) {
+      return orm.em.fork().transactional(async (tx) => {
+        const current = await findTransfer(tx, input.transferId, { lock: true });
+        if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
+        if (current.approval_status !== 'required') {
+          return { ...recordOf(current), approval: current.approval_status ?? null };
+        }
+        const { decision, outcome } = input;
+        let row = await decideApprovalRow(tx, current.id, outcome, decision?.actor ?? null);
+        if (outcome === 'approved') {
+          await emitTransferEvent(tx, row, 'transfer.approved');
+        } else {
+          row = await reverse(tx, row, outcome === 'rejected' ? 'rejected' : 'approval_expired');
+          await emitTransferEvent(tx, row, 'transfer.rejected');
+          await emitTransferEvent(tx, row, 'transfer.failed');
+        }
+        if (decision) {
+          await auditDecision(tx, {
+            tenantId: row.tenant_id,
+            action: outcome === 'approved' ? 'transfer.approved' : 'transfer.rejected',
+            target: { type: 'transfer', id: row.id },
+            actor: decision.actor,
+            ip: decision.ip,
+            requestId: decision.requestId,
+            details: {
+              reference: row.reference,
+              amount_minor: row.amount_minor,
+              fee_minor: row.fee_minor,
+              ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+            },
+          });
+        }
+        return { ...recordOf(row), approval: row.approval_status ?? null };
+      });
     },
 
     /** Success: in flight → bank settlement (amount) and fee revenue (fee); transfer.settled. */

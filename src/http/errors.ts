@@ -9,11 +9,15 @@ export const ERRORS = {
   not_found: { status: 404, resource: 'NOT_FOUND', transfer: 'not_found' },
   conflict: { status: 409, resource: 'CONFLICT', transfer: 'conflict' },
   duplicate_reference: { status: 409, resource: 'CONFLICT', transfer: 'duplicate_reference' },
+  // A payout's approval already decided (decisions §20).
+  already_decided: { status: 409, resource: 'CONFLICT', transfer: 'already_decided' },
   idempotency_key_in_use: { status: 409, resource: 'IDEMPOTENCY_KEY_IN_USE', transfer: 'idempotency_key_in_use' },
   failed_precondition: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'failed_precondition' },
   insufficient_balance: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'insufficient_balance' },
   invalid_account: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'invalid_account' },
   // Account-name resolution's "no such account" (decisions §11).
+  // A transfer policy's saved_recipients_only refuses an account that is not saved (decisions §20).
+  recipient_not_allowed: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'recipient_not_allowed' },
   account_not_found: { status: 422, resource: 'INVALID_ACCOUNT', transfer: 'invalid_account' },
   limit_exceeded: { status: 422, resource: 'FAILED_PRECONDITION', transfer: 'limit_exceeded' },
   idempotency_key_reused: { status: 422, resource: 'IDEMPOTENCY_KEY_REUSED', transfer: 'idempotency_key_reused' },

@@ -20,6 +20,7 @@ import {
   recipientById,
   recipientsByIds,
   saveRecipient,
+  savedAccounts,
 } from './store.ts';
 import { recipientView } from './views.ts';
 
@@ -114,4 +115,23 @@ export async function savedRecipients(
     }
   }
   return found;
+}
+
+/**
+ * The accounts among `payees` that are saved recipients of this tenant's mode, as `bank/account`
+ * (a transfer policy's `saved_recipients_only`, decisions §20): an account is allowed however the
+ * transfer names it, by recipient_id or by its number.
+ */
+export async function savedPayees(
+  em: EntityManager,
+  tenantId: string,
+  payees: readonly { bankCode: string; account: string }[],
+): Promise<Set<string>> {
+  const rows = await savedAccounts(
+    em,
+    tenantId,
+    payees.map((payee) => payee.bankCode),
+    payees.map((payee) => payee.account),
+  );
+  return new Set(rows.map((row) => `${row.bank_code}/${row.account_number}`));
 }

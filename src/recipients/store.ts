@@ -105,3 +105,21 @@ export async function lastPaidAt(
   );
   return new Map(rows.map((row) => [`${row.bank_code}:${row.account_number}`, new Date(row.last_paid_at)]));
 }
+
+/** Which of the accounts (bank code and account number, index-aligned) are saved recipients of the tenant's mode. */
+export async function savedAccounts(
+  em: EntityManager,
+  tenantId: string,
+  bankCodes: readonly string[],
+  accounts: readonly string[],
+): Promise<{ bank_code: string; account_number: string }[]> {
+  if (bankCodes.length === 0) return [];
+  return em.execute(
+    `select distinct r.bank_code, r.account_number
+       from recipients r
+       join unnest(?::text[], ?::text[]) as p(bank_code, account)
+         on r.bank_code = p.bank_code and r.account_number = p.account
+      where r.tenant_id = ?`,
+    [bankCodes, accounts, tenantId],
+  );
+}

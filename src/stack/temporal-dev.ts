@@ -14,6 +14,7 @@ export const SEARCH_ATTRIBUTES = {
   TransferStatus: 'Keyword',
   TransferConnector: 'Keyword',
   TransferBatchReference: 'Keyword',
+  TransferApproval: 'Keyword',
   AmountMinor: 'Int',
   CardId: 'Keyword',
 } as const;

@@ -9,6 +9,7 @@ import { createdAt, keyMode, tableEntity, tenantOwned } from '../db/columns.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 import type { Window } from '../db/pages.ts';
 import type { TransferStatus } from './domain.ts';
+import { approvalColumns } from './approvals.ts';
 
 export const TransferBatch = tableEntity('TransferBatch', 'transfer_batches', {
   ...tenantOwned(),
@@ -21,6 +22,7 @@ export const TransferBatch = tableEntity('TransferBatch', 'transfer_batches', {
   total_fee_minor: p.bigint('number'),
   metadata: p.json<Record<string, unknown>>(),
   status: p.enum(['processing', 'completed'] as const),
+  ...approvalColumns(),
   ...createdAt(),
   completed_at: p.datetime().nullable(),
 });

@@ -2,6 +2,9 @@
 import type { z } from 'zod';
 import { type EventDataOf, eventType } from '../events/catalog.ts';
 import { SAMPLE_AT, SAMPLE_LATER, SAMPLE_TRANSFER_ID } from '../events/samples.ts';
+
+const SAMPLE_EXPIRES = '2026-11-26T09:30:00.000Z';
+const SAMPLE_KEY_ID = '7d9e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
 import { TransferBatchDetailView, TransferItemView } from './schemas.ts';
 
 const transfer = (status: 'pending' | 'successful' | 'failed'): z.input<typeof TransferItemView> => ({
@@ -15,6 +18,23 @@ const transfer = (status: 'pending' | 'successful' | 'failed'): z.input<typeof T
   accountName: 'CHINEDU OLAWALE',
   createdAt: SAMPLE_AT,
   ...(status === 'pending' ? {} : { completedAt: SAMPLE_LATER }),
+  ...(status === 'failed' ? { failure_reason: 'Beneficiary account is dormant' } : {}),
+  approval: null,
+});
+
+/** A transfer the transfer policy held (decisions §20), as its approval stands. */
+const held = (
+  status: 'pending' | 'failed',
+  approval: 'required' | 'approved' | 'rejected',
+): z.input<typeof TransferItemView> => ({
+  ...transfer(status),
+  ...(status === 'failed' ? { failure_reason: 'rejected' } : {}),
+  approval: {
+    status: approval,
+    expires_at: SAMPLE_EXPIRES,
+    decided_by: approval === 'required' ? null : { type: 'key', id: SAMPLE_KEY_ID, name: 'finance approvals' },
+    decided_at: approval === 'required' ? null : SAMPLE_LATER,
+  },
 });
 
 export const TRANSFER_EVENT_TYPES = {
@@ -34,6 +54,24 @@ export const TRANSFER_EVENT_TYPES = {
     TransferItemView,
     transfer('failed'),
   ),
+  'transfer.approval_required': eventType(
+    'The transfer policy held a transfer (decisions §20): its amount and fee are reserved, and it reaches ' +
+      'no bank until another key with transfers:approve (or a console approver) approves it before ' +
+      'approval.expires_at. Data: the transfer as GET shows it, with approval.status required.',
+    TransferItemView,
+    held('pending', 'required'),
+  ),
+  'transfer.approved': eventType(
+    'A held transfer was approved: it goes on to its bank. Data: the transfer with approval.decided_by.',
+    TransferItemView,
+    held('pending', 'approved'),
+  ),
+  'transfer.rejected': eventType(
+    'A held transfer was rejected, or its approval expired undecided: it failed with failure_reason ' +
+      '`rejected` or `approval_expired`, and its amount and fee are back in the wallet (transfer.failed follows).',
+    TransferItemView,
+    held('failed', 'rejected'),
+  ),
   'transfer_batch.completed': eventType(
     'Every item of a bulk transfer request was refused or its transfer ended: the batch with its counts by outcome.',
     TransferBatchDetailView,
@@ -46,6 +84,7 @@ export const TRANSFER_EVENT_TYPES = {
       total_fee_minor: 7_500,
       atomic: false,
       created_at: SAMPLE_AT,
+      approval: null,
       counts: { refused: 1, pending: 0, successful: 1, failed: 1 },
       completed_at: SAMPLE_LATER,
     },

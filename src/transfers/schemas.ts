@@ -119,6 +119,22 @@ export const ListTransfersQuery = z.object({
   reference: z.string().min(1).max(64).optional(),
 });
 
+/** A held payout's approval (decisions §20); null for one the transfer policy did not hold. */
+export const ApprovalView = z
+  .object({
+    status: z.enum(['required', 'approved', 'rejected', 'expired']),
+    expires_at: z.string(),
+    decided_by: z
+      .object({ type: z.enum(['key', 'user']), id: z.string(), name: z.string() })
+      .nullable()
+      .describe('The key or console user that approved or rejected it; null while required and once expired'),
+    decided_at: z.string().nullable(),
+  })
+  .nullable();
+
+/** A reject's body (decisions §20). */
+export const RejectBody = z.object({ reason: z.string().max(500).optional() });
+
 /** The transfer as the create endpoint returns it (interface §2.3). */
 export const TransferCreateView = z.object({
   id: z.string(),
@@ -136,6 +152,7 @@ export const TransferCreateView = z.object({
   currency: z.string(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.string(),
+  approval: ApprovalView,
 });
 /** The transfer as list and get return it, in their own field names and statuses. */
 export const TransferItemView = z.object({
@@ -149,6 +166,9 @@ export const TransferItemView = z.object({
   accountName: z.string(),
   createdAt: z.string(),
   completedAt: z.string().optional(),
+  /** Once failed: why (the bank's words, or `rejected` / `approval_expired` for a held transfer). */
+  failure_reason: z.string().optional(),
+  approval: ApprovalView,
 });
 
 export type CreateTransferBody = z.infer<typeof CreateTransferBody>;
@@ -199,6 +219,7 @@ export const TransferBatchView = z.object({
   total_fee_minor: z.number().int(),
   atomic: z.boolean(),
   created_at: z.string(),
+  approval: ApprovalView,
 });
 export type TransferBatchView = z.infer<typeof TransferBatchView>;
 

@@ -16,6 +16,7 @@ import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
+import { type ApprovalActor, approvalColumns } from './approvals.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
   ...tenantOwned(),
@@ -45,6 +46,7 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   possibly_taken_at: p.datetime().nullable(),
   /** The first ambiguous submission, kept for good: no refusal proves "not taken" after one. */
   ambiguous_since: p.datetime().nullable(),
+  ...approvalColumns(),
   ...timestamps(),
   completed_at: p.datetime().nullable(),
 });
@@ -236,6 +238,7 @@ function pendingRow({ transferId, request, recipientName, nameEnquirySessionId, 
     status: 'pending' as const,
     name_enquiry_session_id: nameEnquirySessionId,
     connector,
+    created_by_key_id: request.createdByKeyId ?? null,
   };
 }
 
@@ -245,9 +248,13 @@ export async function insertTransfer(
   transferId: string,
   request: TransferRequest,
   recipientName: string,
-  reserved: { nameEnquirySessionId: string; connector: string },
+  reserved: { nameEnquirySessionId: string; connector: string; approvalExpiresAt?: Date },
 ): Promise<TransferRow> {
-  await em.insert(Transfer, pendingRow({ transferId, request, recipientName, ...reserved }));
+  const { approvalExpiresAt, ...taken } = reserved;
+  await em.insert(Transfer, {
+    ...pendingRow({ transferId, request, recipientName, ...taken }),
+    ...(approvalExpiresAt ? { approval_status: 'required' as const, approval_expires_at: approvalExpiresAt } : {}),
+  });
   return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
 }
 
@@ -420,6 +427,26 @@ export async function finishRow(
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),
+    },
+  );
+  return (await em.findOne(Transfer, { id }, { refresh: true }))!;
+}
+
+/** A held transfer's approval decided (decisions §20): the caller holds its row lock. */
+export async function decideApprovalRow(
+  em: EntityManager,
+  id: string,
+  outcome: 'approved' | 'rejected' | 'expired',
+  decidedBy: ApprovalActor | null,
+): Promise<TransferRow> {
+  await em.nativeUpdate(
+    Transfer,
+    { id, approval_status: 'required' },
+    {
+      approval_status: outcome,
+      approval_decided_by: decidedBy,
+      approval_decided_at: raw('now()'),
+      updated_at: raw('now()'),
     },
   );
   return (await em.findOne(Transfer, { id }, { refresh: true }))!;

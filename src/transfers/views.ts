@@ -3,6 +3,7 @@
 // the get/list vocabulary (pending | successful | failed, src/transfers/domain.ts maps them), as
 // the interface specifies.
 import { batchItemStatus, publicStatus } from './domain.ts';
+import { approvalView } from './approvals.ts';
 import type {
   TransferBatchDetailView,
   TransferBatchItemView,
@@ -30,6 +31,7 @@ export function createView(row: TransferRow): TransferCreateView {
     currency: row.currency,
     metadata: row.metadata,
     created_at: row.created_at.toISOString(),
+    approval: approvalView(row),
   };
 }
 
@@ -45,6 +47,8 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     accountName: row.recipient_name,
     createdAt: row.created_at.toISOString(),
     ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
+    ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? 'failed' } : {}),
+    approval: approvalView(row),
   };
 }
 
@@ -59,6 +63,7 @@ export function batchView(row: TransferBatchRow): TransferBatchView {
     total_fee_minor: row.total_fee_minor,
     atomic: row.atomic,
     created_at: row.created_at.toISOString(),
+    approval: approvalView(row),
   };
 }
 

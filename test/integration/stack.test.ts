@@ -197,6 +197,7 @@ describe('search attributes', () => {
         'TransferStatus',
         'TransferConnector',
         'TransferBatchReference',
+        'TransferApproval',
         'AmountMinor',
         'CardId',
       ]);

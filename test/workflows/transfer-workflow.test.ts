@@ -85,6 +85,13 @@ const DEFAULT_STUBS: TransferActivities = {
     recipientName: 'ADA OBI',
     connector: 'sandbox',
   }),
+  decideApproval: async (input) => ({
+    id: input.transferId,
+    status: input.outcome === 'approved' ? 'pending' : 'failed',
+    recipientName: 'ADA OBI',
+    connector: 'sandbox',
+    approval: input.outcome,
+  }),
   settleReservation: async () => null,
   flagStuck: async () => undefined,
   recordDiscrepancy: async () => true,

@@ -36,6 +36,30 @@ export interface TransferRequest {
    * account, and in every request made before saved recipients.
    */
   savedName?: string;
+  /** The key that made the transfer (decisions §19): it may not approve it. Absent before approvals. */
+  createdByKeyId?: string;
+  /**
+   * Held by the tenant's transfer policy (decisions §20): reserved, then submitted only once
+   * another key (or a person with the role) approves it within `expiresInMs` of the run's start;
+   * rejected or undecided by then, it fails with its money returned. Absent when not held.
+   */
+  approval?: { expiresInMs: number; reasons: string[] };
+}
+
+/** A decision on a held payout (decisions §20): the `decideApproval` update's argument. */
+export interface ApprovalDecision {
+  decision: 'approve' | 'reject';
+  actor: { type: 'key' | 'user'; id: string; name: string };
+  /** The reject's reason, as the caller gave it. */
+  reason?: string;
+  /** The caller's address and request id, for the audit log (decisions §19). */
+  ip: string;
+  requestId: string;
+}
+
+/** The `decideApproval` update's answer, once the decision is recorded. */
+export interface ApprovalResult {
+  status: 'approved' | 'rejected';
 }
 
 /** What the transfer's activities report of its projection row. */
@@ -121,6 +145,8 @@ export interface TransferState {
   possiblyTaken?: PossiblyTaken | undefined;
   /** Connectors that refused the transfer before processing: never offered it again. */
   triedConnectors?: string[];
+  /** A held transfer's approval (decisions §20): its status and when it expires (epoch ms). */
+  approval?: { status: 'required' | 'approved' | 'rejected' | 'expired'; expiresAt: number };
 }
 
 /** Carried across continue-as-new while a transfer waits for its bank. */
@@ -161,6 +187,12 @@ export const bankConfirmedSignal = defineSignal<[BankOutcome]>('bankConfirmed');
 /** An operator's decision on a transfer the bank is silent on; answered once it is settled or reversed. */
 export const resolveUpdate = defineUpdate<ResolveResult, [OperatorResolution]>('resolve');
 export const statusQuery = defineQuery<TransferState>('status');
+/**
+ * Another key's (or a person's) decision on a held transfer or batch (decisions §20): refused
+ * (`already_decided`, `forbidden` for the key that made it, `not_held`) by its validator, never
+ * recorded twice; answered once the decision is recorded with its event and audit entry.
+ */
+export const decideApprovalUpdate = defineUpdate<ApprovalResult, [ApprovalDecision]>('decideApproval');
 
 // The transfer batch workflow's handles (decisions §14): its input, what it hands each item's
 // transfer run, and the `status` query. The batch's rules live in src/transfers/domain.ts.
@@ -169,6 +201,10 @@ export interface TransferBatchInput {
   tenantId: string;
   batchReference: string;
   totalCount: number;
+  /** The key that made the batch (decisions §19): it may not approve it. */
+  createdByKeyId?: string;
+  /** Held whole by the tenant's transfer policy (decisions §20), as a single transfer is held. */
+  approval?: { expiresInMs: number; reasons: string[] };
 }
 
 /** An accepted item, for its own transfer run: the request (without metadata: its row has it) and its reservation. */
@@ -236,7 +272,23 @@ export type TransferActivities = {
     nameEnquirySessionId: string;
     /** The connector whose name enquiry answered. */
     connector: string;
+    /**
+     * Held for approval until then (epoch ms; decisions §20): the row says so, and the
+     * transfer.approval_required event is recorded with transfer.created.
+     */
+    approvalExpiresAt?: number;
   }): Promise<TransferRecord>;
+  /**
+   * A held transfer's decision (decisions §20), once, under its row lock, with its event (and for
+   * a key's or a person's decision its audit entry): `approved` goes on to its bank; `rejected` and
+   * `expired` fail it with amount and fee returned (failure_reason `rejected` / `approval_expired`,
+   * events transfer.rejected and transfer.failed). A transfer already decided answers as it stands.
+   */
+  decideApproval(input: {
+    transferId: string;
+    outcome: 'approved' | 'rejected' | 'expired';
+    decision?: ApprovalDecision;
+  }): Promise<TransferRecord & { approval: 'required' | 'approved' | 'rejected' | 'expired' | null }>;
   /**
    * Sends the transfer to its connector under our transfer id (decisions §17). The transfer is
    * marked possibly taken before the request leaves (a process that dies mid-request leaves the
