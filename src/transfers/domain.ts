@@ -148,6 +148,14 @@ export interface TransferFailureDetails {
   not_created: undefined;
   /** An operator's resolution that says otherwise than the one the transfer already holds. */
   already_resolved: undefined;
+  /** An approval decision on a payout its policy did not hold (decisions §20). */
+  not_held: undefined;
+  /** An approval decision on a payout already decided, or whose approval expired. */
+  already_decided: { status: 'approved' | 'rejected' | 'expired' };
+  /** An approval decision by the key that made the payout. */
+  forbidden: undefined;
+  /** An operator's resolution of a payout still awaiting its approval (nothing was sent). */
+  awaiting_approval: undefined;
 }
 export type TransferFailureType = keyof TransferFailureDetails;
 

@@ -10,6 +10,7 @@ import { TransferBatchSweep } from './batch-sweep.ts';
 import { registerTransferCallbacks } from './callbacks.ts';
 import { transferRoutes } from './routes.ts';
 import { TransferService } from './service.ts';
+import { ApprovalService } from './approval-service.ts';
 import { transferEntities } from './store.ts';
 
 export const transfersFeature: Feature = {
@@ -28,7 +29,8 @@ export const transfersFeature: Feature = {
       banks,
       itemsPerMinute: config.BULK_ITEMS_PER_MINUTE,
     });
-    transferRoutes(app, { orm, transfers, batches });
+    const approvals = new ApprovalService({ orm, client });
+    transferRoutes(app, { orm, transfers, batches, approvals });
     registerTransferCallbacks(dispatcher, { orm, client, providers });
   },
 };

@@ -1,5 +1,6 @@
 // Endpoints 4–6: create, list and get transfers, in the transfer envelope styles.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { routeSchemasOf } from '../http/route-docs.ts';
@@ -19,9 +20,73 @@ import {
   TransferListResponse,
   TransferParams,
   TransferResponse,
+  ApproveBody,
+  RejectBody,
 } from './schemas.ts';
 import type { TransferService } from './service.ts';
 import type { TransferBatchService } from './batches.ts';
+import type { ApprovalService, DecisionRequest } from './approval-service.ts';
+
+/**
+ * `<base>/approve` and `<base>/reject` (decisions §20): a held payout decided by a key with
+ * transfers:approve other than the one that made it. Both answer 200 with the payout as GET shows it.
+ */
+function decisionRoutes(
+  app: FastifyInstance,
+  base: '/api/v1/transfers/:id' | '/api/v1/transfers/bulk/:id',
+  what: 'transfer' | 'batch',
+  answer: (
+    request: FastifyRequest<{ Params: { id: string } }>,
+    decision: DecisionRequest,
+  ) => Promise<z.infer<typeof TransferResponse> | z.infer<typeof TransferBatchResponse>>,
+): void {
+  const response = {
+    200: what === 'transfer' ? TransferResponse : TransferBatchResponse,
+    400: TransferErrorSchema,
+    401: TransferErrorSchema,
+    403: TransferErrorSchema,
+    404: TransferErrorSchema,
+    409: TransferErrorSchema,
+    422: TransferErrorSchema,
+    503: TransferErrorSchema,
+  };
+  const rules =
+    'Needs the transfers:approve scope and a key other than the one that made it (that key → 403 forbidden). ' +
+    'Not held → 422 failed_precondition; already approved, rejected or expired → 409 already_decided with ' +
+    '`details: {status}`. Answers 200 once the decision is recorded.';
+  const held = what === 'transfer' ? 'held transfer' : 'held batch (every item at once)';
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  typed.post(
+    `${base}/approve`,
+    {
+      schema: doc(`Approve a ${held}: it goes on to its bank (decisions §20)`, {
+        description: rules,
+        params: TransferParams,
+        body: ApproveBody.optional(),
+        response,
+      }),
+    },
+    async (request) => answer(request, { decision: 'approve', ip: request.ip, requestId: request.id }),
+  );
+  typed.post(
+    `${base}/reject`,
+    {
+      schema: doc(`Reject a ${held}: it fails with amount and fee returned (failure_reason \`rejected\`)`, {
+        description: rules,
+        params: TransferParams,
+        body: RejectBody.optional(),
+        response,
+      }),
+    },
+    async (request) =>
+      answer(request, {
+        decision: 'reject',
+        ...(request.body?.reason !== undefined ? { reason: request.body.reason } : {}),
+        ip: request.ip,
+        requestId: request.id,
+      }),
+  );
+}
 
 const doc = routeSchemasOf('transfers');
 
@@ -30,7 +95,7 @@ export const BULK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export function transferRoutes(
   app: FastifyInstance,
-  deps: { orm: MikroORM; transfers: TransferService; batches: TransferBatchService },
+  deps: { orm: MikroORM; transfers: TransferService; batches: TransferBatchService; approvals: ApprovalService },
 ) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
 
@@ -87,6 +152,12 @@ export function transferRoutes(
     }),
   );
 
+  decisionRoutes(app, '/api/v1/transfers/bulk/:id', 'batch', async (request, decision) => {
+    const key = tenantOf(request);
+    await deps.approvals.decideBatch(key, request.params.id, decision);
+    return { status: 'success' as const, data: await deps.batches.get(key.tenantId, request.params.id) };
+  });
+
   typed.get(
     '/api/v1/transfers/bulk/:id/items',
     {
@@ -139,8 +210,8 @@ export function transferRoutes(
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
       try {
-        const { tenantId, mode } = tenantOf(request);
-        const result = await deps.transfers.create(tenantId, request.body, idempotencyKeyOf(request), mode);
+        const { tenantId, mode, keyId } = tenantOf(request);
+        const result = await deps.transfers.create(tenantId, request.body, idempotencyKeyOf(request), mode, keyId);
         app.metrics.observeCreate(result.status === 201 ? 'created' : 'repeated', seconds());
         return await reply.status(result.status).send(result.body);
       } catch (error) {
@@ -175,6 +246,12 @@ export function transferRoutes(
       return { status: 'success' as const, data: items, pagination };
     },
   );
+
+  decisionRoutes(app, '/api/v1/transfers/:id', 'transfer', async (request, decision) => {
+    const key = tenantOf(request);
+    await deps.approvals.decideTransfer(key, request.params.id, decision);
+    return { status: 'success' as const, data: await deps.transfers.get(key.tenantId, request.params.id) };
+  });
 
   typed.get(
     '/api/v1/transfers/:id',

@@ -132,8 +132,11 @@ export const ApprovalView = z
   })
   .nullable();
 
+/** An approve's body: nothing is needed (an empty object is taken). */
+export const ApproveBody = z.object({}).strict();
+
 /** A reject's body (decisions §20). */
-export const RejectBody = z.object({ reason: z.string().max(500).optional() });
+export const RejectBody = z.object({ reason: z.string().max(500).optional() }).strict();
 
 /** The transfer as the create endpoint returns it (interface §2.3). */
 export const TransferCreateView = z.object({

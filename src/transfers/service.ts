@@ -34,7 +34,17 @@ import {
   transferFingerprint,
 } from './domain.ts';
 import { createView, itemView } from './views.ts';
-import { savedRecipients } from '../recipients/service.ts';
+import { savedPayees, savedRecipients } from '../recipients/service.ts';
+import {
+  RECIPIENT_NOT_ALLOWED,
+  holdReasons,
+  isNewPayee,
+  isSavedPayee,
+  newPayees,
+  transferPolicyOf,
+} from './approvals.ts';
+
+const HOUR_MS = 3_600_000;
 import {
   type CreateTransferBody,
   type CreatedTransferResponse,
@@ -84,6 +94,8 @@ export class TransferService {
     body: CreateTransferBody,
     idempotencyKey?: string,
     mode: KeyMode = 'test',
+    /** The key making it (decisions §19): it may not approve it, if the policy holds it. */
+    keyId?: string,
   ): Promise<{ status: 200 | 201; body: CreatedTransferResponse }> {
     const reference =
       body.reference ??
@@ -101,6 +113,7 @@ export class TransferService {
     const existing = await this.findByReference(tenantId, reference);
     if (existing) return this.repeat(existing, requestHash);
     const payee = accountPayee ?? (await this.payee(tenantId, mode, body));
+    const approval = await this.approvalFor(tenantId, body, payee);
 
     const request: TransferRequest = {
       tenantId,
@@ -116,6 +129,8 @@ export class TransferService {
       metadata,
       mode,
       ...(payee.savedName !== undefined ? { savedName: payee.savedName } : {}),
+      ...(keyId !== undefined ? { createdByKeyId: keyId } : {}),
+      ...(approval ? { approval } : {}),
     };
     const workflowId = transferWorkflowId(tenantId, reference);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
@@ -185,6 +200,34 @@ export class TransferService {
     // The schema lets neither through without the other (namesOnePayee).
     const bank = await this.bank(mode, body.recipient_bank_code!, 'recipient_bank_code');
     return { account: body.recipient_account!, bank };
+  }
+
+  /**
+   * What the tenant's transfer policy says of this payout (decisions §20): refused 422
+   * recipient_not_allowed when only saved recipients may be paid and the account is not one; held
+   * (the approval's length and why) when it is above the threshold, to a payee never paid, or when
+   * every transfer is; undefined when it goes straight to its bank.
+   */
+  private async approvalFor(
+    tenantId: string,
+    body: CreateTransferBody,
+    payee: { account: string; bank: Bank },
+  ): Promise<TransferRequest['approval']> {
+    const em = this.deps.orm.em.fork();
+    const policy = await transferPolicyOf(em, tenantId);
+    const account = { bankCode: payee.bank.code, account: payee.account };
+    if (policy.saved_recipients_only && body.recipient_id === undefined) {
+      if (!isSavedPayee(await savedPayees(em, tenantId, [account]), account)) {
+        throw new ApiError('recipient_not_allowed', RECIPIENT_NOT_ALLOWED, {
+          recipient_account: payee.account,
+          recipient_bank_code: payee.bank.code,
+        });
+      }
+    }
+    const newRecipient = policy.approval.new_recipient && isNewPayee(await newPayees(em, tenantId, [account]), account);
+    const reasons = holdReasons(policy, { amountMinor: body.amount_minor, newRecipient });
+    if (reasons.length === 0) return undefined;
+    return { expiresInMs: policy.approval_expires_in_hours * HOUR_MS, reasons };
   }
 
   /** The mode's bank of this code; 400 naming `field` when the bank list has none, 503 when it cannot be read. */

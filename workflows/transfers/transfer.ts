@@ -4,6 +4,9 @@
 //             amount + fee; the update answers the transfer's id as soon as the money is reserved
 //             (a batch's item comes reserved by its batch: `reserved`, starting at submit, or
 //             `resume` when its batch has submitted it too, starting at await);
+//   approve — only for a transfer its tenant's policy held (decisions §20): reserved, it waits for
+//             another key's `decideApproval` update until its expiry (a durable timer); rejected or
+//             expired, it fails with its money returned and goes no further;
 //   submit  — the transfer goes to the bank (transient faults retried);
 //   await   — the bank's confirmation signal, or its status asked on our own schedule; unconfirmed
 //             after 24 h the transfer stays `processing`, flagged as stuck, until the bank or an
@@ -38,14 +41,18 @@ import {
   type TransferResume,
   type TransferState,
   type TransferWorkflowInput,
+  type ApprovalDecision,
+  type ApprovalResult,
   bankConfirmedSignal,
   createUpdate,
+  decideApprovalUpdate,
   resolveUpdate,
   statusQuery,
 } from './definitions.ts';
 import {
   AmountMinorKey,
   TenantIdKey,
+  TransferApprovalKey,
   TransferConnectorKey,
   TransferReferenceKey,
   TransferStatusKey,
@@ -148,6 +155,12 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     },
     {
       validator: (resolution: OperatorResolution) => {
+        if (state.approval?.status === 'required') {
+          throw transferFailure(
+            'awaiting_approval',
+            `transfer ${state.transferId ?? input.request.reference} awaits its approval and was never sent; reject it instead`,
+          );
+        }
         if (!transfer) {
           throw transferFailure(
             'not_created',
@@ -166,6 +179,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     },
   );
 
+  const held = holdForApproval(input, state);
+
   transfer = await accept(input, state);
   if (!transfer) return state;
   upsertSearchAttributes([
@@ -176,6 +191,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   ]);
   state.connector = transfer.connector;
   upsertSearchAttributes([{ key: TransferConnectorKey, value: transfer.connector }]);
+  if (held && !(await awaitApproval(transfer.transferId, state, held))) return state;
   if (!input.resume) await submit(input.request, transfer, state);
   // Until the bank or an operator decides; a possibly taken submission its connector proves was
   // never taken goes on from here: sent again there, or to the next connector (decisions §17).
@@ -190,6 +206,78 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     decidedBy = decider;
   });
   return state;
+}
+
+/** A held transfer's decision, from the update that brings it to the run that records it. */
+interface Held {
+  decision?: ApprovalDecision;
+  /** Set once the decision (or the expiry) is recorded: the update answers then. */
+  recorded?: 'approved' | 'rejected' | 'expired';
+}
+
+/**
+ * A transfer its tenant's policy holds (decisions §20; only a create's run: a batch's items come
+ * decided by their batch): its approval expires `expiresInMs` after the run's start, the same
+ * instant its row shows, and the `decideApproval` update is handled from now on. The first decision
+ * the validator lets through is the one: any later one is refused `already_decided`, and the key
+ * that made the transfer is refused `forbidden`.
+ */
+function holdForApproval(input: TransferWorkflowInput, state: TransferState): Held | undefined {
+  const { approval } = input.request;
+  const held: Held | undefined = approval && !input.resume && !input.reserved ? {} : undefined;
+  if (held && approval) {
+    state.approval = { status: 'required', expiresAt: workflowInfo().startTime.getTime() + approval.expiresInMs };
+  }
+  setHandler(
+    decideApprovalUpdate,
+    async (decision: ApprovalDecision): Promise<ApprovalResult> => {
+      held!.decision ??= decision;
+      await condition(() => held!.recorded !== undefined);
+      return { status: held!.recorded === 'approved' ? 'approved' : 'rejected' };
+    },
+    {
+      validator: (decision: ApprovalDecision) => {
+        const id = state.transferId ?? input.request.reference;
+        if (!held || !state.approval) {
+          throw transferFailure('not_held', `transfer ${id} was not held for approval`);
+        }
+        const decided = held.decision
+          ? held.decision.decision === 'approve'
+            ? 'approved'
+            : 'rejected'
+          : state.approval.status;
+        if (decided !== 'required') {
+          throw transferFailure('already_decided', `transfer ${id} is already ${decided}`, { status: decided });
+        }
+        if (decision.actor.type === 'key' && decision.actor.id === input.request.createdByKeyId) {
+          throw transferFailure('forbidden', 'a transfer cannot be approved by the key that made it');
+        }
+      },
+    },
+  );
+  return held;
+}
+
+/**
+ * Phase 2, approve (a held transfer only): waits for the decision until the approval expires, and
+ * records it (or the expiry) once. True when approved: the transfer goes on to its bank. Rejected or
+ * expired, the decision's activity has failed it with amount and fee returned, and the run ends.
+ */
+async function awaitApproval(transferId: string, state: TransferState, held: Held): Promise<boolean> {
+  const approval = state.approval!;
+  upsertSearchAttributes([{ key: TransferApprovalKey, value: 'required' }]);
+  await condition(() => held.decision !== undefined, Math.max(1, approval.expiresAt - Date.now()));
+  const { decision } = held;
+  const outcome = decision ? (decision.decision === 'approve' ? 'approved' : 'rejected') : 'expired';
+  approval.status = outcome;
+  await ledger.decideApproval({ transferId, outcome, ...(decision ? { decision } : {}) });
+  held.recorded = outcome;
+  upsertSearchAttributes([{ key: TransferApprovalKey, value: outcome }]);
+  if (outcome === 'approved') return true;
+  state.status = 'failed';
+  upsertSearchAttributes([{ key: TransferStatusKey, value: 'failed' }]);
+  await condition(allHandlersFinished);
+  return false;
 }
 
 /** The transfer once its money is reserved: what the later phases need of it. */
@@ -328,6 +416,7 @@ async function reserve(request: TransferRequest, state: TransferState, transferI
       recipientName: enquiry.accountName,
       nameEnquirySessionId: enquiry.sessionId,
       connector: enquiry.connector,
+      ...(state.approval ? { approvalExpiresAt: state.approval.expiresAt } : {}),
     });
     return { transferId, recipientName, connector: enquiry.connector, nameEnquirySessionId: enquiry.sessionId };
   } catch (error) {
