@@ -13,6 +13,8 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { registerAuth } from './http/auth.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
+import { KeyUsage } from './tenants/key-usage.ts';
+import { registerScopeGuard } from './http/scopes.ts';
 import { resolveApiKey } from './tenants/tenants.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/security-headers.ts';
@@ -163,6 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
   });
+  // After the hook above: every route that needs a key must name its scope, or the app does not start.
+  registerScopeGuard(app);
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true },
@@ -175,7 +179,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
   });
   const keys = new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS });
-  registerAuth(app, rateLimits, (token) => keys.resolve(token, () => resolveApiKey(deps.orm.em.fork(), token)));
+  const usage = new KeyUsage(deps.orm, app.log);
+  registerAuth(
+    app,
+    rateLimits,
+    (token) => keys.resolve(token, () => resolveApiKey(deps.orm.em.fork(), token)),
+    (key) => usage.used(key.keyId),
+  );
 
   registerLiveModeGuard(app, deps.providers);
   // A claim lives a little longer than any request may run.

@@ -2,6 +2,7 @@
 // src/feature.ts says what that may be). The API registers their routes in this order, the ORM
 // maps their entities, the event catalog lists their event types and the operator CLI their
 // commands in this order. Adding a feature: docs/architecture.md#adding-a-feature.
+import { apiKeysFeature } from './api-keys/index.ts';
 import { auditFeature } from './audit/index.ts';
 import { banksFeature } from './banks/index.ts';
 import { cardsFeature } from './cards/index.ts';
@@ -14,6 +15,7 @@ import { ledgerFeature } from './ledger/index.ts';
 import { reconciliationFeature } from './reconciliation/index.ts';
 import { recipientsFeature } from './recipients/index.ts';
 import { tenantsFeature } from './tenants/index.ts';
+import { transferPolicyFeature } from './transfer-policy/index.ts';
 import { transfersFeature } from './transfers/index.ts';
 import { virtualAccountsFeature } from './virtual-accounts/index.ts';
 import { walletFeature } from './wallet/index.ts';
@@ -36,6 +38,8 @@ export const FEATURES: readonly Feature[] = [
   ledgerFeature,
   banksFeature,
   recipientsFeature,
+  apiKeysFeature,
+  transferPolicyFeature,
   auditFeature,
 ];
 

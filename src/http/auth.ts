@@ -4,10 +4,16 @@
 // that resolved is remembered for API_KEY_CACHE_MS (1 s; src/tenants/key-cache.ts).
 // The same hook applies the rate limits (src/http/rate-limits.ts): per key id once the key is
 // known, per client address before a 401, so that failed authentication is limited too.
+// Then, before the body is parsed or anything is looked up, what the key may do (decisions §19):
+// the address it is used from must be on its allow-list (./ip-allow-list.ts; a live key of a
+// tenant mode whose transfer policy requires one must have one), and it must hold the route's
+// scope (./scopes.ts). Each refusal is 403 FORBIDDEN / forbidden in the route's envelope.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
+import { ipAllowed } from './ip-allow-list.ts';
 import type { RateLimits } from './rate-limits.ts';
+import { holdsScope, scopeOf } from './scopes.ts';
 
 /** What a key resolved to (src/tenants/tenants.ts resolves them). */
 export interface ResolvedKey {
@@ -22,6 +28,14 @@ export interface ResolvedKey {
   features: string[];
   dailyTransferLimitMinor: number;
   allowedAccountTypes: string[];
+  /** The key's name, as its tenant gave it ('default' for keys made before names). */
+  keyName: string;
+  /** Its scopes (./scopes.ts): `*` holds them all. */
+  scopes: string[];
+  /** The addresses and CIDR ranges it may be used from, normalised; empty: any address. */
+  allowedIps: string[];
+  /** The tenant mode's transfer policy requires every live key to have an allow-list. */
+  liveKeysNeedIpAllowList: boolean;
 }
 
 /** A key's resolution: its tenant and mode, or why it does not work. */
@@ -67,11 +81,45 @@ export function tenantOf(request: FastifyRequest): ResolvedKey {
   return request.auth;
 }
 
-/** `resolve`: a bearer token to its key (the tenants feature's lookup behind its cache). */
+/**
+ * Why a key that resolved may not make this call: its address, its tenant's policy, or its scope.
+ * The policy's refusal (`ip_allow_list_required`) is for a live key without an allow-list when
+ * the tenant mode's transfer policy has `live_keys_need_ip_allow_list`: such a key works nowhere
+ * until it is replaced by one with a list.
+ */
+export function refusalFor(key: ResolvedKey, method: string, url: string, ip: string): ApiError | undefined {
+  if (!ipAllowed(key.allowedIps, ip)) {
+    return new ApiError('forbidden', `this API key may not be used from ${ip}: the address is not on its allow-list`, {
+      reason: 'ip_not_allowed',
+    });
+  }
+  if (key.mode === 'live' && key.liveKeysNeedIpAllowList && key.allowedIps.length === 0) {
+    return new ApiError(
+      'forbidden',
+      "this live API key has no IP allow-list, which the tenant's transfer policy requires of every live key",
+      { reason: 'ip_allow_list_required' },
+    );
+  }
+  const scope = scopeOf(method, url);
+  // A route missing from the table cannot be registered (registerScopeGuard); refuse it if one is.
+  if (!scope || !holdsScope(key.scopes, scope)) {
+    const required = scope ?? 'unknown';
+    return new ApiError('forbidden', `this API key lacks the scope ${required} that this call needs`, {
+      required_scope: required,
+    });
+  }
+  return undefined;
+}
+
+/**
+ * `resolve`: a bearer token to its key (the tenants feature's lookup behind its cache);
+ * `used`: told of every request a key authenticated and was allowed to make.
+ */
 export function registerAuth(
   app: FastifyInstance,
   limits: RateLimits,
   resolve: (token: string) => Promise<KeyResolution>,
+  used: (key: ResolvedKey) => void = () => {},
 ): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
@@ -87,9 +135,16 @@ export function registerAuth(
     else {
       const resolution = await resolve(token);
       if (resolution.ok) {
-        request.auth = resolution.key;
-        request.log = request.log.child({ tenantId: resolution.key.tenantId, mode: resolution.key.mode });
+        const key = resolution.key;
+        request.auth = key;
+        request.log = request.log.child({ tenantId: key.tenantId, mode: key.mode });
         await limits.perKey(request, reply);
+        const refusal = refusalFor(key, request.method, request.routeOptions.url, request.ip);
+        if (refusal) {
+          request.log.info({ keyId: key.keyId, ...refusal.details }, 'request refused: key may not make it');
+          return sendError(request, reply, refusal);
+        }
+        used(key);
         return;
       }
       reason = resolution.reason;

@@ -5,6 +5,9 @@ import type { OperatorCommand } from '../admin/command.ts';
 import { UsageError } from '../admin/errors.ts';
 import { type Flags, atMost, duration, flag, kobo, uuid } from '../admin/flags.ts';
 import { Tenant } from './entities.ts';
+import { type AuditActor, recordAuditEntry } from '../audit/log.ts';
+import { MAX_ALLOWED_IPS, normaliseIpEntry } from '../http/ip-allow-list.ts';
+import { isScope } from '../http/scopes.ts';
 import { fundWallet, walletView } from '../wallet/service.ts';
 import {
   MAX_ROLL_OVERLAP_MS,
@@ -43,6 +46,41 @@ export async function tenantModeOf(em: EntityManager, flags: Flags) {
     'no_live_mode',
     `tenant ${id} has no live mode yet: issue it a live key first (key create --tenant ${id} --live)`,
   );
+}
+
+/** The operator as admin_audit records them: the actor of the tenant's audit entries the CLI writes. */
+const operatorActor = (flags: Flags): AuditActor => ({
+  type: 'operator',
+  id: flags.operator(),
+  name: flags.operator(),
+});
+
+/** --scopes: a comma list of scopes (src/http/scopes.ts). */
+function scopesOf(raw: string): string[] {
+  const scopes = [...new Set(raw.split(',').map((scope) => scope.trim()))];
+  const unknown = scopes.filter((scope) => !isScope(scope));
+  if (unknown.length || scopes.length === 0) {
+    throw new UsageError(`--scopes: unknown scope ${unknown.join(', ') || "''"}`);
+  }
+  return scopes;
+}
+
+/** --allowed-ips: a comma list of at most 20 addresses or CIDR ranges, normalised. */
+function allowedIpsOf(raw: string): string[] {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.length > MAX_ALLOWED_IPS) throw new UsageError(`--allowed-ips: at most ${MAX_ALLOWED_IPS} entries`);
+  return [
+    ...new Set(
+      entries.map((entry) => {
+        const normalised = normaliseIpEntry(entry);
+        if (normalised === undefined) throw new UsageError(`--allowed-ips: '${entry}' is not an address or CIDR range`);
+        return normalised;
+      }),
+    ),
+  ];
 }
 
 export const tenantCommands: OperatorCommand[] = [
@@ -120,9 +158,28 @@ export const tenantCommands: OperatorCommand[] = [
     flags: {
       tenant: TENANT,
       live: flag.boolean("a live key (the first live key opens the tenant's live mode, with its own wallet)"),
+      name: flag.optional('N', 'its name (at most 100 characters)', 'default'),
+      scopes: flag.optional('S', 'its scopes, a comma list (read, transfers:write, …, keys:write, *)', '*'),
+      'allowed-ips': flag.optional('IPS', 'addresses or CIDR ranges it may be used from, a comma list (at most 20)'),
     },
     async run(em, flags) {
-      return issueKey(em, flags.get('tenant', tenantId), keyMode(flags));
+      const name = flags.get('name', atMost(100)).trim();
+      if (!name) throw new UsageError('--name must not be empty');
+      const scopes = flags.get('scopes', scopesOf);
+      const allowedIps = flags.optional('allowed-ips', allowedIpsOf) ?? [];
+      return em.transactional(async (tx) => {
+        const key = await issueKey(tx, flags.get('tenant', tenantId), keyMode(flags), { name, scopes, allowedIps });
+        await recordAuditEntry(tx, {
+          tenantId: key.mode_tenant_id,
+          action: 'api_key.created',
+          actor: operatorActor(flags),
+          target: { type: 'api_key', id: key.key_id },
+          ip: null,
+          requestId: null,
+          details: { name, prefix: key.key_prefix, scopes, allowed_ips: allowedIps, expires_at: null },
+        });
+        return key;
+      });
     },
   },
   {
@@ -131,7 +188,19 @@ export const tenantCommands: OperatorCommand[] = [
     mutates: true,
     flags: { 'key-prefix': flag.required('P', "the key's first characters (at least 12; key_prefix shows 16)") },
     async run(em, flags) {
-      return revokeKey(em, flags.get('key-prefix'));
+      return em.transactional(async (tx) => {
+        const revoked = await revokeKey(tx, flags.get('key-prefix'));
+        await recordAuditEntry(tx, {
+          tenantId: revoked.mode_tenant_id,
+          action: 'api_key.revoked',
+          actor: operatorActor(flags),
+          target: { type: 'api_key', id: revoked.key_id },
+          ip: null,
+          requestId: null,
+          details: { name: revoked.name, prefix: revoked.key_prefix },
+        });
+        return revoked;
+      });
     },
   },
   {
@@ -149,8 +218,20 @@ export const tenantCommands: OperatorCommand[] = [
       if (overlapMs > MAX_ROLL_OVERLAP_MS) {
         throw new UsageError(`--expire-old-in must be at most 30d, got '${flags.get('expire-old-in')}'`);
       }
-      const rolled = await rollKeys(em, id, keyMode(flags), overlapMs);
-      return { ...rolled.key, expiring: rolled.expiring };
+      return em.transactional(async (tx) => {
+        const rolled = await rollKeys(tx, id, keyMode(flags), overlapMs);
+        // One entry: the new key, and the keys it replaces with when each stops working.
+        await recordAuditEntry(tx, {
+          tenantId: rolled.key.mode_tenant_id,
+          action: 'api_key.rolled',
+          actor: operatorActor(flags),
+          target: { type: 'api_key', id: rolled.key.key_id },
+          ip: null,
+          requestId: null,
+          details: { prefix: rolled.key.key_prefix, expire_old_in_ms: overlapMs, expiring: rolled.expiring },
+        });
+        return { ...rolled.key, expiring: rolled.expiring };
+      });
     },
   },
   {

@@ -35,14 +35,40 @@ export const ApiKey = defineEntity({
     id: p.uuid().primary(),
     tenant: () => p.manyToOne(Tenant).fieldName('tenant_id'),
     mode: keyMode(),
+    /** The prefix of its newest secret. */
     prefix: p.string(),
-    keyHash: p.string().fieldName('key_hash').unique(),
+    name: p.string(),
+    /** What it may do (src/http/scopes.ts), fixed when it is made. */
+    scopes: p.array(),
+    /** The addresses and ranges it may be used from (src/http/ip-allow-list.ts); empty: anywhere. */
+    allowedIps: p.array().fieldName('allowed_ips'),
     createdAt: p
       .datetime()
       .fieldName('created_at')
       .onCreate(() => new Date()),
     revokedAt: p.datetime().fieldName('revoked_at').nullable(),
     /** Set when the key is rolled: it works until then (admin key roll). */
+    expiresAt: p.datetime().fieldName('expires_at').nullable(),
+    /** Written at most about once a minute (src/tenants/key-usage.ts). */
+    lastUsedAt: p.datetime().fieldName('last_used_at').nullable(),
+  },
+});
+
+/**
+ * A key's secrets, by their SHA-256: one when it is made, one more each time it is rolled, the
+ * older working until its `expires_at` (migration 0034).
+ */
+export const ApiKeySecret = defineEntity({
+  name: 'ApiKeySecret',
+  tableName: 'api_key_secrets',
+  properties: {
+    keyHash: p.string().fieldName('key_hash').primary(),
+    key: () => p.manyToOne(ApiKey).fieldName('key_id'),
+    prefix: p.string(),
+    createdAt: p
+      .datetime()
+      .fieldName('created_at')
+      .onCreate(() => new Date()),
     expiresAt: p.datetime().fieldName('expires_at').nullable(),
   },
 });

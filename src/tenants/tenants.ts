@@ -11,8 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { type InferEntity, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Refusal } from '../lib/refusal.ts';
-import { ApiKey, Tenant } from './entities.ts';
+import { ApiKey, ApiKeySecret, Tenant } from './entities.ts';
 import type { KeyResolution } from '../http/auth.ts';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
 import { openTenantAccounts } from '../ledger/ledger.ts';
 import { type KeyMode, generateApiKey, hashApiKey, keyPrefix, parseApiKey } from './api-keys.ts';
 
@@ -53,6 +55,9 @@ export interface IssuedKey {
   key_id: string;
   api_key: string;
   key_prefix: string;
+  name: string;
+  scopes: string[];
+  allowed_ips: string[];
   mode: KeyMode;
   /** The tenant. */
   tenant_id: string;
@@ -182,18 +187,36 @@ export async function listKeys(em: EntityManager, tenantId: string) {
   return keys.map((key) => ({
     key_id: key.id,
     key_prefix: key.prefix,
+    name: key.name,
     mode: key.mode,
+    scopes: key.scopes,
+    allowed_ips: key.allowedIps,
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt?.toISOString() ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
   }));
 }
 
+/** What a key is made with (decisions §19); the operator's defaults: 'default', every scope, any address. */
+export interface KeyOptions {
+  name?: string;
+  /** Checked by the caller (src/http/scopes.ts). */
+  scopes?: string[];
+  /** Normalised by the caller (src/http/ip-allow-list.ts). */
+  allowedIps?: string[];
+  expiresAt?: Date | null;
+}
+
 /**
  * A new key of `mode` for the tenant (given by the id of the tenant or of either of its modes); the
  * first live key makes the tenant's live mode.
  */
-export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMode): Promise<IssuedKey> {
+export async function issueKey(
+  em: EntityManager,
+  tenantId: string,
+  mode: KeyMode,
+  options: KeyOptions = {},
+): Promise<IssuedKey> {
   const tenant = await tenantMode(em, tenantId, mode, { create: true });
   if (!tenant) throw new TenantError('unknown_tenant', `no tenant ${tenantId}`);
   const apiKey = generateApiKey(mode);
@@ -202,19 +225,135 @@ export async function issueKey(em: EntityManager, tenantId: string, mode: KeyMod
     tenant,
     mode,
     prefix: keyPrefix(apiKey),
-    keyHash: hashApiKey(apiKey),
+    name: options.name ?? 'default',
+    scopes: options.scopes ?? ['*'],
+    allowedIps: options.allowedIps ?? [],
     revokedAt: null,
-    expiresAt: null,
+    expiresAt: options.expiresAt ?? null,
+    lastUsedAt: null,
   });
+  em.create(ApiKeySecret, { keyHash: hashApiKey(apiKey), key: row, prefix: row.prefix, expiresAt: null });
   await em.flush();
   return {
     key_id: row.id,
     api_key: apiKey,
     key_prefix: row.prefix,
+    name: row.name,
+    scopes: row.scopes,
+    allowed_ips: row.allowedIps,
     mode,
     tenant_id: tenant.ownerId,
     mode_tenant_id: tenant.id,
   };
+}
+
+export type ApiKeyRow = InferEntity<typeof ApiKey>;
+
+/** A page of a tenant mode's keys (`tenantId`: the mode's row), newest first. */
+export async function listModeKeys(em: EntityManager, tenantId: string, window: Window): Promise<Page<ApiKeyRow>> {
+  return pageOf(em, ApiKey, { tenant: tenantId }, { createdAt: 'desc', id: 'desc' }, window);
+}
+
+/** The tenant mode's key with this id (a uuid); null for another tenant's or mode's. */
+export async function modeKeyById(em: EntityManager, tenantId: string, id: string): Promise<ApiKeyRow | null> {
+  return em.findOne(ApiKey, { id, tenant: tenantId }, { refresh: true });
+}
+
+/** The keys of the tenant mode that hold `keys:write` (or `*`) and still work, besides `except`. */
+async function otherKeyAdmins(em: EntityManager, tenantId: string, except: string): Promise<number> {
+  const [row] = await em.execute<{ n: string }[]>(
+    `select count(*) as n from api_keys
+      where tenant_id = ? and id <> ? and revoked_at is null and (expires_at is null or expires_at > now())
+        and scopes && array['keys:write', '*']`,
+    [tenantId, except],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Revokes the tenant mode's key at once, unless it is the last working key holding keys:write (the
+ * tenant would lock itself out of its keys; the operator CLI can still revoke it). Under the mode
+ * row's lock, so two revocations at once cannot both see the other key still working. Runs in the
+ * caller's transaction. `revoked` false: it was revoked already (the row as it is).
+ */
+export async function revokeModeKey(
+  em: EntityManager,
+  tenantId: string,
+  id: string,
+): Promise<
+  | { outcome: 'not_found' }
+  | { outcome: 'last_key_admin' }
+  | { outcome: 'revoked'; row: ApiKeyRow }
+  | { outcome: 'already'; row: ApiKeyRow }
+> {
+  if (!(await lockTenant(em, tenantId))) return { outcome: 'not_found' };
+  const row = await modeKeyById(em, tenantId, id);
+  if (!row) return { outcome: 'not_found' };
+  if (row.revokedAt) return { outcome: 'already', row };
+  const admin = row.scopes.includes('*') || row.scopes.includes('keys:write');
+  if (admin && (await otherKeyAdmins(em, tenantId, id)) === 0) return { outcome: 'last_key_admin' };
+  await em.execute('update api_keys set revoked_at = now() where id = ? and tenant_id = ?', [id, tenantId]);
+  return { outcome: 'revoked', row: (await modeKeyById(em, tenantId, id))! };
+}
+
+/** The longest overlap an API roll may give a key's old secret (decisions §19). */
+export const MAX_SECRET_OVERLAP_HOURS = 168;
+
+/**
+ * Gives the tenant mode's key a new secret; its secrets still working keep working for
+ * `overlapHours` more (an earlier expiry stays), judged by the database's clock. The key keeps its
+ * id, name, scopes and allow-list. Runs in the caller's transaction, under the key's row lock.
+ */
+export async function rollKeySecret(
+  em: EntityManager,
+  tenantId: string,
+  id: string,
+  overlapHours: number,
+): Promise<
+  | { outcome: 'not_found' }
+  | { outcome: 'not_working' }
+  | { outcome: 'rolled'; row: ApiKeyRow; secret: string; previousPrefix: string; previousExpiresAt: string | null }
+> {
+  const [locked] = await em.execute<{ id: string; prefix: string; working: boolean }[]>(
+    `select id, prefix, revoked_at is null and (expires_at is null or expires_at > now()) as working
+       from api_keys where id = ? and tenant_id = ? for update`,
+    [id, tenantId],
+  );
+  if (!locked) return { outcome: 'not_found' };
+  if (!locked.working) return { outcome: 'not_working' };
+  const expiring = await em.execute<{ expires_at: Date }[]>(
+    `update api_key_secrets set expires_at = least(coalesce(expires_at, 'infinity'), now() + ? * interval '1 hour')
+      where key_id = ? and (expires_at is null or expires_at > now())
+      returning expires_at`,
+    [overlapHours, id],
+  );
+  const row = (await modeKeyById(em, tenantId, id))!;
+  const secret = generateApiKey(row.mode);
+  em.create(ApiKeySecret, { keyHash: hashApiKey(secret), key: row, prefix: keyPrefix(secret), expiresAt: null });
+  row.prefix = keyPrefix(secret);
+  await em.flush();
+  const latest = expiring.map((secretRow) => new Date(secretRow.expires_at).getTime()).sort((a, b) => b - a)[0];
+  return {
+    outcome: 'rolled',
+    row,
+    secret,
+    previousPrefix: locked.prefix,
+    previousExpiresAt: latest === undefined ? null : new Date(latest).toISOString(),
+  };
+}
+
+/**
+ * Records that these keys were used now: once a minute at most per key (the caller throttles; the
+ * statement skips a key written less than a minute ago by another replica).
+ */
+export async function markKeysUsed(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await executeNumbered(
+    em,
+    `update api_keys set last_used_at = now()
+      where id = any($1::uuid[]) and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+    [ids],
+  );
 }
 
 /** The longest overlap a roll may give the keys it replaces. */
@@ -294,7 +433,15 @@ export async function updateTenant(em: EntityManager, tenantId: string, input: U
 export async function revokeKey(
   em: EntityManager,
   prefix: string,
-): Promise<{ key_id: string; key_prefix: string; mode: KeyMode; tenant_id: string; revoked_at: string }> {
+): Promise<{
+  key_id: string;
+  key_prefix: string;
+  name: string;
+  mode: KeyMode;
+  tenant_id: string;
+  mode_tenant_id: string;
+  revoked_at: string;
+}> {
   if (prefix.length < 12)
     throw new TenantError('key_prefix_too_short', '--key-prefix needs at least 12 characters, e.g. sk_test_AbCd');
   const matches = await em.find(
@@ -315,8 +462,10 @@ export async function revokeKey(
   return {
     key_id: key.id,
     key_prefix: key.prefix,
+    name: key.name,
     mode: key.mode,
     tenant_id: key.tenant.ownerId,
+    mode_tenant_id: key.tenant.id,
     revoked_at: key.revokedAt.toISOString(),
   };
 }
@@ -326,22 +475,35 @@ export type { KeyResolution, ResolvedKey } from '../http/auth.ts';
 export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<KeyResolution> {
   const mode = parseApiKey(apiKey);
   if (!mode) return { ok: false, reason: 'malformed' };
+  // One statement: the secret, its key, the key's tenant mode and that mode's transfer policy.
+  // A secret has expired when its own overlap has ended (an API roll) or its key has (an operator's).
   const [row] = await em.execute<
     {
       id: string;
       mode: KeyMode;
       revoked_at: Date | null;
       expired: boolean;
+      key_name: string;
+      scopes: string[];
+      allowed_ips: string[];
       tenant_id: string;
       name: string;
       features: string[];
       daily_transfer_limit_minor: string;
       allowed_account_types: string[];
+      live_keys_need_ip_allow_list: boolean;
     }[]
   >(
-    `select k.id, k.mode, k.revoked_at, coalesce(k.expires_at <= now(), false) as expired, t.id as tenant_id,
-            t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types
-       from api_keys k join tenants t on t.id = k.tenant_id and t.mode = k.mode where k.key_hash = ?`,
+    `select k.id, k.mode, k.revoked_at,
+            coalesce(k.expires_at <= now(), false) or coalesce(s.expires_at <= now(), false) as expired,
+            k.name as key_name, k.scopes, k.allowed_ips, t.id as tenant_id,
+            t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types,
+            coalesce(p.live_keys_need_ip_allow_list, false) as live_keys_need_ip_allow_list
+       from api_key_secrets s
+       join api_keys k on k.id = s.key_id
+       join tenants t on t.id = k.tenant_id and t.mode = k.mode
+       left join transfer_policies p on p.tenant_id = t.id
+      where s.key_hash = ?`,
     [hashApiKey(apiKey)],
   );
   if (!row) return { ok: false, reason: 'unknown' };
@@ -357,6 +519,10 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       features: row.features,
       dailyTransferLimitMinor: Number(row.daily_transfer_limit_minor),
       allowedAccountTypes: row.allowed_account_types,
+      keyName: row.key_name,
+      scopes: row.scopes,
+      allowedIps: row.allowed_ips,
+      liveKeysNeedIpAllowList: row.live_keys_need_ip_allow_list,
     },
   };
 }

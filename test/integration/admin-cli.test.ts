@@ -54,7 +54,7 @@ describe('admin CLI', () => {
 
     const [stored] = await own.db.orm.em
       .fork()
-      .execute<{ key_hash: string }[]>('select key_hash from api_keys where id = ?', [result.json.key_id]);
+      .execute<{ key_hash: string }[]>('select key_hash from api_key_secrets where key_id = ?', [result.json.key_id]);
     expect(stored!.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(stored!.key_hash).not.toContain(result.json.api_key.slice(8));
   });

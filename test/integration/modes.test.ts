@@ -443,7 +443,7 @@ describe('migration 0020 on a database made before it', () => {
         orm.em
           .fork()
           .execute(
-            `insert into api_keys (id, tenant_id, mode, prefix, key_hash) values (gen_random_uuid(), ?, 'live', 'sk_live_x', 'h')`,
+            `insert into api_keys (id, tenant_id, mode, prefix, name, scopes) values (gen_random_uuid(), ?, 'live', 'sk_live_x', 'x', '{*}')`,
             [tenantId],
           ),
       ).rejects.toThrow(/api_keys_tenant_mode/);

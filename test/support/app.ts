@@ -203,5 +203,9 @@ export function resolvedTestKey(tenantId: string, allowedAccountTypes: string[])
     features: [],
     dailyTransferLimitMinor: 0,
     allowedAccountTypes,
+    keyName: 'default',
+    scopes: ['*'],
+    allowedIps: [],
+    liveKeysNeedIpAllowList: false,
   };
 }

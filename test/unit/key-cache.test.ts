@@ -15,6 +15,10 @@ const resolved = (keyId: string): KeyResolution => ({
     features: [],
     dailyTransferLimitMinor: 0,
     allowedAccountTypes: [],
+    keyName: 'default',
+    scopes: ['*'],
+    allowedIps: [],
+    liveKeysNeedIpAllowList: false,
   },
 });
 const revoked: KeyResolution = { ok: false, reason: 'revoked' };

@@ -33,6 +33,7 @@ import { Migration0030InboundCreditFees } from './0030-inbound-credit-fees.ts';
 import { Migration0031BatchBounds } from './0031-batch-bounds.ts';
 import { Migration0032Recipients } from './0032-recipients.ts';
 import { Migration0033BatchItemSavedNames } from './0033-batch-item-saved-names.ts';
+import { Migration0034TenantKeys } from './0034-tenant-keys.ts';
 import { Migration0035Approvals } from './0035-approvals.ts';
 
 export const migrations = [
@@ -69,5 +70,6 @@ export const migrations = [
   Migration0031BatchBounds,
   Migration0032Recipients,
   Migration0033BatchItemSavedNames,
+  Migration0034TenantKeys,
   Migration0035Approvals,
 ];
