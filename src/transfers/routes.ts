@@ -62,7 +62,7 @@ function decisionRoutes(
       schema: doc(`Approve a ${held}: it goes on to its bank (decisions §20)`, {
         description: rules,
         params: TransferParams,
-        body: ApproveBody.optional(),
+        body: ApproveBody.nullish(),
         response,
       }),
     },
@@ -74,7 +74,7 @@ function decisionRoutes(
       schema: doc(`Reject a ${held}: it fails with amount and fee returned (failure_reason \`rejected\`)`, {
         description: rules,
         params: TransferParams,
-        body: RejectBody.optional(),
+        body: RejectBody.nullish(),
         response,
       }),
     },

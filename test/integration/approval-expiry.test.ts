@@ -12,7 +12,9 @@ import { postingsTotal, walletBalance } from '../../src/ledger/ledger.ts';
 import { TransferService } from '../../src/transfers/service.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
 import { decideApprovalUpdate, statusQuery, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
-import { createFundedTenant } from '../support/app.ts';
+import { createFundedTenant, resolvedTestKey } from '../support/app.ts';
+import { ApprovalService } from '../../src/transfers/approval-service.ts';
+import { ApiError } from '../../src/http/errors.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { recordHistoryOf } from '../support/histories.ts';
 import type { TestSandboxBank } from '../support/sandbox-bank.ts';
@@ -86,13 +88,27 @@ describe('a held transfer nobody decides', () => {
     expect(rows).toEqual([]);
     const types = await db.orm.em
       .fork()
-      .execute<{ type: string }[]>(`select type from events where payload->>'id' = ? order by created_at, id`, [id]);
+      .execute<{ type: string }[]>(`select type from events where payload->>'id' = ? order by seq`, [id]);
     expect(types.map((event) => event.type)).toEqual([
       'transfer.created',
       'transfer.approval_required',
       'transfer.rejected',
       'transfer.failed',
     ]);
+    // A decision now finds it expired, from its row, without reaching its (finished) run.
+    const approvals = new ApprovalService({ orm: db.orm, client: env.client });
+    const late = await approvals
+      .decideTransfer(resolvedTestKey(tenant.tenantId, []), id, {
+        decision: 'approve',
+        ip: '127.0.0.1',
+        requestId: 'late',
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(late).toBeInstanceOf(ApiError);
+    expect(late).toMatchObject({ kind: 'already_decided', details: { status: 'expired' } });
     await recordHistoryOf('transfer-approval-expired', handle);
   }, 120_000);
 

@@ -15,8 +15,8 @@ export interface GatewayProcesses {
   stop(): Promise<(number | null)[]>;
   /** SIGKILL to one, as a crash or an OOM kill ends it: nothing of it runs any more when this returns. */
   kill(name: ProcessName): Promise<void>;
-  /** Starts one again (after kill), on the same settings; returns once it is ready. */
-  restart(name: ProcessName): Promise<void>;
+  /** Starts them again (after kill), on the same settings; returns once every process is ready. */
+  restart(...names: ProcessName[]): Promise<void>;
 }
 
 type ProcessName = 'api' | 'worker' | 'webhook-worker';
@@ -115,10 +115,14 @@ export async function startGatewayProcesses(options: {
     child.kill('SIGKILL');
     await exited;
   };
-  const restart = async (name: ProcessName) => {
-    const before = children.get(name)!.output;
-    launch(name, `${before}\n--- restarted ---\n`);
-    await ready({ [name]: before.length });
+  const restart = async (...names: ProcessName[]) => {
+    const since: Partial<Record<ProcessName, number>> = {};
+    for (const name of names) {
+      const before = children.get(name)!.output;
+      since[name] = before.length;
+      launch(name, `${before}\n--- restarted ---\n`);
+    }
+    await ready(since);
   };
   return { url, output: (name) => children.get(name)!.output, stop, kill, restart };
 }
