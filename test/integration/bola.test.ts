@@ -53,6 +53,10 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},
   'POST /api/v1/identity/customers/{id}/bvn-verification': { bvn: '22222222222' },
+  'POST /api/v1/transfers/{id}/approve': {},
+  'POST /api/v1/transfers/{id}/reject': { reason: 'bola' },
+  'POST /api/v1/transfers/bulk/{id}/approve': {},
+  'POST /api/v1/transfers/bulk/{id}/reject': { reason: 'bola' },
 };
 
 interface IdOperation {
