@@ -1,10 +1,13 @@
 // The transfer policy's use cases (decisions §20): read it, or replace it whole and record the
-// change (the policy before and after) in the audit log, in one transaction.
+// change (the policy before and after) in the audit log, in one transaction. Other features read a
+// tenant mode's policy with readTransferPolicy, re-exported here (a feature's store is its own).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type RequestActor, recordAuditEntry } from '../audit/log.ts';
 import type { ResolvedKey } from '../http/auth.ts';
 import type { TransferPolicyBody, TransferPolicyView } from './schemas.ts';
 import { readTransferPolicy, replaceTransferPolicy } from './store.ts';
+
+export { DEFAULT_TRANSFER_POLICY, type TransferPolicy, readTransferPolicy } from './store.ts';
 
 export class TransferPolicyService {
   private readonly orm: MikroORM;
