@@ -11063,7 +11063,7 @@ export interface paths {
     put?: never;
     /**
      * Make a key of the caller’s mode; its secret is in this answer only
-     * @description Its scopes must be within the caller’s (a `*` key may give any). `allowed_ips`: at most 20 IPv4 or IPv6 addresses or CIDR ranges it may be used from. A live key without one, when the transfer policy requires it: 422 `FAILED_PRECONDITION`.
+     * @description Its scopes must be within the caller’s (a `*` key may give any). `allowed_ips`: at most 20 IPv4 or IPv6 addresses or CIDR ranges it may be used from. A live key without one, when the transfer policy requires it: 422 `FAILED_PRECONDITION`. A repeat with the same Idempotency-Key answers the key it made with `secret: null` (secrets are never stored).
      */
     post: {
       parameters: {
@@ -11110,7 +11110,7 @@ export interface paths {
                 last_used_at: string | null;
                 expires_at: string | null;
                 revoked_at: string | null;
-                secret: string;
+                secret: string | null;
               };
               meta: {
                 timestamp: string;
@@ -11350,7 +11350,7 @@ export interface paths {
                 last_used_at: string | null;
                 expires_at: string | null;
                 revoked_at: string | null;
-                secret: string;
+                secret: string | null;
                 previous_secret_expires_at: string | null;
               };
               meta: {
