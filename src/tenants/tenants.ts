@@ -274,7 +274,7 @@ async function otherKeyAdmins(em: EntityManager, tenantId: string, except: strin
  * Revokes the tenant mode's key at once, unless it is the last working key holding keys:write (the
  * tenant would lock itself out of its keys; the operator CLI can still revoke it). Under the mode
  * row's lock, so two revocations at once cannot both see the other key still working. Runs in the
- * caller's transaction. `revoked` false: it was revoked already (the row as it is).
+ * caller's transaction. `already`: it was revoked before (the row as it is).
  */
 export async function revokeModeKey(
   em: EntityManager,
