@@ -11954,7 +11954,7 @@ export interface paths {
     };
     /**
      * Replace the transfer policy (the whole object; recorded in the audit log)
-     * @description Which transfers are held for a second key to approve (`approval`), how long a held one waits (`approval_expires_in_hours`, 1 to 72), whether only saved recipients may be paid, and whether every live key must have an IP allow-list.
+     * @description Which transfers are held for a second key to approve (`approval`), how long a held one waits (`approval_expires_in_hours`, 1 to 72), whether only saved recipients may be paid, and whether every live key must have an IP allow-list (refused 422 `FAILED_PRECONDITION` when no live key holding `keys:write` has one).
      */
     put: {
       parameters: {
@@ -12070,6 +12070,28 @@ export interface paths {
         };
         /** @description Default Response */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
           headers: {
             [name: string]: unknown;
           };

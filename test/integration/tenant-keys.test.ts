@@ -624,6 +624,13 @@ describe('the transfer policy', () => {
 
   it('with live_keys_need_ip_allow_list, refuses live keys without an allow-list, and making one', async () => {
     const live = await createFundedTenant(stack.db.orm, 0, 'live tenant', 'live');
+    // Not while no live key that can manage keys has a list: every one would stop working.
+    const alone = await call('PUT', '/api/v1/transfer-policy', live.apiKey, {
+      payload: { ...DEFAULTS, live_keys_need_ip_allow_list: true },
+    });
+    expect(alone.statusCode).toBe(422);
+    expect(alone.json().error.details).toEqual({ reason: 'no_listed_key_admin' });
+    expect((await call('GET', '/api/v1/transfer-policy', live.apiKey)).json().data).toEqual(DEFAULTS);
     const listed = await makeKey(live.apiKey, { name: 'listed', scopes: ['*'], allowed_ips: ['127.0.0.1'] });
     const put = await call('PUT', '/api/v1/transfer-policy', live.apiKey, {
       payload: { ...DEFAULTS, live_keys_need_ip_allow_list: true },
