@@ -14,7 +14,7 @@ import { registerAuth } from './http/auth.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
 import { KeyUsage } from './tenants/key-usage.ts';
-import { registerScopeGuard } from './http/scopes.ts';
+import { ROUTE_SCOPES, type Scope, registerScopeGuard } from './http/scopes.ts';
 import { resolveApiKey } from './tenants/tenants.ts';
 import { registerErrorResponseDocs } from './http/error-docs.ts';
 import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/security-headers.ts';
@@ -57,6 +57,11 @@ export interface AppDeps {
    * Temporal client carries their context into workflows. Absent: neither hook nor interceptor.
    */
   tracer?: Tracer;
+  /**
+   * The scopes of routes added to the app beyond the features' (tests' probe routes), beside
+   * ROUTE_SCOPES: an authenticated route that neither names stops the app from building.
+   */
+  extraRouteScopes?: Readonly<Record<string, Scope>>;
 }
 
 declare module 'fastify' {
@@ -166,7 +171,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
   });
   // After the hook above: every route that needs a key must name its scope, or the app does not start.
-  registerScopeGuard(app);
+  const routeScopes = { ...ROUTE_SCOPES, ...deps.extraRouteScopes };
+  registerScopeGuard(app, routeScopes);
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true },
@@ -185,6 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     rateLimits,
     (token) => keys.resolve(token, () => resolveApiKey(deps.orm.em.fork(), token)),
     (key) => usage.used(key.keyId),
+    routeScopes,
   );
 
   registerLiveModeGuard(app, deps.providers);

@@ -12,6 +12,16 @@ import type { ApiKeyService } from './service.ts';
 
 const doc = routeSchemasOf('API keys');
 
+/**
+ * A key's secret is never stored (only its hash): the copy an Idempotency-Key keeps of the answer
+ * has `secret: null`, so a repeat answers the key it made without it (roll it if it was lost).
+ */
+function withoutSecret(answer: unknown): unknown {
+  const data = (answer as { data?: unknown } | null)?.data;
+  if (!data || typeof data !== 'object' || !('secret' in data)) return answer;
+  return { ...(answer as object), data: { ...data, secret: null } };
+}
+
 export function apiKeyRoutes(app: FastifyInstance, deps: { keys: ApiKeyService }) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ResourceErrorSchema, 401: ResourceErrorSchema, 403: ResourceErrorSchema };
@@ -30,11 +40,13 @@ export function apiKeyRoutes(app: FastifyInstance, deps: { keys: ApiKeyService }
   typed.post(
     '/api/v1/api-keys',
     {
+      config: { storedAnswer: withoutSecret },
       schema: doc('Make a key of the caller’s mode; its secret is in this answer only', {
         description:
           'Its scopes must be within the caller’s (a `*` key may give any). `allowed_ips`: at most 20 IPv4 or ' +
           'IPv6 addresses or CIDR ranges it may be used from. A live key without one, when the transfer ' +
-          'policy requires it: 422 `FAILED_PRECONDITION`.',
+          'policy requires it: 422 `FAILED_PRECONDITION`. A repeat with the same Idempotency-Key answers ' +
+          'the key it made with `secret: null` (secrets are never stored).',
         body: CreateKeyBody,
         response: { 201: envelopeSchema(KeyWithSecret), ...errors, 422: ResourceErrorSchema },
       }),
@@ -48,6 +60,7 @@ export function apiKeyRoutes(app: FastifyInstance, deps: { keys: ApiKeyService }
   typed.post(
     '/api/v1/api-keys/:id/roll',
     {
+      config: { storedAnswer: withoutSecret },
       schema: doc('Roll a key: a new secret now, the old one working for `expires_in_hours` (0 to 168, default 24)', {
         description: 'The key keeps its id, name, scopes and allow-list. A revoked or expired key: 422.',
         params: KeyParams,

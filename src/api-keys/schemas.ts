@@ -76,8 +76,11 @@ export const KeyView = z.object({
 });
 export type KeyView = z.infer<typeof KeyView>;
 
-/** A key as made or rolled: its secret, shown this once. */
-export const KeyWithSecret = KeyView.extend({ secret: z.string() });
+/**
+ * A key as made or rolled: its secret, shown this once (null in the replay of an Idempotency-Key,
+ * since the secret is not stored).
+ */
+export const KeyWithSecret = KeyView.extend({ secret: z.string().nullable() });
 
 /** A rolled key: its new secret, and until when the secret it had works. */
 export const RolledKey = KeyWithSecret.extend({ previous_secret_expires_at: z.string().nullable() });

@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors.ts';
 import { isUuid } from '../http/ids.ts';
 import { type Window, paginationView } from '../http/pagination.ts';
 import { holdsScope, isScope } from '../http/scopes.ts';
-import { readTransferPolicy } from '../transfer-policy/store.ts';
+import { readTransferPolicy } from '../transfer-policy/service.ts';
 import { issueKey, listModeKeys, modeKeyById, revokeModeKey, rollKeySecret } from '../tenants/tenants.ts';
 import { type CreateKeyBody, MAX_KEY_LIFETIME_DAYS, type RollKeyBody } from './schemas.ts';
 import { keyView } from './views.ts';

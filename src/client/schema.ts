@@ -10890,6 +10890,1681 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/api-keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The keys of the caller's tenant and mode, newest first (never their secrets) */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+          offset?: number;
+          filters?: unknown;
+          params?: unknown;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  id: string;
+                  name: string;
+                  prefix: string;
+                  scopes: string[];
+                  allowed_ips: string[];
+                  created_at: string;
+                  last_used_at: string | null;
+                  expires_at: string | null;
+                  revoked_at: string | null;
+                }[];
+                pagination: {
+                  page: number;
+                  limit: number;
+                  offset: number;
+                  total: number;
+                  pages: number;
+                  has_more: boolean;
+                };
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Make a key of the caller’s mode; its secret is in this answer only
+     * @description Its scopes must be within the caller’s (a `*` key may give any). `allowed_ips`: at most 20 IPv4 or IPv6 addresses or CIDR ranges it may be used from. A live key without one, when the transfer policy requires it: 422 `FAILED_PRECONDITION`. A repeat with the same Idempotency-Key answers the key it made with `secret: null` (secrets are never stored).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            scopes: (
+              | 'read'
+              | 'transfers:write'
+              | 'transfers:approve'
+              | 'virtual_accounts:write'
+              | 'cards:write'
+              | 'identity:write'
+              | 'webhooks:write'
+              | 'keys:write'
+              | '*'
+            )[];
+            allowed_ips?: string[];
+            expires_at?: string | null;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                prefix: string;
+                scopes: string[];
+                allowed_ips: string[];
+                created_at: string;
+                last_used_at: string | null;
+                expires_at: string | null;
+                revoked_at: string | null;
+                secret: string | null;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/api-keys/{id}/roll': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Roll a key: a new secret now, the old one working for `expires_in_hours` (0 to 168, default 24)
+     * @description The key keeps its id, name, scopes and allow-list. A revoked or expired key: 422.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            expires_in_hours?: number;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                prefix: string;
+                scopes: string[];
+                allowed_ips: string[];
+                created_at: string;
+                last_used_at: string | null;
+                expires_at: string | null;
+                revoked_at: string | null;
+                secret: string | null;
+                previous_secret_expires_at: string | null;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/api-keys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a key at once (its event streams end too)
+     * @description The last working key of the tenant and mode that holds `keys:write` cannot be revoked here: 422 `FAILED_PRECONDITION` (the operator CLI can).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                prefix: string;
+                scopes: string[];
+                allowed_ips: string[];
+                created_at: string;
+                last_used_at: string | null;
+                expires_at: string | null;
+                revoked_at: string | null;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/transfer-policy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The key mode's transfer policy (all off until saved) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                approval: {
+                  above_minor: number | null;
+                  new_recipient: boolean;
+                  every_transfer: boolean;
+                };
+                approval_expires_in_hours: number;
+                saved_recipients_only: boolean;
+                live_keys_need_ip_allow_list: boolean;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Replace the transfer policy (the whole object; recorded in the audit log)
+     * @description Which transfers are held for a second key to approve (`approval`), how long a held one waits (`approval_expires_in_hours`, 1 to 72), whether only saved recipients may be paid, and whether every live key must have an IP allow-list (refused 422 `FAILED_PRECONDITION` when no live key holding `keys:write` has one).
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            approval: {
+              above_minor: number | null;
+              new_recipient: boolean;
+              every_transfer: boolean;
+            };
+            approval_expires_in_hours: number;
+            saved_recipients_only: boolean;
+            live_keys_need_ip_allow_list: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                approval: {
+                  above_minor: number | null;
+                  new_recipient: boolean;
+                  every_transfer: boolean;
+                };
+                approval_expires_in_hours: number;
+                saved_recipients_only: boolean;
+                live_keys_need_ip_allow_list: boolean;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/audit-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The audit log of the caller's tenant and mode, newest first
+     * @description `from` is inclusive, `to` exclusive.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+          offset?: number;
+          filters?: unknown;
+          params?: unknown;
+          action?:
+            | 'api_key.created'
+            | 'api_key.rolled'
+            | 'api_key.revoked'
+            | 'transfer_policy.updated'
+            | 'transfer.approved'
+            | 'transfer.rejected'
+            | 'batch.approved'
+            | 'batch.rejected'
+            | 'team.invited'
+            | 'team.role_changed'
+            | 'team.removed'
+            | 'session.signed_in';
+          from?: string;
+          to?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  id: string;
+                  action: string;
+                  actor: {
+                    /** @enum {string} */
+                    type: 'key' | 'user' | 'operator';
+                    id: string;
+                    name: string;
+                  };
+                  target: {
+                    type: string;
+                    id: string;
+                  };
+                  ip: string | null;
+                  request_id: string | null;
+                  details: {
+                    [key: string]: unknown;
+                  };
+                  created_at: string;
+                }[];
+                pagination: {
+                  page: number;
+                  limit: number;
+                  offset: number;
+                  total: number;
+                  pages: number;
+                  has_more: boolean;
+                };
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/audit-log/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One entry of the audit log */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                action: string;
+                actor: {
+                  /** @enum {string} */
+                  type: 'key' | 'user' | 'operator';
+                  id: string;
+                  name: string;
+                };
+                target: {
+                  type: string;
+                  id: string;
+                };
+                ip: string | null;
+                request_id: string | null;
+                details: {
+                  [key: string]: unknown;
+                };
+                created_at: string;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/provider-callbacks/{provider}': {
     parameters: {
       query?: never;

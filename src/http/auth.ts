@@ -13,7 +13,7 @@ import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
 import { ipAllowed } from './ip-allow-list.ts';
 import type { RateLimits } from './rate-limits.ts';
-import { holdsScope, scopeOf } from './scopes.ts';
+import { ROUTE_SCOPES, type Scope, holdsScope, scopeOf } from './scopes.ts';
 
 /** What a key resolved to (src/tenants/tenants.ts resolves them). */
 export interface ResolvedKey {
@@ -87,7 +87,13 @@ export function tenantOf(request: FastifyRequest): ResolvedKey {
  * the tenant mode's transfer policy has `live_keys_need_ip_allow_list`: such a key works nowhere
  * until it is replaced by one with a list.
  */
-export function refusalFor(key: ResolvedKey, method: string, url: string, ip: string): ApiError | undefined {
+export function refusalFor(
+  key: ResolvedKey,
+  method: string,
+  url: string,
+  ip: string,
+  table: Readonly<Record<string, Scope>> = ROUTE_SCOPES,
+): ApiError | undefined {
   if (!ipAllowed(key.allowedIps, ip)) {
     return new ApiError('forbidden', `this API key may not be used from ${ip}: the address is not on its allow-list`, {
       reason: 'ip_not_allowed',
@@ -100,7 +106,7 @@ export function refusalFor(key: ResolvedKey, method: string, url: string, ip: st
       { reason: 'ip_allow_list_required' },
     );
   }
-  const scope = scopeOf(method, url);
+  const scope = scopeOf(method, url, table);
   // A route missing from the table cannot be registered (registerScopeGuard); refuse it if one is.
   if (!scope || !holdsScope(key.scopes, scope)) {
     const required = scope ?? 'unknown';
@@ -113,13 +119,15 @@ export function refusalFor(key: ResolvedKey, method: string, url: string, ip: st
 
 /**
  * `resolve`: a bearer token to its key (the tenants feature's lookup behind its cache);
- * `used`: told of every request a key authenticated and was allowed to make.
+ * `used`: told of every request a key authenticated and was allowed to make; `table`: the scope of
+ * each route (ROUTE_SCOPES, and the rows of routes a test adds).
  */
 export function registerAuth(
   app: FastifyInstance,
   limits: RateLimits,
   resolve: (token: string) => Promise<KeyResolution>,
   used: (key: ResolvedKey) => void = () => {},
+  table: Readonly<Record<string, Scope>> = ROUTE_SCOPES,
 ): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
@@ -139,7 +147,7 @@ export function registerAuth(
         request.auth = key;
         request.log = request.log.child({ tenantId: key.tenantId, mode: key.mode });
         await limits.perKey(request, reply);
-        const refusal = refusalFor(key, request.method, request.routeOptions.url, request.ip);
+        const refusal = refusalFor(key, request.method, request.routeOptions.url, request.ip, table);
         if (refusal) {
           request.log.info({ keyId: key.keyId, ...refusal.details }, 'request refused: key may not make it');
           return sendError(request, reply, refusal);

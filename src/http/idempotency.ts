@@ -16,6 +16,8 @@
 // goes to the handler, which answers from the resource as it is now (200, no workflow call), and
 // so does a different body (409 duplicate_reference); and only a success is kept (a refusal is
 // shared with the requests waiting on it, then the key is free for a retry).
+// A route whose answer holds a secret the gateway never stores (a new API key's) keeps a copy
+// without it (`config.storedAnswer`): a repeat then answers the same object with the secret null.
 // The stored request fingerprint is keyed: HMAC-SHA256 of `method path\nbody` under a server key
 // derived from WEBHOOK_ENCRYPTION_KEY (every API replica has the same one), never a plain digest,
 // so a dump of the table cannot be used to try guesses at a secret a body held (a webhook
@@ -43,6 +45,11 @@ declare module 'fastify' {
      * so such a route hands over a keyed fingerprint instead. Default: the body itself.
      */
     fingerprint?: (body: unknown) => unknown;
+    /**
+     * What of a JSON answer the record keeps and a repeat replays, for an answer holding a secret
+     * the gateway never stores (a new API key's): the answer itself by default.
+     */
+    storedAnswer?: (answer: unknown) => unknown;
   }
   interface FastifyRequest {
     /** The key this request claimed, to be completed or released when it answers. */
@@ -207,8 +214,8 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     const late = request.lateAnswer;
     const write =
       reply.statusCode >= 500 && late
-        ? holdUntilLate(orm, claim, late, leaseMs, request.log)
-        : settle(orm, claim, reply.statusCode, payload);
+        ? holdUntilLate(orm, claim, late, leaseMs, request.log, request.routeOptions.config.storedAnswer)
+        : settle(orm, claim, reply.statusCode, payload, request.routeOptions.config.storedAnswer);
     await beforeDeadline(Math.max(request.deadlineAt ?? 0, Date.now()), write).catch((error: unknown) => {
       request.log.warn({ err: error }, 'idempotency record not written in time; its lease will release it');
     });
@@ -219,7 +226,13 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
 type Claim = NonNullable<FastifyRequest['idempotencyClaim']>;
 
 /** Completes the claim with the answer (below 500) or releases it (5xx). */
-async function settle(orm: MikroORM, claim: Claim, status: number, payload: unknown): Promise<void> {
+async function settle(
+  orm: MikroORM,
+  claim: Claim,
+  status: number,
+  payload: unknown,
+  storedAnswer?: (answer: unknown) => unknown,
+): Promise<void> {
   const em = orm.em.fork();
   if (status >= 500) {
     await em.execute(`delete from idempotency_keys where tenant_id = ? and key = ? and claim_token = ?`, [
@@ -229,7 +242,8 @@ async function settle(orm: MikroORM, claim: Claim, status: number, payload: unkn
     ]);
     return;
   }
-  const text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
+  let text = typeof payload === 'string' ? payload : payload == null ? 'null' : JSON.stringify(payload);
+  if (storedAnswer) text = JSON.stringify(storedAnswer(JSON.parse(text)) ?? null);
   const keep = !claim.natural || status < 300;
   await em.execute(
     `update idempotency_keys set state = 'completed', response_status = ?, response_body = ?::jsonb, locked_until = null,
@@ -249,6 +263,7 @@ async function holdUntilLate(
   late: Promise<LateAnswer | undefined>,
   leaseMs: number,
   log: FastifyRequest['log'],
+  storedAnswer?: (answer: unknown) => unknown,
 ): Promise<void> {
   const renew = () =>
     orm.em.fork().execute(
@@ -273,7 +288,7 @@ async function holdUntilLate(
       clearInterval(renewal);
       if (answer && answer.status < 500) {
         const body = answer.payload === undefined ? null : JSON.stringify(answer.payload);
-        await settle(orm, claim, answer.status, body);
+        await settle(orm, claim, answer.status, body, storedAnswer);
       } else {
         await settle(orm, claim, 500, null);
       }

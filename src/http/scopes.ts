@@ -112,9 +112,13 @@ export function routeScopeKey(method: string, url: string): string {
 }
 
 /** The scope a route needs; undefined for a route not in the table. */
-export function scopeOf(method: string, url: string): Scope | undefined {
+export function scopeOf(
+  method: string,
+  url: string,
+  table: Readonly<Record<string, Scope>> = ROUTE_SCOPES,
+): Scope | undefined {
   const key = routeScopeKey(method, url);
-  return Object.hasOwn(ROUTE_SCOPES, key) ? ROUTE_SCOPES[key] : undefined;
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
 /** The table's keys of an authenticated route (one per method); none for a public route. */

@@ -36,11 +36,11 @@ export class KeyUsage {
     this.pending.add(keyId);
     if (!this.flushing) {
       this.flushing = true;
-      setImmediate(() => void this.flush());
+      setImmediate(() => void this.record());
     }
   }
 
-  private async flush(): Promise<void> {
+  private async record(): Promise<void> {
     const ids = [...this.pending];
     this.pending = new Set();
     try {
@@ -51,7 +51,7 @@ export class KeyUsage {
       this.flushing = false;
       if (this.pending.size > 0) {
         this.flushing = true;
-        setImmediate(() => void this.flush());
+        setImmediate(() => void this.record());
       }
     }
   }

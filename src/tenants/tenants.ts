@@ -270,11 +270,22 @@ async function otherKeyAdmins(em: EntityManager, tenantId: string, except: strin
   return Number(row?.n ?? 0);
 }
 
+/** How many working keys of the tenant mode hold `keys:write` (or `*`) and have an IP allow-list. */
+export async function listedKeyAdmins(em: EntityManager, tenantId: string): Promise<number> {
+  const [row] = await em.execute<{ n: string }[]>(
+    `select count(*) as n from api_keys
+      where tenant_id = ? and revoked_at is null and (expires_at is null or expires_at > now())
+        and scopes && array['keys:write', '*'] and cardinality(allowed_ips) > 0`,
+    [tenantId],
+  );
+  return Number(row?.n ?? 0);
+}
+
 /**
  * Revokes the tenant mode's key at once, unless it is the last working key holding keys:write (the
  * tenant would lock itself out of its keys; the operator CLI can still revoke it). Under the mode
  * row's lock, so two revocations at once cannot both see the other key still working. Runs in the
- * caller's transaction. `revoked` false: it was revoked already (the row as it is).
+ * caller's transaction. `already`: it was revoked before (the row as it is).
  */
 export async function revokeModeKey(
   em: EntityManager,

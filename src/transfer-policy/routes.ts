@@ -32,9 +32,10 @@ export function transferPolicyRoutes(app: FastifyInstance, deps: { policies: Tra
         description:
           'Which transfers are held for a second key to approve (`approval`), how long a held one waits ' +
           '(`approval_expires_in_hours`, 1 to 72), whether only saved recipients may be paid, and whether ' +
-          'every live key must have an IP allow-list.',
+          'every live key must have an IP allow-list (refused 422 `FAILED_PRECONDITION` when no live key ' +
+          'holding `keys:write` has one).',
         body: TransferPolicyBody,
-        response: { 200: envelopeSchema(TransferPolicyView), ...errors },
+        response: { 200: envelopeSchema(TransferPolicyView), ...errors, 422: ResourceErrorSchema },
       }),
     },
     async (request) => ok(request, await deps.policies.replace(tenantOf(request), request.body, requestActor(request))),

@@ -2,7 +2,7 @@
 // (decisions §20), one row per mode row, all off when there is none.
 //
 // readTransferPolicy is what the transfer and batch paths call to decide whether to hold a transfer
-// for approval; it answers the policy in the API's own shape, snake_case (TransferPolicy below),
+// for approval (other features import it from ./service.ts, which re-exports it); it answers the policy in the API's own shape, snake_case (TransferPolicy below),
 // the defaults when the tenant mode never saved one.
 import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';

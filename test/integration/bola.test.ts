@@ -2,8 +2,9 @@
 // operation of the OpenAPI document whose path names an id is called with tenant B's key on tenant
 // A's real ids and on ids that exist nowhere. Each must answer 404 exactly as it answers for an id
 // that does not exist (same status, same envelope, same message once the id is masked), so B learns
-// nothing, and A's rows must be byte-for-byte what they were. A's revoked key gets 401 everywhere,
-// and a live key 403 on the sandbox routes (decisions §12). A route added later is covered without
+// nothing, and A's rows (and A's API keys and their secrets) must be byte-for-byte what they were.
+// A's revoked key gets 401 everywhere, and a live key 403 on the sandbox routes (decisions §12);
+// A's own live key answers A's test ids as ids that do not exist, A's keys and audit entries 404. A route added later is covered without
 // editing this file, or fails here until its request body and its resource are named below.
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -57,6 +58,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/transfers/{id}/reject': { reason: 'bola' },
   'POST /api/v1/transfers/bulk/{id}/approve': {},
   'POST /api/v1/transfers/bulk/{id}/reject': { reason: 'bola' },
+  'POST /api/v1/api-keys/{id}/roll': { expires_in_hours: 1 },
 };
 
 interface IdOperation {
@@ -101,6 +103,19 @@ function readable(response: LightMyRequestResponse, id: string) {
 }
 
 /**
+ * A's keys and their secrets (keys are left out of rowsOf, whose tables the tests' own key issuing
+ * changes): all but when each was last used.
+ */
+async function keysOf(tenantId: string): Promise<unknown[]> {
+  return stack.db.orm.em.fork().execute(
+    `select k.id, k.name, k.prefix, k.scopes, k.allowed_ips, k.revoked_at, k.expires_at, s.key_hash, s.expires_at as secret_expires_at
+       from api_keys k join tenants t on t.id = k.tenant_id left join api_key_secrets s on s.key_id = k.id
+      where t.owner_id = ? order by s.key_hash`,
+    [tenantId],
+  );
+}
+
+/**
  * Every row of A's: tables with a tenant_id by it, A's tenant rows (its modes) by their owner, the
  * rest whole (nothing B does may touch them; B's own live mode, made by its first live key, is B's).
  */
@@ -112,7 +127,7 @@ async function rowsOf(tenantId: string): Promise<Record<string, unknown[]>> {
                                      and c.column_name = 'tenant_id') as tenant
        from information_schema.tables t
       where t.table_schema = 'public' and t.table_type = 'BASE TABLE'
-        and t.table_name not in ('mikro_orm_migrations', 'api_keys')
+        and t.table_name not in ('mikro_orm_migrations', 'api_keys', 'api_key_secrets')
       order by t.table_name`,
   );
   const snapshot: Record<string, unknown[]> = {};
@@ -160,6 +175,7 @@ describe('object-level authorisation, from the route table', () => {
       const operations = await operationsWithIds();
       expect(operations.length).toBeGreaterThanOrEqual(15);
       const before = await rowsOf(a.tenant.tenant_id);
+      const keysBefore = await keysOf(a.tenant.tenant_id);
       const answers: Record<string, unknown> = {};
       for (const operation of operations) {
         const theirs = ids[resourceOfTemplate(operation.template)];
@@ -171,6 +187,14 @@ describe('object-level authorisation, from the route table', () => {
         answers[operation.key] = onTheirs.status;
       }
       expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
+      expect(await keysOf(a.tenant.tenant_id)).toEqual(keysBefore);
+      expect(Object.keys(answers)).toEqual(
+        expect.arrayContaining([
+          'DELETE /api/v1/api-keys/{id}',
+          'POST /api/v1/api-keys/{id}/roll',
+          'GET /api/v1/audit-log/{id}',
+        ]),
+      );
 
       // A's own key, once revoked, opens nothing; a live key never reaches the sandbox routes.
       const spare = await issueKey(stack.db.orm.em.fork(), a.tenant.tenant_id, 'test');
@@ -185,6 +209,23 @@ describe('object-level authorisation, from the route table', () => {
         }
       }
       expect(await rowsOf(a.tenant.tenant_id)).toEqual(before);
+
+      // The other mode is another world (decisions §16): A's live key finds none of A's test ids,
+      // and answers each as it answers an id that does not exist; A's keys and audit entries: 404.
+      const aLive = await issueKey(stack.db.orm.em.fork(), a.tenant.tenant_id, 'live');
+      const keysWithLive = await keysOf(a.tenant.tenant_id);
+      for (const operation of operations) {
+        const theirs = ids[resourceOfTemplate(operation.template)];
+        const nowhere = randomUUID();
+        const onTheirs = readable(await call(operation, aLive.api_key, theirs), theirs);
+        expect(onTheirs, `${operation.key} with A's live key on A's test id`).toEqual(
+          readable(await call(operation, aLive.api_key, nowhere), nowhere),
+        );
+        if (/\/(api-keys|audit-log)\//.test(operation.template)) {
+          expect(onTheirs.status, `${operation.key} with A's live key`).toBe(404);
+        }
+      }
+      expect(await keysOf(a.tenant.tenant_id)).toEqual(keysWithLive);
     } finally {
       await resources.close();
     }

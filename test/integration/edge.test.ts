@@ -32,7 +32,14 @@ function probes(instance: FastifyInstance) {
   });
 }
 
-const own = useTestApp({ extend: probes });
+const own = useTestApp({
+  extend: probes,
+  routeScopes: {
+    'POST /api/v1/edge-probe': 'read',
+    'GET /api/v1/edge-probe/:probe_id': 'read',
+    'POST /api/v1/edge-probe/refused': 'read',
+  },
+});
 let base: string;
 let port: number;
 let tenant: FundedTenant;

@@ -12,7 +12,14 @@ import { auth, fieldPaths } from '../support/api.ts';
 import { type FundedTenant, createFundedTenant, createTestApp, useTestApp, withTestApp } from '../support/app.ts';
 import { createTestDatabase } from '../support/database.ts';
 
-const own = useTestApp({ extend: probes });
+const own = useTestApp({
+  extend: probes,
+  routeScopes: {
+    'POST /api/v1/probe': 'read',
+    'GET /api/v1/probe/boom': 'read',
+    'GET /api/v1/transfers/probe': 'read',
+  },
+});
 /** An app whose Temporal address answers nothing. */
 const TEMPORAL_AWAY = { temporalAddress: '127.0.0.1:1' };
 let tenantA: FundedTenant;

@@ -299,6 +299,7 @@ describe('a request the deadline answers while its handler runs on', () => {
     const slow = await createTestApp(db.orm, {
       taskQueue: TASK_QUEUE,
       dependencyTimeoutMs: 400,
+      routeScopes: { 'POST /api/v1/test-slow-creates': 'transfers:write' },
       // A create whose dependency stalls past the deadline and then succeeds.
       extend: (extended) =>
         extended.post('/api/v1/test-slow-creates', async (_request, reply) => {

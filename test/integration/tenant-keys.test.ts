@@ -273,6 +273,39 @@ describe('keys made, rolled and revoked through the API', () => {
     expect(await statusOf(made.secret)).toBe(200);
   });
 
+  it('honours Idempotency-Key on making and rolling a key, and never stores the secret: a repeat answers it null', async () => {
+    const { apiKey, tenantId } = await tenant();
+    const headers = { 'idempotency-key': 'make-ci-key' };
+    const body = { name: 'ci', scopes: ['read'] };
+    const first = await call('POST', '/api/v1/api-keys', apiKey, { payload: body, headers });
+    const again = await call('POST', '/api/v1/api-keys', apiKey, { payload: body, headers });
+    expect([first.statusCode, again.statusCode]).toEqual([201, 200]);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json().data).toEqual({ ...first.json().data, secret: null });
+    expect((await call('GET', '/api/v1/api-keys', apiKey)).json().data.pagination.total).toBe(2);
+    const rollHeaders = { 'idempotency-key': 'roll-ci-key' };
+    const id = first.json().data.id as string;
+    const rolled = await call('POST', `/api/v1/api-keys/${id}/roll`, apiKey, { payload: {}, headers: rollHeaders });
+    const rolledAgain = await call('POST', `/api/v1/api-keys/${id}/roll`, apiKey, {
+      payload: {},
+      headers: rollHeaders,
+    });
+    expect([rolled.statusCode, rolledAgain.statusCode]).toEqual([201, 200]);
+    expect(rolledAgain.json().data).toEqual({ ...rolled.json().data, secret: null });
+    expect(await statusOf(rolled.json().data.secret)).toBe(200);
+    const stored = await stack.db.orm.em
+      .fork()
+      .execute<{ body: string }[]>('select response_body::text as body from idempotency_keys where tenant_id = ?', [
+        tenantId,
+      ]);
+    expect(stored).toHaveLength(2);
+    for (const secret of [first.json().data.secret, rolled.json().data.secret]) {
+      expect(stored.some((row) => row.body.includes(secret))).toBe(false);
+    }
+    const reused = await call('POST', '/api/v1/api-keys', apiKey, { payload: { ...body, name: 'other' }, headers });
+    expect(reused.statusCode).toBe(422);
+  });
+
   it('records when a key was last used, at most about once a minute', async () => {
     const { apiKey, keyId } = await tenant();
     for (let i = 0; i < 5; i += 1) expect(await statusOf(apiKey)).toBe(200);
@@ -591,6 +624,13 @@ describe('the transfer policy', () => {
 
   it('with live_keys_need_ip_allow_list, refuses live keys without an allow-list, and making one', async () => {
     const live = await createFundedTenant(stack.db.orm, 0, 'live tenant', 'live');
+    // Not while no live key that can manage keys has a list: every one would stop working.
+    const alone = await call('PUT', '/api/v1/transfer-policy', live.apiKey, {
+      payload: { ...DEFAULTS, live_keys_need_ip_allow_list: true },
+    });
+    expect(alone.statusCode).toBe(422);
+    expect(alone.json().error.details).toEqual({ reason: 'no_listed_key_admin' });
+    expect((await call('GET', '/api/v1/transfer-policy', live.apiKey)).json().data).toEqual(DEFAULTS);
     const listed = await makeKey(live.apiKey, { name: 'listed', scopes: ['*'], allowed_ips: ['127.0.0.1'] });
     const put = await call('PUT', '/api/v1/transfer-policy', live.apiKey, {
       payload: { ...DEFAULTS, live_keys_need_ip_allow_list: true },

@@ -13,6 +13,7 @@ import { CallbackDispatcher } from '../../src/provider-callbacks/dispatcher.ts';
 import { createProviders } from '../../src/connectors/registry.ts';
 import { boundedTemporalConnection } from '../../src/http/deadlines.ts';
 import type { EgressPolicy } from '../../src/webhooks/destinations.ts';
+import type { Scope } from '../../src/http/scopes.ts';
 import { type TestDatabase, createTestDatabase } from './database.ts';
 
 export interface TestApp {
@@ -47,6 +48,8 @@ export interface TestAppOptions {
   cardContinueAsNewAfter?: number;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
+  /** The scope of each authenticated route `extend` adds, as `'METHOD /url'` (src/http/scopes.ts). */
+  routeScopes?: Record<string, Scope>;
   /** DEPENDENCY_TIMEOUT_MS of the app (10 s by default, as in production). */
   dependencyTimeoutMs?: number;
   /** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (10 s and 30 s by default, as in production). */
@@ -112,6 +115,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     dispatcher,
     egress: options.egress ?? {},
     ...(options.cardContinueAsNewAfter ? { cardContinueAsNewAfter: options.cardContinueAsNewAfter } : {}),
+    ...(options.routeScopes ? { extraRouteScopes: options.routeScopes } : {}),
   });
   options.extend?.(app);
   await app.ready();

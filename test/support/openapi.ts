@@ -74,6 +74,8 @@ export const RESOURCE_OF_SEGMENT: Record<string, ResourceKind> = {
   'card-authorizations': 'authorization',
   bulk: 'batch',
   recipients: 'recipient',
+  'api-keys': 'apiKey',
+  'audit-log': 'auditEntry',
 };
 
 export type ResourceKind =
@@ -86,7 +88,9 @@ export type ResourceKind =
   | 'endpoint'
   | 'delivery'
   | 'event'
-  | 'recipient';
+  | 'recipient'
+  | 'apiKey'
+  | 'auditEntry';
 
 /** A simulated purchase on a card (decisions §11): what gives the tenant an authorization. */
 export const PURCHASE = { amount_minor: 1_000, merchant_name: 'BOLA', merchant_category: '5411', channel: 'web' };
@@ -114,7 +118,8 @@ export interface TenantResources {
  * One resource of each kind for the tenant of `apiKey` (it needs a funded wallet and the
  * identity_customers feature): a webhook endpoint subscribed to transfer.settled, a transfer that
  * settles, a batch of one transfer, a virtual account, a card with the authorization of a simulated purchase, an identity
- * customer, a saved recipient, the delivery of the transfer's event
+ * customer, a saved recipient, an API key (made with `apiKey`, which must hold `*`) and the audit
+ * entry of its making, the delivery of the transfer's event
  * (succeeded, to a local receiver) and an event. Events are fanned out to deliveries as a worker
  * process does until close().
  */
@@ -181,6 +186,16 @@ export async function createTenantResources(
       payload: { bank_code: '058', account_number: '0123456789', label: name },
     });
     expect(recipient.statusCode).toBe(201);
+    const apiKeyMade = await app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: auth(apiKey),
+      payload: { name: `${name} key`, scopes: ['read'] },
+    });
+    expect(apiKeyMade.statusCode).toBe(201);
+    const auditEntry = (
+      await app.inject({ method: 'GET', url: '/api/v1/audit-log?action=api_key.created', headers: auth(apiKey) })
+    ).json().data.items[0] as { id: string };
     const delivery = await eventually(async () => {
       const list = await app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: auth(apiKey) });
       const items = list.json().data.items as { id: string; status: string }[];
@@ -209,6 +224,8 @@ export async function createTenantResources(
         delivery: delivery.id,
         event: event.id,
         recipient: recipient.json().data.id,
+        apiKey: apiKeyMade.json().data.id,
+        auditEntry: auditEntry.id,
       },
       close,
     };
