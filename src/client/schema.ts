@@ -709,6 +709,19 @@ export interface paths {
                 total_fee_minor: number;
                 atomic: boolean;
                 created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               };
             };
           };
@@ -732,6 +745,19 @@ export interface paths {
                 total_fee_minor: number;
                 atomic: boolean;
                 created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               };
             };
           };
@@ -942,6 +968,19 @@ export interface paths {
                 total_fee_minor: number;
                 atomic: boolean;
                 created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
                 counts: {
                   refused: number;
                   pending: number;
@@ -1088,6 +1127,556 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/transfers/bulk/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve a held batch (every item at once): it goes on to its bank (decisions §20)
+     * @description Needs the transfers:approve scope and a key other than the one that made it (that key → 403 forbidden). Not held → 422 failed_precondition; already approved, rejected or expired → 409 already_decided with `details: {status}`. Answers 200 once the decision is recorded.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': Record<string, never> | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'success';
+              data: {
+                id: string;
+                batch_reference: string;
+                /** @enum {string} */
+                status: 'processing' | 'completed';
+                total_count: number;
+                total_amount_minor: number;
+                total_fee_minor: number;
+                atomic: boolean;
+                created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
+                counts: {
+                  refused: number;
+                  pending: number;
+                  successful: number;
+                  failed: number;
+                };
+                completed_at: string | null;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json':
+              | {
+                  /** @enum {boolean} */
+                  success: false;
+                  error: {
+                    code: string;
+                    message: string;
+                    status: number;
+                    details?: {
+                      [key: string]: unknown;
+                    };
+                  };
+                }
+              | {
+                  error: {
+                    code: string;
+                    message: string;
+                    details: {
+                      [key: string]: unknown;
+                    } | null;
+                  };
+                  meta: {
+                    path: string;
+                    method: string;
+                    requestId: string;
+                  };
+                };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/transfers/bulk/{id}/reject': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reject a held batch (every item at once): it fails with amount and fee returned (failure_reason `rejected`)
+     * @description Needs the transfers:approve scope and a key other than the one that made it (that key → 403 forbidden). Not held → 422 failed_precondition; already approved, rejected or expired → 409 already_decided with `details: {status}`. Answers 200 once the decision is recorded.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            reason?: string;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'success';
+              data: {
+                id: string;
+                batch_reference: string;
+                /** @enum {string} */
+                status: 'processing' | 'completed';
+                total_count: number;
+                total_amount_minor: number;
+                total_fee_minor: number;
+                atomic: boolean;
+                created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
+                counts: {
+                  refused: number;
+                  pending: number;
+                  successful: number;
+                  failed: number;
+                };
+                completed_at: string | null;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json':
+              | {
+                  /** @enum {boolean} */
+                  success: false;
+                  error: {
+                    code: string;
+                    message: string;
+                    status: number;
+                    details?: {
+                      [key: string]: unknown;
+                    };
+                  };
+                }
+              | {
+                  error: {
+                    code: string;
+                    message: string;
+                    details: {
+                      [key: string]: unknown;
+                    } | null;
+                  };
+                  meta: {
+                    path: string;
+                    method: string;
+                    requestId: string;
+                  };
+                };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -1331,6 +1920,20 @@ export interface paths {
                 accountName: string;
                 createdAt: string;
                 completedAt?: string;
+                failure_reason?: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               }[];
               pagination: {
                 page: number;
@@ -1492,6 +2095,19 @@ export interface paths {
                   [key: string]: unknown;
                 };
                 created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               };
             };
           };
@@ -1524,6 +2140,19 @@ export interface paths {
                   [key: string]: unknown;
                 };
                 created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               };
             };
           };
@@ -1696,6 +2325,548 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/transfers/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve a held transfer: it goes on to its bank (decisions §20)
+     * @description Needs the transfers:approve scope and a key other than the one that made it (that key → 403 forbidden). Not held → 422 failed_precondition; already approved, rejected or expired → 409 already_decided with `details: {status}`. Answers 200 once the decision is recorded.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': Record<string, never> | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'success';
+              data: {
+                id: string;
+                reference: string;
+                amount_minor: number;
+                currency: string;
+                /** @enum {string} */
+                status: 'pending' | 'successful' | 'failed';
+                bankCode: string;
+                accountNumber: string;
+                accountName: string;
+                createdAt: string;
+                completedAt?: string;
+                failure_reason?: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json':
+              | {
+                  /** @enum {boolean} */
+                  success: false;
+                  error: {
+                    code: string;
+                    message: string;
+                    status: number;
+                    details?: {
+                      [key: string]: unknown;
+                    };
+                  };
+                }
+              | {
+                  error: {
+                    code: string;
+                    message: string;
+                    details: {
+                      [key: string]: unknown;
+                    } | null;
+                  };
+                  meta: {
+                    path: string;
+                    method: string;
+                    requestId: string;
+                  };
+                };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/transfers/{id}/reject': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reject a held transfer: it fails with amount and fee returned (failure_reason `rejected`)
+     * @description Needs the transfers:approve scope and a key other than the one that made it (that key → 403 forbidden). Not held → 422 failed_precondition; already approved, rejected or expired → 409 already_decided with `details: {status}`. Answers 200 once the decision is recorded.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            reason?: string;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'success';
+              data: {
+                id: string;
+                reference: string;
+                amount_minor: number;
+                currency: string;
+                /** @enum {string} */
+                status: 'pending' | 'successful' | 'failed';
+                bankCode: string;
+                accountNumber: string;
+                accountName: string;
+                createdAt: string;
+                completedAt?: string;
+                failure_reason?: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json':
+              | {
+                  /** @enum {boolean} */
+                  success: false;
+                  error: {
+                    code: string;
+                    message: string;
+                    status: number;
+                    details?: {
+                      [key: string]: unknown;
+                    };
+                  };
+                }
+              | {
+                  error: {
+                    code: string;
+                    message: string;
+                    details: {
+                      [key: string]: unknown;
+                    } | null;
+                  };
+                  meta: {
+                    path: string;
+                    method: string;
+                    requestId: string;
+                  };
+                };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/transfers/{id}': {
     parameters: {
       query?: never;
@@ -1736,6 +2907,20 @@ export interface paths {
                 accountName: string;
                 createdAt: string;
                 completedAt?: string;
+                failure_reason?: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
               };
             };
           };
@@ -2048,6 +3233,9 @@ export interface paths {
               | 'transfer.created'
               | 'transfer.settled'
               | 'transfer.failed'
+              | 'transfer.approval_required'
+              | 'transfer.approved'
+              | 'transfer.rejected'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
               | 'webhook.endpoint.test'
@@ -2293,6 +3481,9 @@ export interface paths {
               | 'transfer.created'
               | 'transfer.settled'
               | 'transfer.failed'
+              | 'transfer.approval_required'
+              | 'transfer.approved'
+              | 'transfer.rejected'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
               | 'webhook.endpoint.test'
@@ -3853,6 +5044,9 @@ export interface paths {
                     | 'transfer.created'
                     | 'transfer.settled'
                     | 'transfer.failed'
+                    | 'transfer.approval_required'
+                    | 'transfer.approved'
+                    | 'transfer.rejected'
                     | 'transfer_batch.completed'
                     | 'webhook.endpoint.created'
                     | 'webhook.endpoint.test'
