@@ -5,6 +5,7 @@ import { type InferEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
 
 export const Recipient = tableEntity('Recipient', 'recipients', {
   ...tenantOwned(),
@@ -114,12 +115,14 @@ export async function savedAccounts(
   accounts: readonly string[],
 ): Promise<{ bank_code: string; account_number: string }[]> {
   if (bankCodes.length === 0) return [];
-  return em.execute(
+  // Numbered parameters: the ORM's `?` would spread an array into a list, and unnest needs it whole.
+  return executeNumbered(
+    em,
     `select distinct r.bank_code, r.account_number
        from recipients r
-       join unnest(?::text[], ?::text[]) as p(bank_code, account)
+       join unnest($1::text[], $2::text[]) as p(bank_code, account)
          on r.bank_code = p.bank_code and r.account_number = p.account
-      where r.tenant_id = ?`,
+      where r.tenant_id = $3`,
     [bankCodes, accounts, tenantId],
   );
 }

@@ -12,6 +12,7 @@
 // an account that is not one of the tenant's saved recipients.
 import { p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeNumbered } from '../db/numbered-sql.ts';
 
 /** The transfer policy of a tenant's mode, as GET /api/v1/transfer-policy answers it. */
 export interface TransferPolicy {
@@ -87,12 +88,14 @@ const payeeKey = (payee: PayeeAccount) => `${payee.bankCode}/${payee.account}`;
  */
 export async function newPayees(em: EntityManager, tenantId: string, payees: readonly PayeeAccount[]) {
   if (payees.length === 0) return new Set<string>();
-  const paid = await em.execute<{ recipient_bank_code: string; recipient_account: string }[]>(
+  // Numbered parameters: the ORM's `?` would spread an array into a list, and unnest needs it whole.
+  const paid = await executeNumbered<{ recipient_bank_code: string; recipient_account: string }[]>(
+    em,
     `select distinct t.recipient_bank_code, t.recipient_account
        from transfers t
-       join unnest(?::text[], ?::text[]) as p(bank_code, account)
+       join unnest($1::text[], $2::text[]) as p(bank_code, account)
          on t.recipient_bank_code = p.bank_code and t.recipient_account = p.account
-      where t.tenant_id = ? and t.status = 'completed'`,
+      where t.tenant_id = $3 and t.status = 'completed'`,
     [payees.map((payee) => payee.bankCode), payees.map((payee) => payee.account), tenantId],
   );
   const known = new Set(
