@@ -45,6 +45,8 @@ export interface TestAppOptions {
   webhookScheduleMs?: number[];
   egress?: EgressPolicy;
   cardContinueAsNewAfter?: number;
+  /** How long a transfer policy's approval hour lasts (an hour): short, a held payout expires in a test. */
+  approvalHourMs?: number;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
   /** DEPENDENCY_TIMEOUT_MS of the app (10 s by default, as in production). */
@@ -112,6 +114,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     dispatcher,
     egress: options.egress ?? {},
     ...(options.cardContinueAsNewAfter ? { cardContinueAsNewAfter: options.cardContinueAsNewAfter } : {}),
+    ...(options.approvalHourMs ? { approvalHourMs: options.approvalHourMs } : {}),
   });
   options.extend?.(app);
   await app.ready();
