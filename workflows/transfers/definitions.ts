@@ -231,7 +231,8 @@ export interface BatchItemSubmission {
 
 /** What the `status` query answers: where the batch is, and its items by outcome so far. */
 export interface BatchProgress {
-  phase: 'enquiring' | 'reserving' | 'submitting' | 'settling' | 'completed';
+  /** `awaiting_approval`: reserved and held by the transfer policy until decided or expired (decisions §20). */
+  phase: 'enquiring' | 'reserving' | 'awaiting_approval' | 'submitting' | 'settling' | 'completed';
   total: number;
   refused: number;
   accepted: number;

@@ -115,6 +115,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
 
   if (input.approval) {
     // Reserved and held: nothing reaches a bank before the decision, which comes before the expiry.
+    progress.phase = 'awaiting_approval';
     await condition(() => approval.status !== 'required', Math.max(1, input.approval.expiresAt - Date.now()));
     if (approval.status === 'required') {
       approval.status = 'expired';
@@ -241,7 +242,7 @@ function isDecision(value: unknown): value is ApprovalDecision {
     typeof id === 'string' &&
     id.length > 0 &&
     typeof name === 'string' &&
-    (reason === undefined || typeof reason === 'string') &&
+    (reason === undefined || (typeof reason === 'string' && reason.length <= 500)) &&
     typeof ip === 'string' &&
     typeof requestId === 'string'
   );
