@@ -40,9 +40,7 @@ import {
   acceptedWithTransfers,
   batchCounts,
   decideBatchRow,
-  decideItemTransfers,
   findBatch,
-  holdItemTransfers,
   lockBatch,
   lockHeldItemTransfers,
   itemsAwaitingEnquiry,
@@ -53,7 +51,14 @@ import {
   undecidedItems,
 } from '../../src/transfers/batch-store.ts';
 import { type ItemDecision, decideItems, screenItem } from '../../src/transfers/domain.ts';
-import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
+import {
+  decideHeldTransfers,
+  holdTransfers,
+  insertTransfers,
+  markProcessing,
+  referencesTaken,
+  usedToday,
+} from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
 import { auditDecision } from '../../src/transfers/approvals.ts';
@@ -556,10 +561,10 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
         }
         const held = await lockHeldItemTransfers(tx, batch.id, input);
         if (outcome === 'approved') {
-          const rows = await decideItemTransfers(
+          const rows = await decideHeldTransfers(
             tx,
-            batch,
             held.map((row) => row.id),
+            batch,
             null,
           );
           await itemEvents(tx, batch.tenant_id, rows, ['transfer.approved']);
@@ -593,17 +598,17 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
             ),
           );
         }
-        const failed = await decideItemTransfers(
+        const failed = await decideHeldTransfers(
           tx,
-          batch,
           pending.map((row) => row.id),
+          batch,
           { reason },
         );
         // One that was not pending (never so while held) only takes the decision.
-        await decideItemTransfers(
+        await decideHeldTransfers(
           tx,
-          batch,
           held.filter((row) => row.status !== 'pending').map((row) => row.id),
+          batch,
           null,
         );
         await itemEvents(tx, batch.tenant_id, failed, ['transfer.rejected', 'transfer.failed']);
@@ -632,7 +637,7 @@ async function makeTransfers(
   );
   // A held batch's items are held with it, until its expiry (decisions §20).
   const expiresAt = batch.approval_expires_at;
-  const views = expiresAt ? await holdItemTransfers(tx, rows, expiresAt) : rows;
+  const views = expiresAt ? await holdTransfers(tx, rows, expiresAt) : rows;
   await itemEvents(
     tx,
     batch.tenant_id,

@@ -430,22 +430,6 @@ export async function decideBatchRow(
   return (await findBatch(em, id))!;
 }
 
-/** The items' new transfers held with their batch until its expiry, as they then stand. */
-export async function holdItemTransfers(
-  em: EntityManager,
-  made: readonly TransferRow[],
-  expiresAt: Date,
-): Promise<TransferRow[]> {
-  if (made.length === 0) return [];
-  const ids = made.map((row) => row.id);
-  await em.nativeUpdate(
-    Transfer,
-    { id: { $in: ids }, approval_status: null },
-    { approval_status: 'required', approval_expires_at: expiresAt },
-  );
-  return em.find(Transfer, { id: { $in: ids } }, { refresh: true, orderBy: { reference: 'asc' } });
-}
-
 /** The transfers of the accepted items of [from, to) still held, locked for the caller's transaction. */
 export async function lockHeldItemTransfers(
   em: EntityManager,
@@ -459,26 +443,4 @@ export async function lockHeldItemTransfers(
     { id: { $in: ids }, approval_status: 'required' },
     { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } },
   );
-}
-
-/** Held transfers given their batch's decision (and, once rejected or expired, failed with `reason`). */
-export async function decideItemTransfers(
-  em: EntityManager,
-  batch: TransferBatchRow,
-  transferIds: readonly string[],
-  failed: { reason: string } | null,
-): Promise<TransferRow[]> {
-  if (transferIds.length === 0) return [];
-  await em.nativeUpdate(
-    Transfer,
-    { id: { $in: [...transferIds] }, approval_status: 'required' },
-    {
-      approval_status: batch.approval_status,
-      approval_decided_by: batch.approval_decided_by ?? null,
-      approval_decided_at: batch.approval_decided_at ?? null,
-      updated_at: raw('now()'),
-      ...(failed ? { status: 'failed' as const, failure_reason: failed.reason, completed_at: raw('now()') } : {}),
-    },
-  );
-  return em.find(Transfer, { id: { $in: [...transferIds] } }, { refresh: true, orderBy: { id: 'asc' } });
 }

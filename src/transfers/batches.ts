@@ -77,6 +77,20 @@ const payeeOf = (item: NewBatchItem): PayeeAccount => ({
   account: item.recipientAccount,
 });
 
+/**
+ * Whether the transfer policy holds a batch whole (decisions §20): it would hold any of the items
+ * that go on (those it did not refuse), or their total is above above_minor. Nothing to pay, nothing held.
+ */
+export function holdsBatch(
+  policy: TransferPolicy,
+  items: readonly { amountMinor: number; newRecipient: boolean }[],
+): boolean {
+  if (items.length === 0) return false;
+  if (items.some((item) => holdReasons(policy, item).length > 0)) return true;
+  const total = items.reduce((sum, item) => sum + item.amountMinor, 0);
+  return holdReasons(policy, { amountMinor: total, newRecipient: false }).includes('above_minor');
+}
+
 /** A reference's longest form (decisions §4). */
 const MAX_REFERENCE_LENGTH = 64;
 /** When a tenant at its open batches' bound is told to come back: batches take seconds to minutes. */
@@ -390,22 +404,14 @@ export class TransferBatchService {
     }
   }
 
-  /** Whether the policy holds the batch: any of its items that go on, or their total above above_minor. */
+  /** Whether the policy holds the batch (holdsBatch), its payees' news read in one query when it asks. */
   private async holds(tenantId: string, policy: TransferPolicy, paid: readonly NewBatchItem[]): Promise<boolean> {
-    const { approval } = policy;
-    if (paid.length === 0 || (!approval.every_transfer && !approval.new_recipient && approval.above_minor === null)) {
-      return false;
-    }
-    const news = approval.new_recipient
+    const news = policy.approval.new_recipient
       ? await newPayees(this.deps.orm.em.fork(), tenantId, paid.map(payeeOf))
       : new Set<string>();
-    const total = paid.reduce((sum, item) => sum + item.amountMinor, 0);
-    return (
-      paid.some(
-        (item) =>
-          holdReasons(policy, { amountMinor: item.amountMinor, newRecipient: isNewPayee(news, payeeOf(item)) }).length >
-          0,
-      ) || holdReasons(policy, { amountMinor: total, newRecipient: false }).includes('above_minor')
+    return holdsBatch(
+      policy,
+      paid.map((item) => ({ amountMinor: item.amountMinor, newRecipient: isNewPayee(news, payeeOf(item)) })),
     );
   }
 
