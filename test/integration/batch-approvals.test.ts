@@ -554,3 +554,32 @@ describe('a batch below every threshold', () => {
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 202_000, pending: 0 });
   });
 });
+
+describe('a held batch of 1,000', () => {
+  it('gives every item back to the kobo when rejected, its history well within bounds', async () => {
+    const tenant = await heldTenant(200_000_000);
+    await setTransferPolicy(db.orm.em.fork(), tenant.tenantId, { approval: { every_transfer: true }, ...LONG });
+    const reference = batchReference();
+    const transfers = Array.from({ length: 1_000 }, (_, index) =>
+      item({ amount_minor: 100_000 + index, recipient_account: '0123456789' }),
+    );
+    const response = await post(tenant.apiKey, { batch_reference: reference, transfers });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json().data;
+    const total = batch.total_amount_minor + batch.total_fee_minor;
+    await reserved(batch.id, 1_000);
+    await eventually(async () => (await wallet(tenant.tenantId)).pending === total || undefined, 60_000);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 200_000_000 - total, pending: total });
+    expect(await decide(tenant.tenantId, reference, decision(tenant.approverKeyId, 'reject'))).toEqual({
+      status: 'rejected',
+    });
+    const done = await completed(tenant.apiKey, batch.id, 60_000);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 0, failed: 1_000 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 200_000_000, pending: 0 });
+    expect(await eventCount(tenant.tenantId, 'transfer.rejected')).toBe(1_000);
+    const history = await stack.client.workflow
+      .getHandle(transferBatchWorkflowId(tenant.tenantId, reference))
+      .fetchHistory();
+    expect(history.events!.length).toBeLessThan(100);
+  }, 120_000);
+});
