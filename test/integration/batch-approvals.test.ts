@@ -26,6 +26,9 @@ import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, useGatewayStack } from '../support/stack.ts';
 import { setTransferPolicy } from '../support/transfer-policy.ts';
+import { insertBatch } from '../../src/transfers/batch-store.ts';
+import { TransferBatchSweep } from '../../src/transfers/batch-sweep.ts';
+import { RECIPIENT_NOT_ALLOWED } from '../../src/transfers/approvals.ts';
 
 const APPROVAL_HOUR_MS = 2_000;
 /** The longest expiry a policy may give: 144 s here, longer than any test waits. */
@@ -35,9 +38,11 @@ let stack: GatewayStack;
 let db: TestDatabase;
 let app: FastifyInstance;
 
+const TASK_QUEUE = `batch-approvals-${process.pid}`;
+
 useGatewayStack(
   {
-    taskQueue: `batch-approvals-${process.pid}`,
+    taskQueue: TASK_QUEUE,
     providerTimeoutMs: 2_000,
     bank: { completionDelayMs: 100 },
     app: { approvalHourMs: APPROVAL_HOUR_MS },
@@ -582,4 +587,69 @@ describe('a held batch of 1,000', () => {
       .fetchHistory();
     expect(history.events!.length).toBeLessThan(100);
   }, 120_000);
+});
+
+describe('a held batch whose API died before starting its workflow', () => {
+  it("is started by the worker's sweep held, with its maker and its row's expiry", async () => {
+    const tenant = await heldTenant(1_000_000);
+    const id = randomUUID();
+    const reference = batchReference();
+    const expiresAt = new Date(Date.now() + 120_000);
+    const entry = (index: number, refusal?: { code: string; message: string }) => ({
+      index,
+      reference: `${reference}-${index}`,
+      amountMinor: 100_000,
+      feeMinor: 1_000,
+      recipientAccount: ownAccount(),
+      recipientBankCode: '058',
+      recipientBank: 'Guaranty Trust Bank',
+      savedName: null,
+      narration: 'Payroll',
+      metadata: {},
+      requestHash: `h${index}`,
+      ...(refusal ? { refusal } : {}),
+    });
+    // Recorded as the API records it (one item refused with the batch), and no workflow started.
+    await db.orm.em.fork().transactional((tx) =>
+      insertBatch(
+        tx,
+        {
+          id,
+          tenantId: tenant.tenantId,
+          batchReference: reference,
+          requestHash: 'h',
+          atomic: false,
+          mode: 'test',
+          totalAmountMinor: 200_000,
+          totalFeeMinor: 2_000,
+          metadata: {},
+          createdByKeyId: tenant.makerKeyId,
+          approvalExpiresAt: expiresAt,
+        },
+        [entry(0), entry(1, { code: 'recipient_not_allowed', message: RECIPIENT_NOT_ALLOWED })],
+      ),
+    );
+    const sweep = new TransferBatchSweep({ orm: db.orm, client: stack.client, taskQueue: TASK_QUEUE, log: () => {} });
+    // An item refused with the batch is not its run's work: the batch is still untouched.
+    expect(await sweep.pass(Date.now(), 0)).toBe(1);
+    const rows = await reserved(id, 1);
+    expect(rows.map((row) => [row.status, row.approval_status, row.created_by_key_id])).toEqual([
+      ['pending', 'required', tenant.makerKeyId],
+    ]);
+    const [held] = await db.orm.em
+      .fork()
+      .execute<{ approval_expires_at: Date }[]>('select approval_expires_at from transfers where id = ?', [
+        rows[0]!.id,
+      ]);
+    expect(new Date(held!.approval_expires_at).getTime()).toBe(expiresAt.getTime());
+    expect((await refusedWith(decide(tenant.tenantId, reference, decision(tenant.makerKeyId, 'approve')))).type).toBe(
+      'forbidden',
+    );
+    expect(await decide(tenant.tenantId, reference, decision(tenant.approverKeyId, 'approve'))).toEqual({
+      status: 'approved',
+    });
+    const done = await completed(tenant.apiKey, id);
+    expect(done.counts).toEqual({ refused: 1, pending: 0, successful: 1, failed: 0 });
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 101_000, pending: 0 });
+  });
 });
