@@ -46,6 +46,8 @@ export interface AppDeps {
   dispatcher: CallbackDispatcher;
   /** Continue-as-new threshold for new card workflows (tests make it small). */
   cardContinueAsNewAfter?: number;
+  /** How long a transfer policy's approval hour lasts, in ms (an hour; tests make it short). */
+  approvalHourMs?: number;
   /** Where webhooks may go: loopback for sandbox keys, never the deployment's own services. */
   egress: EgressPolicy;
   /** Where JSON log lines go (stdout by default); tests capture them. */
@@ -227,6 +229,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     egress: deps.egress,
     ...(deps.cardContinueAsNewAfter ? { cardContinueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
+    ...(deps.approvalHourMs ? { approvalHourMs: deps.approvalHourMs } : {}),
   };
   for (const feature of FEATURES) await feature.api?.(app, context);
   await providerCallbackRoutes(app, {

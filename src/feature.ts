@@ -57,6 +57,8 @@ export interface ApiContext {
   egress: EgressPolicy;
   /** Continue-as-new threshold for new card workflows (tests make it small). */
   cardContinueAsNewAfter?: number;
+  /** How long a transfer policy's approval hour lasts, in ms (an hour; tests make it short). */
+  approvalHourMs?: number;
 }
 
 /** What the worker gives each feature's sweeps (src/runtime/sweep.ts). */

@@ -10,7 +10,12 @@
 //   transfer rows, reservations (one statement for all of them, src/ledger) and transfer.created
 //   events; an atomic batch's items draw on the batch's reservation instead;
 // - completeBatch: once every item's transfer has ended, the batch completed and
-//   transfer_batch.completed recorded, once.
+//   transfer_batch.completed recorded, once;
+// - decideBatchApproval and settleHeldBatchItems: a held batch's decision (decisions §20) on its
+//   row, once, then on its items' transfers, a chunk per transaction (their money back unless
+//   approved), each item once.
+//   Its items' transfers are made held (approval required until the batch's expiry), with
+//   transfer.approval_required beside transfer.created.
 import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { IsolationLevel } from '@mikro-orm/core';
@@ -24,7 +29,7 @@ import {
   postPlannedEntries,
   walletBalance,
 } from '../../src/ledger/ledger.ts';
-import { transferBatchItemRelease, transferReserve } from '../../src/ledger/movements.ts';
+import { transferBatchItemRelease, transferReserve, transferReverse } from '../../src/ledger/movements.ts';
 import { NAME_ENQUIRY_SLOTS } from '../../src/connectors/name-enquiry-slots.ts';
 import type { Providers } from '../../src/connectors/registry.ts';
 import {
@@ -34,7 +39,10 @@ import {
   acceptedItems,
   acceptedWithTransfers,
   batchCounts,
+  decideBatchRow,
   findBatch,
+  lockBatch,
+  lockHeldItemTransfers,
   itemsAwaitingEnquiry,
   lockQueuedItems,
   markBatchCompleted,
@@ -43,9 +51,18 @@ import {
   undecidedItems,
 } from '../../src/transfers/batch-store.ts';
 import { type ItemDecision, decideItems, screenItem } from '../../src/transfers/domain.ts';
-import { insertTransfers, markProcessing, referencesTaken, usedToday } from '../../src/transfers/store.ts';
+import {
+  decideHeldTransfers,
+  holdTransfers,
+  insertTransfers,
+  markProcessing,
+  referencesTaken,
+  usedToday,
+} from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
+import { auditDecision } from '../../src/transfers/approvals.ts';
+import type { TransferRow } from '../../src/transfers/store.ts';
 import type { BatchItemStart, BatchItemSubmission, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { createTransferActivities } from './transfers.ts';
 import type { TransferBatchActivities } from '../../workflows/transfers/definitions.ts';
@@ -113,7 +130,10 @@ async function screenOf(orm: MikroORM, batch: TransferBatchRow, to: number) {
 }
 
 /** The request an item's transfer is made of (metadata stays on its row: the run does not need it). */
-function requestOf(batch: Pick<TransferBatchRow, 'tenant_id' | 'mode'>, item: BatchItemRow): TransferRequest {
+function requestOf(
+  batch: Pick<TransferBatchRow, 'tenant_id' | 'mode' | 'created_by_key_id'>,
+  item: BatchItemRow,
+): TransferRequest {
   return {
     tenantId: batch.tenant_id,
     reference: item.reference,
@@ -127,9 +147,33 @@ function requestOf(batch: Pick<TransferBatchRow, 'tenant_id' | 'mode'>, item: Ba
     narration: item.narration,
     metadata: {},
     mode: batch.mode,
+    // The key that made the batch made its items (decisions §19, §20).
+    ...(batch.created_by_key_id ? { createdByKeyId: batch.created_by_key_id } : {}),
     // A saved recipient's item keeps its saved name should it pass to another connector (§13, §20).
     ...(typeof item.saved_name === 'string' ? { savedName: item.saved_name } : {}),
   };
+}
+
+/** The events of items' transfers, one insert for a chunk's. */
+async function itemEvents(
+  tx: EntityManager,
+  tenantId: string,
+  rows: readonly TransferRow[],
+  types: readonly (
+    'transfer.created' | 'transfer.approval_required' | 'transfer.approved' | 'transfer.rejected' | 'transfer.failed'
+  )[],
+) {
+  await recordEvents(
+    tx,
+    tenantId,
+    rows.flatMap((row) =>
+      types.map((type) => ({
+        type,
+        sourceKey: `transfer:${row.id}:${type}`,
+        payload: { ...itemView(row, { withCompletedAt: true }) },
+      })),
+    ),
+  );
 }
 
 function startOf(batch: TransferBatchRow, item: BatchItemRow): BatchItemStart {
@@ -457,6 +501,120 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
         log.info('transfer batch completed', { batchId: completed.id, ...counts });
       });
     },
+
+    /**
+     * A held batch's decision (decisions §20), once, under its row's lock: its approval, and a
+     * key's or a person's decision in the audit log. Answers the batch's approval as it stands.
+     */
+    async decideBatchApproval(input) {
+      return orm.em.fork().transactional(async (tx) => {
+        const current = await lockBatch(tx, input.batchId);
+        if (!current)
+          throw ApplicationFailure.create({
+            type: 'unknown_batch',
+            message: `no batch ${input.batchId}`,
+            nonRetryable: true,
+          });
+        if (current.approval_status !== 'required') return { status: current.approval_status ?? 'required' };
+        const { decision, outcome } = input;
+        const row = await decideBatchRow(tx, current.id, outcome, decision?.actor ?? null);
+        if (decision) {
+          await auditDecision(tx, {
+            tenantId: row.tenant_id,
+            action: outcome === 'approved' ? 'batch.approved' : 'batch.rejected',
+            target: { type: 'transfer_batch', id: row.id },
+            actor: decision.actor,
+            ip: decision.ip,
+            requestId: decision.requestId,
+            details: {
+              batch_reference: row.batch_reference,
+              total_count: row.total_count,
+              total_amount_minor: row.total_amount_minor,
+              total_fee_minor: row.total_fee_minor,
+              atomic: row.atomic,
+              ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+            },
+          });
+        }
+        log.info('held transfer batch decided', { batchId: row.id, outcome });
+        return { status: row.approval_status! };
+      });
+    },
+
+    /**
+     * The accepted items of [from, to) given their batch's decision, in one transaction: approved,
+     * their transfers say so (transfer.approved); rejected or expired, each fails with its amount
+     * and fee from in flight back to the wallet (an atomic batch's items drew theirs from its one
+     * reservation, which these give back item by item), events transfer.rejected and
+     * transfer.failed. Items already given the decision are not locked again: a retry does nothing twice.
+     */
+    async settleHeldBatchItems(input) {
+      return orm.em.fork().transactional(async (tx) => {
+        const batch = await batchOf(tx, input.batchId);
+        const outcome = batch.approval_status;
+        if (outcome !== 'approved' && outcome !== 'rejected' && outcome !== 'expired') {
+          throw ApplicationFailure.create({
+            type: 'not_decided',
+            message: `batch ${batch.id} is not decided (approval ${outcome ?? 'none'})`,
+            nonRetryable: true,
+          });
+        }
+        const held = await lockHeldItemTransfers(tx, batch.id, input);
+        if (outcome === 'approved') {
+          const rows = await decideHeldTransfers(
+            tx,
+            held.map((row) => row.id),
+            batch,
+            null,
+          );
+          await itemEvents(tx, batch.tenant_id, rows, ['transfer.approved']);
+          return { approved: rows.length, failed: 0 };
+        }
+        // Never submitted (nothing reaches a bank while held): still pending, their money in flight.
+        const pending = held.filter((row) => row.status === 'pending');
+        const reason = outcome === 'rejected' ? 'rejected' : 'approval_expired';
+        if (pending.length > 0) {
+          const accounts = await lockTenantAccountsIn(tx, {
+            tenantId: batch.tenant_id,
+            currency: 'NGN',
+            codes: ['wallet', 'in_flight'],
+          });
+          await postPlannedEntries(
+            tx,
+            batch.tenant_id,
+            planEntriesOnLockedAccounts(
+              pending.map((row) =>
+                transferReverse(
+                  {
+                    transferId: row.id,
+                    reference: row.reference,
+                    amountMinor: row.amount_minor,
+                    feeMinor: row.fee_minor,
+                  },
+                  reason,
+                ),
+              ),
+              accounts,
+            ),
+          );
+        }
+        const failed = await decideHeldTransfers(
+          tx,
+          pending.map((row) => row.id),
+          batch,
+          { reason },
+        );
+        // One that was not pending (never so while held) only takes the decision.
+        await decideHeldTransfers(
+          tx,
+          held.filter((row) => row.status !== 'pending').map((row) => row.id),
+          batch,
+          null,
+        );
+        await itemEvents(tx, batch.tenant_id, failed, ['transfer.rejected', 'transfer.failed']);
+        return { approved: 0, failed: failed.length };
+      });
+    },
   };
 }
 
@@ -477,14 +635,14 @@ async function makeTransfers(
       connector: item.connector!,
     })),
   );
-  await recordEvents(
+  // A held batch's items are held with it, until its expiry (decisions §20).
+  const expiresAt = batch.approval_expires_at;
+  const views = expiresAt ? await holdTransfers(tx, rows, expiresAt) : rows;
+  await itemEvents(
     tx,
     batch.tenant_id,
-    rows.map((row) => ({
-      type: 'transfer.created',
-      sourceKey: `transfer:${row.id}:transfer.created`,
-      payload: { ...itemView(row, { withCompletedAt: true }) },
-    })),
+    views,
+    expiresAt ? ['transfer.created', 'transfer.approval_required'] : ['transfer.created'],
   );
   await acceptItems(
     tx,

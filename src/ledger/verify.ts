@@ -14,7 +14,9 @@
 //   batches_match_journal     every atomic batch (decisions §14) reserved once, in one entry, for all
 //                             its amounts and fees, and each of its refused items released once for
 //                             its amount + fee; its accepted items' transfers draw on that entry
-//                             (transfers_match_journal counts it as their reservation)
+//                             (transfers_match_journal counts it as their reservation). An item the
+//                             transfer policy refused with the batch (recipient_not_allowed, §20)
+//                             was never reserved, nor released; a batch of nothing else reserved nothing
 //   cards_match_fundings      every card's balance equals its succeeded fundings, plus those still
 //                             pending whose money has moved, plus what refused loads could not take
 //                             back (their `unrecovered_minor`: purchases had spent it), less its
@@ -108,15 +110,22 @@ const CHECKS: { name: string; sql: string }[] = [
     name: 'batches_match_journal',
     sql: `with batches as (
             select b.id as batch_id, null::int as index, 'batch' as what,
-                   b.total_amount_minor + b.total_fee_minor as expected_minor, 1 as expected_entries,
+                   b.total_amount_minor + b.total_fee_minor - coalesce(n.minor, 0) as expected_minor,
+                   case when n.items = b.total_count then 0 else 1 end as expected_entries,
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer-batch:' || b.id || ':reserve') as entries,
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
                      where e.idempotency_key = 'transfer-batch:' || b.id || ':reserve' and p.amount_minor > 0) as moved_minor
-              from transfer_batches b where b.atomic
+              from transfer_batches b
+              left join lateral (select count(*) as items, sum(i.amount_minor + i.fee_minor) as minor
+                                   from transfer_batch_items i
+                                  where i.batch_id = b.id and i.error_code = 'recipient_not_allowed') n on true
+             where b.atomic
             union all
             select i.batch_id, i.index, 'release',
-                   case when i.status = 'refused' then i.amount_minor + i.fee_minor else 0 end,
-                   case when i.status = 'refused' then 1 else 0 end,
+                   case when i.status = 'refused' and i.error_code is distinct from 'recipient_not_allowed'
+                        then i.amount_minor + i.fee_minor else 0 end,
+                   case when i.status = 'refused' and i.error_code is distinct from 'recipient_not_allowed'
+                        then 1 else 0 end,
                    (select count(*) from journal_entries e
                      where e.idempotency_key = 'transfer-batch:' || i.batch_id || ':item:' || i.index || ':release'),
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id

@@ -3,13 +3,14 @@
 // activities then record each item's name enquiry and decide it (refused with a code, or accepted
 // with its transfer), in the transaction that makes the transfer. Items go by raw SQL over arrays
 // (`unnest`), so a batch of a thousand costs one statement per step, not one per item.
-import { type InferEntity, p, raw } from '@mikro-orm/core';
+import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createdAt, keyMode, tableEntity, tenantOwned } from '../db/columns.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 import type { Window } from '../db/pages.ts';
 import type { TransferStatus } from './domain.ts';
-import { approvalColumns } from './approvals.ts';
+import { type ApprovalActor, approvalColumns } from './approvals.ts';
+import { Transfer, type TransferRow } from './store.ts';
 
 export const TransferBatch = tableEntity('TransferBatch', 'transfer_batches', {
   ...tenantOwned(),
@@ -40,6 +41,10 @@ export interface NewBatch {
   totalAmountMinor: number;
   totalFeeMinor: number;
   metadata: Record<string, unknown>;
+  /** The key that made the batch (decisions §19): it may not approve it. */
+  createdByKeyId?: string | null;
+  /** Held whole by the transfer policy until then (decisions §20); absent when not held. */
+  approvalExpiresAt?: Date | null;
 }
 
 export interface NewBatchItem {
@@ -59,6 +64,11 @@ export interface NewBatchItem {
   metadata: Record<string, unknown>;
   /** The item's transfer fingerprint: a single create of its reference with the same body is the same transfer. */
   requestHash: string;
+  /**
+   * Refused when the batch is accepted, before any name enquiry (decisions §20: the transfer
+   * policy's saved_recipients_only refuses an account that is not saved, recipient_not_allowed).
+   */
+  refusal?: { code: string; message: string };
 }
 
 export interface BatchItemRow {
@@ -85,17 +95,22 @@ export interface BatchItemRow {
 }
 
 const INSERT_BATCH = `insert into transfer_batches
-    (id, tenant_id, batch_reference, request_hash, atomic, mode, total_count, total_amount_minor, total_fee_minor, metadata)
-    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    (id, tenant_id, batch_reference, request_hash, atomic, mode, total_count, total_amount_minor, total_fee_minor, metadata,
+     created_by_key_id, approval_status, approval_expires_at)
+    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, case when $12::timestamptz is null then null else 'required' end, $12)
     on conflict (tenant_id, batch_reference) do nothing returning id`;
 
 const INSERT_ITEMS = `insert into transfer_batch_items
     (batch_id, index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
-     narration, metadata, request_hash, saved_name)
-    select $1, i.* from unnest($2::int[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                               $9::text[], $10::jsonb[], $11::text[], $12::text[])
+     narration, metadata, request_hash, saved_name, status, error_code, error_message, decided_at)
+    select $1, i.index, i.reference, i.amount_minor, i.fee_minor, i.recipient_account, i.recipient_bank_code,
+           i.recipient_bank, i.narration, i.metadata, i.request_hash, i.saved_name,
+           case when i.error_code is null then 'queued' else 'refused' end, i.error_code, i.error_message,
+           case when i.error_code is null then null else now() end
+      from unnest($2::int[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                  $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::text[], $14::text[])
       as i (index, reference, amount_minor, fee_minor, recipient_account, recipient_bank_code, recipient_bank,
-            narration, metadata, request_hash, saved_name) returning 1`;
+            narration, metadata, request_hash, saved_name, error_code, error_message) returning 1`;
 
 /**
  * The batch and its items, in the caller's transaction; false (nothing written) when the tenant
@@ -117,6 +132,8 @@ export async function insertBatch(
     batch.totalAmountMinor,
     batch.totalFeeMinor,
     JSON.stringify(batch.metadata),
+    batch.createdByKeyId ?? null,
+    batch.approvalExpiresAt?.toISOString() ?? null,
   ]);
   if (inserted.length === 0) return false;
   await executeNumbered(em, INSERT_ITEMS, [
@@ -132,6 +149,8 @@ export async function insertBatch(
     items.map((item) => JSON.stringify(item.metadata)),
     items.map((item) => item.requestHash),
     items.map((item) => item.savedName),
+    items.map((item) => item.refusal?.code ?? null),
+    items.map((item) => item.refusal?.message.slice(0, 500) ?? null),
   ]);
   return true;
 }
@@ -386,4 +405,42 @@ export async function acceptedWithTransfers(
 export async function isBatchItem(em: EntityManager, transferId: string): Promise<boolean> {
   const rows = await em.execute('select 1 from transfer_batch_items where transfer_id = ?', [transferId]);
   return rows.length > 0;
+}
+
+// A held batch (decisions §20): its row's decision, and its items' transfers, which carry the
+// batch's approval as theirs.
+
+/** The batch row locked for the caller's transaction. */
+export async function lockBatch(em: EntityManager, id: string): Promise<TransferBatchRow | null> {
+  return em.findOne(TransferBatch, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+}
+
+/** A held batch's approval decided: the caller holds its row lock. */
+export async function decideBatchRow(
+  em: EntityManager,
+  id: string,
+  outcome: 'approved' | 'rejected' | 'expired',
+  decidedBy: ApprovalActor | null,
+): Promise<TransferBatchRow> {
+  await em.nativeUpdate(
+    TransferBatch,
+    { id, approval_status: 'required' },
+    { approval_status: outcome, approval_decided_by: decidedBy, approval_decided_at: raw('now()') },
+  );
+  return (await findBatch(em, id))!;
+}
+
+/** The transfers of the accepted items of [from, to) still held, locked for the caller's transaction. */
+export async function lockHeldItemTransfers(
+  em: EntityManager,
+  batchId: string,
+  range: { from: number; to: number },
+): Promise<TransferRow[]> {
+  const ids = (await acceptedItems(em, batchId, range)).map((item) => item.transfer_id!);
+  if (ids.length === 0) return [];
+  return em.find(
+    Transfer,
+    { id: { $in: ids }, approval_status: 'required' },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } },
+  );
 }

@@ -20,6 +20,8 @@ interface UntouchedBatch {
   tenant_id: string;
   batch_reference: string;
   total_count: number;
+  created_by_key_id: string | null;
+  approval_expires_at: Date | string | null;
 }
 
 export class TransferBatchSweep extends Sweep<UntouchedBatch> {
@@ -46,10 +48,13 @@ export class TransferBatchSweep extends Sweep<UntouchedBatch> {
   /** One pass; answers how many batches' workflows it started. */
   async pass(now = Date.now(), graceMs = START_GRACE_MS): Promise<number> {
     const rows = await this.deps.orm.em.fork().execute<UntouchedBatch[]>(
-      `select b.id, b.tenant_id, b.batch_reference, b.total_count from transfer_batches b
+      `select b.id, b.tenant_id, b.batch_reference, b.total_count, b.created_by_key_id, b.approval_expires_at
+         from transfer_batches b
         where b.status = 'processing' and b.created_at < now() - ? * interval '1 millisecond'
           and not exists (select 1 from transfer_batch_items i
-                           where i.batch_id = b.id and (i.status <> 'queued' or i.recipient_name is not null))
+                           where i.batch_id = b.id and (i.status <> 'queued' or i.recipient_name is not null)
+                             -- refused by the API with the batch (decisions §20), not by its run
+                             and i.error_code is distinct from 'recipient_not_allowed')
         order by b.created_at, b.id limit 100`,
       [graceMs],
     );
@@ -57,7 +62,11 @@ export class TransferBatchSweep extends Sweep<UntouchedBatch> {
       rows,
       now,
       (row) => row.id,
-      async (row) => (await startBatchWorkflow(this.deps, row)) === 'started',
+      async (row) =>
+        (await startBatchWorkflow(this.deps, {
+          ...row,
+          approval_expires_at: row.approval_expires_at === null ? null : new Date(row.approval_expires_at),
+        })) === 'started',
     );
     if (started > 0) this.deps.log('transfer batches handed to their workflows by the sweep', { started });
     return started;

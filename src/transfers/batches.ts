@@ -46,7 +46,17 @@ import {
   itemsAdmittedWithin,
   openBatchCount,
 } from './batch-store.ts';
-import { savedRecipients } from '../recipients/service.ts';
+import { savedPayees, savedRecipients } from '../recipients/service.ts';
+import {
+  type PayeeAccount,
+  RECIPIENT_NOT_ALLOWED,
+  type TransferPolicy,
+  holdReasons,
+  isNewPayee,
+  isSavedPayee,
+  newPayees,
+  transferPolicyOf,
+} from './approvals.ts';
 import {
   type CreateBulkTransferBody,
   type CreatedBatchResponse,
@@ -58,6 +68,28 @@ import { findBank } from '../banks/resolve.ts';
 import type { Bank } from '../connectors/capabilities.ts';
 import { usedToday } from './store.ts';
 import { batchDetailView, batchItemView, batchView } from './views.ts';
+
+/** An hour, as the policy's approval_expires_in_hours counts them. */
+const HOUR_MS = 3_600_000;
+
+const payeeOf = (item: NewBatchItem): PayeeAccount => ({
+  bankCode: item.recipientBankCode,
+  account: item.recipientAccount,
+});
+
+/**
+ * Whether the transfer policy holds a batch whole (decisions §20): it would hold any of the items
+ * that go on (those it did not refuse), or their total is above above_minor. Nothing to pay, nothing held.
+ */
+export function holdsBatch(
+  policy: TransferPolicy,
+  items: readonly { amountMinor: number; newRecipient: boolean }[],
+): boolean {
+  if (items.length === 0) return false;
+  if (items.some((item) => holdReasons(policy, item).length > 0)) return true;
+  const total = items.reduce((sum, item) => sum + item.amountMinor, 0);
+  return holdReasons(policy, { amountMinor: total, newRecipient: false }).includes('above_minor');
+}
 
 /** A reference's longest form (decisions §4). */
 const MAX_REFERENCE_LENGTH = 64;
@@ -98,8 +130,13 @@ function tooManyOpen(open: number): ApiError {
  */
 export async function startBatchWorkflow(
   deps: { client: Client; taskQueue: string },
-  batch: Pick<TransferBatchRow, 'id' | 'tenant_id' | 'batch_reference' | 'total_count'>,
+  batch: Pick<
+    TransferBatchRow,
+    'id' | 'tenant_id' | 'batch_reference' | 'total_count' | 'created_by_key_id' | 'approval_expires_at'
+  >,
 ): Promise<'started' | 'already'> {
+  // Held (decisions §20): the run's timer ends at the row's approval_expires_at, to the millisecond.
+  const expiresAt = batch.approval_expires_at ? batch.approval_expires_at.getTime() : null;
   try {
     await deps.client.workflow.start(TRANSFER_BATCH_WORKFLOW_TYPE, {
       workflowId: transferBatchWorkflowId(batch.tenant_id, batch.batch_reference),
@@ -110,6 +147,8 @@ export async function startBatchWorkflow(
           tenantId: batch.tenant_id,
           batchReference: batch.batch_reference,
           totalCount: batch.total_count,
+          ...(batch.created_by_key_id ? { createdByKeyId: batch.created_by_key_id } : {}),
+          ...(expiresAt !== null ? { approval: { expiresAt } } : {}),
         } satisfies TransferBatchInput,
       ],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -129,6 +168,11 @@ export interface TransferBatchServiceDeps {
   banks: (mode: KeyMode) => Banks;
   /** BULK_ITEMS_PER_MINUTE: items a tenant may have admitted per mode over the last minute. */
   itemsPerMinute: number;
+  /**
+   * How long the policy's approval_expires_in_hours' hour lasts, in ms (an hour). Only tests
+   * shorten it, to see a held batch expire in seconds.
+   */
+  approvalHourMs?: number;
 }
 
 export class TransferBatchService {
@@ -149,10 +193,12 @@ export class TransferBatchService {
     if (admitted.items + items > limit) throw tooManyItems(limit, admitted);
   }
 
+  /** `createdByKeyId`: the key that sends it (request.auth.keyId), which may not approve it (decisions §20). */
   async create(
     tenantId: string,
     body: CreateBulkTransferBody,
     mode: KeyMode,
+    createdByKeyId: string | null = null,
   ): Promise<{ status: 200 | 202; body: CreatedBatchResponse }> {
     const atomic = body.atomic ?? false;
     const metadata = body.metadata ?? {};
@@ -175,6 +221,17 @@ export class TransferBatchService {
     const items = await this.prepareItems(tenantId, body, mode);
     const totalAmountMinor = items.reduce((sum, item) => sum + item.amountMinor, 0);
     const totalFeeMinor = items.reduce((sum, item) => sum + item.feeMinor, 0);
+    // The transfer policy (decisions §20): items to accounts that are not saved refused now, and the
+    // batch held whole when it would hold any item that goes on, or their total.
+    const policy = await transferPolicyOf(this.deps.orm.em.fork(), tenantId);
+    await this.refuseUnsaved(tenantId, policy, items);
+    const paid = items.filter((item) => item.refusal === undefined);
+    const reserveAmountMinor = paid.reduce((sum, item) => sum + item.amountMinor, 0);
+    const reserveFeeMinor = paid.reduce((sum, item) => sum + item.feeMinor, 0);
+    const held = await this.holds(tenantId, policy, paid);
+    const approvalExpiresAt = held
+      ? new Date(Date.now() + policy.approval_expires_in_hours * (this.deps.approvalHourMs ?? HOUR_MS))
+      : null;
     const batchId = randomUUID();
     const created = await this.deps.orm.em.fork().transactional(async (tx) => {
       // The tenant's batch creates of this mode one at a time: the count and the insert cannot race.
@@ -190,11 +247,11 @@ export class TransferBatchService {
         if (!tenant) throw new ApiError('unauthorized', 'unknown tenant');
         const limit = tenant.dailyTransferLimitMinor;
         const used = await usedToday(tx, tenantId);
-        if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: totalAmountMinor })) {
+        if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: reserveAmountMinor })) {
           throw new ApiError(
             'limit_exceeded',
-            `the batch's ${totalAmountMinor} kobo would exceed the daily transfer limit of ${limit} kobo: ${used} already used today`,
-            { limit, used, total_amount_minor: totalAmountMinor, total_fee_minor: totalFeeMinor },
+            `the batch's ${reserveAmountMinor} kobo would exceed the daily transfer limit of ${limit} kobo: ${used} already used today`,
+            { limit, used, total_amount_minor: reserveAmountMinor, total_fee_minor: reserveFeeMinor },
           );
         }
       }
@@ -210,12 +267,16 @@ export class TransferBatchService {
           totalAmountMinor,
           totalFeeMinor,
           metadata,
+          createdByKeyId,
+          approvalExpiresAt,
         },
         items,
       );
       if (!inserted) return false;
-      if (atomic) {
-        const total = totalAmountMinor + totalFeeMinor;
+      // An atomic batch reserves what its items that go on will pay (all of them, but for an item
+      // the policy refused now); one whose every item was refused reserves nothing.
+      if (atomic && paid.length > 0) {
+        const total = reserveAmountMinor + reserveFeeMinor;
         try {
           await postMovement(
             tx,
@@ -230,8 +291,8 @@ export class TransferBatchService {
               {
                 required: total,
                 available: error.availableMinor,
-                total_amount_minor: totalAmountMinor,
-                total_fee_minor: totalFeeMinor,
+                total_amount_minor: reserveAmountMinor,
+                total_fee_minor: reserveFeeMinor,
               },
               { cause: error },
             );
@@ -325,6 +386,33 @@ export class TransferBatchService {
     });
     if (issues.length > 0) throw ApiError.validation(issues.slice(0, 100));
     return items;
+  }
+
+  /**
+   * saved_recipients_only (decisions §20): an item to an account that is not one of the tenant's
+   * saved recipients is refused (recipient_not_allowed), as other items are refused, the others
+   * going on. An item naming recipient_id is a saved recipient's.
+   */
+  private async refuseUnsaved(tenantId: string, policy: TransferPolicy, items: NewBatchItem[]): Promise<void> {
+    if (!policy.saved_recipients_only) return;
+    const named = items.filter((item) => item.savedName === null);
+    const saved = await savedPayees(this.deps.orm.em.fork(), tenantId, named.map(payeeOf));
+    for (const item of named) {
+      if (!isSavedPayee(saved, payeeOf(item))) {
+        item.refusal = { code: 'recipient_not_allowed', message: RECIPIENT_NOT_ALLOWED };
+      }
+    }
+  }
+
+  /** Whether the policy holds the batch (holdsBatch), its payees' news read in one query when it asks. */
+  private async holds(tenantId: string, policy: TransferPolicy, paid: readonly NewBatchItem[]): Promise<boolean> {
+    const news = policy.approval.new_recipient
+      ? await newPayees(this.deps.orm.em.fork(), tenantId, paid.map(payeeOf))
+      : new Set<string>();
+    return holdsBatch(
+      policy,
+      paid.map((item) => ({ amountMinor: item.amountMinor, newRecipient: isNewPayee(news, payeeOf(item)) })),
+    );
   }
 
   private async repeat(

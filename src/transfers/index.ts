@@ -19,7 +19,7 @@ export const transfersFeature: Feature = {
   events: TRANSFER_EVENT_TYPES,
   commands: transferCommands,
   sweeps: (context) => [new TransferBatchSweep(context)],
-  api(app, { config, orm, client, providers, dispatcher }) {
+  api(app, { config, orm, client, providers, dispatcher, approvalHourMs }) {
     const banks = (mode: 'test' | 'live') => banksOf(providers, mode);
     const transfers = new TransferService({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, banks });
     const batches = new TransferBatchService({
@@ -28,6 +28,7 @@ export const transfersFeature: Feature = {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       banks,
       itemsPerMinute: config.BULK_ITEMS_PER_MINUTE,
+      ...(approvalHourMs ? { approvalHourMs } : {}),
     });
     const approvals = new ApprovalService({ orm, client });
     transferRoutes(app, { orm, transfers, batches, approvals });

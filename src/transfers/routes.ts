@@ -132,8 +132,8 @@ export function transferRoutes(
       }),
     },
     async (request, reply) => {
-      const { tenantId, mode } = tenantOf(request);
-      const result = await deps.batches.create(tenantId, request.body, mode);
+      const { tenantId, mode, keyId } = tenantOf(request);
+      const result = await deps.batches.create(tenantId, request.body, mode, keyId);
       return reply.status(result.status).send(result.body);
     },
   );

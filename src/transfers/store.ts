@@ -16,7 +16,7 @@ import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
-import { type ApprovalActor, approvalColumns } from './approvals.ts';
+import { type ApprovalActor, type ApprovalStatus, approvalColumns } from './approvals.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
   ...tenantOwned(),
@@ -663,4 +663,50 @@ export async function findConnectorConflict(em: EntityManager, id: string): Prom
     id,
   ]);
   return row;
+}
+
+/** New transfers held for approval until `expiresAt` (a held batch's items, decisions §20), as they then stand. */
+export async function holdTransfers(
+  em: EntityManager,
+  made: readonly TransferRow[],
+  expiresAt: Date,
+): Promise<TransferRow[]> {
+  if (made.length === 0) return [];
+  const ids = made.map((row) => row.id);
+  await em.nativeUpdate(
+    Transfer,
+    { id: { $in: ids }, approval_status: null },
+    { approval_status: 'required', approval_expires_at: expiresAt },
+  );
+  return em.find(Transfer, { id: { $in: ids } }, { refresh: true, orderBy: { reference: 'asc' } });
+}
+
+/**
+ * Held transfers given a decision (a held batch's items take their batch's, decisions §20): its
+ * approval fields, and once rejected or expired, failed with `reason`. The caller holds their row
+ * locks and has moved their money.
+ */
+export async function decideHeldTransfers(
+  em: EntityManager,
+  transferIds: readonly string[],
+  approval: {
+    approval_status?: ApprovalStatus | null;
+    approval_decided_by?: ApprovalActor | null;
+    approval_decided_at?: Date | null;
+  },
+  failed: { reason: string } | null,
+): Promise<TransferRow[]> {
+  if (transferIds.length === 0) return [];
+  await em.nativeUpdate(
+    Transfer,
+    { id: { $in: [...transferIds] }, approval_status: 'required' },
+    {
+      approval_status: approval.approval_status,
+      approval_decided_by: approval.approval_decided_by ?? null,
+      approval_decided_at: approval.approval_decided_at ?? null,
+      updated_at: raw('now()'),
+      ...(failed ? { status: 'failed' as const, failure_reason: failed.reason, completed_at: raw('now()') } : {}),
+    },
+  );
+  return em.find(Transfer, { id: { $in: [...transferIds] } }, { refresh: true, orderBy: { id: 'asc' } });
 }

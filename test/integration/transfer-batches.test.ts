@@ -208,6 +208,8 @@ describe('POST /api/v1/transfers/bulk: validation and replays', () => {
         total_fee_minor: 1_000 + 2_500,
         atomic: false,
         created_at: expect.any(String),
+        // No transfer policy holds it (decisions §20).
+        approval: null,
       },
     });
     const again = await post(tenant.apiKey, payload);

@@ -46,6 +46,8 @@ export interface TestAppOptions {
   webhookScheduleMs?: number[];
   egress?: EgressPolicy;
   cardContinueAsNewAfter?: number;
+  /** How long a transfer policy's approval hour lasts (an hour): short, a held payout expires in a test. */
+  approvalHourMs?: number;
   dispatcher?: CallbackDispatcher;
   extend?: (app: FastifyInstance) => void;
   /** The scope of each authenticated route `extend` adds, as `'METHOD /url'` (src/http/scopes.ts). */
@@ -116,6 +118,7 @@ export async function createTestApp(orm: MikroORM, options: TestAppOptions = {})
     egress: options.egress ?? {},
     ...(options.cardContinueAsNewAfter ? { cardContinueAsNewAfter: options.cardContinueAsNewAfter } : {}),
     ...(options.routeScopes ? { extraRouteScopes: options.routeScopes } : {}),
+    ...(options.approvalHourMs ? { approvalHourMs: options.approvalHourMs } : {}),
   });
   options.extend?.(app);
   await app.ready();

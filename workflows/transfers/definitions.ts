@@ -203,8 +203,13 @@ export interface TransferBatchInput {
   totalCount: number;
   /** The key that made the batch (decisions §19): it may not approve it. */
   createdByKeyId?: string;
-  /** Held whole by the tenant's transfer policy (decisions §20), as a single transfer is held. */
-  approval?: { expiresInMs: number; reasons: string[] };
+  /**
+   * Held whole by the tenant's transfer policy (decisions §20): its items are decided and reserved
+   * as for any batch, then none is submitted before an approval that comes before `expiresAt`
+   * (epoch ms, the batch row's approval_expires_at: the API writes both from one instant).
+   * Absent when not held, as in every batch started before approvals.
+   */
+  approval?: { expiresAt: number };
 }
 
 /** An accepted item, for its own transfer run: the request (without metadata: its row has it) and its reservation. */
@@ -226,7 +231,8 @@ export interface BatchItemSubmission {
 
 /** What the `status` query answers: where the batch is, and its items by outcome so far. */
 export interface BatchProgress {
-  phase: 'enquiring' | 'reserving' | 'submitting' | 'settling' | 'completed';
+  /** `awaiting_approval`: reserved and held by the transfer policy until decided or expired (decisions §20). */
+  phase: 'enquiring' | 'reserving' | 'awaiting_approval' | 'submitting' | 'settling' | 'completed';
   total: number;
   refused: number;
   accepted: number;
@@ -408,4 +414,26 @@ export type TransferBatchActivities = {
    * An item still pending (its run ended by hand, not yet resolved) keeps it open: retried.
    */
   completeBatch(input: { batchId: string }): Promise<void>;
+  /**
+   * A held batch's decision (decisions §20), once, under the batch row's lock: its approval
+   * fields, and for a key's or a person's decision its audit entry (batch.approved /
+   * batch.rejected); `expired` (no decision before its expiry) has no actor and no audit entry.
+   * A batch already decided answers as it stands.
+   */
+  decideBatchApproval(input: {
+    batchId: string;
+    outcome: 'approved' | 'rejected' | 'expired';
+    decision?: ApprovalDecision;
+  }): Promise<{ status: 'required' | 'approved' | 'rejected' | 'expired' }>;
+  /**
+   * The accepted items of [from, to) of a decided held batch given its decision, in one
+   * transaction: approved, their transfers' approval says so (event transfer.approved); rejected
+   * or expired, each transfer still pending fails (failure_reason `rejected` / `approval_expired`)
+   * with its amount and fee back in the wallet, events transfer.rejected and transfer.failed. An
+   * item already given the decision is left as it is, so a retry does nothing twice.
+   */
+  settleHeldBatchItems(input: { batchId: string; from: number; to: number }): Promise<{
+    approved: number;
+    failed: number;
+  }>;
 };

@@ -12,13 +12,21 @@
 //              a time, waiting for its bank's answer as any transfer does — or submitting itself,
 //              with every rule of a single transfer's submission, when its batch could not;
 //   complete — once every item's run has ended, the batch is completed and its event recorded, once.
+// A batch the tenant's transfer policy holds (decisions §20, `input.approval`) is enquired and
+// reserved as any batch, then waits — a durable timer until its expiry — for the `decideApproval`
+// update of another key (or a person), before submitting anything. Approved, it goes on; rejected,
+// or undecided at its expiry, each accepted item's transfer fails with its money returned, no item
+// run is started, and the batch completes. A batch without `approval` issues the commands it
+// always did (recorded histories replay).
 // History stays well within Temporal's limits for 1,000 items: item requests travel without
 // metadata, in the chunk's answer and in the child's start; per item, a child's start and end and
 // the workflow tasks they wake come to about 4 events (3,864 and 3,957 in two runs of 1,000: printed by
 // test/integration/transfer-batches.test.ts).
 import {
+  ApplicationFailure,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
+  condition,
   log,
   proxyActivities,
   setHandler,
@@ -29,16 +37,18 @@ import {
 import type { TransferBatchActivities } from './definitions.ts';
 import { transferWorkflowId } from '../workflow-names.ts';
 import {
+  type ApprovalDecision,
   type BatchItemStart,
   type BatchItemSubmission,
   type BatchProgress,
   batchStatusQuery,
+  decideApprovalUpdate,
   type TransferBatchInput,
   type TransferState,
   type TransferWorkflowInput,
 } from './definitions.ts';
 import type { transferWorkflow } from './transfer.ts';
-import { TenantIdKey, TransferBatchReferenceKey } from '../search-attributes.ts';
+import { TenantIdKey, TransferApprovalKey, TransferBatchReferenceKey } from '../search-attributes.ts';
 
 /**
  * Items enquired, decided (one transaction: the tenant's lock is held for one chunk at a time, so
@@ -74,10 +84,15 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
     failed: 0,
   };
   setHandler(batchStatusQuery, () => progress);
+  // Registered first, so that a decision sent while the batch is still enquiring or reserving is
+  // taken (and recorded at once); the wait below then finds it made. Not a command: a batch that
+  // is not held refuses every decision (not_held) and its history is as before.
+  const approval = heldBatch(input);
   upsertSearchAttributes([
     { key: TenantIdKey, value: input.tenantId },
     { key: TransferBatchReferenceKey, value: input.batchReference },
   ]);
+  if (input.approval) upsertSearchAttributes([{ key: TransferApprovalKey, value: 'required' }]);
 
   // Enquiries and decisions in chunks, pipelined: a chunk is decided while the next one's names
   // are being asked.
@@ -96,6 +111,27 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
     accepted.push(...decided.accepted);
     progress.refused += decided.refused;
     progress.accepted += decided.accepted.length;
+  }
+
+  if (input.approval) {
+    // Reserved and held: nothing reaches a bank before the decision, which comes before the expiry.
+    progress.phase = 'awaiting_approval';
+    await condition(() => approval.status !== 'required', Math.max(1, input.approval.expiresAt - Date.now()));
+    if (approval.status === 'required') {
+      approval.status = 'expired';
+      approval.recorded = batch.decideBatchApproval({ batchId: input.batchId, outcome: 'expired' });
+    }
+    await approval.recorded;
+    upsertSearchAttributes([{ key: TransferApprovalKey, value: approval.status }]);
+    // The items' transfers take the decision, a chunk per transaction (their money back unless approved).
+    for (const chunk of chunks) await batch.settleHeldBatchItems({ batchId: input.batchId, ...chunk });
+    if (approval.status !== 'approved') {
+      progress.failed = progress.accepted;
+      progress.phase = 'settling';
+      await batch.completeBatch({ batchId: input.batchId });
+      progress.phase = 'completed';
+      return progress;
+    }
   }
 
   // Submitted once every item is reserved, by the batch, many at once (the bank's own calls, not
@@ -142,6 +178,74 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   await batch.completeBatch({ batchId: input.batchId });
   progress.phase = 'completed';
   return progress;
+}
+
+type ApprovalState = 'required' | 'approved' | 'rejected' | 'expired';
+
+/**
+ * The batch's approval (decisions §20) and the decideApproval update's handler. The first decision
+ * the validator lets through wins: the handler sets it before anything else runs, so the next
+ * validator already sees it decided. The decision is recorded at once (the batch row and the
+ * audit log, decideBatchApproval) and the update answered once it is.
+ */
+function heldBatch(input: TransferBatchInput): { status: ApprovalState; recorded: Promise<unknown> } {
+  const approval: { status: ApprovalState; recorded: Promise<unknown> } = {
+    status: 'required',
+    recorded: Promise.resolve(),
+  };
+  setHandler(
+    decideApprovalUpdate,
+    async (decision) => {
+      const outcome = decision.decision === 'approve' ? 'approved' : 'rejected';
+      approval.status = outcome;
+      approval.recorded = batch.decideBatchApproval({ batchId: input.batchId, outcome, decision });
+      await approval.recorded;
+      return { status: outcome };
+    },
+    {
+      validator: (decision) => {
+        if (!input.approval) throw refusal('not_held', `batch ${input.batchReference} is not held for approval`);
+        if (approval.status === 'required' && Date.now() >= input.approval.expiresAt) {
+          throw refusal('already_decided', `batch ${input.batchReference} is already decided: expired`);
+        }
+        if (approval.status !== 'required') {
+          throw refusal('already_decided', `batch ${input.batchReference} is already decided: ${approval.status}`);
+        }
+        if (!isDecision(decision)) {
+          throw refusal(
+            'invalid_decision',
+            'a decision is {decision: approve|reject, actor: {type, id, name}, ip, requestId}',
+          );
+        }
+        if (decision.actor.type === 'key' && decision.actor.id === input.createdByKeyId) {
+          throw refusal('forbidden', 'a batch cannot be approved by the key that made it');
+        }
+      },
+    },
+  );
+  return approval;
+}
+
+function refusal(type: string, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+/** Whether an update's argument is a decision as the API sends it (anything else is refused, never thrown on). */
+function isDecision(value: unknown): value is ApprovalDecision {
+  if (typeof value !== 'object' || value === null) return false;
+  const { decision, actor, reason, ip, requestId } = value as Record<string, unknown>;
+  if (decision !== 'approve' && decision !== 'reject') return false;
+  if (typeof actor !== 'object' || actor === null) return false;
+  const { type, id, name } = actor as Record<string, unknown>;
+  return (
+    (type === 'key' || type === 'user') &&
+    typeof id === 'string' &&
+    id.length > 0 &&
+    typeof name === 'string' &&
+    (reason === undefined || (typeof reason === 'string' && reason.length <= 500)) &&
+    typeof ip === 'string' &&
+    typeof requestId === 'string'
+  );
 }
 
 /** A chunk's name enquiries, started now and awaited later (never left to fail unobserved). */
