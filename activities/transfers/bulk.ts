@@ -61,7 +61,7 @@ import {
 } from '../../src/transfers/store.ts';
 import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
-import { auditDecision } from '../../src/transfers/approvals.ts';
+import { recordAuditEntry } from '../../src/audit/log.ts';
 import type { TransferRow } from '../../src/transfers/store.ts';
 import type { BatchItemStart, BatchItemSubmission, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { createTransferActivities } from './transfers.ts';
@@ -519,7 +519,7 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
         const { decision, outcome } = input;
         const row = await decideBatchRow(tx, current.id, outcome, decision?.actor ?? null);
         if (decision) {
-          await auditDecision(tx, {
+          await recordAuditEntry(tx, {
             tenantId: row.tenant_id,
             action: outcome === 'approved' ? 'batch.approved' : 'batch.rejected',
             target: { type: 'transfer_batch', id: row.id },

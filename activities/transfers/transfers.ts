@@ -40,7 +40,7 @@ import {
 import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
 import { itemView } from '../../src/transfers/views.ts';
 import { lockTenant } from '../../src/tenants/tenants.ts';
-import { auditDecision } from '../../src/transfers/approvals.ts';
+import { recordAuditEntry } from '../../src/audit/log.ts';
 import type {
   BankOutcome,
   OperatorResolution,
@@ -382,7 +382,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           await emitTransferEvent(tx, row, 'transfer.failed');
         }
         if (decision) {
-          await auditDecision(tx, {
+          await recordAuditEntry(tx, {
             tenantId: row.tenant_id,
             action: outcome === 'approved' ? 'transfer.approved' : 'transfer.rejected',
             target: { type: 'transfer', id: row.id },

@@ -19,7 +19,7 @@ import {
   transferWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
 import type { ApprovalStatus } from './approvals.ts';
-import { findBatch } from './batch-store.ts';
+import { findBatch, isBatchItem } from './batch-store.ts';
 import { readTransfer } from './store.ts';
 
 /** What a decision needs of the payout's row. */
@@ -52,6 +52,13 @@ export class ApprovalService {
     await this.decide(key, 'transfer', id, request, async () => {
       const row = isUuid(id) ? await readTransfer(this.deps.orm, id, key.tenantId) : null;
       if (!row) throw new ApiError('not_found', `no transfer ${id}`);
+      // A held batch's items carry its approval, and are decided with it, never one by one.
+      if (row.approval_status === 'required' && (await isBatchItem(this.deps.orm.em.fork(), row.id))) {
+        throw new ApiError(
+          'failed_precondition',
+          `transfer ${id} is an item of a held batch: approve or reject the batch (POST /api/v1/transfers/bulk/{id}/approve)`,
+        );
+      }
       return {
         workflowId: transferWorkflowId(key.tenantId, row.reference),
         approvalStatus: row.approval_status ?? null,
@@ -143,6 +150,7 @@ function refusal(error: unknown, what: string): ApiError {
     }
     if (cause.type === 'forbidden') return new ApiError('forbidden', cause.message);
     if (cause.type === 'not_held') return new ApiError('failed_precondition', cause.message);
+    if (cause.type === 'invalid_decision') return ApiError.validation([{ path: 'body', message: cause.message }]);
   }
   if (error instanceof WorkflowNotFoundError) {
     return new ApiError('already_decided', `${what} is no longer awaiting a decision`, null, { cause: error });

@@ -12,52 +12,10 @@
 // an account that is not one of the tenant's saved recipients.
 import { p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TransferPolicy } from '../transfer-policy/service.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 
-/** The transfer policy of a tenant's mode, as GET /api/v1/transfer-policy answers it. */
-export interface TransferPolicy {
-  approval: { above_minor: number | null; new_recipient: boolean; every_transfer: boolean };
-  approval_expires_in_hours: number;
-  saved_recipients_only: boolean;
-  live_keys_need_ip_allow_list: boolean;
-}
-
-export const DEFAULT_TRANSFER_POLICY: TransferPolicy = {
-  approval: { above_minor: null, new_recipient: false, every_transfer: false },
-  approval_expires_in_hours: 24,
-  saved_recipients_only: false,
-  live_keys_need_ip_allow_list: false,
-};
-
-/** The policy of the tenant's mode (`tenantId`: the mode's id, as every store scopes by); all off without a row. */
-export async function transferPolicyOf(em: EntityManager, tenantId: string): Promise<TransferPolicy> {
-  const [row] = await em.execute<
-    {
-      above_minor: string | null;
-      new_recipient: boolean;
-      every_transfer: boolean;
-      approval_expires_in_hours: number;
-      saved_recipients_only: boolean;
-      live_keys_need_ip_allow_list: boolean;
-    }[]
-  >(
-    `select above_minor, new_recipient, every_transfer, approval_expires_in_hours, saved_recipients_only,
-            live_keys_need_ip_allow_list
-       from transfer_policies where tenant_id = ?`,
-    [tenantId],
-  );
-  if (!row) return DEFAULT_TRANSFER_POLICY;
-  return {
-    approval: {
-      above_minor: row.above_minor === null ? null : Number(row.above_minor),
-      new_recipient: row.new_recipient,
-      every_transfer: row.every_transfer,
-    },
-    approval_expires_in_hours: row.approval_expires_in_hours,
-    saved_recipients_only: row.saved_recipients_only,
-    live_keys_need_ip_allow_list: row.live_keys_need_ip_allow_list,
-  };
-}
+export { DEFAULT_TRANSFER_POLICY, type TransferPolicy, readTransferPolicy } from '../transfer-policy/service.ts';
 
 /** Why the policy holds a payout, in the policy's words; empty when it goes straight to its bank. */
 export type HoldReason = 'above_minor' | 'new_recipient' | 'every_transfer';
@@ -158,37 +116,4 @@ export function approvalView(row: {
     decided_by: row.approval_decided_by ?? null,
     decided_at: row.approval_decided_at?.toISOString() ?? null,
   };
-}
-
-/** A decision on a held payout, as the audit log records it (decisions §19). */
-export interface DecisionAudit {
-  /** The id of the tenant's mode. */
-  tenantId: string;
-  action: 'transfer.approved' | 'transfer.rejected' | 'batch.approved' | 'batch.rejected';
-  target: { type: 'transfer' | 'transfer_batch'; id: string };
-  actor: ApprovalActor;
-  ip: string;
-  requestId: string;
-  details: Record<string, unknown>;
-}
-
-/** Records the decision in the tenant's audit log, in the caller's transaction. */
-export async function auditDecision(em: EntityManager, entry: DecisionAudit): Promise<void> {
-  await em.execute(
-    `insert into audit_log (id, tenant_id, action, actor_type, actor_id, actor_name, target_type, target_id, ip,
-                            request_id, details)
-     values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
-    [
-      entry.tenantId,
-      entry.action,
-      entry.actor.type,
-      entry.actor.id,
-      entry.actor.name,
-      entry.target.type,
-      entry.target.id,
-      entry.ip,
-      entry.requestId,
-      JSON.stringify(entry.details),
-    ],
-  );
 }

@@ -55,7 +55,7 @@ import {
   isNewPayee,
   isSavedPayee,
   newPayees,
-  transferPolicyOf,
+  readTransferPolicy,
 } from './approvals.ts';
 import {
   type CreateBulkTransferBody,
@@ -223,7 +223,7 @@ export class TransferBatchService {
     const totalFeeMinor = items.reduce((sum, item) => sum + item.feeMinor, 0);
     // The transfer policy (decisions §20): items to accounts that are not saved refused now, and the
     // batch held whole when it would hold any item that goes on, or their total.
-    const policy = await transferPolicyOf(this.deps.orm.em.fork(), tenantId);
+    const policy = await readTransferPolicy(this.deps.orm.em.fork(), tenantId);
     await this.refuseUnsaved(tenantId, policy, items);
     const paid = items.filter((item) => item.refusal === undefined);
     const reserveAmountMinor = paid.reduce((sum, item) => sum + item.amountMinor, 0);

@@ -21,7 +21,13 @@ export const transfersFeature: Feature = {
   sweeps: (context) => [new TransferBatchSweep(context)],
   api(app, { config, orm, client, providers, dispatcher, approvalHourMs }) {
     const banks = (mode: 'test' | 'live') => banksOf(providers, mode);
-    const transfers = new TransferService({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, banks });
+    const transfers = new TransferService({
+      orm,
+      client,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      banks,
+      ...(approvalHourMs ? { approvalHourMs } : {}),
+    });
     const batches = new TransferBatchService({
       orm,
       client,

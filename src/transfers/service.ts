@@ -41,7 +41,7 @@ import {
   isNewPayee,
   isSavedPayee,
   newPayees,
-  transferPolicyOf,
+  readTransferPolicy,
 } from './approvals.ts';
 
 const HOUR_MS = 3_600_000;
@@ -64,6 +64,8 @@ export interface TransferServiceDeps {
   taskQueue: string;
   /** A key mode's bank list: the first of its transfers connectors that answers (decisions §13). */
   banks: (mode: KeyMode) => Banks;
+  /** How long an approval's hour lasts (tests make it short); an hour. */
+  approvalHourMs?: number;
 }
 
 /** The workflow's refusal of a create, if the update was refused. */
@@ -214,7 +216,7 @@ export class TransferService {
     payee: { account: string; bank: Bank },
   ): Promise<TransferRequest['approval']> {
     const em = this.deps.orm.em.fork();
-    const policy = await transferPolicyOf(em, tenantId);
+    const policy = await readTransferPolicy(em, tenantId);
     const account = { bankCode: payee.bank.code, account: payee.account };
     if (policy.saved_recipients_only && body.recipient_id === undefined) {
       if (!isSavedPayee(await savedPayees(em, tenantId, [account]), account)) {
@@ -227,7 +229,7 @@ export class TransferService {
     const newRecipient = policy.approval.new_recipient && isNewPayee(await newPayees(em, tenantId, [account]), account);
     const reasons = holdReasons(policy, { amountMinor: body.amount_minor, newRecipient });
     if (reasons.length === 0) return undefined;
-    return { expiresInMs: policy.approval_expires_in_hours * HOUR_MS, reasons };
+    return { expiresInMs: policy.approval_expires_in_hours * (this.deps.approvalHourMs ?? HOUR_MS), reasons };
   }
 
   /** The mode's bank of this code; 400 naming `field` when the bank list has none, 503 when it cannot be read. */

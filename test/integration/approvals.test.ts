@@ -93,10 +93,10 @@ async function awaitingDecision(tenantId: string, reference: string): Promise<vo
 async function eventTypes(tenantId: string, transferId: string): Promise<string[]> {
   const rows = await stack.db.orm.em
     .fork()
-    .execute<{ type: string }[]>(
-      `select type from events where tenant_id = ? and payload->>'id' = ? order by seq`,
-      [tenantId, transferId],
-    );
+    .execute<{ type: string }[]>(`select type from events where tenant_id = ? and payload->>'id' = ? order by seq`, [
+      tenantId,
+      transferId,
+    ]);
   return rows.map((row) => row.type);
 }
 

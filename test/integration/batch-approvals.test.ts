@@ -653,3 +653,64 @@ describe('a held batch whose API died before starting its workflow', () => {
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 101_000, pending: 0 });
   });
 });
+
+describe('decided over HTTP', () => {
+  it('POST /api/v1/transfers/bulk/{id}/approve and /reject: the maker refused, another key decides the batch whole, items only with it', async () => {
+    const tenant = await heldTenant(1_000_000);
+    await setTransferPolicy(db.orm.em.fork(), tenant.tenantId, { approval: { every_transfer: true }, ...LONG });
+    const route = (id: string, what: string, key: string, payload?: object) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/transfers/bulk/${id}/${what}`,
+        headers: auth(key),
+        ...(payload ? { payload } : {}),
+      });
+    const approver = (await issueKey(db.orm.em.fork(), tenant.tenantId, 'test')).api_key;
+
+    const paid = (await post(tenant.apiKey, { batch_reference: batchReference(), transfers: [item(), item()] })).json()
+      .data;
+    const rows = await reserved(paid.id, 2);
+    // An item is decided with its batch, never alone.
+    const alone = await app.inject({
+      method: 'POST',
+      url: `/api/v1/transfers/${rows[0]!.id}/approve`,
+      headers: auth(approver),
+    });
+    expect(alone.statusCode).toBe(422);
+    expect(alone.json().error.code).toBe('failed_precondition');
+    const maker = await route(paid.id, 'approve', tenant.apiKey);
+    expect(maker.statusCode).toBe(403);
+    expect(maker.json()).toMatchObject({ success: false, error: { code: 'forbidden' } });
+    const approved = await route(paid.id, 'approve', approver);
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({
+      status: 'success',
+      data: { id: paid.id, approval: { status: 'approved', decided_by: { type: 'key' } } },
+    });
+    const twice = await route(paid.id, 'reject', approver);
+    expect(twice.statusCode).toBe(409);
+    expect(twice.json().error).toMatchObject({ code: 'already_decided', details: { status: 'approved' } });
+    expect((await completed(tenant.apiKey, paid.id)).counts).toEqual({
+      refused: 0,
+      pending: 0,
+      successful: 2,
+      failed: 0,
+    });
+
+    const refused = (
+      await post(tenant.apiKey, { batch_reference: batchReference(), transfers: [item(), item()] })
+    ).json().data;
+    await reserved(refused.id, 2);
+    const rejected = await route(refused.id, 'reject', approver, { reason: 'duplicate payroll' });
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expect(rejected.json().data.approval.status).toBe('rejected');
+    expect((await completed(tenant.apiKey, refused.id)).counts).toEqual({
+      refused: 0,
+      pending: 0,
+      successful: 0,
+      failed: 2,
+    });
+    // Two items of 100,000 paid (fee 1,000 each); the rejected two returned to the kobo.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 202_000, pending: 0 });
+  }, 120_000);
+});
