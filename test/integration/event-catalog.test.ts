@@ -161,6 +161,40 @@ describe("every recorded event fits its type's catalog schema", () => {
     ).toEqual([]);
   }, 120_000);
 
+  it('a held transfer approved by a second key, and another rejected', async () => {
+    const held = await createFundedTenant(stack.db.orm, 10_000_000, 'catalog approvals');
+    const policy = await app.inject({
+      method: 'PUT',
+      url: '/api/v1/transfer-policy',
+      headers: auth(held.apiKey),
+      payload: {
+        approval: { above_minor: null, new_recipient: false, every_transfer: true },
+        approval_expires_in_hours: 24,
+        saved_recipients_only: false,
+        live_keys_need_ip_allow_list: false,
+      },
+    });
+    expect(policy.statusCode).toBe(200);
+    const approver = await post(held.apiKey, '/api/v1/api-keys', {
+      name: 'catalog approver',
+      scopes: ['transfers:approve'],
+    });
+    expect(approver.statusCode).toBe(201);
+    const approverKey = approver.json().data.secret as string;
+    const approved = (
+      await post(held.apiKey, '/api/v1/transfers', transferBody('catalog', { reference: 'cat-held-1' }))
+    ).json().data.id as string;
+    const rejected = (
+      await post(held.apiKey, '/api/v1/transfers', transferBody('catalog', { reference: 'cat-held-2' }))
+    ).json().data.id as string;
+    expect((await post(approverKey, `/api/v1/transfers/${approved}/approve`)).statusCode).toBe(200);
+    expect((await post(approverKey, `/api/v1/transfers/${rejected}/reject`, { reason: 'catalog' })).statusCode).toBe(
+      200,
+    );
+    expect(await finalTransfer(held.apiKey, approved)).toBe('successful');
+    await expectMadeAndFitting(['transfer.approval_required', 'transfer.approved', 'transfer.rejected']);
+  });
+
   it('a virtual account opened, credited and closed', async () => {
     const created = await post(tenant.apiKey, '/api/v1/virtual-accounts', {
       customer_id: 'cus_catalog',

@@ -505,6 +505,7 @@ describe('GET /api/v1/transfers', () => {
         'accountName',
         'accountNumber',
         'amount_minor',
+        'approval',
         'bankCode',
         'createdAt',
         'currency',
