@@ -11,6 +11,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './http/auth.ts';
+import { InternalCalls } from './http/internal-calls.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
 import { KeyUsage } from './tenants/key-usage.ts';
@@ -188,12 +189,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const keys = new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS });
   const usage = new KeyUsage(deps.orm, app.log);
+  const internalCalls = new InternalCalls();
   registerAuth(
     app,
     rateLimits,
     (token) => keys.resolve(token, () => resolveApiKey(deps.orm.em.fork(), token)),
     (key) => usage.used(key.keyId),
     routeScopes,
+    internalCalls,
   );
 
   registerLiveModeGuard(app, deps.providers);
@@ -228,6 +231,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dispatcher: deps.dispatcher,
     metrics,
     egress: deps.egress,
+    internalCalls,
     ...(deps.cardContinueAsNewAfter ? { cardContinueAsNewAfter: deps.cardContinueAsNewAfter } : {}),
     ...(deps.approvalHourMs ? { approvalHourMs: deps.approvalHourMs } : {}),
   };

@@ -191,6 +191,13 @@ const EnvSchema = z
       .refine((entries) => entries.every(isAddressOrRange), {
         error: 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1)',
       }),
+    /**
+     * The console's address as its people reach it (decisions §22): invitation links point here.
+     * Default `http://127.0.0.1:<PORT>`; behind a proxy, its public https address.
+     */
+    CONSOLE_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://console.example.com' })
+      .optional(),
     /** Where the API serves GET /metrics (Prometheus), apart from the tenant routes; port 0 turns it off. */
     METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),

@@ -16,6 +16,7 @@ import type { GatewayMetrics } from './metrics/metrics.ts';
 import type { SweepLog } from './runtime/sweep.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
+import type { InternalCalls } from './http/internal-calls.ts';
 
 /** The configuration the API reads. */
 export type ApiConfig = Pick<
@@ -27,6 +28,7 @@ export type ApiConfig = Pick<
   | 'BULK_ITEMS_PER_MINUTE'
   | 'API_KEY_CACHE_MS'
   | 'TRUST_PROXY'
+  | 'CONSOLE_URL'
   | 'TEMPORAL_NAMESPACE'
   | 'TEMPORAL_TASK_QUEUE'
   | 'webhookTaskQueue'
@@ -55,6 +57,8 @@ export interface ApiContext {
   metrics: GatewayMetrics;
   /** Where webhooks may go: loopback for sandbox keys, never the deployment's own services. */
   egress: EgressPolicy;
+  /** The calls the app makes to itself on a person's behalf (the console; src/http/internal-calls.ts). */
+  internalCalls: InternalCalls;
   /** Continue-as-new threshold for new card workflows (tests make it small). */
   cardContinueAsNewAfter?: number;
   /** How long a transfer policy's approval hour lasts, in ms (an hour; tests make it short). */

@@ -6,6 +6,7 @@ import { apiKeysFeature } from './api-keys/index.ts';
 import { auditFeature } from './audit/index.ts';
 import { banksFeature } from './banks/index.ts';
 import { cardsFeature } from './cards/index.ts';
+import { consoleFeature } from './console/index.ts';
 import { eventStreamFeature } from './event-stream/index.ts';
 import { type EventType, declareEventTypes, eventTypes } from './events/catalog.ts';
 import type { Feature } from './feature.ts';
@@ -41,6 +42,7 @@ export const FEATURES: readonly Feature[] = [
   apiKeysFeature,
   transferPolicyFeature,
   auditFeature,
+  consoleFeature,
 ];
 
 /** Every entity the ORM maps: each feature's own. */

@@ -144,5 +144,14 @@ export interface RequestActor {
 export function requestActor(request: FastifyRequest): RequestActor {
   const key = request.auth;
   if (!key) throw new Error(`route ${request.routeOptions.url} records an audit entry without authentication`);
-  return { actor: { type: 'key', id: key.keyId, name: key.keyName }, ip: request.ip, requestId: request.id };
+  return { actor: actorOf(key), ip: request.ip, requestId: request.id };
+}
+
+/** Who a key resolution is: the key, or the console's person acting through it (decisions §22). */
+export function actorOf(key: { keyId: string; keyName: string; user?: { id: string; email: string } }): AuditActor & {
+  type: 'key' | 'user';
+} {
+  return key.user
+    ? { type: 'user', id: key.user.id, name: key.user.email }
+    : { type: 'key', id: key.keyId, name: key.keyName };
 }

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 import { sendError } from './error-handler.ts';
+import { INTERNAL_CALL_HEADER, type InternalCalls } from './internal-calls.ts';
 import { ipAllowed } from './ip-allow-list.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { ROUTE_SCOPES, type Scope, holdsScope, scopeOf } from './scopes.ts';
@@ -36,6 +37,11 @@ export interface ResolvedKey {
   allowedIps: string[];
   /** The tenant mode's transfer policy requires every live key to have an allow-list. */
   liveKeysNeedIpAllowList: boolean;
+  /**
+   * Set when a person acts through the console (decisions §22; src/console/): `keyId` is then their
+   * id, `keyName` their email and `scopes` their role's. Audit entries name them as a user.
+   */
+  user?: { id: string; email: string; role: string };
 }
 
 /** A key's resolution: its tenant and mode, or why it does not work. */
@@ -120,7 +126,8 @@ export function refusalFor(
 /**
  * `resolve`: a bearer token to its key (the tenants feature's lookup behind its cache);
  * `used`: told of every request a key authenticated and was allowed to make; `table`: the scope of
- * each route (ROUTE_SCOPES, and the rows of routes a test adds).
+ * each route (ROUTE_SCOPES, and the rows of routes a test adds); `internal`: the tickets of the
+ * calls the app makes to itself for a person (./internal-calls.ts), checked like keys.
  */
 export function registerAuth(
   app: FastifyInstance,
@@ -128,6 +135,7 @@ export function registerAuth(
   resolve: (token: string) => Promise<KeyResolution>,
   used: (key: ResolvedKey) => void = () => {},
   table: Readonly<Record<string, Scope>> = ROUTE_SCOPES,
+  internal?: InternalCalls,
 ): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.
@@ -136,7 +144,17 @@ export function registerAuth(
       if (!request.routeOptions.config.signed) await limits.publicRoutes(request, reply);
       return;
     }
-    const token = bearerToken(request);
+    const ticket = request.headers[INTERNAL_CALL_HEADER];
+    const person = typeof ticket === 'string' ? internal?.take(ticket) : undefined;
+    if (person) {
+      request.auth = person;
+      request.log = request.log.child({ tenantId: person.tenantId, mode: person.mode, userId: person.keyId });
+      await limits.perKey(request, reply);
+      const refusal = refusalFor(person, request.method, request.routeOptions.url, request.ip, table);
+      if (refusal) return sendError(request, reply, refusal);
+      return;
+    }
+    const token = ticket === undefined ? bearerToken(request) : '';
     let reason: keyof typeof REASONS | undefined;
     if (token === undefined) reason = 'missing';
     else if (token === '') reason = 'malformed';

@@ -482,6 +482,7 @@ export async function revokeKey(
 }
 
 export type { KeyResolution, ResolvedKey } from '../http/auth.ts';
+import type { ResolvedKey } from '../http/auth.ts';
 
 export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<KeyResolution> {
   const mode = parseApiKey(apiKey);
@@ -535,6 +536,47 @@ export async function resolveApiKey(em: EntityManager, apiKey: string): Promise<
       allowedIps: row.allowed_ips,
       liveKeysNeedIpAllowList: row.live_keys_need_ip_allow_list,
     },
+  };
+}
+
+/**
+ * What a person of the tenant's console acts as in a mode (decisions §22): the mode's row as a key
+ * resolution, with the person's scopes (from their role), no allow-list and the person named as the
+ * key. Undefined when the tenant has no such mode (no live mode before its first live key).
+ */
+export async function consoleKeyOf(
+  em: EntityManager,
+  tenantId: string,
+  mode: KeyMode,
+  user: { id: string; email: string; role: string; scopes: string[] },
+): Promise<ResolvedKey | undefined> {
+  const [row] = await em.execute<
+    {
+      id: string;
+      name: string;
+      features: string[];
+      daily_transfer_limit_minor: string;
+      allowed_account_types: string[];
+    }[]
+  >(
+    `select t.id, t.name, t.features, t.daily_transfer_limit_minor, t.allowed_account_types
+       from tenants t join tenants o on o.id = ? where t.owner_id = o.owner_id and t.mode = ?`,
+    [tenantId, mode],
+  );
+  if (!row) return undefined;
+  return {
+    keyId: user.id,
+    mode,
+    tenantId: row.id,
+    tenantName: row.name,
+    features: row.features,
+    dailyTransferLimitMinor: Number(row.daily_transfer_limit_minor),
+    allowedAccountTypes: row.allowed_account_types,
+    keyName: user.email,
+    scopes: user.scopes,
+    allowedIps: [],
+    liveKeysNeedIpAllowList: false,
+    user: { id: user.id, email: user.email, role: user.role },
   };
 }
 

@@ -6,6 +6,7 @@
 // Temporal (another tenant's or mode's id: 404; not held: 422; decided or expired: 409
 // already_decided; the maker's key: 403), and identical decisions racing in one process share one
 // update, so a burst of clicks or retries never spends the workflow's 10 in-flight updates.
+import { actorOf } from '../audit/log.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -116,7 +117,7 @@ export class ApprovalService {
       }
       const decision: ApprovalDecision = {
         decision: request.decision,
-        actor: { type: 'key', id: key.keyId, name: keyName(key) },
+        actor: actorOf(key),
         ...(request.reason !== undefined ? { reason: request.reason } : {}),
         ip: request.ip,
         requestId: request.requestId,
@@ -135,10 +136,6 @@ export class ApprovalService {
       }
     }
   }
-}
-
-function keyName(key: ResolvedKey): string {
-  return (key as ResolvedKey & { keyName?: string }).keyName ?? key.keyId;
 }
 
 /** The workflow's refusal of a decision, as the API answers it. */

@@ -35,6 +35,7 @@ import { Migration0032Recipients } from './0032-recipients.ts';
 import { Migration0033BatchItemSavedNames } from './0033-batch-item-saved-names.ts';
 import { Migration0034TenantKeys } from './0034-tenant-keys.ts';
 import { Migration0035Approvals } from './0035-approvals.ts';
+import { Migration0036Console } from './0036-console.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -72,4 +73,5 @@ export const migrations = [
   Migration0033BatchItemSavedNames,
   Migration0034TenantKeys,
   Migration0035Approvals,
+  Migration0036Console,
 ];

@@ -1,0 +1,8 @@
+// Every page of the console, one module per area; each registers its routes on the console's scope.
+import type { FastifyInstance } from 'fastify';
+import type { ConsoleDeps } from '../plugin.ts';
+import { overviewPages } from './overview.ts';
+
+export function pageRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
+  overviewPages(scope, deps);
+}
