@@ -125,14 +125,23 @@ export class ConsoleClient {
     }
   }
 
-  /** Joins through an invitation link: a password, and TOTP (always set up here). Signed in after. */
-  async join(link: string, email: string, password = TEST_PASSWORD): Promise<Page> {
+  /**
+   * Joins through an invitation link: a password, and TOTP unless `totp` is false (which only a
+   * developer or viewer may skip). Signed in after.
+   */
+  async join(link: string, email: string, password = TEST_PASSWORD, totp = true): Promise<Page> {
     this.email = email;
     const page = await this.get(link);
     if (page.status !== 200) throw new Error(`invitation page answered ${page.status}: ${page.html}`);
-    this.totpSecret = totpSecretOf(page.html);
-    const joined = await this.post(new URL(link).pathname, { password, confirm: password, code: await this.code() });
+    if (totp) this.totpSecret = totpSecretOf(page.html);
+    const joined = await this.post(new URL(link).pathname, {
+      password,
+      confirm: password,
+      code: totp ? await this.code() : '',
+    });
     if (joined.status !== 303) throw new Error(`joining answered ${joined.status}: ${joined.html}`);
+    // The session's CSRF token, for the forms that follow (the last one was the invitation's).
+    await this.get('/dashboard');
     return joined;
   }
 
@@ -142,7 +151,10 @@ export class ConsoleClient {
     const fields: Record<string, string> = { email, password };
     if (code !== undefined) fields.code = code;
     else if (this.totpSecret) fields.code = await this.code();
-    return this.post('/dashboard/sign-in', fields);
+    const signed = await this.post('/dashboard/sign-in', fields);
+    // The session's CSRF token, for the forms that follow.
+    if (signed.status === 303) await this.get('/dashboard');
+    return signed;
   }
 }
 
@@ -153,8 +165,9 @@ export async function member(
   tenantId: string,
   role: 'owner' | 'developer' | 'approver' | 'viewer',
   email = `${role}-${Math.random().toString(36).slice(2, 10)}@example.com`,
+  options: { totp?: boolean } = {},
 ): Promise<ConsoleClient> {
   const client = new ConsoleClient(baseUrl);
-  await client.join(await inviteLink(orm, baseUrl, tenantId, email, role), email);
+  await client.join(await inviteLink(orm, baseUrl, tenantId, email, role), email, TEST_PASSWORD, options.totp ?? true);
   return client;
 }
