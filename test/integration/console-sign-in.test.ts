@@ -7,6 +7,7 @@ import { ConsoleClient, TEST_PASSWORD, inviteLink, member } from '../support/con
 import { createFundedTenant, listenLocally, useTestApp } from '../support/app.ts';
 import { setRole } from '../../src/console/team.ts';
 import { totpCode } from '../../src/console/secrets.ts';
+import { runAdmin } from '../support/cli.ts';
 
 const own = useTestApp();
 let baseUrl = '';
@@ -276,6 +277,50 @@ describe('forms and headers', () => {
     const live = await viewer.get('/dashboard');
     expect(live.html).toContain('Live data');
     expect(live.html).not.toContain('You are looking at test mode');
+  });
+});
+
+describe('admin tenant invite', () => {
+  it('prints a one-time link at CONSOLE_URL that joins the tenant, and audits it as the operator', async () => {
+    const { tenantId } = await tenant();
+    const printed = await runAdmin(
+      { DATABASE_URL: own.db.url, CONSOLE_URL: await url(), GATEWAY_OPERATOR: 'ops-ada' },
+      'tenant',
+      'invite',
+      '--tenant',
+      tenantId,
+      '--email',
+      'Owner@Example.com',
+      '--role',
+      'owner',
+    );
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.json).toMatchObject({ email: 'owner@example.com', role: 'owner', tenant_id: tenantId });
+    expect(printed.json.link).toMatch(new RegExp(`^${await url()}/dashboard/invitations/[A-Za-z0-9_-]{43}$`));
+    const owner = new ConsoleClient(await url());
+    await owner.join(printed.json.link, 'owner@example.com');
+    expect((await owner.get('/dashboard')).html).toContain('owner@example.com (owner)');
+    const [entry] = await own.db.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ actor_type: string; details: { email: string; role: string } }[]>(
+        `select actor_type, details from audit_log where tenant_id = ? and action = 'team.invited'`,
+        [tenantId],
+      );
+    expect(entry).toMatchObject({ actor_type: 'operator', details: { email: 'owner@example.com', role: 'owner' } });
+    const refused = await runAdmin(
+      { DATABASE_URL: own.db.url },
+      'tenant',
+      'invite',
+      '--tenant',
+      tenantId,
+      '--email',
+      'x@example.com',
+      '--role',
+      'boss',
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('role must be one of owner, developer, approver, viewer');
   });
 });
 
