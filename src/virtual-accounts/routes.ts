@@ -6,10 +6,11 @@ import { routeSchemasOf, tenantRouteSchema } from '../http/route-docs.ts';
 import { tenantOf } from '../http/auth.ts';
 import { idempotencyKeyOf } from '../http/idempotency.ts';
 import { ResourceErrorSchema, envelopeSchema, ok } from '../http/envelope.ts';
-import { refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
+import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagination.ts';
 import {
   CloseVirtualAccountBody,
   CreateVirtualAccountBody,
+  InboundCreditList,
   ListVirtualAccountsQuery,
   SandboxCreditBody,
   SandboxCreditView,
@@ -91,6 +92,23 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
       schema: doc('One virtual account', { params, response: { 200: envelopeSchema(VirtualAccountView) } }),
     },
     async (request) => ok(request, await deps.accounts.get(tenantOf(request).tenantId, request.params.id)),
+  );
+
+  typed.get(
+    '/api/v1/virtual-accounts/:id/credits',
+    {
+      preValidation: refuseWrapperPayloads,
+      schema: doc("A virtual account's inbound credits, newest first", {
+        description:
+          'Every credit applied to the account: what the sender paid (`amount_minor`), what the provider kept ' +
+          "(`fee_minor`), the bank's transaction reference and the sender. Paginated as every list.",
+        params,
+        querystring: PaginationQuery,
+        response: { 200: envelopeSchema(InboundCreditList) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.accounts.credits(tenantOf(request).tenantId, request.params.id, windowOf(request.query))),
   );
 
   typed.post(

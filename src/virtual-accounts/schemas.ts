@@ -78,6 +78,22 @@ export type VirtualAccountView = z.infer<typeof VirtualAccountView>;
 
 export const VirtualAccountList = listOf(VirtualAccountView);
 
+/** An applied inbound credit of a virtual account (GET /api/v1/virtual-accounts/:id/credits). */
+export const InboundCreditView = z.object({
+  id: z.string(),
+  virtual_account_id: z.string(),
+  amount_minor: z.number().int().meta({ description: 'What the sender paid, in kobo' }),
+  fee_minor: z.number().int().meta({ description: 'What the provider kept of it (0 where it keeps none)' }),
+  transaction_reference: z.string(),
+  sender_name: z.string().nullable(),
+  session_id: z.string().nullable(),
+  provider: z.string(),
+  created_at: z.string(),
+});
+export type InboundCreditView = z.infer<typeof InboundCreditView>;
+
+export const InboundCreditList = listOf(InboundCreditView);
+
 export const SandboxCreditView = z.object({
   virtual_account_id: z.string(),
   amount_minor: z.number().int(),

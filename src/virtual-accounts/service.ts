@@ -27,7 +27,7 @@ import type {
   virtualAccountCloseWorkflow,
   virtualAccountCreateWorkflow,
 } from '../../workflows/virtual-accounts/virtual-accounts.ts';
-import { virtualAccountView } from './views.ts';
+import { inboundCreditView, virtualAccountView } from './views.ts';
 import type { CreateVirtualAccountBody, SandboxCreditBody, VirtualAccountView } from './schemas.ts';
 import {
   type VirtualAccountRow,
@@ -36,6 +36,7 @@ import {
   findAccount,
   findByRequestId,
   insertSealedBvn,
+  listAccountCredits,
   listAccounts,
   sealedBvnBinding,
 } from './store.ts';
@@ -181,6 +182,13 @@ export class VirtualAccountService {
 
   async get(tenantId: string, id: string) {
     return virtualAccountView(await this.row(tenantId, id));
+  }
+
+  /** The account's applied inbound credits, newest first; 404 for another tenant's account. */
+  async credits(tenantId: string, id: string, window: Window) {
+    const account = await this.row(tenantId, id);
+    const { rows, total } = await listAccountCredits(this.deps.orm.em.fork(), account.id, window);
+    return { items: rows.map(inboundCreditView), pagination: paginationView(window, total) };
   }
 
   private async row(tenantId: string, id: string): Promise<VirtualAccountRow> {

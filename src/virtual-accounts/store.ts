@@ -128,6 +128,21 @@ export async function listAccounts(
   return pageOf(em, VirtualAccount, where, SORTS[sort]!, window);
 }
 
+/** One page of an account's applied credits, newest first (the account is the caller's tenant's). */
+export async function listAccountCredits(
+  em: EntityManager,
+  accountId: string,
+  window: Window,
+): Promise<Page<InferEntity<typeof InboundCreditRecord>>> {
+  return pageOf(
+    em,
+    InboundCreditRecord,
+    { virtual_account_id: accountId, status: 'applied' },
+    { created_at: 'desc', id: 'desc' },
+    window,
+  );
+}
+
 /**
  * The account's row, unless one with its id or its (tenant, request_id) exists already: true when
  * this call inserted it.
