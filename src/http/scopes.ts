@@ -89,6 +89,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /api/v1/identity/customers/:id/bvn-verification': 'identity:write',
 
   'GET /api/v1/webhook-endpoints': 'read',
+  'GET /api/v1/webhook-endpoints/:id': 'read',
   'GET /api/v1/webhook-deliveries': 'read',
   'GET /api/v1/webhook-deliveries/:id': 'read',
   'POST /api/v1/webhook-endpoints': 'webhooks:write',

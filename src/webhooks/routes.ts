@@ -95,6 +95,11 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
       ok(request, await deps.webhooks.listEndpoints(tenantOf(request).tenantId, windowOf(request.query))),
   );
 
+  routeById('GET', '/api/v1/webhook-endpoints/:id', 'One webhook endpoint (never its secret)', {
+    answer: [200, EndpointView],
+    act: (tenantId, id) => deps.webhooks.getEndpoint(tenantId, id),
+  });
+
   routeById('DELETE', '/api/v1/webhook-endpoints/:id', 'Delete a webhook endpoint (its deliveries stop)', {
     answer: [200, EndpointView],
     act: (tenantId, id) => deps.webhooks.deleteEndpoint(tenantId, id),

@@ -118,6 +118,15 @@ export class WebhookService {
     return { items: rows.map(endpointView), pagination: paginationView(window, total) };
   }
 
+  /** One of the tenant's endpoints (a deleted one is not found, as in the list). */
+  async getEndpoint(tenantId: string, id: string) {
+    const row = isUuid(id) ? await findEndpoint(this.deps.orm.em.fork(), id) : null;
+    if (!row || row.tenant_id !== tenantId || row.status === 'deleted') {
+      throw ApiError.notFound(`webhook endpoint ${id}`);
+    }
+    return endpointView(row);
+  }
+
   async deleteEndpoint(tenantId: string, id: string) {
     const row = isUuid(id)
       ? await changeEndpointStatus(this.deps.orm.em.fork(), id, {
