@@ -110,6 +110,56 @@ describe('console transfers', () => {
     expect((await viewer.get('/dashboard/transfers/not%20an%20id')).status).toBe(404);
   });
 
+  it('shows a held transfer refreshing, then approved in the console by the person, submitted and settled', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 100_000_000);
+    const policy = await stack.app.inject({
+      method: 'PUT',
+      url: '/api/v1/transfer-policy',
+      headers: auth(tenant.apiKey),
+      payload: {
+        approval: { above_minor: 1_000_000, new_recipient: false, every_transfer: false },
+        approval_expires_in_hours: 24,
+        saved_recipients_only: false,
+        live_keys_need_ip_allow_list: false,
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(200);
+    const made = await call(
+      'POST',
+      '/api/v1/transfers',
+      tenant.apiKey,
+      transferBody('held', { amount_minor: 2_000_001 }),
+    );
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json().data.id;
+    const approver = await member(stack.db.orm, stack.gatewayUrl, tenant.ownerTenantId, 'approver');
+
+    const held = await eventually(async () => {
+      const page = await approver.get(`/dashboard/transfers/${id}`);
+      return page.html.includes('data-kind="approval_required"') ? page : undefined;
+    });
+    expect(held.html).toContain('<meta http-equiv="refresh" content="5">');
+    expect(held.html).toContain('data-testid="transfer-status">pending<');
+    expect(held.html).toContain('data-testid="approval-status">required<');
+    expect(held.html).toContain('data-testid="transfer-amount">₦20,000.01<');
+    expect(held.html).not.toContain('data-kind="submitted"');
+
+    const approved = await approver.post(`/dashboard/transfers/${id}/approve`);
+    expect(approved.status, approved.html).toBe(303);
+    const settled = await eventually(async () => {
+      const page = await approver.get(`/dashboard/transfers/${id}`);
+      return page.html.includes('data-kind="settled"') ? page : undefined;
+    });
+    const html = settled.html;
+    expect(html).toContain('data-testid="transfer-status">successful<');
+    expect(html).not.toContain('http-equiv="refresh"');
+    const kinds = [...html.matchAll(/<li data-kind="([a-z_]+)"/g)].map((match) => match[1]);
+    expect(kinds).toEqual(['created', 'approval_required', 'approved', 'submitted', 'settled']);
+    const approvedLine = html.slice(html.indexOf('data-kind="approved"'), html.indexOf('data-kind="submitted"'));
+    expect(approvedLine).toContain(approver.email);
+    expect(approvedLine).toContain('(user)');
+  });
+
   it('puts a transfer the policy did not hold at its bank when it was created', () => {
     const pending = { createdAt: '2026-12-01T10:00:00.000Z', approval: null, status: 'pending' } as never;
     expect(timelineOf(pending, [], []).map((entry) => entry.kind)).toEqual(['created', 'submitted']);
