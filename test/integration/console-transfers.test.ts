@@ -148,7 +148,9 @@ describe('console transfers', () => {
     expect(approved.status, approved.html).toBe(303);
     const settled = await eventually(async () => {
       const page = await approver.get(`/dashboard/transfers/${id}`);
-      return page.html.includes('data-kind="settled"') ? page : undefined;
+      // The page reads the transfer, then its events: a settlement between the two shows on the next read.
+      const done = page.html.includes('data-kind="settled"') && page.html.includes('transfer-status">successful<');
+      return done ? page : undefined;
     });
     const html = settled.html;
     expect(html).toContain('data-testid="transfer-status">successful<');
