@@ -643,7 +643,148 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * List batches, newest first
+     * @description `approval=required`: only held batches awaiting a decision (decisions §20).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+          /** @description Only transfers the transfer policy held, with this approval status (decisions §20) */
+          approval?: 'required' | 'approved' | 'rejected' | 'expired';
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'success';
+              data: {
+                id: string;
+                batch_reference: string;
+                /** @enum {string} */
+                status: 'processing' | 'completed';
+                total_count: number;
+                total_amount_minor: number;
+                total_fee_minor: number;
+                atomic: boolean;
+                created_at: string;
+                approval: {
+                  /** @enum {string} */
+                  status: 'required' | 'approved' | 'rejected' | 'expired';
+                  expires_at: string;
+                  /** @description The key or console user that approved or rejected it; null while required and once expired */
+                  decided_by: {
+                    /** @enum {string} */
+                    type: 'key' | 'user';
+                    id: string;
+                    name: string;
+                  } | null;
+                  decided_at: string | null;
+                } | null;
+              }[];
+              pagination: {
+                page: number;
+                limit: number;
+                total: number;
+                totalPages: number;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              success: false;
+              error: {
+                code: string;
+                message: string;
+                status: number;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
     put?: never;
     /**
      * Send up to 1,000 transfers as one batch (decisions §14)
@@ -1892,6 +2033,12 @@ export interface paths {
           from?: string;
           to?: string;
           reference?: string;
+          /** @description Only transfers to this account number (the recipient's 10 digits) */
+          recipient_account?: string;
+          /** @description Only transfers the transfer policy held, with this approval status (decisions §20) */
+          approval?: 'required' | 'approved' | 'rejected' | 'expired';
+          /** @description details: each transfer also carries fee, total, bank name, narration, metadata and creator */
+          expand?: 'details';
         };
         header?: never;
         path?: never;
@@ -1934,6 +2081,17 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                fee_minor?: number;
+                total_minor?: number;
+                recipient_bank?: string;
+                narration?: string;
+                metadata?: {
+                  [key: string]: unknown;
+                };
+                /** @description The API key (or console person's key) that made it; null when unknown */
+                created_by_key_id?: string | null;
+                /** @description The bulk batch it is an item of (a held one is decided only with its batch); null for none */
+                batch_id?: string | null;
               }[];
               pagination: {
                 page: number;
@@ -2388,6 +2546,17 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                fee_minor?: number;
+                total_minor?: number;
+                recipient_bank?: string;
+                narration?: string;
+                metadata?: {
+                  [key: string]: unknown;
+                };
+                /** @description The API key (or console person's key) that made it; null when unknown */
+                created_by_key_id?: string | null;
+                /** @description The bulk batch it is an item of (a held one is decided only with its batch); null for none */
+                batch_id?: string | null;
               };
             };
           };
@@ -2660,6 +2829,17 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                fee_minor?: number;
+                total_minor?: number;
+                recipient_bank?: string;
+                narration?: string;
+                metadata?: {
+                  [key: string]: unknown;
+                };
+                /** @description The API key (or console person's key) that made it; null when unknown */
+                created_by_key_id?: string | null;
+                /** @description The bulk batch it is an item of (a held one is decided only with its batch); null for none */
+                batch_id?: string | null;
               };
             };
           };
@@ -2877,7 +3057,10 @@ export interface paths {
     /** One transfer, by the id returned at creation */
     get: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description details: each transfer also carries fee, total, bank name, narration, metadata and creator */
+          expand?: 'details';
+        };
         header?: never;
         path: {
           id: string;
@@ -2921,6 +3104,17 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                fee_minor?: number;
+                total_minor?: number;
+                recipient_bank?: string;
+                narration?: string;
+                metadata?: {
+                  [key: string]: unknown;
+                };
+                /** @description The API key (or console person's key) that made it; null when unknown */
+                created_by_key_id?: string | null;
+                /** @description The bulk batch it is an item of (a held one is decided only with its batch); null for none */
+                batch_id?: string | null;
               };
             };
           };
@@ -4859,6 +5053,8 @@ export interface paths {
           filters?: unknown;
           params?: unknown;
           type?: string;
+          /** @description Only events whose data is this object (data.id: a transfer's, a batch's, a card's id) */
+          data_id?: string;
         };
         header?: never;
         path?: never;

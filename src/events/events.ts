@@ -139,14 +139,26 @@ export async function findEvent(em: EntityManager, tenantId: string, id: string)
   return em.findOne(Event, { id, tenant_id: tenantId });
 }
 
-/** The tenant's events (test events aside), newest first, of one type if given. */
+/** The tenant's events (test events aside), newest first, of one type and about one object (data.id) if given. */
 export async function listEvents(
   em: EntityManager,
   tenantId: string,
   type: string | undefined,
   window: Window,
+  dataId?: string,
 ): Promise<Page<EventRow>> {
-  return pageOf(em, Event, { tenant_id: tenantId, test: false, ...(type ? { type } : {}) }, NEWEST_FIRST, window);
+  return pageOf(
+    em,
+    Event,
+    {
+      tenant_id: tenantId,
+      test: false,
+      ...(type ? { type } : {}),
+      ...(dataId ? { payload: { id: dataId } } : {}),
+    },
+    NEWEST_FIRST,
+    window,
+  );
 }
 
 /** An event claimed for fan-out. */

@@ -45,6 +45,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
 
   'GET /api/v1/transfers': 'read',
   'GET /api/v1/transfers/:id': 'read',
+  'GET /api/v1/transfers/bulk': 'read',
   'GET /api/v1/transfers/bulk/:id': 'read',
   'GET /api/v1/transfers/bulk/:id/items': 'read',
   'POST /api/v1/transfers': 'transfers:write',

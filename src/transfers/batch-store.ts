@@ -5,9 +5,9 @@
 // (`unnest`), so a batch of a thousand costs one statement per step, not one per item.
 import { type InferEntity, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createdAt, keyMode, tableEntity, tenantOwned } from '../db/columns.ts';
+import { NEWEST_FIRST, createdAt, keyMode, tableEntity, tenantOwned } from '../db/columns.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
-import type { Window } from '../db/pages.ts';
+import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { TransferStatus } from './domain.ts';
 import { type ApprovalActor, approvalColumns } from './approvals.ts';
 import { Transfer, type TransferRow } from './store.ts';
@@ -158,6 +158,22 @@ export async function insertBatch(
 /** The tenant's batch by id (any tenant's when none is given). */
 export async function findBatch(em: EntityManager, id: string, tenantId?: string): Promise<TransferBatchRow | null> {
   return em.findOne(TransferBatch, { id, ...(tenantId ? { tenant_id: tenantId } : {}) }, { refresh: true });
+}
+
+/** The tenant's batches, newest first; only those whose approval stands so when given. */
+export function listBatches(
+  em: EntityManager,
+  tenantId: string,
+  query: { approval?: 'required' | 'approved' | 'rejected' | 'expired' | undefined },
+  window: Window,
+): Promise<Page<TransferBatchRow>> {
+  return pageOf(
+    em,
+    TransferBatch,
+    { tenant_id: tenantId, ...(query.approval !== undefined ? { approval_status: query.approval } : {}) },
+    NEWEST_FIRST,
+    window,
+  );
 }
 
 export async function findBatchByReference(
@@ -443,4 +459,15 @@ export async function lockHeldItemTransfers(
     { id: { $in: ids }, approval_status: 'required' },
     { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } },
   );
+}
+
+/** The batch each of these transfers is an item of (a transfer of none is absent). */
+export async function batchIdsOf(em: EntityManager, transferIds: readonly string[]): Promise<Map<string, string>> {
+  if (transferIds.length === 0) return new Map();
+  const rows = await executeNumbered<{ transfer_id: string; batch_id: string }[]>(
+    em,
+    'select transfer_id, batch_id from transfer_batch_items where transfer_id = any($1::uuid[])',
+    [[...transferIds]],
+  );
+  return new Map(rows.map((row) => [row.transfer_id, row.batch_id]));
 }

@@ -42,6 +42,7 @@ import {
   batchItemsPage,
   findBatch,
   findBatchByReference,
+  listBatches,
   insertBatch,
   itemsAdmittedWithin,
   openBatchCount,
@@ -450,6 +451,18 @@ export class TransferBatchService {
     const batch = isUuid(id) ? await findBatch(em, id, tenantId) : null;
     if (!batch) throw new ApiError('not_found', `no transfer batch ${id}`);
     return batchDetailView(batch, await batchCounts(em, batch.id));
+  }
+
+  async list(
+    tenantId: string,
+    query: { page: number; limit: number; approval?: 'required' | 'approved' | 'rejected' | 'expired' },
+  ) {
+    const window = { limit: query.limit, offset: pageOffset(query.page, query.limit) };
+    const { rows, total } = await listBatches(this.deps.orm.em.fork(), tenantId, { approval: query.approval }, window);
+    return {
+      items: rows.map(batchView),
+      pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
+    };
   }
 
   async listItems(tenantId: string, id: string, query: { page: number; limit: number }) {

@@ -16,10 +16,13 @@ import {
   TransferBatchResponse,
   CreateTransferBody,
   CreatedTransferResponse,
+  GetTransferQuery,
   ListTransfersQuery,
   TransferListResponse,
   TransferParams,
   TransferResponse,
+  ListBatchesQuery,
+  TransferBatchListResponse,
   ApproveBody,
   RejectBody,
 } from './schemas.ts';
@@ -139,6 +142,25 @@ export function transferRoutes(
   );
 
   typed.get(
+    '/api/v1/transfers/bulk',
+    {
+      schema: doc('List batches, newest first', {
+        description: '`approval=required`: only held batches awaiting a decision (decisions §20).',
+        querystring: ListBatchesQuery,
+        response: { 200: TransferBatchListResponse, 400: TransferErrorSchema, 401: TransferErrorSchema },
+      }),
+    },
+    async (request) => {
+      const { items, pagination } = await deps.batches.list(tenantOf(request).tenantId, {
+        page: request.query.page,
+        limit: request.query.limit,
+        ...(request.query.approval ? { approval: request.query.approval } : {}),
+      });
+      return { status: 'success' as const, data: items, pagination };
+    },
+  );
+
+  typed.get(
     '/api/v1/transfers/bulk/:id',
     {
       schema: doc('One batch, with its items by outcome', {
@@ -242,6 +264,9 @@ export function transferRoutes(
         ...(query.from ? { from: query.from } : {}),
         ...(query.to ? { to: query.to } : {}),
         ...(query.reference ? { reference: query.reference } : {}),
+        ...(query.recipient_account ? { recipient_account: query.recipient_account } : {}),
+        ...(query.approval ? { approval: query.approval } : {}),
+        ...(query.expand ? { expand: query.expand } : {}),
       });
       return { status: 'success' as const, data: items, pagination };
     },
@@ -258,6 +283,7 @@ export function transferRoutes(
     {
       schema: doc('One transfer, by the id returned at creation', {
         params: TransferParams,
+        querystring: GetTransferQuery,
         response: {
           200: TransferResponse,
           401: TransferErrorSchema,
@@ -267,7 +293,7 @@ export function transferRoutes(
     },
     async (request) => ({
       status: 'success' as const,
-      data: await deps.transfers.get(tenantOf(request).tenantId, request.params.id),
+      data: await deps.transfers.get(tenantOf(request).tenantId, request.params.id, request.query.expand),
     }),
   );
 }

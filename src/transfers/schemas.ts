@@ -117,7 +117,24 @@ export const ListTransfersQuery = z.object({
   from: isoDate.optional(),
   to: isoDate.optional(),
   reference: z.string().min(1).max(64).optional(),
+  recipient_account: z
+    .string()
+    .regex(/^\d{10}$/, 'must be exactly 10 digits')
+    .optional()
+    .meta({ description: "Only transfers to this account number (the recipient's 10 digits)" }),
+  approval: z
+    .enum(['required', 'approved', 'rejected', 'expired'], {
+      error: 'must be required, approved, rejected or expired',
+    })
+    .optional()
+    .meta({ description: 'Only transfers the transfer policy held, with this approval status (decisions §20)' }),
+  expand: z.literal('details', { error: 'must be details' }).optional().meta({
+    description: 'details: each transfer also carries fee, total, bank name, narration, metadata and creator',
+  }),
 });
+
+/** GET one transfer's query: `expand=details` adds the detail fields. */
+export const GetTransferQuery = ListTransfersQuery.pick({ expand: true });
 
 /** A held payout's approval (decisions §20); null for one the transfer policy did not hold. */
 export const ApprovalView = z
@@ -174,9 +191,30 @@ export const TransferItemView = z.object({
   approval: ApprovalView,
 });
 
+/** A transfer with `expand=details`: the fields the list and get views leave out, as the create view names them. */
+export const TransferDetailFields = z.object({
+  fee_minor: z.number().int().optional(),
+  total_minor: z.number().int().optional(),
+  recipient_bank: z.string().optional(),
+  narration: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  created_by_key_id: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("The API key (or console person's key) that made it; null when unknown"),
+  batch_id: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('The bulk batch it is an item of (a held one is decided only with its batch); null for none'),
+});
+export const TransferExpandableView = TransferItemView.extend(TransferDetailFields.shape);
+
 export type CreateTransferBody = z.infer<typeof CreateTransferBody>;
 export type TransferCreateView = z.infer<typeof TransferCreateView>;
 export type TransferItemView = z.infer<typeof TransferItemView>;
+export type TransferExpandableView = z.infer<typeof TransferExpandableView>;
 
 export const TransferParams = z.object({ id: z.string() });
 
@@ -185,11 +223,11 @@ export type CreatedTransferResponse = z.infer<typeof CreatedTransferResponse>;
 
 export const TransferListResponse = z.object({
   status: z.literal('success'),
-  data: z.array(TransferItemView),
+  data: z.array(TransferExpandableView),
   pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
 });
 
-export const TransferResponse = z.object({ status: z.literal('success'), data: TransferItemView });
+export const TransferResponse = z.object({ status: z.literal('success'), data: TransferExpandableView });
 
 // ---- bulk transfers (decisions §14) ------------------------------------------------------------
 
@@ -251,6 +289,13 @@ export const CreatedBatchResponse = z.object({ success: z.literal(true), data: T
 export type CreatedBatchResponse = z.infer<typeof CreatedBatchResponse>;
 export const TransferBatchResponse = z.object({ status: z.literal('success'), data: TransferBatchDetailView });
 export const BatchItemsQuery = ListTransfersQuery.pick({ page: true, limit: true });
+/** The batch list's query: newest first, optionally only batches whose approval stands so. */
+export const ListBatchesQuery = ListTransfersQuery.pick({ page: true, limit: true, approval: true });
+export const TransferBatchListResponse = z.object({
+  status: z.literal('success'),
+  data: z.array(TransferBatchView),
+  pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
+});
 export const TransferBatchItemsResponse = z.object({
   status: z.literal('success'),
   data: z.array(TransferBatchItemView),

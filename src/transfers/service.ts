@@ -33,7 +33,7 @@ import {
   transferFee,
   transferFingerprint,
 } from './domain.ts';
-import { createView, itemView } from './views.ts';
+import { createView, expandedView, itemView } from './views.ts';
 import { savedPayees, savedRecipients } from '../recipients/service.ts';
 import {
   RECIPIENT_NOT_ALLOWED,
@@ -42,6 +42,7 @@ import {
   isSavedPayee,
   newPayees,
   readTransferPolicy,
+  type ApprovalStatus,
 } from './approvals.ts';
 
 const HOUR_MS = 3_600_000;
@@ -56,6 +57,7 @@ import { findBank } from '../banks/resolve.ts';
 import type { Bank } from '../connectors/capabilities.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, listTransfers, readByReference, readTransfer } from './store.ts';
+import { batchIdsOf } from './batch-store.ts';
 
 export interface TransferServiceDeps {
   orm: MikroORM;
@@ -275,10 +277,13 @@ export class TransferService {
     return readByReference(this.deps.orm, tenantId, reference);
   }
 
-  async get(tenantId: string, id: string) {
+  /** One transfer; `expand: 'details'` adds fee, total, bank name, narration, metadata and creator. */
+  async get(tenantId: string, id: string, expand?: 'details') {
     const row = isUuid(id) ? await readTransfer(this.deps.orm, id, tenantId) : null;
     if (!row) throw new ApiError('not_found', `no transfer ${id}`);
-    return itemView(row, { withCompletedAt: true });
+    if (!expand) return itemView(row, { withCompletedAt: true });
+    const batches = await batchIdsOf(this.deps.orm.em.fork(), [row.id]);
+    return expandedView(row, { withCompletedAt: true, batchId: batches.get(row.id) ?? null });
   }
 
   async list(
@@ -290,6 +295,9 @@ export class TransferService {
       from?: string;
       to?: string;
       reference?: string;
+      recipient_account?: string;
+      approval?: ApprovalStatus;
+      expand?: 'details';
     },
   ) {
     // Inclusive: a date alone covers that whole day (UTC), an instant is itself the end.
@@ -299,6 +307,8 @@ export class TransferService {
       tenantId,
       {
         reference: query.reference,
+        recipientAccount: query.recipient_account,
+        approval: query.approval,
         statuses: query.status ? internalStatuses(query.status) : undefined,
         createdFrom: query.from ? new Date(query.from) : undefined,
         createdBefore: query.to && dayOnly ? new Date(Date.parse(query.to) + 24 * 60 * 60 * 1000) : undefined,
@@ -306,8 +316,18 @@ export class TransferService {
       },
       { limit: query.limit, offset: pageOffset(query.page, query.limit) },
     );
+    const batches = query.expand
+      ? await batchIdsOf(
+          this.deps.orm.em.fork(),
+          rows.map((row) => row.id),
+        )
+      : new Map<string, string>();
     return {
-      items: rows.map((row) => itemView(row, { withCompletedAt: false })),
+      items: rows.map((row) =>
+        query.expand
+          ? expandedView(row, { withCompletedAt: false, batchId: batches.get(row.id) ?? null })
+          : itemView(row, { withCompletedAt: false }),
+      ),
       pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
     };
   }

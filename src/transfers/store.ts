@@ -162,6 +162,8 @@ export function readByReference(orm: MikroORM, tenantId: string, reference: stri
 export interface TransferListQuery {
   statuses?: TransferRow['status'][] | undefined;
   reference?: string | undefined;
+  recipientAccount?: string | undefined;
+  approval?: 'required' | 'approved' | 'rejected' | 'expired' | undefined;
   /** created_at bounds: from inclusive, to exclusive or inclusive as given. */
   createdFrom?: Date | undefined;
   createdBefore?: Date | undefined;
@@ -185,6 +187,8 @@ export async function listTransfers(
     {
       tenant_id: tenantId,
       ...(query.reference !== undefined ? { reference: query.reference } : {}),
+      ...(query.recipientAccount !== undefined ? { recipient_account: query.recipientAccount } : {}),
+      ...(query.approval !== undefined ? { approval_status: query.approval } : {}),
       ...(query.statuses ? { status: { $in: query.statuses } } : {}),
       ...(Object.keys(created).length > 0 ? { created_at: created } : {}),
     },

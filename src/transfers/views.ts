@@ -9,6 +9,7 @@ import type {
   TransferBatchItemView,
   TransferBatchView,
   TransferCreateView,
+  TransferExpandableView,
   TransferItemView,
 } from './schemas.ts';
 import type { TransferRow } from './store.ts';
@@ -49,6 +50,23 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
     ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? 'failed' } : {}),
     approval: approvalView(row),
+  };
+}
+
+/** A list or get item with `expand=details`: the item and the fields it leaves out. */
+export function expandedView(
+  row: TransferRow,
+  options: { withCompletedAt: boolean; batchId?: string | null },
+): TransferExpandableView {
+  return {
+    ...itemView(row, options),
+    fee_minor: row.fee_minor,
+    total_minor: row.amount_minor + row.fee_minor,
+    recipient_bank: row.recipient_bank,
+    narration: row.narration,
+    metadata: row.metadata,
+    created_by_key_id: row.created_by_key_id ?? null,
+    batch_id: options.batchId ?? null,
   };
 }
 

@@ -176,7 +176,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
         request,
         await deps.webhooks.listEvents(
           tenantOf(request).tenantId,
-          { type: request.query.type },
+          { type: request.query.type, data_id: request.query.data_id },
           windowOf(request.query),
         ),
       ),

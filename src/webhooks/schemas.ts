@@ -37,7 +37,14 @@ export const ListDeliveriesQuery = PaginationQuery.extend({
     .optional(),
 });
 
-export const ListEventsQuery = PaginationQuery.extend({ type: z.string().optional() });
+export const ListEventsQuery = PaginationQuery.extend({
+  type: z.string().optional(),
+  data_id: z
+    .string()
+    .max(100)
+    .optional()
+    .meta({ description: "Only events whose data is this object (data.id: a transfer's, a batch's, a card's id)" }),
+});
 
 const EndpointStatus = z.enum(['listening', 'disabled', 'deleted']);
 

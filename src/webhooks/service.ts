@@ -242,8 +242,18 @@ export class WebhookService {
     });
   }
 
-  async listEvents(tenantId: string, filters: { type?: string | undefined }, window: Window) {
-    const { rows, total } = await listEvents(this.deps.orm.em.fork(), tenantId, filters.type || undefined, window);
+  async listEvents(
+    tenantId: string,
+    filters: { type?: string | undefined; data_id?: string | undefined },
+    window: Window,
+  ) {
+    const { rows, total } = await listEvents(
+      this.deps.orm.em.fork(),
+      tenantId,
+      filters.type || undefined,
+      window,
+      filters.data_id || undefined,
+    );
     return { items: rows.map(eventView), pagination: paginationView(window, total) };
   }
 
