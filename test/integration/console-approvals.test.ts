@@ -103,6 +103,10 @@ describe('the approvals queue', () => {
     });
     const batch = await heldBatch(apiKey);
     const approver = await member(stack.db.orm, stack.gatewayUrl, tenantId, 'approver');
+    // The batch's items become held transfers as its workflow takes them: wait for both.
+    await eventually(
+      async () => (await call('GET', '/api/v1/transfers?approval=required', apiKey)).json().pagination.total === 3,
+    );
 
     const queue = await approver.get('/dashboard/approvals');
     expect(queue.status).toBe(200);
