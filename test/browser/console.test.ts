@@ -110,6 +110,8 @@ async function open(page: Page, path: string): Promise<number> {
 async function postForm(page: Page, action: string, fields: Record<string, string>, csrf = true): Promise<number> {
   const [answer] = await Promise.all([
     page.waitForResponse((response) => response.request().method() === 'POST'),
+    // The next document's load (after any redirect), registered before the form goes.
+    page.waitForEvent('load'),
     page.evaluate(
       ({ action, fields, csrf }) => {
         // In the page (no DOM types here: the project compiles for Node).
@@ -131,7 +133,6 @@ async function postForm(page: Page, action: string, fields: Record<string, strin
       { action, fields, csrf },
     ),
   ]);
-  await page.waitForLoadState('load');
   return answer.status();
 }
 
@@ -281,10 +282,10 @@ describe('forms and frames', () => {
     await page.evaluate(() => (globalThis as any).document.querySelector('form.sign-out input[name=_csrf]')?.remove());
     const [signOut] = await Promise.all([
       page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.waitForEvent('load'),
       page.getByRole('button', { name: 'Sign out' }).click(),
     ]);
     expect(signOut.status()).toBe(403);
-    await page.waitForLoadState('load');
     expect(await page.locator('main').textContent()).toContain('CSRF check failed');
     // The mode switch, posted without a token: refused, still in test mode.
     expect(await postForm(page, '/dashboard/mode', { mode: 'live', back: '/dashboard' }, false)).toBe(403);
@@ -423,13 +424,13 @@ describe('each role at its work', () => {
     const transferId = await heldTransfer();
     const owner = (await signedIn('owner')).page;
     expect(await open(owner, '/dashboard/approvals')).toBe(200);
-    const row = owner.getByTestId('approval-row').filter({ hasText: transferId });
+    const row = owner.locator(`[data-testid="approval-row"][data-id="${transferId}"]`);
     await row.waitFor();
     const action = await row.getByRole('button', { name: 'Approve' }).evaluate((button) => (button as any).form.action);
 
     const { page } = await signedIn('viewer');
     expect(await open(page, '/dashboard/approvals')).toBe(200);
-    expect(await page.getByTestId('approval-row').filter({ hasText: transferId }).count()).toBe(1);
+    expect(await page.locator(`[data-testid="approval-row"][data-id="${transferId}"]`).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Reject' }).count()).toBe(0);
     expect(await postForm(page, action, {})).toBe(403);
@@ -444,14 +445,14 @@ describe('each role at its work', () => {
     const transferId = await heldTransfer();
     const { page } = await signedIn('approver');
     expect(await open(page, '/dashboard/approvals')).toBe(200);
-    const row = page.getByTestId('approval-row').filter({ hasText: transferId });
+    const row = page.locator(`[data-testid="approval-row"][data-id="${transferId}"]`);
     await row.waitFor();
     await screenshot(page, 'approvals');
     await Promise.all([
       page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.waitForEvent('load'),
       row.getByRole('button', { name: 'Approve' }).click(),
     ]);
-    await page.waitForLoadState('load');
     expect(await open(page, `/dashboard/transfers/${transferId}`)).toBe(200);
     await eventually(async () => {
       await page.reload();
@@ -472,9 +473,9 @@ describe('each role at its work', () => {
     await page.fill('input[name=url]', url);
     await Promise.all([
       page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.waitForEvent('load'),
       page.getByRole('button', { name: 'Add endpoint' }).click(),
     ]);
-    await page.waitForLoadState('load');
     expect(await page.getByTestId('new-secret').textContent()).toMatch(/whsec_/);
     const { apiKey } = await tenant();
     const endpoints = await call('GET', '/api/v1/webhook-endpoints', apiKey);
@@ -484,9 +485,9 @@ describe('each role at its work', () => {
     expect(await open(page, `/dashboard/webhooks/endpoints/${endpoint.id}`)).toBe(200);
     await Promise.all([
       page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.waitForEvent('load'),
       page.getByRole('button', { name: 'Send test event' }).click(),
     ]);
-    await page.waitForLoadState('load');
     const delivery = await eventually(async () => {
       const list = await call('GET', `/api/v1/webhook-deliveries?endpoint_id=${endpoint.id}`, apiKey);
       return list.items.find((item: any) => item.attempts.length >= 1);
@@ -506,9 +507,9 @@ describe('each role at its work', () => {
     await page.selectOption('select[name=role]', 'viewer');
     await Promise.all([
       page.waitForResponse((response) => response.request().method() === 'POST'),
+      page.waitForEvent('load'),
       page.getByRole('button', { name: 'Invite' }).click(),
     ]);
-    await page.waitForLoadState('load');
     const shown = page.getByTestId('invitation-link');
     const link = ((await shown.getAttribute('href')) ?? (await shown.textContent()) ?? '').trim();
     expect(link).toMatch(/\/dashboard\/invitations\//);
