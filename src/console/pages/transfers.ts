@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
-import { sendPage } from '../render.ts';
+import { sendPage, when } from '../render.ts';
 import { consoleRoutes, pathId, queryOf } from '../routes.ts';
 
 interface Approval {
@@ -82,7 +82,9 @@ export function timelineOf(transfer: Transfer, events: EventItem[], deliveries: 
         entries.push({
           kind: 'approval_required',
           at: event.created_at,
-          text: `Held for approval until ${data.approval?.expires_at ?? ''}`.trim(),
+          text: data.approval?.expires_at
+            ? `Held for approval until ${when(data.approval.expires_at)} (Lagos time)`
+            : 'Held for approval',
         });
         break;
       case 'transfer.approved':
@@ -121,7 +123,7 @@ export function timelineOf(transfer: Transfer, events: EventItem[], deliveries: 
     entries.push({
       kind: 'approval_required',
       at: transfer.createdAt,
-      text: `Held for approval until ${approval.expires_at}`,
+      text: `Held for approval until ${when(approval.expires_at)} (Lagos time)`,
     });
   }
   for (const delivery of deliveries) {
