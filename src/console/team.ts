@@ -79,14 +79,22 @@ export async function invite(
   });
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A member of the tenant by id (anything but a uuid is no member). */
+async function memberOf(em: EntityManager, tenantId: string, userId: string) {
+  const member = UUID.test(userId) ? await userById(em, tenantId, userId) : undefined;
+  if (!member) throw new TeamError('not_found', 'no such member');
+  return member;
+}
+
 /** Gives a member another role; their sessions end. An owner stays: the last one keeps the role. */
 export async function setRole(em: EntityManager, tenantId: string, userId: string, role: string, where: Where) {
   if (!isRole(role)) throw new TeamError('invalid_role', 'role must be one of owner, developer, approver, viewer');
   await em.transactional(async (tx) => {
     // One change of the team at a time (two owners demoting each other leave one owner).
     await lockTenant(tx, tenantId);
-    const member = await userById(tx, tenantId, userId);
-    if (!member) throw new TeamError('not_found', 'no such member');
+    const member = await memberOf(tx, tenantId, userId);
     if (member.role === role) return;
     if (member.role === 'owner' && (await activeOwners(tx, tenantId)) <= 1) {
       throw new TeamError('last_owner', 'the last owner cannot be given another role: make another owner first');
@@ -115,8 +123,7 @@ export async function remove(em: EntityManager, tenantId: string, userId: string
   await em.transactional(async (tx) => {
     // One change of the team at a time (two owners demoting each other leave one owner).
     await lockTenant(tx, tenantId);
-    const member = await userById(tx, tenantId, userId);
-    if (!member) throw new TeamError('not_found', 'no such member');
+    const member = await memberOf(tx, tenantId, userId);
     if (member.role === 'owner' && (await activeOwners(tx, tenantId)) <= 1) {
       throw new TeamError('last_owner', 'the last owner cannot be removed');
     }

@@ -256,6 +256,11 @@ describe('console team and audit log', () => {
     const stranger = await member(stack.db.orm, stack.gatewayUrl, (await tenant()).ownerTenantId, 'owner');
     expect((await stranger.get('/dashboard/team')).status).toBe(200);
     expect((await stranger.post(`/dashboard/team/${ownerId}/role`, { role: 'viewer' })).status).toBe(404);
+    // An id that is no uuid is no member either (never a database error).
+    for (const bogus of ['not-a-uuid', '1', 'x'.repeat(100)]) {
+      expect((await stranger.post(`/dashboard/team/${bogus}/remove`)).status).toBe(404);
+      expect((await stranger.post(`/dashboard/team/${bogus}/role`, { role: 'viewer' })).status).toBe(404);
+    }
     expect(ownerTenantId).toBeTruthy();
 
     // A key made in the console, then the audit log: both actions with the owner's email.

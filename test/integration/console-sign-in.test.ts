@@ -324,6 +324,21 @@ describe('admin tenant invite', () => {
   });
 });
 
+describe('the console’s calls to the API', () => {
+  it('cannot be forged from outside: a made-up ticket is an invalid key, and a real one works once', async () => {
+    const forged = await fetch(`${await url()}/api/v1/wallet`, {
+      headers: { 'x-gateway-internal-call': 'a'.repeat(43) },
+    });
+    expect(forged.status).toBe(401);
+    // Even with a key beside it, a ticket header that names nothing is refused, not ignored.
+    const { apiKey } = await tenant();
+    const mixed = await fetch(`${await url()}/api/v1/wallet`, {
+      headers: { 'x-gateway-internal-call': 'b'.repeat(43), authorization: `Bearer ${apiKey}` },
+    });
+    expect(mixed.status).toBe(401);
+  });
+});
+
 describe('the invitation code', () => {
   it('is a TOTP of the shown key', () => {
     expect(totpCode('JBSWY3DPEHPK3PXP', 59_000)).toMatch(/^\d{6}$/);

@@ -9,8 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { CHROMIUM_MISSING, findChromium } from '../../scripts/chromium.mjs';
-import { totpCode } from '../../src/console/secrets.ts';
-import { TEST_PASSWORD } from './console.ts';
+import { Authenticator, TEST_PASSWORD } from './console.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -49,8 +48,7 @@ export function useBrowser(): SharedBrowser {
 /** A person of the console at the browser: their email and password, and their authenticator. */
 export class Person {
   totpSecret: string | undefined;
-  /** The last 30-second step whose code they used: the server accepts none twice. */
-  private lastStep = 0;
+  private readonly authenticator = new Authenticator();
 
   readonly email: string;
   readonly password: string;
@@ -60,21 +58,10 @@ export class Person {
     this.password = password;
   }
 
-  /**
-   * A code the server will take now: of the earliest step after the last one used, within the one
-   * step of drift it allows ahead (waiting for the clock when three codes were used in 30 s).
-   */
-  async code(): Promise<string> {
+  /** A code the server will take now (see Authenticator). */
+  code(): Promise<string> {
     if (!this.totpSecret) throw new Error(`${this.email} has no TOTP key`);
-    for (;;) {
-      const now = Math.floor(Date.now() / 30_000);
-      const step = Math.max(now, this.lastStep + 1);
-      if (step <= now + 1) {
-        this.lastStep = step;
-        return totpCode(this.totpSecret, step * 30_000 + 1_000);
-      }
-      await new Promise((done) => setTimeout(done, (now + 1) * 30_000 - Date.now() + 50));
-    }
+    return this.authenticator.code(this.totpSecret);
   }
 }
 

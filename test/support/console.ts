@@ -45,6 +45,27 @@ export interface Page {
   location: string | null;
 }
 
+/**
+ * A person's authenticator app as the server sees it: it never accepts a code's 30-second step
+ * twice and allows one step of drift ahead, so each code is of the earliest step after the last one
+ * used, waiting for the clock only when three codes were used within 30 seconds.
+ */
+export class Authenticator {
+  private lastStep = 0;
+
+  async code(secret: string): Promise<string> {
+    for (;;) {
+      const now = Math.floor(Date.now() / 30_000);
+      const step = Math.max(now, this.lastStep + 1);
+      if (step <= now + 1) {
+        this.lastStep = step;
+        return totpCode(secret, step * 30_000 + 1_000);
+      }
+      await new Promise((resolve) => setTimeout(resolve, (now + 1) * 30_000 - Date.now() + 50));
+    }
+  }
+}
+
 /** One person's browser: a cookie jar, and the last page's CSRF token for the next form. */
 export class ConsoleClient {
   readonly baseUrl: string;
@@ -105,24 +126,13 @@ export class ConsoleClient {
     return this.send('POST', path, body);
   }
 
-  /** The last 30-second step whose code this person used (the server accepts none twice). */
-  private lastStep = 0;
+  /** Codes of their TOTP key, each of a step the server has not seen (set by joining). */
+  private readonly authenticator = new Authenticator();
 
-  /**
-   * A code the server will take now: of the earliest step after the last one used, within the one
-   * step of drift it allows ahead (waiting for the clock when three codes were used in 30 s).
-   */
-  async code(): Promise<string> {
+  /** A code the server will take now (see Authenticator). */
+  code(): Promise<string> {
     if (!this.totpSecret) throw new Error(`${this.email} has no TOTP key`);
-    for (;;) {
-      const now = Math.floor(Date.now() / 30_000);
-      const step = Math.max(now, this.lastStep + 1);
-      if (step <= now + 1) {
-        this.lastStep = step;
-        return totpCode(this.totpSecret, step * 30_000 + 1_000);
-      }
-      await new Promise((resolve) => setTimeout(resolve, (now + 1) * 30_000 - Date.now() + 50));
-    }
+    return this.authenticator.code(this.totpSecret);
   }
 
   /**

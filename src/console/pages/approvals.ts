@@ -12,6 +12,7 @@ import { type PageFrame, sendPage } from '../render.ts';
 import { consoleRoutes, formOf, pathId, queryOf } from '../routes.ts';
 import { totpCounter } from '../secrets.ts';
 import { useTotpCounter } from '../store.ts';
+import { pageLinks } from './paging.ts';
 
 const NOTICES = {
   approved: 'Approved: it goes on to the bank.',
@@ -53,8 +54,7 @@ function pagerOf(pagination: Pagination, query: Record<string, string | undefine
     total: pagination.total,
     page,
     pages: pagination.totalPages,
-    newer: page > 1 ? withQuery(base, { ...query, [name]: page - 1 }) : undefined,
-    older: page < pagination.totalPages ? withQuery(base, { ...query, [name]: page + 1 }) : undefined,
+    ...pageLinks(base, query, page, page < pagination.totalPages, name),
   };
 }
 

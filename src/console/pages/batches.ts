@@ -5,6 +5,7 @@ import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
 import { sendPage } from '../render.ts';
+import { pageLinks } from './paging.ts';
 import { consoleRoutes, pathId, queryOf } from '../routes.ts';
 
 interface Paged {
@@ -19,8 +20,7 @@ export function pagerOf(base: string, pagination: Paged['pagination'], query: Re
     page,
     pages: pagination.totalPages,
     total: pagination.total,
-    newer: page > 1 ? withQuery(base, { ...query, page: page - 1 }) : undefined,
-    older: page < pagination.totalPages ? withQuery(base, { ...query, page: page + 1 }) : undefined,
+    ...pageLinks(base, query, page, page < pagination.totalPages),
   };
 }
 

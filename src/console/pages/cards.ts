@@ -5,6 +5,7 @@ import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
 import { sendPage } from '../render.ts';
+import { pageLinks, pageNumber } from './paging.ts';
 import { consoleRoutes, pathId, queryOf } from '../routes.ts';
 
 const STATUSES = ['active', 'locked'];
@@ -12,11 +13,6 @@ const STATUSES = ['active', 'locked'];
 type Listed = { data: { items: unknown[]; pagination: Record<string, number | boolean> } };
 
 /** A page number from the query (1 when absent or not one). */
-function pageOf(value: string | undefined): number {
-  const page = Number(value);
-  return Number.isInteger(page) && page >= 1 ? page : 1;
-}
-
 export function cardPages(scope: FastifyInstance, deps: ConsoleDeps): void {
   const route = consoleRoutes(scope);
 
@@ -27,7 +23,7 @@ export function cardPages(scope: FastifyInstance, deps: ConsoleDeps): void {
         status: STATUSES.includes(query.status ?? '') ? query.status : undefined,
         customer_id: query.customer_id || undefined,
       };
-      const page = pageOf(query.page);
+      const page = pageNumber(query.page);
       const list = await deps.api.ok<Listed>(request, key, 'GET', withQuery('/api/v1/cards', { ...filters, page }));
       const { pagination } = list.data;
       return sendPage(reply, 'cards/list', frame, {
@@ -35,8 +31,7 @@ export function cardPages(scope: FastifyInstance, deps: ConsoleDeps): void {
         pagination,
         filters,
         statuses: STATUSES,
-        newer: page > 1 ? withQuery('/dashboard/cards', { ...filters, page: page - 1 }) : null,
-        older: pagination.has_more ? withQuery('/dashboard/cards', { ...filters, page: page + 1 }) : null,
+        ...pageLinks('/dashboard/cards', filters, page, pagination.has_more === true),
       });
     }),
   );
@@ -46,8 +41,8 @@ export function cardPages(scope: FastifyInstance, deps: ConsoleDeps): void {
     if (!id) throw new ApiRefusal(404, 'There is no such card.', 'not_found');
     return withMode(request, reply, deps, 'Card', 'cards', async (frame, key) => {
       const query = queryOf(request);
-      const authPage = pageOf(query.auth_page);
-      const fundingPage = pageOf(query.funding_page);
+      const authPage = pageNumber(query.auth_page);
+      const fundingPage = pageNumber(query.funding_page);
       // The card first: another tenant's (or no) card is the API's 404 before anything else is read.
       const card = await deps.api.ok<{ data: Record<string, unknown> }>(request, key, 'GET', `/api/v1/cards/${id}`);
       const get = <T>(path: string) => deps.api.ok<T>(request, key, 'GET', path);

@@ -20,14 +20,34 @@ export function pageParam(value: string | undefined): string | undefined {
   return value && /^[1-9][0-9]{0,6}$/.test(value) ? value : undefined;
 }
 
+/** The page number a query asks for: 1 for anything but digits. */
+export function pageNumber(value: string | undefined): number {
+  return Number(pageParam(value) ?? 1);
+}
+
+/**
+ * Every list's Newer/Older links: `path` with the page's other parameters and `param` (the page
+ * number's name: `page`, or `auth_page`… where a page has two lists) one less or one more.
+ */
+export function pageLinks(
+  path: string,
+  query: Record<string, string | number | undefined>,
+  page: number,
+  hasMore: boolean,
+  param = 'page',
+): { newer: string | undefined; older: string | undefined } {
+  return {
+    newer: page > 1 ? withQuery(path, { ...query, [param]: page - 1 }) : undefined,
+    older: hasMore ? withQuery(path, { ...query, [param]: page + 1 }) : undefined,
+  };
+}
+
 /** The Newer/Older links of a page of `path` with these filters. */
 export function pagerOf(path: string, filters: Record<string, string | undefined>, pagination: Pagination) {
-  const page = pagination.page;
   return {
-    page,
+    page: pagination.page,
     pages: pagination.pages,
     total: pagination.total,
-    newer: page > 1 ? withQuery(path, { ...filters, page: page - 1 }) : undefined,
-    older: pagination.has_more ? withQuery(path, { ...filters, page: page + 1 }) : undefined,
+    ...pageLinks(path, filters, pagination.page, pagination.has_more),
   };
 }

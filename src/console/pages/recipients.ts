@@ -5,6 +5,7 @@ import { withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
 import { sendPage } from '../render.ts';
+import { pageLinks } from './paging.ts';
 import { consoleRoutes, queryOf } from '../routes.ts';
 
 interface RecipientPage {
@@ -32,8 +33,7 @@ export function recipientPages(scope: FastifyInstance, deps: ConsoleDeps): void 
           page,
           pages,
           total,
-          newer: page > 1 ? withQuery('/dashboard/recipients', { page: page - 1 }) : undefined,
-          older: hasMore ? withQuery('/dashboard/recipients', { page: page + 1 }) : undefined,
+          ...pageLinks('/dashboard/recipients', {}, page, hasMore),
         },
       });
     }),

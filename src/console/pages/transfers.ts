@@ -6,6 +6,7 @@ import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
 import { sendPage, when } from '../render.ts';
+import { pageLinks, pageNumber } from './paging.ts';
 import { consoleRoutes, pathId, queryOf } from '../routes.ts';
 
 interface Approval {
@@ -150,7 +151,7 @@ export function transferPages(scope: FastifyInstance, deps: ConsoleDeps): void {
       const query = queryOf(request);
       const filters: Record<string, string> = {};
       for (const name of FILTERS) if (query[name]) filters[name] = query[name].trim();
-      const page = /^\d{1,6}$/.test(query.page ?? '') ? Number(query.page) : 1;
+      const page = pageNumber(query.page);
       const list = await deps.api.ok<{ data: Transfer[]; pagination: Pagination }>(
         request,
         key,
@@ -171,12 +172,7 @@ export function transferPages(scope: FastifyInstance, deps: ConsoleDeps): void {
         transfers: list.data,
         pagination,
         filters,
-        newer:
-          pagination.page > 1 ? withQuery('/dashboard/transfers', { ...filters, page: pagination.page - 1 }) : null,
-        older:
-          pagination.page < pagination.totalPages
-            ? withQuery('/dashboard/transfers', { ...filters, page: pagination.page + 1 })
-            : null,
+        ...pageLinks('/dashboard/transfers', filters, pagination.page, pagination.page < pagination.totalPages),
       });
     }),
   );

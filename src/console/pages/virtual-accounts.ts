@@ -5,6 +5,7 @@ import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { withMode } from '../plugin.ts';
 import { sendPage } from '../render.ts';
+import { pageLinks, pageNumber } from './paging.ts';
 import { consoleRoutes, pathId, queryOf } from '../routes.ts';
 
 const STATUSES = ['active', 'frozen', 'closed', 'expired'];
@@ -19,7 +20,7 @@ export function virtualAccountPages(scope: FastifyInstance, deps: ConsoleDeps): 
         status: STATUSES.includes(query.status ?? '') ? query.status : undefined,
         customer_id: query.customer_id || undefined,
       };
-      const page = Number(query.page) >= 1 ? Math.floor(Number(query.page)) : 1;
+      const page = pageNumber(query.page);
       const list = await deps.api.ok<{ data: { items: unknown[]; pagination: Record<string, number | boolean> } }>(
         request,
         key,
@@ -32,8 +33,7 @@ export function virtualAccountPages(scope: FastifyInstance, deps: ConsoleDeps): 
         pagination,
         filters,
         statuses: STATUSES,
-        newer: page > 1 ? withQuery('/dashboard/virtual-accounts', { ...filters, page: page - 1 }) : null,
-        older: pagination.has_more ? withQuery('/dashboard/virtual-accounts', { ...filters, page: page + 1 }) : null,
+        ...pageLinks('/dashboard/virtual-accounts', filters, page, pagination.has_more === true),
       });
     }),
   );
@@ -43,7 +43,7 @@ export function virtualAccountPages(scope: FastifyInstance, deps: ConsoleDeps): 
     if (!id) throw new ApiRefusal(404, 'There is no such virtual account.', 'not_found');
     return withMode(request, reply, deps, 'Virtual account', 'virtual-accounts', async (frame, key) => {
       const query = queryOf(request);
-      const page = Number(query.page) >= 1 ? Math.floor(Number(query.page)) : 1;
+      const page = pageNumber(query.page);
       const account = await deps.api.ok<{ data: Record<string, unknown> }>(
         request,
         key,
@@ -61,8 +61,7 @@ export function virtualAccountPages(scope: FastifyInstance, deps: ConsoleDeps): 
         account: account.data,
         credits: credits.data.items,
         pagination: credits.data.pagination,
-        newer: page > 1 ? withQuery(base, { page: page - 1 }) : null,
-        older: credits.data.pagination.has_more ? withQuery(base, { page: page + 1 }) : null,
+        ...pageLinks(base, {}, page, credits.data.pagination.has_more === true),
       });
     });
   });

@@ -8,6 +8,7 @@ import { ApiRefusal, withQuery } from '../api.ts';
 import type { ConsoleDeps } from '../plugin.ts';
 import { sessionOf, withMode } from '../plugin.ts';
 import { sendPage } from '../render.ts';
+import { pageLinks, pageNumber } from './paging.ts';
 import { consoleRoutes, queryOf } from '../routes.ts';
 
 /** The most rows one CSV export holds: the API's lists are not read past an offset of 100,000. */
@@ -50,7 +51,7 @@ export function walletPages(scope: FastifyInstance, deps: ConsoleDeps): void {
     withMode(request, reply, deps, 'Wallet statement', 'wallet', async (frame, key) => {
       const query = queryOf(request);
       const filters = filtersOf(query);
-      const page = Number.isInteger(Number(query.page)) && Number(query.page) >= 1 ? Number(query.page) : 1;
+      const page = pageNumber(query.page);
       const [wallet, statement] = await Promise.all([
         deps.api.ok<{ data: { available_minor: number; pending_minor: number } }>(
           request,
@@ -68,8 +69,7 @@ export function walletPages(scope: FastifyInstance, deps: ConsoleDeps): void {
         period: statement.data.period,
         filters,
         csv: withQuery('/dashboard/wallet/statement.csv', filters),
-        newer: page > 1 ? withQuery('/dashboard/wallet', { ...filters, page: page - 1 }) : null,
-        older: pagination.has_more ? withQuery('/dashboard/wallet', { ...filters, page: page + 1 }) : null,
+        ...pageLinks('/dashboard/wallet', filters, page, pagination.has_more),
       });
     }),
   );
