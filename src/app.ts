@@ -10,7 +10,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Tracer } from '@opentelemetry/api';
 import { Client, type Connection } from '@temporalio/client';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { registerAuth } from './http/auth.ts';
+import { type ResolvedKey, registerAuth } from './http/auth.ts';
 import { InternalCalls } from './http/internal-calls.ts';
 import { type GatewayMetrics, createMetrics } from './metrics/metrics.ts';
 import { ApiKeyCache } from './tenants/key-cache.ts';
@@ -189,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const keys = new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS });
   const usage = new KeyUsage(deps.orm, app.log);
-  const internalCalls = new InternalCalls();
+  const internalCalls = new InternalCalls<ResolvedKey>();
   registerAuth(
     app,
     rateLimits,

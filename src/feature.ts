@@ -17,6 +17,7 @@ import type { SweepLog } from './runtime/sweep.ts';
 import type { CallbackDispatcher } from './provider-callbacks/dispatcher.ts';
 import type { EgressPolicy } from './webhooks/destinations.ts';
 import type { InternalCalls } from './http/internal-calls.ts';
+import type { ResolvedKey } from './http/auth.ts';
 
 /** The configuration the API reads. */
 export type ApiConfig = Pick<
@@ -58,7 +59,7 @@ export interface ApiContext {
   /** Where webhooks may go: loopback for sandbox keys, never the deployment's own services. */
   egress: EgressPolicy;
   /** The calls the app makes to itself on a person's behalf (the console; src/http/internal-calls.ts). */
-  internalCalls: InternalCalls;
+  internalCalls: InternalCalls<ResolvedKey>;
   /** Continue-as-new threshold for new card workflows (tests make it small). */
   cardContinueAsNewAfter?: number;
   /** How long a transfer policy's approval hour lasts, in ms (an hour; tests make it short). */

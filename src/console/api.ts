@@ -46,9 +46,9 @@ export function refusalOf(answer: ApiAnswer): ApiRefusal {
 
 export class ConsoleApi {
   private readonly app: FastifyInstance;
-  private readonly calls: InternalCalls;
+  private readonly calls: InternalCalls<ResolvedKey>;
   private readonly em: () => EntityManager;
-  constructor(app: FastifyInstance, calls: InternalCalls, em: () => EntityManager) {
+  constructor(app: FastifyInstance, calls: InternalCalls<ResolvedKey>, em: () => EntityManager) {
     this.app = app;
     this.calls = calls;
     this.em = em;

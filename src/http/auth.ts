@@ -135,7 +135,7 @@ export function registerAuth(
   resolve: (token: string) => Promise<KeyResolution>,
   used: (key: ResolvedKey) => void = () => {},
   table: Readonly<Record<string, Scope>> = ROUTE_SCOPES,
-  internal?: InternalCalls,
+  internal?: InternalCalls<ResolvedKey>,
 ): void {
   app.addHook('onRequest', async (request, reply) => {
     // Unknown routes fall through to the 404 handler; public routes need no key.

@@ -6,22 +6,22 @@
 // lives for one request and exists only in this process's memory: a header sent from outside names
 // no ticket and is refused as an invalid key.
 import { randomBytes } from 'node:crypto';
-import type { ResolvedKey } from './auth.ts';
 
 export const INTERNAL_CALL_HEADER = 'x-gateway-internal-call';
 
-export class InternalCalls {
-  readonly #pending = new Map<string, ResolvedKey>();
+/** `Identity`: what a ticket stands for (the API's ResolvedKey: ./auth.ts). */
+export class InternalCalls<Identity> {
+  readonly #pending = new Map<string, Identity>();
 
   /** A ticket for one request acting as `key`; `done` forgets it if the request never used it. */
-  issue(key: ResolvedKey): { ticket: string; done: () => void } {
+  issue(key: Identity): { ticket: string; done: () => void } {
     const ticket = randomBytes(32).toString('base64url');
     this.#pending.set(ticket, key);
     return { ticket, done: () => this.#pending.delete(ticket) };
   }
 
   /** The identity a ticket was issued for, once. */
-  take(ticket: string): ResolvedKey | undefined {
+  take(ticket: string): Identity | undefined {
     const key = this.#pending.get(ticket);
     this.#pending.delete(ticket);
     return key;
