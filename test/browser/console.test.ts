@@ -169,6 +169,7 @@ interface World {
   keyName: string;
   cardId: string | undefined;
   eventId: string;
+  batchId: string;
 }
 function world(): Promise<World> {
   worldMade ??= (async () => {
@@ -205,7 +206,18 @@ function world(): Promise<World> {
       return list.items.find((item: any) => item.attempts.length >= 1);
     });
     const events = await call('GET', '/api/v1/events', apiKey);
+    const batch = await call('POST', '/api/v1/transfers/bulk', apiKey, {
+      batch_reference: `console-${randomUUID().slice(0, 8)}`,
+      transfers: [1, 2].map((n) => ({
+        amount_minor: 100_000 * n,
+        recipient_account: '0123456789',
+        recipient_bank_code: '058',
+        narration: IMG,
+        reference: `console-batch-${randomUUID().slice(0, 8)}-${n}`,
+      })),
+    });
     return {
+      batchId: batch.id,
       transferId: sent.id,
       recipientId: recipient.id,
       virtualAccountId: account.id,
@@ -536,6 +548,7 @@ describe('every page is accessible (axe-core: no serious or critical violations)
     ['transfers', () => '/dashboard/transfers'],
     ['a transfer', (w) => `/dashboard/transfers/${w.transferId}`],
     ['batches', () => '/dashboard/batches'],
+    ['a batch', (w) => `/dashboard/batches/${w.batchId}`],
     ['approvals', () => '/dashboard/approvals'],
     ['recipients', () => '/dashboard/recipients'],
     ['virtual accounts', () => '/dashboard/virtual-accounts'],
@@ -560,6 +573,16 @@ describe('every page is accessible (axe-core: no serious or critical violations)
     expect(await open(page, url!)).toBe(200);
     await expectAccessible(page);
     if (name === 'overview') await screenshot(page, 'overview');
+    // On a phone (390 px wide) the page fits its width: only a wide table scrolls, inside its box.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate(() => {
+      const root = (globalThis as any).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
+    expect(overflow, `${name} is wider than a phone`).toBeLessThanOrEqual(0);
+    // …and, scrolled by keyboard there too, still accessible; then back to the desktop size.
+    await expectAccessible(page);
+    await page.setViewportSize({ width: 1280, height: 1000 });
   });
 
   it('sign-in and an invitation', async () => {

@@ -22,6 +22,7 @@ describe('the operator commands', () => {
         'reconcile report',
         'reconcile run',
         'tenant create',
+        'tenant invite',
         'tenant list',
         'tenant update',
         'transfers discrepancies',
