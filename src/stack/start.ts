@@ -277,6 +277,7 @@ try {
     say('stack', 'gateway is up');
     say('stack', `  API            ${apiUrl}`);
     say('stack', `  API docs       ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`);
+    say('stack', `  Console        ${apiUrl}/dashboard   (invite yourself: admin tenant invite)`);
     say('stack', `  Temporal UI    ${config.temporalUiUrl ?? '(external cluster: see your Temporal UI)'}`);
     say('stack', `  Sandbox bank   ${config.sandboxBankUrl}   (control routes: docs/sandbox.md)`);
     if (config.METRICS_PORT > 0) {
