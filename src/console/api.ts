@@ -5,6 +5,7 @@
 // list does, because it is the API's list.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errorOfResponse } from '../client/errors.ts';
 import type { ResolvedKey } from '../http/auth.ts';
 import { INTERNAL_CALL_HEADER, type InternalCalls } from '../http/internal-calls.ts';
 import { consoleKeyOf } from '../tenants/tenants.ts';
@@ -31,17 +32,14 @@ export class ApiRefusal extends Error {
   }
 }
 
-/** The message, code and details of an error answer, in either envelope style. */
+/** The message, code and details of an error answer, in either envelope style, as the typed client reads them. */
 export function refusalOf(answer: ApiAnswer): ApiRefusal {
-  const body = answer.body as Record<string, unknown> | null;
-  const error = (body?.error ?? {}) as Record<string, unknown>;
-  const message =
-    (typeof body?.message === 'string' && body.message) ||
-    (typeof error.message === 'string' && error.message) ||
-    `the API answered ${answer.status}`;
-  const code =
-    (typeof body?.code === 'string' && body.code) || (typeof error.code === 'string' && error.code) || 'error';
-  return new ApiRefusal(answer.status, message, code, body?.details ?? error.details);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (typeof value === 'string' || typeof value === 'number') headers.set(name, String(value));
+  }
+  const error = errorOfResponse(new Response(null, { status: answer.status, headers }), answer.body);
+  return new ApiRefusal(answer.status, error.message, error.code, 'details' in error ? error.details : undefined);
 }
 
 export class ConsoleApi {
