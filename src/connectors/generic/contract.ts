@@ -1,4 +1,4 @@
-// The generic HTTP bank contract v1 (decisions §13, docs/generic-bank-contract-v1.yaml) as code: its
+// The generic HTTP bank contract v1.1 (decisions §13, §21, docs/generic-bank-contract-v1.yaml) as code: its
 // paths, the zod schemas of its requests, answers, error body and callback events, and the
 // Standard Webhooks signature of its callbacks. The one module both sides of the contract share:
 // the gateway's generic connector (the client, which checks every answer against these schemas)
@@ -83,10 +83,13 @@ export const Bank = z.object({ code: z.string().min(1).max(20), name: z.string()
 export type Bank = z.infer<typeof Bank>;
 export const BankListAnswer = z.object({ banks: z.array(Bank).max(10_000) });
 export const NameEnquiryAnswer = z.object({ account_name: z.string().min(1).max(200), session_id: text });
-/** A transfer as the bank reports it: the submission's answer and the status query's. */
+/**
+ * A transfer as the bank reports it: the submission's answer and the status query's. `reversed`
+ * (v1.1): paid out, then reversed by the bank; a v1.0 bank never says it.
+ */
 export const TransferAnswer = z.object({
   reference: z.string().min(1).max(200),
-  status: z.enum(['pending', 'successful', 'failed']),
+  status: z.enum(['pending', 'successful', 'failed', 'reversed']),
   session_id: optionalText,
   code: optionalText,
   message: optionalText,
@@ -140,6 +143,13 @@ export const CallbackEnvelope = z.object({
 export const TransferCompletedData = z.object({
   reference: z.string().min(1).max(200),
   status: z.enum(['successful', 'failed']),
+  session_id: optionalText,
+  code: optionalText,
+  message: optionalText,
+});
+/** `transfer.reversed`'s data (v1.1): a transfer the bank paid out, then reversed; the status query says `reversed`. */
+export const TransferReversedData = z.object({
+  reference: z.string().min(1).max(200),
   session_id: optionalText,
   code: optionalText,
   message: optionalText,

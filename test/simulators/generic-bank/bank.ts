@@ -37,7 +37,8 @@ export const CODES = {
   notPermitted: { code: '57', message: 'Transaction not permitted to sender' },
 } as const;
 
-export type TransferStatus = 'pending' | 'successful' | 'failed';
+/** `reversed` (contract v1.1): it succeeded, then the bank reversed it (a control call). */
+export type TransferStatus = 'pending' | 'successful' | 'failed' | 'reversed';
 type PlannedOutcome = 'successful' | 'failed' | 'held';
 
 /**
@@ -56,6 +57,8 @@ export interface Transfer {
   message: string;
   acceptedAt: string;
   settledAt: string | null;
+  /** When the bank reversed it after its success; absent in entries written before reversals. */
+  reversedAt?: string | null;
   /** Wall-clock milliseconds at which it settles on its own; null when it never does. */
   dueAtMs: number | null;
 }
@@ -89,7 +92,7 @@ export type CallbackState = 'queued' | 'delivered' | 'dropped' | 'gave_up';
 
 export interface Callback {
   id: string;
-  type: 'transfer.completed' | 'virtual_account.credited';
+  type: 'transfer.completed' | 'transfer.reversed' | 'virtual_account.credited';
   data: Record<string, unknown>;
   queuedAt: string;
   state: CallbackState;
@@ -110,6 +113,7 @@ export type Entry =
       message: string;
       at: string;
     }
+  | { kind: 'transfer.reversed'; reference: string; message: string; at: string }
   | { kind: 'account.opened'; account: VirtualAccount }
   | { kind: 'account.closed'; accountNumber: string }
   | { kind: 'credit.received'; credit: Credit }
@@ -208,6 +212,12 @@ export class Bank {
           message: entry.message,
           settledAt: entry.at,
         });
+        return;
+      }
+      case 'transfer.reversed': {
+        const transfer = this.transfers.get(entry.reference);
+        if (!transfer) return;
+        Object.assign(transfer, { status: 'reversed', message: entry.message, reversedAt: entry.at });
         return;
       }
       case 'account.opened':
@@ -340,6 +350,24 @@ export class Bank {
     return 'settled';
   }
 
+  /**
+   * Reverses a transfer that succeeded (contract v1.1) and queues its `transfer.reversed`; its status
+   * query says `reversed` from then on. `not_successful` for one pending, failed or already reversed.
+   */
+  reverse(reference: string, message: string): 'reversed' | 'unknown' | 'not_successful' {
+    const transfer = this.transfers.get(reference);
+    if (!transfer) return 'unknown';
+    if (transfer.status !== 'successful') return 'not_successful';
+    this.record({ kind: 'transfer.reversed', reference, message, at: this.now() });
+    this.queueCallback('transfer.reversed', {
+      reference,
+      session_id: transfer.sessionId,
+      code: transfer.code,
+      message,
+    });
+    return 'reversed';
+  }
+
   // ---- virtual accounts and credits ----
 
   openAccount(input: {
@@ -447,21 +475,25 @@ export class Bank {
 
   // ---- statement ----
 
-  /** The day's settlement statement: transfers that ended and credits received that UTC day, by time. */
+  /**
+   * The day's settlement statement: transfers that ended and credits received that UTC day, by
+   * time. A transfer reversed after its success is listed failed, on the day it was reversed.
+   */
   statement(date: string): StatementItem[] {
     const items: StatementItem[] = [];
     for (const transfer of this.transfers.values()) {
-      if (transfer.status === 'pending' || transfer.settledAt?.slice(0, 10) !== date) continue;
+      const endedAt = transfer.status === 'reversed' ? transfer.reversedAt : transfer.settledAt;
+      if (transfer.status === 'pending' || !endedAt || endedAt.slice(0, 10) !== date) continue;
       items.push({
         kind: 'transfer',
         reference: transfer.request.reference,
         session_id: transfer.sessionId,
         amount_minor: transfer.request.amount_minor,
-        status: transfer.status,
+        status: transfer.status === 'reversed' ? 'failed' : transfer.status,
         provider: null,
         bank_code: transfer.request.bank_code,
         account_number: transfer.request.account_number,
-        value_time: transfer.settledAt,
+        value_time: endedAt,
       });
     }
     for (const credit of this.credits.values()) {

@@ -72,6 +72,7 @@ const CreditBody = z.object({
   sender_bank_code: bankCode.optional(),
 });
 const SettleBody = z.object({ code: text(10).optional(), message: text(200).optional() });
+const ReverseBody = z.object({ message: text(200).optional() });
 const CallbackModeBody = z.object({ mode: z.enum(['deliver', 'drop']) });
 const FaultBody = z
   .object({
@@ -227,6 +228,25 @@ export function createBankServer(options: BankServerOptions): { server: Server; 
         return ok(200, transferView(bank.transfers.get(reference!)!));
       },
     })),
+    {
+      // The bank reverses a transfer it completed (contract v1.1): `transfer.reversed`, then status `reversed`.
+      method: 'POST',
+      pattern: /^\/control\/transfers\/([^/]+)\/reverse$/,
+      handle: ([reference]: string[], body: () => unknown): Answer => {
+        const given = parse(ReverseBody, body() ?? {});
+        const reversed = bank.reverse(reference!, given.message ?? 'Reversed by the beneficiary bank');
+        if (reversed === 'unknown')
+          throw new Refusal(404, 'not_found', 'The bank never took a transfer with this reference');
+        if (reversed === 'not_successful') {
+          throw new Refusal(
+            409,
+            'not_successful',
+            `The transfer is ${bank.transfers.get(reference!)!.status}; only a successful one can be reversed`,
+          );
+        }
+        return ok(200, transferView(bank.transfers.get(reference!)!));
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/control\/callbacks$/,
