@@ -53,10 +53,15 @@ export const MAGIC_ACCOUNTS = {
   /** Every submission answered 429 Too Many Requests: the bank never takes it (status: not found). */
   throttled: '4444444444',
   /**
+   * Taken and completed as any other, then reversed by the bank REVERSAL_DELAY_MS (2 s) later: its
+   * `transfer.reversed` callback, and the status query's `reversed` (contract v1.1, decisions §21).
+   */
+  reversesAfterSuccess: '5555555555',
+  /**
    * The first submission hangs past the caller's timeout and is not taken (status: not found); a
    * later one is taken and completes.
    */
-  timesOutUntaken: '5555555555',
+  timesOutUntaken: '6666666666',
 } as const;
 
 /** Virtual-account providers this bank plays, with their settlement bank and NUBAN serial base. */
@@ -84,7 +89,7 @@ export interface SandboxBankOptions {
   apiKey: string;
   /** How long an ordinary transfer takes to complete. */
   completionDelayMs: number;
-  /** How long 5555555555's first submission hangs before answering (callers time out first). */
+  /** How long 6666666666's first submission hangs before answering (callers time out first). */
   hangMs: number;
   logLevel?: string;
   /**
@@ -165,10 +170,14 @@ export const NIP_MESSAGES: Record<string, string> = {
   [NIP.notPermitted]: 'Transaction not permitted to sender',
 };
 
+/** What the bank says of a transfer it reversed after its success (its NIP code stays the success's). */
+export const REVERSED_MESSAGE = 'Reversed by the beneficiary bank';
+
 /** A transfer as the contract reports it (the submission's answer and the status query's). */
 function transferView(transfer: TransferRow): TransferAnswer {
   const { reference, status, session_id, response_code: code } = transfer;
-  return { reference, status, session_id, code, message: NIP_MESSAGES[code] ?? null };
+  const message = status === 'reversed' ? REVERSED_MESSAGE : (NIP_MESSAGES[code] ?? null);
+  return { reference, status, session_id, code, message };
 }
 
 function accountView(account: VirtualAccountRow): z.input<typeof VirtualAccountAnswer> {
@@ -325,7 +334,9 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         ? 'failed'
         : body.account_number === MAGIC_ACCOUNTS.neverConfirms
           ? 'held'
-          : 'successful';
+          : body.account_number === MAGIC_ACCOUNTS.reversesAfterSuccess
+            ? 'reversed'
+            : 'successful';
     const { transfer } = await store.acceptTransfer(body, {
       outcome: plannedOutcome,
       completeInMs: options.completionDelayMs,
@@ -670,6 +681,18 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       return reply.status(409).send({ message: `transfer is already ${transfer.status}` });
     });
   }
+
+  // The bank reverses a transfer it completed (contract v1.1): `transfer.reversed` goes out, and its
+  // status query says `reversed` from now on.
+  app.post<{ Params: { reference: string } }>('/control/transfers/:reference/reverse', async (request, reply) => {
+    const reversed = await store.transaction((client) =>
+      store.reverseTransfer(client, request.params.reference, REVERSED_MESSAGE),
+    );
+    if (reversed) return { reference: reversed.reference, status: 'reversed' };
+    const transfer = await store.findTransfer(request.params.reference);
+    if (!transfer) return reply.status(404).send({ message: `no transfer ${request.params.reference}` });
+    return reply.status(409).send({ message: `transfer is ${transfer.status}; only a successful one can be reversed` });
+  });
 
   app.post(
     '/control/providers/:provider/virtual-accounts/:accountNumber/credits',

@@ -48,7 +48,7 @@ const SandboxBankEnvironment = z
     SANDBOX_BANK_DATABASE_URL: SHARED_VARIABLES.SANDBOX_BANK_DATABASE_URL,
     /** How long an ordinary transfer takes to complete. */
     SANDBOX_BANK_COMPLETION_DELAY_MS: delayMs(1_000),
-    /** How long 5555555555's first submission hangs before answering (the caller times out first). */
+    /** How long 6666666666's first submission hangs before answering (the caller times out first). */
     SANDBOX_BANK_HANG_MS: delayMs(30_000),
     /**
      * The credential of the /control/* routes (sandbox credits, card purchases, statement edits…):

@@ -1,8 +1,9 @@
-// The sandbox bank's background work: completing accepted transfers when their time comes, and
-// delivering queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
+// The sandbox bank's background work: completing accepted transfers when their time comes,
+// reversing those planned to be reversed once they have succeeded (5555555555), and delivering
+// queued callbacks to the gateway (Standard Webhooks, retried with backoff until a 2xx).
 import { PollingLoop } from '../runtime/polling-loop.ts';
 import { callbackHeaders } from '../connectors/generic/contract.ts';
-import { NIP, NIP_MESSAGES } from './app.ts';
+import { NIP, NIP_MESSAGES, REVERSED_MESSAGE } from './app.ts';
 import type { CallbackRow, SandboxStore } from './store.ts';
 
 export interface RunnerOptions {
@@ -70,12 +71,21 @@ export class SandboxRunner {
 
   async tick(): Promise<void> {
     await this.completeDueTransfers();
+    await this.reverseDueTransfers();
     await this.deliverCallbacks();
+  }
+
+  async reverseDueTransfers(): Promise<void> {
+    const { store } = this.options;
+    for (const transfer of await store.dueReversals()) {
+      await store.transaction((client) => store.reverseTransfer(client, transfer.reference, REVERSED_MESSAGE));
+    }
   }
 
   async completeDueTransfers(): Promise<void> {
     const { store } = this.options;
     for (const transfer of await store.dueTransfers()) {
+      // One planned to be reversed succeeds first.
       const failed = transfer.planned_outcome === 'failed';
       await store.transaction((client) =>
         store.settleTransfer(

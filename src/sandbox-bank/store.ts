@@ -9,6 +9,7 @@ import type {
   StatementItem as ContractStatementItem,
   TransferCompletedData,
   TransferRequest,
+  TransferReversedData,
   VirtualAccountCreditedData,
   VirtualAccountRequest,
 } from '../connectors/generic/contract.ts';
@@ -32,13 +33,27 @@ create table if not exists ${SCHEMA}.transfers (
   account_number text not null,
   account_name text not null,
   narration text not null default '',
-  status text not null check (status in ('pending', 'successful', 'failed')),
+  status text not null check (status in ('pending', 'successful', 'failed', 'reversed')),
   response_code text not null,
-  planned_outcome text not null check (planned_outcome in ('successful', 'failed', 'held')),
+  planned_outcome text not null check (planned_outcome in ('successful', 'failed', 'held', 'reversed')),
   complete_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now()
 );
+-- Reversals after success (contract v1.1, decisions §21): a transfer planned to be reversed is
+-- reversed when reverse_at comes, after it succeeded. A schema made before keeps its rows and gains
+-- the status and the plan.
+alter table ${SCHEMA}.transfers add column if not exists reverse_at timestamptz;
+do $$ begin
+  if exists (select 1 from pg_constraint where conrelid = '${SCHEMA}.transfers'::regclass
+                and conname = 'transfers_status_check' and pg_get_constraintdef(oid) not like '%reversed%') then
+    alter table ${SCHEMA}.transfers drop constraint transfers_status_check,
+      add constraint transfers_status_check check (status in ('pending', 'successful', 'failed', 'reversed'));
+    alter table ${SCHEMA}.transfers drop constraint transfers_planned_outcome_check,
+      add constraint transfers_planned_outcome_check
+        check (planned_outcome in ('successful', 'failed', 'held', 'reversed'));
+  end if;
+end $$;
 create table if not exists ${SCHEMA}.submission_attempts (
   reference text primary key,
   attempts integer not null
@@ -144,7 +159,11 @@ create table if not exists ${SCHEMA}.statement_adjustments (
 create index if not exists statement_adjustments_reference_idx on ${SCHEMA}.statement_adjustments (reference);
 `;
 
-export type TransferStatus = 'pending' | 'successful' | 'failed';
+/** `reversed`: it succeeded, then the bank reversed it (contract v1.1). */
+export type TransferStatus = 'pending' | 'successful' | 'failed' | 'reversed';
+
+/** How long after its success a transfer planned to be reversed is reversed (decisions §21: about 2 s). */
+export const REVERSAL_DELAY_MS = 2_000;
 
 export interface TransferRow {
   reference: string;
@@ -156,7 +175,9 @@ export interface TransferRow {
   narration: string;
   status: TransferStatus;
   response_code: string;
-  planned_outcome: 'successful' | 'failed' | 'held';
+  planned_outcome: 'successful' | 'failed' | 'held' | 'reversed';
+  /** When a transfer planned to be reversed is reversed, once it has succeeded. */
+  reverse_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -296,7 +317,7 @@ export class SandboxStore {
   /** Records an accepted transfer; a repeat of the same reference returns the first one. */
   async acceptTransfer(
     request: z.output<typeof TransferRequest>,
-    plan: { outcome: 'successful' | 'failed' | 'held'; completeInMs: number },
+    plan: { outcome: 'successful' | 'failed' | 'held' | 'reversed'; completeInMs: number },
   ): Promise<{ transfer: TransferRow; created: boolean }> {
     const { rows } = await this.pool.query<TransferRow>(
       `insert into ${SCHEMA}.transfers
@@ -321,7 +342,10 @@ export class SandboxStore {
     return { transfer: (await this.findTransfer(request.reference))!, created: false };
   }
 
-  /** Settles a pending transfer and queues its callback, in one transaction. */
+  /**
+   * Settles a pending transfer and queues its callback, in one transaction. One planned to be
+   * reversed that succeeds is due to be reversed REVERSAL_DELAY_MS later.
+   */
   async settleTransfer(
     client: pg.PoolClient,
     reference: string,
@@ -330,9 +354,11 @@ export class SandboxStore {
     message: string,
   ): Promise<TransferRow | undefined> {
     const { rows } = await client.query<TransferRow>(
-      `update ${SCHEMA}.transfers set status = $2, response_code = $3, updated_at = now()
+      `update ${SCHEMA}.transfers set status = $2, response_code = $3, updated_at = now(),
+              reverse_at = case when planned_outcome = 'reversed' and $2 = 'successful'
+                                then now() + ($4::integer * interval '1 millisecond') end
         where reference = $1 and status = 'pending' returning *`,
-      [reference, outcome, responseCode],
+      [reference, outcome, responseCode, REVERSAL_DELAY_MS],
     );
     const transfer = rows[0];
     if (!transfer) return undefined;
@@ -344,6 +370,37 @@ export class SandboxStore {
       message,
     } satisfies z.input<typeof TransferCompletedData>);
     return transfer;
+  }
+
+  /**
+   * Reverses a transfer that succeeded (contract v1.1) and queues its `transfer.reversed`, in one
+   * transaction: the status query says `reversed` from then on. Undefined when it is not successful.
+   */
+  async reverseTransfer(client: pg.PoolClient, reference: string, message: string): Promise<TransferRow | undefined> {
+    const { rows } = await client.query<TransferRow>(
+      `update ${SCHEMA}.transfers set status = 'reversed', reverse_at = null, updated_at = now()
+        where reference = $1 and status = 'successful' returning *`,
+      [reference],
+    );
+    const transfer = rows[0];
+    if (!transfer) return undefined;
+    await this.queueCallback(client, 'transfer.reversed', {
+      reference: transfer.reference,
+      session_id: transfer.session_id,
+      code: transfer.response_code,
+      message,
+    } satisfies z.input<typeof TransferReversedData>);
+    return transfer;
+  }
+
+  /** Successful transfers planned to be reversed whose time has come. */
+  async dueReversals(limit = 50): Promise<TransferRow[]> {
+    const { rows } = await this.pool.query<TransferRow>(
+      `select * from ${SCHEMA}.transfers where status = 'successful' and reverse_at <= now()
+        order by reverse_at limit $1`,
+      [limit],
+    );
+    return rows;
   }
 
   /** Pending, not held transfers whose time has come. */
@@ -418,10 +475,12 @@ export class SandboxStore {
                     where action = 'amend' order by reference, id desc),
        forgotten as (select reference from ${SCHEMA}.statement_adjustments where action = 'forget'),
        recorded as (
-         select 'transfer' as kind, t.reference, t.session_id, t.amount_minor, t.status, null as provider,
+         -- A transfer reversed after its success is listed failed, on the day it was reversed.
+         select 'transfer' as kind, t.reference, t.session_id, t.amount_minor,
+                case when t.status = 'reversed' then 'failed' else t.status end as status, null as provider,
                 t.bank_code, t.account_number, t.updated_at as at
            from ${SCHEMA}.transfers t, day
-          where t.status in ('successful', 'failed') and t.updated_at >= day.starts and t.updated_at < day.ends
+          where t.status in ('successful', 'failed', 'reversed') and t.updated_at >= day.starts and t.updated_at < day.ends
          union all
          select 'inbound_credit', c.transaction_reference, c.session_id, c.amount_minor, 'successful', c.provider,
                 v.bank_code, c.account_number, c.created_at

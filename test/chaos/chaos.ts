@@ -1909,7 +1909,7 @@ type BankWord = 'successful' | 'failed' | 'pending' | 'never taken';
 interface BankRecords {
   /**
    * The sandbox bank: each transfer it holds with its status, and each it only counted an attempt
-   * of (`sandbox_bank.submission_attempts`, `5555555555`'s first try) as never taken. It keeps no
+   * of (`sandbox_bank.submission_attempts`, `6666666666`'s first try) as never taken. It keeps no
    * other offer it refused (`0000000000`, a throttled `4444444444`).
    */
   sandbox: Map<string, BankWord>;

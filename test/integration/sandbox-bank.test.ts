@@ -60,7 +60,7 @@ beforeAll(async () => {
   const dispatcher = new CallbackDispatcher();
   gateway = await createTestApp(db.orm, { sandboxBankUrl: `http://127.0.0.1:${bankPort}`, dispatcher });
   // Observe what reaches the dispatcher, in place of the gateway's own handlers (tested elsewhere).
-  for (const type of ['transfer.successful', 'transfer.failed', 'virtual_account.credit']) {
+  for (const type of ['transfer.successful', 'transfer.failed', 'transfer.reversed', 'virtual_account.credit']) {
     dispatcher.on(type, async (callback) => {
       received.push(callback);
       return `seen ${callback.type}`;
@@ -206,16 +206,71 @@ describe('transfers', () => {
     expect((await eventually(callbackFor(reference))).type).toBe('transfer.successful');
   });
 
-  it('times out on 5555555555 without taking it (not found), and takes it on the next submission', async () => {
+  it('times out on 6666666666 without taking it (not found), and takes it on the next submission', async () => {
     const reference = `untaken-${Date.now()}`;
-    const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '5555555555')));
+    const first = await providerError(bankSwitch.submitTransfer(transferInput(reference, '6666666666')));
     expect(first).toMatchObject({ outcome: 'timeout', transient: true, ambiguous: true });
     expect(await providerError(bankSwitch.transferStatus(reference))).toMatchObject({
       outcome: 'not_found',
       transient: false,
     });
-    expect((await bankSwitch.submitTransfer(transferInput(reference, '5555555555'))).status).toBe('pending');
+    expect((await bankSwitch.submitTransfer(transferInput(reference, '6666666666'))).status).toBe('pending');
     expect((await eventually(callbackFor(reference))).type).toBe('transfer.successful');
+  });
+
+  it('completes 5555555555, then reverses it about 2 s later: its callback and its status query agree (v1.1)', async () => {
+    const reference = `reversed-${Date.now()}`;
+    const accepted = await bankSwitch.submitTransfer(transferInput(reference, '5555555555'));
+    expect(accepted.status).toBe('pending');
+    const completed = await eventually(callbackFor(reference));
+    expect(completed.type).toBe('transfer.successful');
+    const succeededAt = Date.now();
+    expect((await bankSwitch.transferStatus(reference)).status).toBe('successful');
+    const reversal = await eventually(() =>
+      received.find((callback) => callback.data.reference === reference && callback.type === 'transfer.reversed'),
+    );
+    // About 2 s after its success (the bank's runner ticks every 200 ms).
+    expect(Date.now() - succeededAt).toBeGreaterThan(1_000);
+    expect(reversal.eventId).not.toBe(completed.eventId);
+    expect(reversal.data).toEqual({
+      reference,
+      session_id: accepted.sessionId,
+      response_code: '00',
+      message: 'Reversed by the beneficiary bank',
+    });
+    expect(await bankSwitch.transferStatus(reference)).toEqual({
+      status: 'reversed',
+      sessionId: accepted.sessionId,
+      rawCode: '00',
+      message: 'Reversed by the beneficiary bank',
+    });
+    // Once reversed, never again: the control route refuses it (409), and no second callback goes out.
+    expect((await bank.control(`/control/transfers/${reference}/reverse`)).status).toBe(409);
+    // Listed failed on the day it was reversed, as the generic contract's statement has it.
+    const today = new Date().toISOString().slice(0, 10);
+    const statement = await bank.call('GET', `/statements/settlement/${today}`);
+    expect(
+      (statement.body.items as { reference: string; status: string }[]).filter((item) => item.reference === reference),
+    ).toEqual([expect.objectContaining({ reference, status: 'failed', amount_minor: 1_234_500 })]);
+    expect(
+      received.filter((callback) => callback.data.reference === reference).map((callback) => callback.type),
+    ).toEqual(['transfer.successful', 'transfer.reversed']);
+  });
+
+  it('reverses a completed transfer on its control route, and refuses one still pending (409) or unknown (404)', async () => {
+    const held = `reverse-held-${Date.now()}`;
+    await bankSwitch.submitTransfer(transferInput(held, '2222222222'));
+    expect((await bank.control(`/control/transfers/${held}/reverse`)).status).toBe(409);
+    expect((await bank.control('/control/transfers/never-sent/reverse')).status).toBe(404);
+    expect((await bank.control(`/control/transfers/${held}/confirm`)).status).toBe(200);
+    expect(await bank.control(`/control/transfers/${held}/reverse`)).toEqual({
+      status: 200,
+      body: { reference: held, status: 'reversed' },
+    });
+    await eventually(() =>
+      received.find((callback) => callback.data.reference === held && callback.type === 'transfer.reversed'),
+    );
+    expect((await bankSwitch.transferStatus(held)).status).toBe('reversed');
   });
 
   it('answers a status query for an unknown reference with a definitive not_found', async () => {
