@@ -9,6 +9,7 @@ import { createCardActivities } from './cards/cards.ts';
 import { createIdentityActivities } from './identity/identity.ts';
 import { createReconciliationActivities } from './reconciliation/reconciliation.ts';
 import { createTransferBatchActivities } from './transfers/bulk.ts';
+import { createTransferReversalActivities } from './transfers/reversals.ts';
 import { createTransferActivities } from './transfers/transfers.ts';
 import { createVirtualAccountActivities } from './virtual-accounts/virtual-accounts.ts';
 import { createWebhookActivities, slotLeaseMs } from './webhooks/webhooks.ts';
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createTransferActivities(deps),
     ...createTransferBatchActivities(deps),
+    ...createTransferReversalActivities(deps),
     ...createWebhookActivities(webhookActivityDeps(deps)),
     ...createVirtualAccountActivities(deps),
     ...createCardActivities(deps),

@@ -6,6 +6,7 @@
 
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
 export const TRANSFER_BATCH_WORKFLOW_TYPE = 'transferBatchWorkflow';
+export const TRANSFER_REVERSAL_WORKFLOW_TYPE = 'transferReversalWorkflow';
 export const DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 export const CARD_ISSUE_WORKFLOW_TYPE = 'cardIssueWorkflow';
 export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
@@ -19,6 +20,14 @@ export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 /** One run per transfer: `transfer:<tenant>:<reference>`. */
 export function transferWorkflowId(tenantId: string, reference: string): string {
   return `transfer:${tenantId}:${reference}`;
+}
+
+/**
+ * A bank's word that it reversed a transfer (decisions §21): `transfer-reversal:<tenant>:<reference>`,
+ * one run at a time (a repeated word finds it), another only once it has ended.
+ */
+export function transferReversalWorkflowId(tenantId: string, reference: string): string {
+  return `transfer-reversal:${tenantId}:${reference}`;
 }
 
 /** One run per bulk transfer request: `transfer-batch:<tenant>:<batch_reference>`. */

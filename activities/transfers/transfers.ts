@@ -287,8 +287,13 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           narration: input.request.narration,
           ...(input.sessionId ? { sessionId: input.sessionId } : {}),
         });
-        // The mark goes with the processing mark that follows (markProcessing, taken).
-        return { status: result.status, sessionId: result.sessionId, providerCode: result.rawCode };
+        // The mark goes with the processing mark that follows (markProcessing, taken). A repeat the
+        // bank answers `reversed` (paid out and taken back before we knew) failed, for our books.
+        return {
+          status: result.status === 'reversed' ? 'failed' : result.status,
+          sessionId: result.sessionId,
+          providerCode: result.rawCode,
+        };
       } catch (error) {
         // Anything else (a fault of our own) leaves the mark: the retry reads it as ambiguous.
         if (!(error instanceof ProviderError)) throw error;
@@ -352,11 +357,15 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       try {
         const result = await bankSwitch.transferStatus(input.transferId);
         if (result.status === 'pending') return { status: 'pending' };
+        // Paid out and reversed before the transfer was final in our books: it failed, as `reversed`
+        // (decisions §21). A completed transfer's reversal is the reversal workflow's (reversals.ts).
+        const reversed = result.status === 'reversed';
         return {
-          status: result.status,
+          status: result.status === 'reversed' ? 'failed' : result.status,
           sessionId: result.sessionId,
           providerCode: result.rawCode,
           ...(result.message ? { message: result.message } : {}),
+          ...(reversed ? { reversed: true } : {}),
           source: 'status_query',
         };
       } catch (error) {

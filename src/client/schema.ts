@@ -2068,6 +2068,7 @@ export interface paths {
                 createdAt: string;
                 completedAt?: string;
                 failure_reason?: string;
+                reversed_at?: string;
                 approval: {
                   /** @enum {string} */
                   status: 'required' | 'approved' | 'rejected' | 'expired';
@@ -2533,6 +2534,7 @@ export interface paths {
                 createdAt: string;
                 completedAt?: string;
                 failure_reason?: string;
+                reversed_at?: string;
                 approval: {
                   /** @enum {string} */
                   status: 'required' | 'approved' | 'rejected' | 'expired';
@@ -2816,6 +2818,7 @@ export interface paths {
                 createdAt: string;
                 completedAt?: string;
                 failure_reason?: string;
+                reversed_at?: string;
                 approval: {
                   /** @enum {string} */
                   status: 'required' | 'approved' | 'rejected' | 'expired';
@@ -3091,6 +3094,7 @@ export interface paths {
                 createdAt: string;
                 completedAt?: string;
                 failure_reason?: string;
+                reversed_at?: string;
                 approval: {
                   /** @enum {string} */
                   status: 'required' | 'approved' | 'rejected' | 'expired';
@@ -3427,6 +3431,7 @@ export interface paths {
               | 'transfer.created'
               | 'transfer.settled'
               | 'transfer.failed'
+              | 'transfer.reversed'
               | 'transfer.approval_required'
               | 'transfer.approved'
               | 'transfer.rejected'
@@ -3675,6 +3680,7 @@ export interface paths {
               | 'transfer.created'
               | 'transfer.settled'
               | 'transfer.failed'
+              | 'transfer.reversed'
               | 'transfer.approval_required'
               | 'transfer.approved'
               | 'transfer.rejected'
@@ -5387,6 +5393,7 @@ export interface paths {
                     | 'transfer.created'
                     | 'transfer.settled'
                     | 'transfer.failed'
+                    | 'transfer.reversed'
                     | 'transfer.approval_required'
                     | 'transfer.approved'
                     | 'transfer.rejected'

@@ -21,7 +21,11 @@ export interface SubmitTransferInput {
   sessionId?: string;
 }
 
-export type BankTransferStatus = 'pending' | 'successful' | 'failed';
+/**
+ * `reversed`: the bank paid the transfer out, then took it back (decisions §21: Paystack's
+ * `reversed`, the generic contract v1.1's); the money is back with the sender.
+ */
+export type BankTransferStatus = 'pending' | 'successful' | 'failed' | 'reversed';
 
 export interface TransferStatusResult {
   status: BankTransferStatus;

@@ -121,6 +121,24 @@ export function transferReverse(transfer: TransferAmounts, reason: string): Move
 }
 
 /**
+ * The bank reversed a transfer it had paid out (decisions §21), confirmed by its status query: the
+ * settlement undone, amount + fee back to the wallet (its statement line `transfer_reversal`).
+ */
+export function transferReversal(transfer: TransferAmounts): Movement {
+  const total = transferTotal(transfer);
+  return {
+    idempotencyKey: `transfer:${transfer.transferId}:reversal`,
+    kind: 'transfer_reversal',
+    description: `bank reversed transfer ${transfer.reference} after paying it out`,
+    postings: withoutZeros([
+      { account: { system: 'bank_settlement' }, amountMinor: -transfer.amountMinor },
+      { account: { system: 'fee_revenue' }, amountMinor: -transfer.feeMinor },
+      { account: wallet, amountMinor: total },
+    ]),
+  };
+}
+
+/**
  * Aligns the books with the bank after a discrepancy (decisions §12). Bank paid a transfer we
  * failed and refunded: amount + fee back from the wallet into bank settlement and fee revenue, as
  * a settlement would have done. Bank failed a transfer we completed: the settlement undone and the

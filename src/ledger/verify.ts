@@ -7,7 +7,10 @@
 //   no_negative_balances      no wallet (no account that may not go negative) is below zero
 //   transfers_match_journal   every transfer is reserved once for amount + fee, then settled or
 //                             reversed exactly once as its status says (pending/processing: neither);
-//                             each discrepancy correction (decisions §12) turns one into the other;
+//                             each discrepancy correction (decisions §12) turns one into the other,
+//                             and so does a bank's reversal after success (decisions §21): one
+//                             `transfer:<id>:reversal` of amount + fee back to the wallet, on a settled
+//                             transfer only, exactly when its row has reversed_at;
 //                             a `failed` row with no journal at all is a create that never reserved
 //                             (the placeholder of runs recorded before the create path settled its
 //                             reservations), and moved no money
@@ -88,6 +91,11 @@ const CHECKS: { name: string; sql: string }[] = [
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':settle') as settles,
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reverse') as reversals,
                    (select count(*) from journal_entries e where e.idempotency_key like 'transfer:' || t.id || ':discrepancy:%') as corrections,
+                   (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reversal') as bank_reversals,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                     join ledger_accounts a on a.id = p.account_id
+                     where e.idempotency_key = 'transfer:' || t.id || ':reversal' and a.code = 'wallet') as returned_minor,
+                   t.reversed_at is not null as reversed,
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
                      where e.idempotency_key = 'transfer:' || t.id || ':reserve' and p.amount_minor > 0)
                    + (case when b.atomic then t.amount_minor + t.fee_minor else 0 end) as reserved_minor
@@ -95,16 +103,21 @@ const CHECKS: { name: string; sql: string }[] = [
               left join transfer_batch_items i on i.transfer_id = t.id
               left join transfer_batches b on b.id = i.batch_id and b.atomic)
           select id as transfer_id, status, total_minor::text, reserved_minor::text,
-                 reserves::int, settles::int, reversals::int, corrections::int
+                 reserves::int, settles::int, reversals::int, corrections::int, bank_reversals::int,
+                 returned_minor::text, reversed
             from journal
-           where (reserves = 0 and not (status = 'failed' and settles + reversals + corrections = 0))
+           where (reserves = 0 and not (status = 'failed' and settles + reversals + corrections + bank_reversals = 0
+                                        and not reversed))
               or reserves > 1
               or (reserves = 1 and (
                     reserved_minor <> total_minor
-                 or (status in ('pending', 'processing') and settles + reversals + corrections <> 0)
+                 or (status in ('pending', 'processing') and settles + reversals + corrections + bank_reversals <> 0)
                  or (status in ('completed', 'failed') and settles + reversals <> 1)
-                 or (status = 'completed' and (settles = 1) <> (corrections % 2 = 0))
-                 or (status = 'failed' and (reversals = 1) <> (corrections % 2 = 0))))`,
+                 or bank_reversals > 1
+                 or (bank_reversals = 1) <> reversed
+                 or (bank_reversals = 1 and (settles <> 1 or status <> 'failed' or returned_minor <> total_minor))
+                 or (status = 'completed' and (settles = 1) <> ((corrections + bank_reversals) % 2 = 0))
+                 or (status = 'failed' and (reversals = 1) <> ((corrections + bank_reversals) % 2 = 0))))`,
   },
   {
     name: 'batches_match_journal',

@@ -4,23 +4,40 @@
 // is kept as a discrepancy for operators (decisions §12), and it never moves money by itself. An
 // answer from a connector that does not hold the transfer (it failed over from there, or never
 // went there) is kept as a connector conflict with both named (decisions §17): never applied,
-// never dropped.
+// never dropped. A word that it reversed a transfer (decisions §21) starts the transfer's reversal
+// workflow, which confirms it by the holder's status query before anything moves.
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
-import { type BankOutcome, bankConfirmedSignal, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
+import {
+  type BankOutcome,
+  TRANSFER_REVERSAL_WORKFLOW_TYPE,
+  type TransferReversalInput,
+  type TransferReversalState,
+  bankConfirmedSignal,
+  transferReversalWorkflowId,
+  transferWorkflowId,
+} from '../../workflows/transfers/definitions.ts';
+import { laneTaskQueues } from '../config.ts';
 import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
-import { connectorOf, findTransfer } from './store.ts';
+import { type TransferRow, connectorOf, findTransfer } from './store.ts';
+import type { KeyMode } from '../connectors/types.ts';
 import { isBatchItem } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../connectors/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
 
 export function registerTransferCallbacks(
   dispatcher: CallbackDispatcher,
-  deps: { orm: MikroORM; client: Client; providers: Pick<Providers, 'callbackModes'> },
+  deps: {
+    orm: MikroORM;
+    client: Client;
+    providers: Pick<Providers, 'callbackModes'>;
+    /** TEMPORAL_TASK_QUEUE: a live transfer's reversal runs there, a sandbox one's on its sandbox lane. */
+    taskQueue: string;
+  },
 ) {
   const readStatus = async (transferId: string) => {
     return isUuid(transferId) ? findTransfer(deps.orm.em.fork(), transferId) : null;
@@ -58,7 +75,14 @@ export function registerTransferCallbacks(
     return `discrepancy: ${transfer.workflowId} is ${discrepancy.ours}, the bank says ${discrepancy.bank}`;
   };
 
-  const handle = async (callback: ProviderCallback): Promise<string> => {
+  /**
+   * The transfer a callback is about, of a mode its sender serves, and the bank's word as an
+   * outcome: or what the dispatch answers instead (no such transfer, a mode the sender does not
+   * serve, a word from a connector that does not hold it).
+   */
+  const weigh = async (
+    callback: ProviderCallback,
+  ): Promise<string | { row: TransferRow; mode: KeyMode; bank: BankOutcome & { connector: string } }> => {
     const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
     const row = await readStatus(transferId);
     if (!row) return `ignored: no transfer ${transferId}`;
@@ -73,7 +97,6 @@ export function registerTransferCallbacks(
       return `ignored: ${callback.provider} does not serve ${mode}-mode transfers`;
     }
     const sender = callback.provider;
-    const workflowId = transferWorkflowId(row.tenant_id, row.reference);
     const bank: BankOutcome & { connector: string } = {
       status: callback.type === 'transfer.successful' ? 'successful' : 'failed',
       source: 'callback',
@@ -100,6 +123,15 @@ export function registerTransferCallbacks(
         return `conflict: ${transferId} is with ${conflict.holder}; ${sender} says ${bank.status}`;
       }
     }
+    return { row, mode, bank };
+  };
+
+  const handle = async (callback: ProviderCallback): Promise<string> => {
+    const weighed = await weigh(callback);
+    if (typeof weighed === 'string') return weighed;
+    const { row, bank } = weighed;
+    const transferId = row.id;
+    const workflowId = transferWorkflowId(row.tenant_id, row.reference);
     if (isFinal(row.status)) {
       return judgeLate(callback, { id: transferId, workflowId, status: row.status }, bank);
     }
@@ -123,5 +155,57 @@ export function registerTransferCallbacks(
     }
     return `signalled ${workflowId}: ${bank.status}`;
   };
-  dispatcher.on('transfer.successful', handle).on('transfer.failed', handle);
+  /**
+   * The holder's word that it reversed the transfer (decisions §21): its reversal workflow confirms
+   * it by the status query and applies it once. A transfer still in flight goes the same way (the
+   * run tells the transfer's own run, and waits until it is final); one already failed, reversed or
+   * not, agrees with the word and is left as it is. A repeated word finds the run going; a word
+   * after a run ended (its reversal not confirmed then) starts another, which asks again.
+   */
+  const handleReversal = async (callback: ProviderCallback): Promise<string> => {
+    const weighed = await weigh(callback);
+    if (typeof weighed === 'string') return weighed;
+    const { row, mode, bank } = weighed;
+    if (row.status === 'failed') {
+      return row.reversed_at
+        ? `ignored: ${row.id} was reversed at ${row.reversed_at.toISOString()}`
+        : `ignored: ${row.id} has failed; a reversal changes nothing`;
+    }
+    const workflowId = transferReversalWorkflowId(row.tenant_id, row.reference);
+    const input: TransferReversalInput = {
+      transferId: row.id,
+      tenantId: row.tenant_id,
+      reference: row.reference,
+      connector: bank.connector,
+      word: {
+        eventId: callback.eventId,
+        ...(bank.sessionId ? { sessionId: bank.sessionId } : {}),
+        ...(bank.providerCode ? { providerCode: bank.providerCode } : {}),
+        ...(bank.message ? { message: bank.message } : {}),
+      },
+    };
+    try {
+      const started = await deps.client.workflow.start<
+        (input: TransferReversalInput) => Promise<TransferReversalState>
+      >(TRANSFER_REVERSAL_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: mode === 'live' ? deps.taskQueue : laneTaskQueues(deps.taskQueue).sandbox,
+        args: [input],
+        // A repeated word joins the run under way; one after it ended asks the bank again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        memo: { transferId: row.id, eventId: callback.eventId },
+      });
+      callback.log.warn(
+        { transferId: row.id, status: row.status, workflowId, runId: started.firstExecutionRunId },
+        'the bank says it reversed a transfer: confirming it by its status query',
+      );
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return `already confirming ${workflowId}`;
+      throw error;
+    }
+    return `confirming ${workflowId}: ${row.id} is ${row.status}`;
+  };
+
+  dispatcher.on('transfer.successful', handle).on('transfer.failed', handle).on('transfer.reversed', handleReversal);
 }

@@ -108,6 +108,9 @@ export async function recordDiscrepancy(
   return em.transactional(async (tx) => {
     const transfer = await findTransfer(tx, input.transferId, { lock: true });
     if (!transfer || !contradictsBooks(transfer.status, input.bank.status)) return undefined;
+    // A transfer reversed after its success (decisions §21) was paid out: a late word of its success
+    // says nothing the books do not.
+    if (transfer.reversed_at && input.bank.status === 'successful') return undefined;
     const detail = {
       source: input.bank.source,
       detected_by: input.detectedBy,

@@ -4,6 +4,7 @@ import { type EventDataOf, eventType } from '../events/catalog.ts';
 import { SAMPLE_AT, SAMPLE_LATER, SAMPLE_TRANSFER_ID } from '../events/samples.ts';
 
 const SAMPLE_EXPIRES = '2026-11-26T09:30:00.000Z';
+const SAMPLE_REVERSED = '2026-11-28T14:05:00.000Z';
 const SAMPLE_KEY_ID = '7d9e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
 import { TransferBatchDetailView, TransferItemView } from './schemas.ts';
 
@@ -53,6 +54,17 @@ export const TRANSFER_EVENT_TYPES = {
     'The bank did not pay the transfer out: status failed, and its amount and fee are back in the wallet.',
     TransferItemView,
     transfer('failed'),
+  ),
+  'transfer.reversed': eventType(
+    'The bank reversed a transfer it had paid out (decisions §21), and its status query confirmed it: ' +
+      'status failed with failure_reason `reversed` and reversed_at, and its amount and fee are back in the ' +
+      'wallet (statement line `transfer_reversal`). Sent once, after the transfer.settled it undoes.',
+    TransferItemView,
+    {
+      ...transfer('failed'),
+      failure_reason: 'reversed',
+      reversed_at: SAMPLE_REVERSED,
+    },
   ),
   'transfer.approval_required': eventType(
     'The transfer policy held a transfer (decisions §20): its amount and fee are reserved, and it reaches ' +

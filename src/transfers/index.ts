@@ -38,6 +38,6 @@ export const transfersFeature: Feature = {
     });
     const approvals = new ApprovalService({ orm, client });
     transferRoutes(app, { orm, transfers, batches, approvals });
-    registerTransferCallbacks(dispatcher, { orm, client, providers });
+    registerTransferCallbacks(dispatcher, { orm, client, providers, taskQueue: config.TEMPORAL_TASK_QUEUE });
   },
 };

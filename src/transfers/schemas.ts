@@ -186,8 +186,13 @@ export const TransferItemView = z.object({
   accountName: z.string(),
   createdAt: z.string(),
   completedAt: z.string().optional(),
-  /** Once failed: why (the bank's words, or `rejected` / `approval_expired` for a held transfer). */
+  /**
+   * Once failed: why (the bank's words, `rejected` / `approval_expired` for a held transfer, or
+   * `reversed`: the bank paid it out and then reversed it, decisions §21).
+   */
   failure_reason: z.string().optional(),
+  /** When the bank's reversal of the paid-out transfer was applied (its amount and fee back in the wallet); only then. */
+  reversed_at: z.string().optional(),
   approval: ApprovalView,
 });
 

@@ -49,6 +49,11 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   ...approvalColumns(),
   ...timestamps(),
   completed_at: p.datetime().nullable(),
+  /**
+   * When its bank's reversal, after it had paid the transfer out, was applied (decisions §21): set
+   * with status `failed` and failure_reason `reversed`; null for every other transfer.
+   */
+  reversed_at: p.datetime().nullable(),
 });
 export type TransferRow = InferEntity<typeof Transfer>;
 
@@ -92,7 +97,9 @@ function ofConnector(scope: ConnectorScope) {
 
 /**
  * The transfers of one connector that the bank has seen (they carry its session id) and that ended
- * in [from, to), for reconciliation against that connector's record of the day.
+ * in [from, to), for reconciliation against that connector's record of the day. A transfer its bank
+ * reversed after paying it out (decisions §21) ended when it was reversed: banks list it as failed
+ * on that day.
  */
 export async function transfersEndedBetween(
   em: EntityManager,
@@ -104,7 +111,10 @@ export async function transfersEndedBetween(
     Transfer,
     {
       $and: [
-        { status: { $in: ['completed', 'failed'] }, session_id: { $ne: null }, completed_at: { $gte: from, $lt: to } },
+        { status: { $in: ['completed', 'failed'] }, session_id: { $ne: null } },
+        {
+          $or: [{ reversed_at: null, completed_at: { $gte: from, $lt: to } }, { reversed_at: { $gte: from, $lt: to } }],
+        },
         ofConnector(scope),
       ],
     },
@@ -431,6 +441,26 @@ export async function finishRow(
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),
+    },
+  );
+  return (await em.findOne(Transfer, { id }, { refresh: true }))!;
+}
+
+/**
+ * A completed transfer its bank reversed (decisions §21): `failed`, failure_reason `reversed`,
+ * reversed now. The caller holds the row lock and has moved the money; completed_at keeps when the
+ * bank paid it out.
+ */
+export async function markReversed(em: EntityManager, id: string, providerCode: string | null): Promise<TransferRow> {
+  await em.nativeUpdate(
+    Transfer,
+    { id, status: 'completed' },
+    {
+      status: 'failed',
+      failure_reason: 'reversed',
+      reversed_at: raw('now()'),
+      updated_at: raw('now()'),
+      ...(providerCode ? { provider_code: providerCode } : {}),
     },
   );
   return (await em.findOne(Transfer, { id }, { refresh: true }))!;

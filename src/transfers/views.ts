@@ -49,6 +49,7 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     createdAt: row.created_at.toISOString(),
     ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
     ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? 'failed' } : {}),
+    ...(row.reversed_at ? { reversed_at: row.reversed_at.toISOString() } : {}),
     approval: approvalView(row),
   };
 }

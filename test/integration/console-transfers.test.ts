@@ -167,6 +167,38 @@ describe('console transfers', () => {
     expect(timelineOf(pending, [], []).map((entry) => entry.kind)).toEqual(['created', 'submitted']);
   });
 
+  it('shows a reversal after success with its time, from its event or from the transfer alone', () => {
+    const transfer = {
+      createdAt: '2026-12-01T10:00:00.000Z',
+      approval: null,
+      status: 'failed',
+      failure_reason: 'reversed',
+      completedAt: '2026-12-01T10:00:02.000Z',
+      reversed_at: '2026-12-01T10:00:04.500Z',
+    } as never;
+    const events = [
+      { id: 'e1', type: 'transfer.settled', created_at: '2026-12-01T10:00:02.000Z', data: {} },
+      {
+        id: 'e2',
+        type: 'transfer.reversed',
+        created_at: '2026-12-01T10:00:04.600Z',
+        data: { reversed_at: '2026-12-01T10:00:04.500Z', failure_reason: 'reversed' },
+      },
+    ];
+    const timeline = timelineOf(transfer, events, []);
+    expect(timeline.map((entry) => [entry.kind, entry.at])).toEqual([
+      ['created', '2026-12-01T10:00:00.000Z'],
+      ['submitted', '2026-12-01T10:00:00.000Z'],
+      ['settled', '2026-12-01T10:00:02.000Z'],
+      ['reversed', '2026-12-01T10:00:04.500Z'],
+    ]);
+    expect(timeline[3]!.text).toMatch(/^Reversed/);
+    // Its event not read yet: the transfer's reversed_at still puts it on the timeline, once.
+    expect(timelineOf(transfer, events.slice(0, 1), []).filter((entry) => entry.kind === 'reversed')).toEqual([
+      expect.objectContaining({ at: '2026-12-01T10:00:04.500Z' }),
+    ]);
+  });
+
   it("builds the timeline in time order: approval, its decider, settlement and each event's delivery", () => {
     const approval = {
       status: 'approved' as const,

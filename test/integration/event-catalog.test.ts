@@ -1,9 +1,9 @@
 // The event catalog (decisions §15) on the real stack: GET /api/v1/event-types, and a real event of
 // every type but the card ones (event-catalog-cards.test.ts makes those), each recorded payload
 // and each webhook body checked with Ajv against the JSON Schema the catalog serves for its type:
-// transfers settled and failed (the sandbox bank's failing account), a bulk batch, a webhook
-// endpoint, a test event to it and its deliveries (failed once, then succeeded, to a local
-// receiver), a virtual account credited and closed, identity customers verified and not, and a
+// transfers settled, failed (the sandbox bank's failing account) and reversed (its reversing
+// one), a bulk batch, a webhook endpoint, a test event to it and its deliveries (failed once, then
+// succeeded, to a local receiver), a virtual account credited and closed, identity customers verified and not, and a
 // reconciliation whose bank statement forgets a transfer and invents a credit.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
@@ -98,7 +98,7 @@ describe("every recorded event fits its type's catalog schema", () => {
   const firstDay = new Date().toISOString().slice(0, 10);
   let account: { id: string; provider: string; account_number: string };
 
-  it('transfers settled and failed, a bulk batch, and a webhook endpoint with a delivery that fails, then succeeds', async () => {
+  it('transfers settled, failed and reversed, a bulk batch, and a webhook endpoint with a delivery that fails, then succeeds', async () => {
     tenant = await createFundedTenant(stack.db.orm, 10_000_000, 'catalog tenant');
     receiver.plan('/catalog', { status: 500, body: 'not yet' });
     const endpoint = await registerEndpoint(app, tenant.apiKey, {
@@ -117,6 +117,13 @@ describe("every recorded event fits its type's catalog schema", () => {
       transferBody('catalog', { reference: 'cat-2', recipient_account: '1111111111' }),
     );
     expect(failed.statusCode).toBe(201);
+    // Paid out, then reversed by the sandbox bank about 2 s later (decisions §21).
+    const reversed = await post(
+      tenant.apiKey,
+      '/api/v1/transfers',
+      transferBody('catalog', { reference: 'cat-3', recipient_account: '5555555555' }),
+    );
+    expect(reversed.statusCode).toBe(201);
     expect(await finalTransfer(tenant.apiKey, settledId)).toBe('successful');
     expect(await finalTransfer(tenant.apiKey, failed.json().data.id)).toBe('failed');
 
@@ -144,6 +151,7 @@ describe("every recorded event fits its type's catalog schema", () => {
         'transfer.created',
         'transfer.settled',
         'transfer.failed',
+        'transfer.reversed',
         'transfer_batch.completed',
         'webhook.endpoint.created',
         'event.delivery.queued',

@@ -169,13 +169,13 @@ describe('transfers', () => {
     );
   });
 
-  it('a transfer reversed after its success is failed', async () => {
+  it('a transfer reversed after its success reads as reversed (decisions §21)', async () => {
     const input = await submittedTransfer();
     await sim.finishTransfer(input.reference, 'success');
     expect((await transfers().transferStatus(input.reference)).status).toBe('successful');
     await sim.finishTransfer(input.reference, 'reversed');
     expect(await transfers().transferStatus(input.reference)).toMatchObject({
-      status: 'failed',
+      status: 'reversed',
       rawCode: 'reversed',
       message: 'Reversed by the beneficiary bank',
     });
@@ -376,7 +376,7 @@ describe('callbacks', () => {
       ok: true,
       callback: {
         eventId: `transfer.reversed:${input.reference}`,
-        type: 'transfer.failed',
+        type: 'transfer.reversed',
         occurredAt: sim.transfers.get(input.reference)!.updatedAt,
         data: {
           reference: input.reference,

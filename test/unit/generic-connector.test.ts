@@ -609,6 +609,40 @@ describe('the callback receiver', () => {
     ).toEqual({ ok: false, issues: [{ path: 'data.status', message: expect.any(String) }] });
   });
 
+  it('reads v1.1 transfer.reversed as transfer.reversed, and refuses one without its reference', () => {
+    expect(
+      normalized({
+        id: 'evt_r1',
+        type: 'transfer.reversed',
+        data: { reference: 'trf-1', session_id: 'S1', code: '00', message: 'Reversed by the beneficiary bank' },
+      }),
+    ).toEqual({
+      ok: true,
+      callback: {
+        eventId: 'evt_r1',
+        type: 'transfer.reversed',
+        data: {
+          reference: 'trf-1',
+          session_id: 'S1',
+          response_code: '00',
+          message: 'Reversed by the beneficiary bank',
+        },
+      },
+    });
+    expect(normalized({ id: 'evt_r2', type: 'transfer.reversed', data: { reference: 'trf-2' } })).toEqual({
+      ok: true,
+      callback: { eventId: 'evt_r2', type: 'transfer.reversed', data: { reference: 'trf-2' } },
+    });
+    expect(normalized({ id: 'evt_r3', type: 'transfer.reversed', data: { session_id: 'S3' } })).toEqual({
+      ok: false,
+      issues: [{ path: 'data.reference', message: expect.any(String) }],
+    });
+    // `reversed` is no status of transfer.completed: a reversal has its own event.
+    expect(
+      normalized({ id: 'evt_r4', type: 'transfer.completed', data: { reference: 'trf-4', status: 'reversed' } }),
+    ).toEqual({ ok: false, issues: [{ path: 'data.status', message: expect.any(String) }] });
+  });
+
   it('turns virtual_account.credited into virtual_account.credit, keeping a provider the bank has', () => {
     // What the gateway keeps of every credit; the sender's account and bank are not passed on.
     const kept = {

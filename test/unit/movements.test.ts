@@ -10,6 +10,7 @@ import {
   discrepancyCorrection,
   inboundCredit,
   transferReserve,
+  transferReversal,
   transferReverse,
   transferBatchItemRelease,
   transferBatchReserve,
@@ -79,6 +80,31 @@ describe('transfer movements', () => {
       ['transfer:t-1:reverse', 'transfer_reverse'],
     ]);
     expect(transferReverse(amounts, 'no such account').description).toBe('reverse transfer inv-42: no such account');
+  });
+});
+
+describe('a reversal after success (decisions §21)', () => {
+  it.each([
+    [300_000, 1_000, { bank_settlement: -300_000, fee_revenue: -1_000, wallet: 301_000 }],
+    [1_234_567, 2_500, { bank_settlement: -1_234_567, fee_revenue: -2_500, wallet: 1_237_067 }],
+    [500, 0, { bank_settlement: -500, wallet: 500 }],
+  ] as const)(
+    'amount %i, fee %i: the settlement undone, amount + fee back to the wallet',
+    (amountMinor, feeMinor, expected) => {
+      const movement = transferReversal(transfer(amountMinor, feeMinor));
+      expect(byAccount(movement)).toEqual(expected);
+      expect(sum(movement)).toBe(0);
+      // Its own key and kind: never the failure's `reverse`, and the statement line a tenant reads.
+      expect([movement.idempotencyKey, movement.kind]).toEqual(['transfer:t-1:reversal', 'transfer_reversal']);
+    },
+  );
+
+  it('undoes exactly what the settlement did', () => {
+    const amounts = transfer(5_000_001, 5_000);
+    const settled = byAccount(transferSettle(amounts));
+    const reversed = byAccount(transferReversal(amounts));
+    expect(reversed.bank_settlement).toBe(-settled.bank_settlement!);
+    expect(reversed.fee_revenue).toBe(-settled.fee_revenue!);
   });
 });
 

@@ -9,8 +9,10 @@ import type { TransferStatus } from '../../src/transfers/domain.ts';
 import type { KeyMode } from '../../src/connectors/types.ts';
 export {
   TRANSFER_BATCH_WORKFLOW_TYPE,
+  TRANSFER_REVERSAL_WORKFLOW_TYPE,
   TRANSFER_WORKFLOW_TYPE,
   transferBatchWorkflowId,
+  transferReversalWorkflowId,
   transferWorkflowId,
 } from '../workflow-names.ts';
 
@@ -88,6 +90,11 @@ export interface BankOutcome {
   source: 'callback' | 'status_query' | 'submission';
   /** The connector that said it (a callback's sender): the run applies only the holder's word. */
   connector?: string;
+  /**
+   * `failed` because the bank paid it out and then reversed it (decisions §21) before the transfer
+   * was final in our books: it fails with failure_reason `reversed`.
+   */
+  reversed?: boolean;
 }
 
 /**
@@ -193,6 +200,66 @@ export const statusQuery = defineQuery<TransferState>('status');
  * recorded twice; answered once the decision is recorded with its event and audit entry.
  */
 export const decideApprovalUpdate = defineUpdate<ApprovalResult, [ApprovalDecision]>('decideApproval');
+
+// The reversal workflow's handles (decisions §21): started by the holder connector's word that it
+// reversed a transfer; it asks that connector's status query, and applies the reversal once it
+// confirms it, or keeps the word as a discrepancy when it does not.
+
+/** The word that started the run: who said it, and what of it the callback carried. */
+export interface TransferReversalInput {
+  transferId: string;
+  tenantId: string;
+  reference: string;
+  /** The connector that holds the transfer and said it reversed it: the one asked. */
+  connector: string;
+  word: { eventId: string; sessionId?: string; providerCode?: string; message?: string };
+}
+
+/**
+ * Where the run stands (the `status` query), and how it ended: `applied` (the money is back in the
+ * wallet, event transfer.reversed), `failed` (it was still in flight: it failed as `reversed`, its
+ * money returned by the transfer's own run), `unchanged` (already reversed or failed: nothing to
+ * do), `discrepancy` (the status query did not confirm it: kept for operators, nothing moved).
+ */
+export interface TransferReversalState {
+  phase: 'confirming' | 'applying' | 'waiting_for_transfer' | 'done';
+  /** What the status query said: `reversed` confirms; anything else, or no answer, does not. */
+  bankSays?: string;
+  outcome?: 'applied' | 'failed' | 'unchanged' | 'discrepancy';
+}
+
+export const reversalStatusQuery = defineQuery<TransferReversalState>('status');
+
+/** What the connector's status query says of a transfer it said it reversed. */
+export interface ReversalCheck {
+  status: 'pending' | 'successful' | 'failed' | 'reversed' | 'unknown';
+  sessionId?: string;
+  providerCode?: string;
+  message?: string;
+}
+
+/** What applying a confirmed reversal did, under the transfer's row lock. */
+export type ReversalApplied =
+  | { outcome: 'applied'; reversedAt: string }
+  | { outcome: 'already_reversed' | 'already_failed' }
+  | { outcome: 'in_flight' };
+
+/** What the reversal workflow asks of its activities (activities/transfers/reversals.ts). */
+export type TransferReversalActivities = Pick<TransferActivities, 'recordDiscrepancy'> & {
+  /**
+   * The holder connector's status query about the transfer. `unknown`: it has no such transfer, or
+   * refused to say (a definitive refusal); a transient fault is thrown, for the retry policy.
+   */
+  reversalStatus(input: { transferId: string; connector: string }): Promise<ReversalCheck>;
+  /**
+   * A confirmed reversal, once, in one transaction under the transfer's row lock: a completed
+   * transfer gets its amount and fee back to the wallet (journal `transfer:<id>:reversal`, kind
+   * `transfer_reversal`), status failed with failure_reason `reversed` and reversed_at, the event
+   * transfer.reversed, and an open discrepancy it answers settled. One already failed (reversed
+   * or not) is left as it is; one still in flight is answered `in_flight`, for the run to wait.
+   */
+  applyReversal(input: { transferId: string; providerCode?: string }): Promise<ReversalApplied>;
+};
 
 // The transfer batch workflow's handles (decisions §14): its input, what it hands each item's
 // transfer run, and the `status` query. The batch's rules live in src/transfers/domain.ts.

@@ -793,7 +793,9 @@ async function finish(
   } else {
     await ledger.reverseTransfer({
       transferId,
-      reason: outcome?.message ?? (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank'),
+      reason: outcome?.reversed
+        ? 'reversed'
+        : (outcome?.message ?? (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank')),
       ...(outcome?.providerCode ? { providerCode: outcome.providerCode } : {}),
       ...(resolution ? { resolution } : {}),
     });

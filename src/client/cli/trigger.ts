@@ -112,6 +112,8 @@ export const TRIGGERS: Record<string, Step> = {
   'transfer.created': transfer('0123456789'),
   'transfer.settled': transfer('0123456789'),
   'transfer.failed': transfer('1111111111'),
+  // Paid out, then reversed by the sandbox bank about 2 s later (decisions §21).
+  'transfer.reversed': transfer('5555555555'),
   'transfer_batch.completed': async (client) => {
     const batchReference = tag();
     const created = unwrap(

@@ -8,6 +8,7 @@ import type { CallbackReceiver, NormalizeResult } from '../types.ts';
 import {
   CallbackEnvelope,
   TransferCompletedData,
+  TransferReversedData,
   VirtualAccountCreditedData,
   verifyStandardWebhook,
 } from './contract.ts';
@@ -48,6 +49,22 @@ export function normalizeContractCallback(
       callback: {
         eventId,
         type: status === 'successful' ? 'transfer.successful' : 'transfer.failed',
+        data: { reference, ...strings({ session_id, response_code: code, message }) },
+      },
+    };
+  }
+
+  // v1.1: the bank paid the transfer out, then reversed it. The gateway confirms it by the status
+  // query before it moves any money (decisions §21).
+  if (type === 'transfer.reversed') {
+    const parsed = TransferReversedData.safeParse(data);
+    if (!parsed.success) return { ok: false, issues: issuesOf(parsed.error, ['data']) };
+    const { reference, session_id, code, message } = parsed.data;
+    return {
+      ok: true,
+      callback: {
+        eventId,
+        type: 'transfer.reversed',
         data: { reference, ...strings({ session_id, response_code: code, message }) },
       },
     };

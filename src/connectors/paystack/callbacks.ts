@@ -37,7 +37,12 @@ function transferCallback(event: string, data: Record<string, unknown>): Normali
     ok: true,
     callback: {
       eventId: `${event}:${transfer.reference}`,
-      type: event === 'transfer.success' ? 'transfer.successful' : 'transfer.failed',
+      type:
+        event === 'transfer.success'
+          ? 'transfer.successful'
+          : event === 'transfer.reversed'
+            ? 'transfer.reversed'
+            : 'transfer.failed',
       occurredAt: transfer.updated_at ?? transfer.updatedAt ?? transfer.transferred_at ?? undefined,
       data: {
         // A digest reference (ours broke Paystack's rules) leads to no transfer of ours: passed as it is.

@@ -22,7 +22,9 @@ import { BankItem, BankList, CursorMeta, Recipient, ResolvedAccount, Transfer } 
 const STATUSES: Record<string, TransferStatusResult['status']> = {
   success: 'successful',
   failed: 'failed',
-  reversed: 'failed',
+  // Paid out, then reversed (decisions §21): a transfer still in flight in our books fails; a
+  // completed one is reversed once this status query confirms Paystack's `transfer.reversed`.
+  reversed: 'reversed',
   pending: 'pending',
   received: 'pending',
   processing: 'pending',

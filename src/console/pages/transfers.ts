@@ -1,5 +1,5 @@
 // Transfers (decisions §22): the list with its filters, and one transfer's page with its timeline
-// (created, the approval, settled or failed, and each webhook delivery of its events), all read
+// (created, the approval, settled, failed or reversed, and each webhook delivery of its events), all read
 // through the API's own routes as the person.
 import type { FastifyInstance } from 'fastify';
 import { ApiRefusal, withQuery } from '../api.ts';
@@ -33,6 +33,8 @@ interface Transfer {
   createdAt: string;
   completedAt?: string;
   failure_reason?: string;
+  /** Set once the bank's reversal of the paid-out transfer was applied (decisions §21). */
+  reversed_at?: string;
   approval: Approval | null;
 }
 
@@ -111,9 +113,24 @@ export function timelineOf(transfer: Transfer, events: EventItem[], deliveries: 
           text: `Failed: ${data.failure_reason ?? transfer.failure_reason ?? 'failed'}`,
         });
         break;
+      case 'transfer.reversed':
+        entries.push({
+          kind: 'reversed',
+          at: (event.data as { reversed_at?: string }).reversed_at ?? event.created_at,
+          text: 'Reversed by the bank after it paid out: amount and fee back in the wallet',
+        });
+        break;
       default:
         break;
     }
+  }
+  // Its reversal as the transfer shows it, when its event is not (yet) in the log.
+  if (transfer.reversed_at && !entries.some((entry) => entry.kind === 'reversed')) {
+    entries.push({
+      kind: 'reversed',
+      at: transfer.reversed_at,
+      text: 'Reversed by the bank after it paid out: amount and fee back in the wallet',
+    });
   }
   // A transfer the policy did not hold goes to its bank when it is created.
   if (!transfer.approval)
