@@ -5,6 +5,7 @@ export { transferWorkflow } from './transfers/transfer.ts';
 export { transferBatchWorkflow } from './transfers/transfer-batch.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.ts';
 export {
+  heldCreditReturnWorkflow,
   inboundCreditWorkflow,
   virtualAccountCloseWorkflow,
   virtualAccountCreateWorkflow,

@@ -33,6 +33,7 @@ export function createView(row: TransferRow): TransferCreateView {
     metadata: row.metadata,
     created_at: row.created_at.toISOString(),
     approval: approvalView(row),
+    return_of: row.return_of ?? null,
   };
 }
 
@@ -50,6 +51,7 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     ...(options.withCompletedAt && row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
     ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? 'failed' } : {}),
     approval: approvalView(row),
+    return_of: row.return_of ?? null,
   };
 }
 
