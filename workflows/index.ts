@@ -6,6 +6,7 @@ export { transferBatchWorkflow } from './transfers/transfer-batch.ts';
 export { transferReversalWorkflow } from './transfers/transfer-reversal.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.ts';
 export {
+  heldCreditReturnWorkflow,
   inboundCreditWorkflow,
   virtualAccountCloseWorkflow,
   virtualAccountCreateWorkflow,

@@ -14,6 +14,7 @@ export const CREATE_WORKFLOW_TYPE = 'virtualAccountCreateWorkflow';
 export const EXPIRY_WORKFLOW_TYPE = 'virtualAccountExpiryWorkflow';
 export const CLOSE_WORKFLOW_TYPE = 'virtualAccountCloseWorkflow';
 export const INBOUND_CREDIT_WORKFLOW_TYPE = 'inboundCreditWorkflow';
+export const HELD_CREDIT_RETURN_WORKFLOW_TYPE = 'heldCreditReturnWorkflow';
 export const BVN_VERIFICATION_WORKFLOW_TYPE = 'bvnVerificationWorkflow';
 export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 
@@ -68,6 +69,11 @@ export function closeWorkflowId(accountId: string): string {
 /** One run per credit the provider reports, however often it reports it. */
 export function inboundCreditWorkflowId(provider: string, transactionReference: string): string {
   return `credit:${provider}:${transactionReference}`;
+}
+
+/** An operator's return of a held credit: one run per credit and return reference. */
+export function heldCreditReturnWorkflowId(creditId: string, reference: string): string {
+  return `credit-return:${creditId}:${reference}`;
 }
 
 /** One run per verification. */

@@ -35,9 +35,12 @@ import {
   markAmbiguous,
   markProcessing,
   recordResolution,
+  returnedOfCredits,
   usedToday,
 } from '../../src/transfers/store.ts';
 import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
+import { lockCreditForReturn } from '../../src/virtual-accounts/service.ts';
+import { returnableMinor } from '../../src/virtual-accounts/domain.ts';
 import { itemView } from '../../src/transfers/views.ts';
 import { lockTenant } from '../../src/tenants/tenants.ts';
 import { recordAuditEntry } from '../../src/audit/log.ts';
@@ -190,14 +193,21 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
           );
         }
 
-        const limit = tenant.dailyTransferLimitMinor;
-        const used = await usedToday(tx, request.tenantId);
-        if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
-          throw transferFailure(
-            'limit_exceeded',
-            `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
-            { limit, used },
-          );
+        // A credit's return sends back at most what is left of it (decisions §21): decided here, under
+        // the tenant's lock that every return of the credit is reserved under, so two at once cannot
+        // both take what is left.
+        if (request.returnOf) await refuseUnlessReturnable(tx, request, request.returnOf);
+        // A held credit's return is the platform's, paid from suspense: the tenant's limit is not its.
+        if (request.returnOf?.fundedFrom !== 'suspense') {
+          const limit = tenant.dailyTransferLimitMinor;
+          const used = await usedToday(tx, request.tenantId);
+          if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
+            throw transferFailure(
+              'limit_exceeded',
+              `daily transfer limit of ${limit} kobo would be exceeded: ${used} already used today`,
+              { limit, used },
+            );
+          }
         }
 
         let row: TransferRow;
@@ -228,6 +238,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
               reference: request.reference,
               amountMinor: request.amountMinor,
               feeMinor: request.feeMinor,
+              fundedFrom: request.returnOf?.fundedFrom ?? 'wallet',
             }),
           );
         } catch (error) {
@@ -529,7 +540,54 @@ function amountsOf(row: TransferRow): TransferAmounts {
     reference: row.reference,
     amountMinor: row.amount_minor,
     feeMinor: row.fee_minor,
+    fundedFrom: row.funded_from,
   };
+}
+
+/**
+ * Refuses (`failed_precondition`, with what can still be returned) a credit's return that asks for
+ * more than is left of the credit, or of a credit in no state to be returned from what pays it:
+ * from the wallet, a credit the wallet received (applied, or released by an operator); from
+ * suspense, a credit held there, in full. The credit's row is locked, so an operator's release
+ * and this decision come one after the other.
+ */
+async function refuseUnlessReturnable(
+  tx: EntityManager,
+  request: TransferRequest,
+  returnOf: NonNullable<TransferRequest['returnOf']>,
+): Promise<void> {
+  const credit = await lockCreditForReturn(tx, returnOf.creditId);
+  if (!credit || credit.tenant_id !== request.tenantId) {
+    throw transferFailure('failed_precondition', `no credit ${returnOf.creditId} of this tenant to return`, {
+      returnable_minor: 0,
+    });
+  }
+  const returned = (await returnedOfCredits(tx, [credit.id])).get(credit.id)?.returnedMinor ?? 0;
+  const left = returnableMinor({
+    amountMinor: credit.amount_minor,
+    feeMinor: credit.fee_minor,
+    returnedMinor: returned,
+  });
+  const payable =
+    returnOf.fundedFrom === 'suspense'
+      ? credit.status === 'held'
+      : credit.status === 'applied' || credit.status === 'released';
+  if (!payable) {
+    throw transferFailure(
+      'failed_precondition',
+      returnOf.fundedFrom === 'suspense'
+        ? `credit ${credit.transaction_reference} is not held in suspense (it is ${credit.status})`
+        : `credit ${credit.transaction_reference} is held in suspense: only an operator returns or releases it`,
+      { returnable_minor: credit.status === 'held' ? 0 : left },
+    );
+  }
+  if (request.amountMinor > left || (returnOf.fundedFrom === 'suspense' && request.amountMinor !== left)) {
+    throw transferFailure(
+      'failed_precondition',
+      `at most ${left} kobo of credit ${credit.transaction_reference} is left to return; ${request.amountMinor} asked`,
+      { returnable_minor: left },
+    );
+  }
 }
 
 /** amount + fee from in flight back to the wallet, and the row marked failed. */

@@ -3,8 +3,9 @@
 // same transaction), expiry, and applying an inbound credit — the account's totals,
 // the wallet credit (one journal entry from inbound clearing, with the provider's fee when it kept
 // one: decisions §18) and virtual_account.credited, in one transaction, once per provider
-// transaction reference. Credits to closed or expired accounts are recorded as refused and counted
-// nowhere.
+// transaction reference. A credit to a closed or expired account is held in the tenant mode's
+// suspense account (decisions §21), and sent back from there to its sender, or to the account an
+// operator names, as a transfer made through the transfers' own create.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -15,13 +16,19 @@ import { modeOf } from '../../src/tenants/tenants.ts';
 import type { AllocateVirtualAccountInput, AllocatedVirtualAccount } from '../../src/connectors/capabilities.ts';
 import { providerFailure } from '../provider-failure.ts';
 import { recordEvent } from '../../src/events/events.ts';
-import { postMovement } from '../../src/ledger/ledger.ts';
-import { inboundCredit } from '../../src/ledger/movements.ts';
+import { openSuspenseAccount, postMovement } from '../../src/ledger/ledger.ts';
+import { inboundCredit, inboundCreditHeld } from '../../src/ledger/movements.ts';
+import { banksOf } from '../../src/connectors/registry.ts';
+import { ApiError, ERRORS } from '../../src/http/errors.ts';
+import { TransferService } from '../../src/transfers/service.ts';
+import { creditNetMinor } from '../../src/virtual-accounts/domain.ts';
 import { virtualAccountView } from '../../src/virtual-accounts/views.ts';
 import {
+  type InboundCreditRow,
   addToTotals,
   changeStatus,
-  creditSeen,
+  creditByReference,
+  findCredit,
   eraseSealedBvn,
   findAccount,
   findRecorded,
@@ -33,7 +40,10 @@ import {
   sealedBvnOf,
 } from '../../src/virtual-accounts/store.ts';
 import {
+  type AppliedCredit,
   EXPIRY_WORKFLOW_TYPE,
+  type HeldCreditReturn,
+  type HeldCreditReturnResult,
   type InboundCredit,
   type VirtualAccountCreateInput,
   expiryWorkflowId,
@@ -202,9 +212,10 @@ export function createVirtualAccountActivities({
       return row ? 'expired' : 'unchanged';
     },
 
-    async applyInboundCredit(credit: InboundCredit): Promise<{ status: string; reason?: string }> {
+    async applyInboundCredit(credit: InboundCredit): Promise<AppliedCredit> {
       return orm.em.fork().transactional(async (tx) => {
-        if (await creditSeen(tx, credit.provider, credit.transactionReference)) return { status: 'duplicate' };
+        const seen = await creditByReference(tx, credit.provider, credit.transactionReference);
+        if (seen) return recordedCredit(seen);
         const account = await lockAccountByNumber(tx, credit.provider, credit.accountNumber);
         // A provider credits only the accounts of the key modes it serves, and a notice counts only
         // from a sender that serves them too: a sandbox provider's credit never reaches a live
@@ -219,22 +230,35 @@ export function createVirtualAccountActivities({
             ? `provider ${credit.provider} does not serve ${mode ?? 'unknown'}-mode accounts`
             : credit.sender !== undefined && !callbacksServe(providers, credit.sender, mode!)
               ? `${credit.sender} does not serve ${mode}-mode accounts`
-              : account.status === 'closed' || account.status === 'expired'
-                ? `the account is ${account.status}`
-                : undefined;
-        const recorded = await recordCredit(tx, {
+              : undefined;
+        // The bank took money for an account that is no longer open: it is the sender's, held in
+        // suspense until it goes back (decisions §21), never "counted nowhere".
+        const held = !refusal && (account?.status === 'closed' || account?.status === 'expired');
+        const creditId = await recordCredit(tx, {
           provider: credit.provider,
           transaction_reference: credit.transactionReference,
           virtual_account_id: account?.id ?? null,
           amount_minor: credit.amountMinor,
           fee_minor: credit.feeMinor ?? 0,
           sender_name: credit.senderName,
-          status: refusal ? 'refused' : 'applied',
-          refusal_reason: refusal ?? null,
+          sender_account_number: credit.senderAccountNumber ?? null,
+          sender_bank_code: credit.senderBankCode ?? null,
+          status: refusal ? 'refused' : held ? 'held' : 'applied',
+          refusal_reason: refusal ?? (held ? `the account is ${account.status}` : null),
           session_id: credit.sessionId || null,
         });
-        if (!recorded) return { status: 'duplicate' };
+        if (!creditId) return { status: 'duplicate' };
         if (refusal || !account) return { status: 'refused', reason: refusal ?? 'no such virtual account' };
+        if (held) {
+          await openSuspenseAccount(tx, account.tenant_id);
+          await postMovement(tx, account.tenant_id, inboundCreditHeld(credit));
+          return heldCredit(
+            creditId,
+            `the account is ${account.status}`,
+            credit.senderAccountNumber,
+            credit.senderBankCode,
+          );
+        }
 
         const updated = await addToTotals(tx, account.id, credit.amountMinor);
         await postMovement(tx, account.tenant_id, inboundCredit(credit));
@@ -256,7 +280,78 @@ export function createVirtualAccountActivities({
         return { status: 'applied' };
       });
     },
+
+    async returnHeldCredit(input: HeldCreditReturn): Promise<HeldCreditReturnResult> {
+      const em = orm.em.fork();
+      const credit = await findCredit(em, input.creditId);
+      if (!credit || credit.status !== 'held') {
+        return {
+          status: 'held',
+          reason: `credit ${input.creditId} is not held (${credit?.status ?? 'no such credit'})`,
+        };
+      }
+      const mode = await modeOf(em, credit.tenant_id);
+      if (!mode) throw new Error(`credit ${credit.id} belongs to tenant ${credit.tenant_id}, which has no mode`);
+      // Through the transfers' own create: name enquiry, reservation (from suspense, refused if the
+      // credit is no longer held or another return of it is on its way), workflow and events are a
+      // transfer's. The worker's own task queue is the main one, which the create maps to its lanes.
+      const transfers = new TransferService({
+        orm,
+        client,
+        taskQueue: Context.current().info.taskQueue,
+        banks: (keyMode) => banksOf(providers, keyMode),
+      });
+      try {
+        const created = await transfers.create(
+          credit.tenant_id,
+          {
+            amount_minor: creditNetMinor({ amountMinor: credit.amount_minor, feeMinor: credit.fee_minor }),
+            recipient_account: input.accountNumber,
+            recipient_bank_code: input.bankCode,
+            narration: `Return of ${credit.transaction_reference}`.slice(0, 100),
+            reference: input.reference,
+          },
+          undefined,
+          mode,
+          undefined,
+          { returnOf: { creditId: credit.id, fundedFrom: 'suspense' } },
+        );
+        return { status: 'returning', transferId: created.body.data.id, reference: input.reference };
+      } catch (error) {
+        // Refused for good (an account its bank does not know, a bank the gateway does not pay, a
+        // credit no longer held): the money stays in suspense, for operators. Anything else retries.
+        if (error instanceof ApiError && error.status < 500) {
+          return { status: 'held', reason: `${ERRORS[error.kind].resource}: ${error.message}` };
+        }
+        throw error;
+      }
+    },
   };
+}
+
+/** A held credit as the credit workflow goes on with it: to its sender, when its account is known. */
+function heldCredit(
+  creditId: string,
+  reason: string,
+  accountNumber?: string | null,
+  bankCode?: string | null,
+): AppliedCredit {
+  return {
+    status: 'held',
+    reason,
+    creditId,
+    ...(accountNumber && bankCode ? { returnTo: { accountNumber, bankCode } } : {}),
+  };
+}
+
+/**
+ * A credit recorded already (an attempt of this activity whose answer was lost): answered as it
+ * was recorded, so a held one still goes back to its sender (its return is made once, under its
+ * reference).
+ */
+function recordedCredit(credit: InboundCreditRow): AppliedCredit {
+  if (credit.status !== 'held') return { status: 'duplicate' };
+  return heldCredit(credit.id, credit.refusal_reason ?? 'held', credit.sender_account_number, credit.sender_bank_code);
 }
 
 export type { VirtualAccountActivities };

@@ -2082,6 +2082,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
                 fee_minor?: number;
                 total_minor?: number;
                 recipient_bank?: string;
@@ -2267,6 +2269,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
               };
             };
           };
@@ -2312,6 +2316,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
               };
             };
           };
@@ -2548,6 +2554,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
                 fee_minor?: number;
                 total_minor?: number;
                 recipient_bank?: string;
@@ -2832,6 +2840,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
                 fee_minor?: number;
                 total_minor?: number;
                 recipient_bank?: string;
@@ -3108,6 +3118,8 @@ export interface paths {
                   } | null;
                   decided_at: string | null;
                 } | null;
+                /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                return_of: string | null;
                 fee_minor?: number;
                 total_minor?: number;
                 recipient_bank?: string;
@@ -6294,7 +6306,7 @@ export interface paths {
     };
     /**
      * A virtual account's inbound credits, newest first
-     * @description Every credit applied to the account: what the sender paid (`amount_minor`), what the provider kept (`fee_minor`), the bank's transaction reference and the sender. Paginated as every list.
+     * @description Every credit the account received: what the sender paid (`amount_minor`), what the provider kept (`fee_minor`), the sender (with its account and bank when the provider gave them), the bank's transaction reference, its `status` (applied, returned, partially_returned, or held: reached a closed or expired account from an unknown sender) and `returned_minor`. Paginated as every list.
      */
     get: {
       parameters: {
@@ -6323,15 +6335,22 @@ export interface paths {
               data: {
                 items: {
                   id: string;
-                  virtual_account_id: string;
                   /** @description What the sender paid, in kobo */
                   amount_minor: number;
                   /** @description What the provider kept of it (0 where it keeps none) */
                   fee_minor: number;
-                  transaction_reference: string;
                   sender_name: string | null;
-                  session_id: string | null;
-                  provider: string;
+                  /** @description The sender's account, where the provider gave it: null means the credit cannot be returned */
+                  sender_account_number: string | null;
+                  sender_bank_code: string | null;
+                  transaction_reference: string;
+                  /**
+                   * @description applied: in the wallet; held: the account was closed or expired and the sender unknown, kept in suspense for operators; returned / partially_returned: all or some of it sent back (returns not failed)
+                   * @enum {string}
+                   */
+                  status: 'applied' | 'returned' | 'partially_returned' | 'held';
+                  /** @description What returns not failed hold of it; at most amount_minor − fee_minor */
+                  returned_minor: number;
                   created_at: string;
                 }[];
                 pagination: {
@@ -6464,6 +6483,388 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/virtual-accounts/{id}/credits/{credit_id}/return': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a credit back to its sender's account
+     * @description Sends `amount_minor` (all that is left of the credit when absent) back to the account the credit came from, as an ordinary transfer from the wallet (fee as for any transfer; the daily limit and the tenant's transfer policy apply, so it may be held for approval) whose views carry `return_of`. 201 with the credit as it now stands and the transfer. 422 FAILED_PRECONDITION when the credit does not carry its sender's account, is held in suspense (operators decide those), or when more than is left is asked (`details: {returnable_minor}`). Supports the Idempotency-Key header.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+          credit_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description How much to send back; all that is left of the credit when absent */
+            amount_minor?: number;
+            /** @description Why: the return transfer's narration (`Return of <transaction_reference>` when absent) */
+            reason?: string;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                credit: {
+                  id: string;
+                  /** @description What the sender paid, in kobo */
+                  amount_minor: number;
+                  /** @description What the provider kept of it (0 where it keeps none) */
+                  fee_minor: number;
+                  sender_name: string | null;
+                  /** @description The sender's account, where the provider gave it: null means the credit cannot be returned */
+                  sender_account_number: string | null;
+                  sender_bank_code: string | null;
+                  transaction_reference: string;
+                  /**
+                   * @description applied: in the wallet; held: the account was closed or expired and the sender unknown, kept in suspense for operators; returned / partially_returned: all or some of it sent back (returns not failed)
+                   * @enum {string}
+                   */
+                  status: 'applied' | 'returned' | 'partially_returned' | 'held';
+                  /** @description What returns not failed hold of it; at most amount_minor − fee_minor */
+                  returned_minor: number;
+                  created_at: string;
+                };
+                transfer: {
+                  id: string;
+                  amount_minor: number;
+                  fee_minor: number;
+                  total_minor: number;
+                  recipient_account: string;
+                  recipient_name: string;
+                  recipient_bank: string;
+                  recipient_bank_code: string;
+                  /** @enum {string} */
+                  status: 'pending' | 'processing' | 'completed' | 'failed';
+                  reference: string;
+                  narration: string;
+                  session_id: string;
+                  currency: string;
+                  metadata: {
+                    [key: string]: unknown;
+                  };
+                  created_at: string;
+                  approval: {
+                    /** @enum {string} */
+                    status: 'required' | 'approved' | 'rejected' | 'expired';
+                    expires_at: string;
+                    /** @description The key or console user that approved or rejected it; null while required and once expired */
+                    decided_by: {
+                      /** @enum {string} */
+                      type: 'key' | 'user';
+                      id: string;
+                      name: string;
+                    } | null;
+                    decided_at: string | null;
+                  } | null;
+                  /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                  return_of: string | null;
+                };
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                credit: {
+                  id: string;
+                  /** @description What the sender paid, in kobo */
+                  amount_minor: number;
+                  /** @description What the provider kept of it (0 where it keeps none) */
+                  fee_minor: number;
+                  sender_name: string | null;
+                  /** @description The sender's account, where the provider gave it: null means the credit cannot be returned */
+                  sender_account_number: string | null;
+                  sender_bank_code: string | null;
+                  transaction_reference: string;
+                  /**
+                   * @description applied: in the wallet; held: the account was closed or expired and the sender unknown, kept in suspense for operators; returned / partially_returned: all or some of it sent back (returns not failed)
+                   * @enum {string}
+                   */
+                  status: 'applied' | 'returned' | 'partially_returned' | 'held';
+                  /** @description What returns not failed hold of it; at most amount_minor − fee_minor */
+                  returned_minor: number;
+                  created_at: string;
+                };
+                transfer: {
+                  id: string;
+                  amount_minor: number;
+                  fee_minor: number;
+                  total_minor: number;
+                  recipient_account: string;
+                  recipient_name: string;
+                  recipient_bank: string;
+                  recipient_bank_code: string;
+                  /** @enum {string} */
+                  status: 'pending' | 'processing' | 'completed' | 'failed';
+                  reference: string;
+                  narration: string;
+                  session_id: string;
+                  currency: string;
+                  metadata: {
+                    [key: string]: unknown;
+                  };
+                  created_at: string;
+                  approval: {
+                    /** @enum {string} */
+                    status: 'required' | 'approved' | 'rejected' | 'expired';
+                    expires_at: string;
+                    /** @description The key or console user that approved or rejected it; null while required and once expired */
+                    decided_by: {
+                      /** @enum {string} */
+                      type: 'key' | 'user';
+                      id: string;
+                      name: string;
+                    } | null;
+                    decided_at: string | null;
+                  } | null;
+                  /** @description The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer */
+                  return_of: string | null;
+                };
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -6763,6 +7164,10 @@ export interface paths {
             amount_minor: number;
             sender_name?: string;
             reference?: string;
+            /** @description The sender's account (10 digits), where a return of the credit goes; with sender_bank_code */
+            sender_account_number?: string;
+            /** @description The sender's bank code; with sender_account_number */
+            sender_bank_code?: string;
           };
         };
       };

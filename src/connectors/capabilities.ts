@@ -164,7 +164,14 @@ export interface VirtualAccountProvider {
   /** Sandbox providers only: have the bank send an inbound credit for an account. */
   simulateInboundCredit?(
     accountNumber: string,
-    credit: { amountMinor: number; senderName?: string; reference?: string },
+    credit: {
+      amountMinor: number;
+      senderName?: string;
+      reference?: string;
+      /** The sender's account and bank code (decisions §21): where a return of the credit goes. */
+      senderAccountNumber?: string;
+      senderBankCode?: string;
+    },
   ): Promise<{ transactionReference: string; sessionId: string }>;
 }
 

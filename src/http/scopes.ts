@@ -62,6 +62,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /api/v1/virtual-accounts': 'read',
   'GET /api/v1/virtual-accounts/:id': 'read',
   'GET /api/v1/virtual-accounts/:id/credits': 'read',
+  // A return sends money out of the wallet: a transfer's scope, not an account's.
+  'POST /api/v1/virtual-accounts/:id/credits/:credit_id/return': 'transfers:write',
   'POST /api/v1/virtual-accounts': 'virtual_accounts:write',
   'POST /api/v1/virtual-accounts/:id/close': 'virtual_accounts:write',
   'POST /api/v1/sandbox/virtual-accounts/:id/credits': 'virtual_accounts:write',

@@ -19,6 +19,7 @@ import { type Currency, assertMinorUnits } from '../lib/money.ts';
 import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
 import type { AccountRef, Movement } from './movements.ts';
 
+/** The accounts every tenant mode is opened with (its suspense account comes with its first held credit). */
 export const TENANT_ACCOUNTS: readonly TenantAccountCode[] = ['wallet', 'in_flight'];
 
 export interface PostingInput {
@@ -276,6 +277,11 @@ const OPEN_ACCOUNT = `insert into ledger_accounts (id, tenant_id, code, currency
 /** Opens one of a tenant's accounts if it has none of that code yet (inside the caller's transaction). */
 async function openTenantAccount(em: EntityManager, tenantId: string, code: string, currency: Currency) {
   await executeNumbered(em, OPEN_ACCOUNT, [randomUUID(), tenantId, code, currency]);
+}
+
+/** Opens the tenant's suspense account if it has none yet (inside the caller's transaction, before it holds a credit). */
+export function openSuspenseAccount(em: EntityManager, tenantId: string, currency: Currency = 'NGN') {
+  return openTenantAccount(em, tenantId, 'suspense', currency);
 }
 
 /** Opens a card's account (inside the caller's transaction, with the card's row). */

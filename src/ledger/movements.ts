@@ -26,23 +26,31 @@ export interface Movement {
 
 const wallet: AccountRef = { tenant: 'wallet' };
 const inFlight: AccountRef = { tenant: 'in_flight' };
+const suspense: AccountRef = { tenant: 'suspense' };
 
 export interface TransferAmounts {
   transferId: string;
   reference: string;
   amountMinor: number;
   feeMinor: number;
+  /**
+   * What pays it: the wallet (every transfer), or the suspense account for the return of a credit
+   * it holds (decisions §21), which a failure gives the money back to.
+   */
+  fundedFrom?: 'wallet' | 'suspense';
 }
 
-/** Accepting a transfer: amount + fee from the wallet into in flight. */
+const sourceOf = (transfer: TransferAmounts): AccountRef => (transfer.fundedFrom === 'suspense' ? suspense : wallet);
+
+/** Accepting a transfer: amount + fee from the wallet (or, returning a held credit, suspense) into in flight. */
 export function transferReserve(transfer: TransferAmounts): Movement {
   const total = transferTotal(transfer);
   return {
     idempotencyKey: `transfer:${transfer.transferId}:reserve`,
     kind: 'transfer_reserve',
-    description: `reserve transfer ${transfer.reference}`,
+    description: `reserve transfer ${transfer.reference}${transfer.fundedFrom === 'suspense' ? ' from suspense' : ''}`,
     postings: [
-      { account: wallet, amountMinor: -total },
+      { account: sourceOf(transfer), amountMinor: -total },
       { account: inFlight, amountMinor: total },
     ],
   };
@@ -106,7 +114,7 @@ export function transferSettle(transfer: TransferAmounts): Movement {
   };
 }
 
-/** The transfer failed: amount + fee from in flight back to the wallet. */
+/** The transfer failed: amount + fee from in flight back to what paid it (the wallet, or suspense). */
 export function transferReverse(transfer: TransferAmounts, reason: string): Movement {
   const total = transferTotal(transfer);
   return {
@@ -115,14 +123,15 @@ export function transferReverse(transfer: TransferAmounts, reason: string): Move
     description: `reverse transfer ${transfer.reference}: ${reason}`,
     postings: [
       { account: inFlight, amountMinor: -total },
-      { account: wallet, amountMinor: total },
+      { account: sourceOf(transfer), amountMinor: total },
     ],
   };
 }
 
 /**
  * The bank reversed a transfer it had paid out (decisions §21), confirmed by its status query: the
- * settlement undone, amount + fee back to the wallet (its statement line `transfer_reversal`).
+ * settlement undone, amount + fee back to what paid it: the wallet (its statement line
+ * `transfer_reversal`), or suspense for the return of a held credit.
  */
 export function transferReversal(transfer: TransferAmounts): Movement {
   const total = transferTotal(transfer);
@@ -133,7 +142,7 @@ export function transferReversal(transfer: TransferAmounts): Movement {
     postings: withoutZeros([
       { account: { system: 'bank_settlement' }, amountMinor: -transfer.amountMinor },
       { account: { system: 'fee_revenue' }, amountMinor: -transfer.feeMinor },
-      { account: wallet, amountMinor: total },
+      { account: sourceOf(transfer), amountMinor: total },
     ]),
   };
 }
@@ -193,6 +202,60 @@ export function inboundCredit(credit: {
       { account: wallet, amountMinor: -feeMinor },
     ]),
   };
+}
+
+/** What an inbound credit brought in: what the sender paid, less what its provider kept. */
+export interface HeldCredit {
+  provider: string;
+  transactionReference: string;
+  accountNumber: string;
+  senderName: string;
+  amountMinor: number;
+  feeMinor?: number;
+}
+
+/**
+ * Money received on a closed or expired virtual account (decisions §21): held in the tenant mode's
+ * suspense account, never its wallet, until it goes back to its sender (a return paid from
+ * suspense) or an operator releases it to the wallet. Under the same key as `inboundCredit`: a
+ * credit is booked once, one way or the other. Only what reached the platform is held (the
+ * provider's fee, when it kept one, never did).
+ */
+export function inboundCreditHeld(credit: HeldCredit): Movement {
+  const netMinor = creditNet(credit);
+  return {
+    idempotencyKey: `inbound-credit:${credit.provider}:${credit.transactionReference}`,
+    kind: 'inbound_credit_held',
+    description: `credit to closed account ${credit.accountNumber} from ${credit.senderName}, held`,
+    postings: [
+      { account: { system: 'inbound_clearing' }, amountMinor: -netMinor },
+      { account: suspense, amountMinor: netMinor },
+    ],
+  };
+}
+
+/** An operator releases a held credit to the tenant's wallet (`admin credits release`): all of it. */
+export function heldCreditRelease(credit: HeldCredit): Movement {
+  const netMinor = creditNet(credit);
+  return {
+    idempotencyKey: `inbound-credit-release:${credit.provider}:${credit.transactionReference}`,
+    kind: 'inbound_credit_release',
+    description: `held credit to ${credit.accountNumber} from ${credit.senderName} released to the wallet`,
+    postings: [
+      { account: suspense, amountMinor: -netMinor },
+      { account: wallet, amountMinor: netMinor },
+    ],
+  };
+}
+
+function creditNet(credit: HeldCredit): number {
+  positiveMinor(credit.amountMinor, 'amount');
+  const feeMinor = credit.feeMinor ?? 0;
+  assertMinorUnits(feeMinor, 'provider fee');
+  if (feeMinor >= credit.amountMinor) {
+    throw new RangeError(`a provider fee of ${feeMinor} leaves nothing of a credit of ${credit.amountMinor}`);
+  }
+  return credit.amountMinor - feeMinor;
 }
 
 /** JIT funding: from the wallet onto the card. */

@@ -31,6 +31,15 @@
 //                             its cleared amount; reversed → one release; declined → none. Entries
 //                             are found under either key form: `card:<card>:authorization:<id>:…`,
 //                             or `card-authorization:<id>:…` as written before ids were per card
+//   credits_match_journal     every inbound credit kept (not refused) is booked once under its key:
+//                             applied → what it brought in (amount less fee) in its tenant's wallet;
+//                             held → that in its tenant's suspense account, none in the wallet;
+//                             released → held, then moved once from suspense to the wallet. Its
+//                             returns not failed hold at most what it brought in; a held credit's
+//                             are paid from suspense (and, not failed, hold all of it), and only a
+//                             held credit's are (decisions §21)
+//   suspense_matches_held_credits every tenant mode's suspense account holds what its held credits
+//                             brought in, less their returns not failed (paid from suspense)
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Runs one read-only statement: the ORM's `execute`, or a plain pg client's query (the benchmark). */
@@ -211,6 +220,63 @@ const CHECKS: { name: string; sql: string }[] = [
               or clears <> (case when status = 'cleared' then 1 else 0 end)
               or releases <> (case when status = 'reversed' then 1 else 0 end)
               or settled_minor <> (case when status = 'cleared' then cleared_minor else 0 end)`,
+  },
+  {
+    name: 'credits_match_journal',
+    sql: `with credits as (
+            select c.id as credit_id, c.status, c.amount_minor - c.fee_minor as net_minor, v.tenant_id,
+                   (select count(*) from journal_entries e
+                     where e.idempotency_key = 'inbound-credit:' || c.provider || ':' || c.transaction_reference) as entries,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                      join ledger_accounts a on a.id = p.account_id
+                     where e.idempotency_key = 'inbound-credit:' || c.provider || ':' || c.transaction_reference
+                       and a.tenant_id = v.tenant_id and a.code = 'wallet') as to_wallet,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                      join ledger_accounts a on a.id = p.account_id
+                     where e.idempotency_key = 'inbound-credit:' || c.provider || ':' || c.transaction_reference
+                       and a.tenant_id = v.tenant_id and a.code = 'suspense') as to_suspense,
+                   (select count(*) from journal_entries e
+                     where e.idempotency_key = 'inbound-credit-release:' || c.provider || ':' || c.transaction_reference) as releases,
+                   (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
+                      join ledger_accounts a on a.id = p.account_id
+                     where e.idempotency_key = 'inbound-credit-release:' || c.provider || ':' || c.transaction_reference
+                       and a.tenant_id = v.tenant_id and a.code = 'wallet') as released_minor,
+                   (select coalesce(sum(t.amount_minor), 0) from transfers t
+                     where t.return_of = c.id and t.status <> 'failed') as returned_minor,
+                   (select coalesce(sum(t.amount_minor), 0) from transfers t
+                     where t.return_of = c.id and t.status <> 'failed' and t.funded_from = 'suspense') as from_suspense_minor
+              from inbound_credits c left join virtual_accounts v on v.id = c.virtual_account_id
+             where c.status <> 'refused')
+          select credit_id, status, tenant_id, net_minor::text, entries::int, to_wallet::text, to_suspense::text,
+                 releases::int, released_minor::text, returned_minor::text, from_suspense_minor::text
+            from credits
+           where entries <> 1
+              or returned_minor > net_minor
+              or (status = 'applied' and (to_wallet <> net_minor or to_suspense <> 0 or releases <> 0 or from_suspense_minor <> 0))
+              or (status = 'held' and (to_suspense <> net_minor or to_wallet <> 0 or releases <> 0
+                                      or returned_minor <> from_suspense_minor or returned_minor not in (0, net_minor)))
+              or (status = 'released' and (to_suspense <> net_minor or to_wallet <> 0 or releases <> 1
+                                          or released_minor <> net_minor or from_suspense_minor <> 0))`,
+  },
+  {
+    name: 'suspense_matches_held_credits',
+    sql: `with held as (
+            select v.tenant_id, sum(c.amount_minor - c.fee_minor) as held_minor
+              from inbound_credits c join virtual_accounts v on v.id = c.virtual_account_id
+             where c.status = 'held' group by v.tenant_id),
+          sent_back as (
+            select tenant_id, sum(amount_minor + fee_minor) as out_minor from transfers
+             where funded_from = 'suspense' and status <> 'failed' group by tenant_id),
+          tenants as (
+            select tenant_id from held union select tenant_id from sent_back
+            union select tenant_id from ledger_accounts where code = 'suspense')
+          select t.tenant_id, (coalesce(h.held_minor, 0) - coalesce(r.out_minor, 0))::text as expected_minor,
+                 coalesce(a.balance_minor, 0)::text as balance_minor
+            from tenants t
+            left join held h on h.tenant_id = t.tenant_id
+            left join sent_back r on r.tenant_id = t.tenant_id
+            left join ledger_accounts a on a.tenant_id = t.tenant_id and a.code = 'suspense'
+           where coalesce(a.balance_minor, 0) <> coalesce(h.held_minor, 0) - coalesce(r.out_minor, 0)`,
   },
 ];
 

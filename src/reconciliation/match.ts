@@ -43,9 +43,12 @@ export interface ReconciledItem {
   ourStatus: string | null;
 }
 
-/** Whether our status says what the bank's says: a completed transfer is a successful one; a credit is ours once applied. */
+/**
+ * Whether our status says what the bank's says: a completed transfer is a successful one; a credit
+ * is booked once applied, or held in suspense (decisions §21: a closed account's), or released.
+ */
 export function statusAgrees(kind: Kind, bank: SettlementItem['status'], ours: string): boolean {
-  if (kind === 'inbound_credit') return bank === 'successful' && ours === 'applied';
+  if (kind === 'inbound_credit') return bank === 'successful' && ['applied', 'held', 'released'].includes(ours);
   return (bank === 'successful' && ours === 'completed') || (bank === 'failed' && ours === 'failed');
 }
 

@@ -125,10 +125,17 @@ const TransferBody = TransferRequest.extend({
   bank_code: bankCode,
   narration: TransferRequest.shape.narration.default(''),
 });
+// A credit's sender may name its account and bank (decisions §21), where a return of it goes. The
+// bank takes a credit to a closed account too, as a real one does: the gateway decides what to do.
 const CreditBody = z.object({
   amount_minor: z.number().int().positive(),
   sender_name: z.string().min(1).max(200).optional(),
   reference: z.string().min(1).max(100).optional(),
+  sender_account_number: z
+    .string()
+    .regex(/^\d{10}$/)
+    .optional(),
+  sender_bank_code: bankCode.optional(),
 });
 
 const PurchaseBody = z.object({
@@ -718,6 +725,8 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
         amountMinor: body.amount_minor,
         senderName: body.sender_name ?? 'SANDBOX SENDER',
         clientReference: body.reference ?? null,
+        senderAccountNumber: body.sender_account_number ?? null,
+        senderBankCode: body.sender_bank_code ?? null,
       });
       const result = received && {
         transaction_reference: transactionReference,

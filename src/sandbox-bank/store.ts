@@ -85,6 +85,9 @@ create table if not exists ${SCHEMA}.inbound_credits (
 -- The sender's reference is scoped to the receiving account (so to one tenant): the same
 -- reference on two accounts is two credits, and nobody learns of another account's references.
 alter table ${SCHEMA}.inbound_credits add column if not exists client_reference text;
+-- The sender's account and bank, when the sender named them (decisions §21): sent with the credit.
+alter table ${SCHEMA}.inbound_credits add column if not exists sender_account_number text;
+alter table ${SCHEMA}.inbound_credits add column if not exists sender_bank_code text;
 -- The BVN an account was opened with, as far as this bank keeps it here: its last four digits (it
 -- shares the gateway's PostgreSQL in development and tests, where no BVN is kept in clear).
 alter table ${SCHEMA}.virtual_accounts add column if not exists bvn_last4 text;
@@ -617,12 +620,15 @@ export class SandboxStore {
     amountMinor: number;
     senderName: string;
     clientReference: string | null;
+    senderAccountNumber: string | null;
+    senderBankCode: string | null;
   }): Promise<{ sessionId: string; eventId: string } | undefined> {
     return this.transaction(async (client) => {
       await client.query(
         `insert into ${SCHEMA}.inbound_credits
-           (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference)
-         values ($1, $2, $3, $4, $5, $6, $7) on conflict (transaction_reference) do nothing`,
+           (transaction_reference, session_id, provider, account_number, amount_minor, sender_name, client_reference,
+            sender_account_number, sender_bank_code)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (transaction_reference) do nothing`,
         [
           credit.transactionReference,
           newSessionId(),
@@ -631,13 +637,21 @@ export class SandboxStore {
           credit.amountMinor,
           credit.senderName,
           credit.clientReference,
+          credit.senderAccountNumber,
+          credit.senderBankCode,
         ],
       );
       const {
         rows: [received],
-      } = await client.query<{ session_id: string; amount_minor: string; sender_name: string }>(
-        `select session_id, amount_minor, sender_name from ${SCHEMA}.inbound_credits
-          where transaction_reference = $1 for update`,
+      } = await client.query<{
+        session_id: string;
+        amount_minor: string;
+        sender_name: string;
+        sender_account_number: string | null;
+        sender_bank_code: string | null;
+      }>(
+        `select session_id, amount_minor, sender_name, sender_account_number, sender_bank_code
+           from ${SCHEMA}.inbound_credits where transaction_reference = $1 for update`,
         [credit.transactionReference],
       );
       // The same reference for another amount is another credit under a used reference.
@@ -648,6 +662,9 @@ export class SandboxStore {
         transaction_reference: credit.transactionReference,
         sender_name: received.sender_name,
         session_id: received.session_id,
+        // A repeat sends the sender as the first credit named it.
+        ...(received.sender_account_number ? { sender_account_number: received.sender_account_number } : {}),
+        ...(received.sender_bank_code ? { sender_bank_code: received.sender_bank_code } : {}),
         // Which of this bank's account ranges received it.
         provider: credit.provider,
       } satisfies z.input<typeof VirtualAccountCreditedData>);

@@ -74,6 +74,8 @@ export interface FingerprintedRequest {
   recipient_bank_code?: string | undefined;
   narration: string;
   metadata: Record<string, unknown>;
+  /** The credit a return sends back (decisions §21); absent for every other transfer. */
+  return_of?: string | undefined;
 }
 
 /**
@@ -92,6 +94,7 @@ export function transferFingerprint(request: FingerprintedRequest): string {
       narration: request.narration,
       currency: 'NGN',
       metadata: request.metadata,
+      return_of: request.return_of,
     }),
   );
 }
@@ -116,7 +119,14 @@ export function referenceFromIdempotencyKey(tenantId: string, idempotencyKey: st
 // ---- failures --------------------------------------------------------------------------------
 
 /** Business refusals of a create: each is also the API's error code (decisions §4, interface §7.2). */
-export const REFUSALS = ['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference'] as const;
+export const REFUSALS = [
+  'insufficient_balance',
+  'invalid_account',
+  'limit_exceeded',
+  'duplicate_reference',
+  // Only a credit's return (decisions §21): more than is left of the credit, or a credit that cannot be returned.
+  'failed_precondition',
+] as const;
 export type TransferRefusal = (typeof REFUSALS)[number];
 /** What a refused `create` may say: a business refusal, or `unavailable` (retry later). */
 export const CREATE_REFUSALS = [...REFUSALS, 'unavailable'] as const;
@@ -127,6 +137,8 @@ export interface TransferFailureDetails {
   insufficient_balance: { required: number; available: number };
   limit_exceeded: { limit: number; used: number };
   duplicate_reference: { transfer_id: string | null };
+  /** A credit's return asked for more than is left of it, or of a credit in no state to be returned. */
+  failed_precondition: { returnable_minor: number };
   /** With details when a saved recipient's bank now gives another name (decisions §20). */
   invalid_account: { saved_name: string; current_name: string } | undefined;
   unavailable: undefined;

@@ -21,6 +21,7 @@ const transfer = (status: 'pending' | 'successful' | 'failed'): z.input<typeof T
   ...(status === 'pending' ? {} : { completedAt: SAMPLE_LATER }),
   ...(status === 'failed' ? { failure_reason: 'Beneficiary account is dormant' } : {}),
   approval: null,
+  return_of: null,
 });
 
 /** A transfer the transfer policy held (decisions §20), as its approval stands. */

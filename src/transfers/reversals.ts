@@ -34,6 +34,7 @@ export async function applyReversal(
       reference: transfer.reference,
       amountMinor: transfer.amount_minor,
       feeMinor: transfer.fee_minor,
+      fundedFrom: transfer.funded_from,
     });
     const { entryId } = await postMovement(tx, transfer.tenant_id, movement);
     const reversed = await markReversed(tx, transfer.id, input.providerCode ?? null);

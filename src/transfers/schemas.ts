@@ -173,6 +173,10 @@ export const TransferCreateView = z.object({
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   approval: ApprovalView,
+  return_of: z
+    .string()
+    .nullable()
+    .describe('The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer'),
 });
 /** The transfer as list and get return it, in their own field names and statuses. */
 export const TransferItemView = z.object({
@@ -194,6 +198,10 @@ export const TransferItemView = z.object({
   /** When the bank's reversal of the paid-out transfer was applied (its amount and fee back in the wallet); only then. */
   reversed_at: z.string().optional(),
   approval: ApprovalView,
+  return_of: z
+    .string()
+    .nullable()
+    .describe('The inbound credit this transfer returns to its sender (decisions §21); null for any other transfer'),
 });
 
 /** A transfer with `expand=details`: the fields the list and get views leave out, as the create view names them. */

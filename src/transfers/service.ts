@@ -100,6 +100,12 @@ export class TransferService {
     mode: KeyMode = 'test',
     /** The key making it (decisions §19): it may not approve it, if the policy holds it. */
     keyId?: string,
+    /**
+     * A credit's return (decisions §21): the credit it sends back, and what pays it. From the wallet
+     * it is an ordinary transfer (fee, limit, policy); from suspense (a held credit, sent back by
+     * the gateway or an operator) it has no fee and no policy applies: no tenant asked for it.
+     */
+    options: { returnOf?: NonNullable<TransferRequest['returnOf']> } = {},
   ): Promise<{ status: 200 | 201; body: CreatedTransferResponse }> {
     const reference =
       body.reference ??
@@ -108,7 +114,8 @@ export class TransferService {
         : `ref_${randomUUID().replaceAll('-', '')}`);
     const metadata = body.metadata ?? {};
     // The body as given: a saved recipient's transfer is fingerprinted by its recipient_id.
-    const requestHash = transferFingerprint({ ...body, metadata });
+    const requestHash = transferFingerprint({ ...body, metadata, return_of: options.returnOf?.creditId });
+    const fromSuspense = options.returnOf?.fundedFrom === 'suspense';
     // An account's bank is checked first, as it always was; a saved recipient after the repeat
     // check, so a repeat is still answered once the recipient it paid is deleted.
     const accountPayee = body.recipient_id === undefined ? await this.payee(tenantId, mode, body) : undefined;
@@ -117,14 +124,14 @@ export class TransferService {
     const existing = await this.findByReference(tenantId, reference);
     if (existing) return this.repeat(existing, requestHash);
     const payee = accountPayee ?? (await this.payee(tenantId, mode, body));
-    const approval = await this.approvalFor(tenantId, body, payee);
+    const approval = fromSuspense ? undefined : await this.approvalFor(tenantId, body, payee);
 
     const request: TransferRequest = {
       tenantId,
       reference,
       requestHash,
       amountMinor: body.amount_minor,
-      feeMinor: transferFee(body.amount_minor),
+      feeMinor: fromSuspense ? 0 : transferFee(body.amount_minor),
       currency: 'NGN',
       recipientAccount: payee.account,
       recipientBankCode: payee.bank.code,
@@ -135,6 +142,7 @@ export class TransferService {
       ...(payee.savedName !== undefined ? { savedName: payee.savedName } : {}),
       ...(keyId !== undefined ? { createdByKeyId: keyId } : {}),
       ...(approval ? { approval } : {}),
+      ...(options.returnOf ? { returnOf: options.returnOf } : {}),
     };
     const workflowId = transferWorkflowId(tenantId, reference);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof transferWorkflow>(TRANSFER_WORKFLOW_TYPE, {
@@ -338,6 +346,7 @@ export {
   type ConnectorScope,
   type TransferRow,
   discrepancyCounts,
+  returnedOfCredits,
   transfersByIdOrSession,
   transfersEndedBetween,
 } from './store.ts';

@@ -14,6 +14,7 @@ import { NEWEST_FIRST, createdAt, tableEntity, tenantOwned, timestamps } from '.
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
+import { executeNumbered } from '../db/numbered-sql.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { TRANSFER_STATUSES } from './domain.ts';
 import { type ApprovalActor, type ApprovalStatus, approvalColumns } from './approvals.ts';
@@ -54,6 +55,10 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
    * with status `failed` and failure_reason `reversed`; null for every other transfer.
    */
   reversed_at: p.datetime().nullable(),
+  /** The inbound credit this transfer returns to its sender (decisions §21); null for any other. */
+  return_of: p.uuid().nullable(),
+  /** What pays it: the wallet, or the suspense account for the return of a held credit (migration 0038). */
+  funded_from: p.enum(['wallet', 'suspense'] as const).default('wallet'),
 });
 export type TransferRow = InferEntity<typeof Transfer>;
 
@@ -210,19 +215,46 @@ export async function listTransfers(
 /**
  * Today's usage against the daily limit: the amounts of the tenant's transfers not failed, since
  * midnight in Lagos by the database's clock (src/db/lagos-day.ts). Raw SQL because the day
- * boundary is the rule.
+ * boundary is the rule. Returns of held credits are the platform's, paid from suspense: they use
+ * none of it (decisions §21).
  */
 export async function usedToday(em: EntityManager, tenantId: string): Promise<number> {
   // An atomic batch's items count from the moment the batch reserved them, before each is a transfer.
   const [usage] = await em.execute<{ used: string }[]>(
     `select (coalesce((select sum(amount_minor) from transfers
-                        where tenant_id = ? and status <> 'failed' and created_at >= ${startOfLagosDay}), 0)
+                        where tenant_id = ? and status <> 'failed' and funded_from = 'wallet'
+                          and created_at >= ${startOfLagosDay}), 0)
            + coalesce((select sum(i.amount_minor) from transfer_batch_items i join transfer_batches b on b.id = i.batch_id
                         where b.tenant_id = ? and b.atomic and i.status = 'queued'
                           and b.created_at >= ${startOfLagosDay}), 0))::text as used`,
     [tenantId, tenantId],
   );
   return Number(usage!.used);
+}
+
+/**
+ * What returns of each credit hold of it (decisions §21): the amounts of the transfers that return
+ * it and have not failed (a failed one gave its money back), by credit id; a credit none returns is
+ * left out; `fromSuspenseMinor` is the part paid from suspense (a held credit's return).
+ */
+export async function returnedOfCredits(
+  em: EntityManager,
+  creditIds: readonly string[],
+): Promise<Map<string, { returnedMinor: number; fromSuspenseMinor: number }>> {
+  if (creditIds.length === 0) return new Map();
+  const rows = await executeNumbered<{ return_of: string; returned: string; from_suspense: string }[]>(
+    em,
+    `select return_of, sum(amount_minor)::text as returned,
+            coalesce(sum(amount_minor) filter (where funded_from = 'suspense'), 0)::text as from_suspense
+       from transfers where return_of = any($1::uuid[]) and status <> 'failed' group by return_of`,
+    [[...creditIds]],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.return_of,
+      { returnedMinor: Number(row.returned), fromSuspenseMinor: Number(row.from_suspense) },
+    ]),
+  );
 }
 
 /** A transfer whose money is reserved, as its projection row is inserted: `pending`, with its connector. */
@@ -253,6 +285,8 @@ function pendingRow({ transferId, request, recipientName, nameEnquirySessionId, 
     name_enquiry_session_id: nameEnquirySessionId,
     connector,
     created_by_key_id: request.createdByKeyId ?? null,
+    return_of: request.returnOf?.creditId ?? null,
+    funded_from: request.returnOf?.fundedFrom ?? ('wallet' as const),
   };
 }
 

@@ -33,6 +33,7 @@ export function createView(row: TransferRow): TransferCreateView {
     metadata: row.metadata,
     created_at: row.created_at.toISOString(),
     approval: approvalView(row),
+    return_of: row.return_of ?? null,
   };
 }
 
@@ -51,6 +52,7 @@ export function itemView(row: TransferRow, options: { withCompletedAt: boolean }
     ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? 'failed' } : {}),
     ...(row.reversed_at ? { reversed_at: row.reversed_at.toISOString() } : {}),
     approval: approvalView(row),
+    return_of: row.return_of ?? null,
   };
 }
 

@@ -1,6 +1,7 @@
 // Inbound-credit callbacks → one workflow per provider transaction reference, which applies the
 // credit once (however often, or however concurrently, the bank sends it), with the provider's fee
-// when it names one (decisions §18): never as much as the credit itself.
+// when it names one (decisions §18): never as much as the credit itself; and the sender's account,
+// when it names one, where the credit can be returned to (decisions §21).
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallbackDispatcher } from '../provider-callbacks/dispatcher.ts';
 import {
@@ -27,6 +28,9 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
       transactionReference: text(data.transaction_reference),
       senderName: typeof data.sender_name === 'string' ? data.sender_name : '',
       sessionId: typeof data.session_id === 'string' ? data.session_id : '',
+      // Where the credit can go back to (decisions §21): only a whole NUBAN and a bank code. A
+      // provider that masks the number, or names the bank but not its code (Paystack), gives none.
+      ...senderAccountOf(data),
     };
     if (
       !credit.provider ||
@@ -54,4 +58,13 @@ export function registerCreditCallbacks(dispatcher: CallbackDispatcher, deps: { 
     }
     return `started ${workflowId}`;
   });
+}
+
+/** The sender's account and bank code, when the callback carries both, well formed. */
+function senderAccountOf(data: Record<string, unknown>): { senderAccountNumber?: string; senderBankCode?: string } {
+  const account = data.sender_account_number;
+  const bank = data.sender_bank_code;
+  return typeof account === 'string' && /^\d{10}$/.test(account) && typeof bank === 'string' && /^\d{3,6}$/.test(bank)
+    ? { senderAccountNumber: account, senderBankCode: bank }
+    : {};
 }

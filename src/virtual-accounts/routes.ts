@@ -10,6 +10,9 @@ import { PaginationQuery, refuseWrapperPayloads, windowOf } from '../http/pagina
 import {
   CloseVirtualAccountBody,
   CreateVirtualAccountBody,
+  CreditParams,
+  ReturnCreditBody,
+  ReturnedCreditView,
   InboundCreditList,
   ListVirtualAccountsQuery,
   SandboxCreditBody,
@@ -100,8 +103,10 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
       preValidation: refuseWrapperPayloads,
       schema: doc("A virtual account's inbound credits, newest first", {
         description:
-          'Every credit applied to the account: what the sender paid (`amount_minor`), what the provider kept ' +
-          "(`fee_minor`), the bank's transaction reference and the sender. Paginated as every list.",
+          'Every credit the account received: what the sender paid (`amount_minor`), what the provider kept ' +
+          "(`fee_minor`), the sender (with its account and bank when the provider gave them), the bank's " +
+          'transaction reference, its `status` (applied, returned, partially_returned, or held: reached a ' +
+          'closed or expired account from an unknown sender) and `returned_minor`. Paginated as every list.',
         params,
         querystring: PaginationQuery,
         response: { 200: envelopeSchema(InboundCreditList) },
@@ -109,6 +114,41 @@ export function virtualAccountRoutes(app: FastifyInstance, deps: { orm: MikroORM
     },
     async (request) =>
       ok(request, await deps.accounts.credits(tenantOf(request).tenantId, request.params.id, windowOf(request.query))),
+  );
+
+  typed.post(
+    '/api/v1/virtual-accounts/:id/credits/:credit_id/return',
+    {
+      config: { reachesProvider: 'transfers' },
+      schema: doc("Send a credit back to its sender's account", {
+        description:
+          'Sends `amount_minor` (all that is left of the credit when absent) back to the account the credit ' +
+          'came from, as an ordinary transfer from the wallet (fee as for any transfer; the daily limit and ' +
+          "the tenant's transfer policy apply, so it may be held for approval) whose views carry `return_of`. " +
+          '201 with the credit as it now stands and the transfer. 422 FAILED_PRECONDITION when the credit does ' +
+          "not carry its sender's account, is held in suspense (operators decide those), or when more than is " +
+          'left is asked (`details: {returnable_minor}`). Supports the Idempotency-Key header.',
+        params: CreditParams,
+        body: ReturnCreditBody,
+        response: {
+          200: envelopeSchema(ReturnedCreditView),
+          201: envelopeSchema(ReturnedCreditView),
+          400: ResourceErrorSchema,
+          404: ResourceErrorSchema,
+          422: ResourceErrorSchema,
+        },
+      }),
+    },
+    async (request, reply) => {
+      const result = await deps.accounts.returnCredit(
+        tenantOf(request),
+        request.params.id,
+        request.params.credit_id,
+        request.body,
+        idempotencyKeyOf(request),
+      );
+      return reply.status(result.status).send(ok(request, result.body));
+    },
   );
 
   typed.post(

@@ -28,18 +28,29 @@ import type {
   virtualAccountCreateWorkflow,
 } from '../../workflows/virtual-accounts/virtual-accounts.ts';
 import { inboundCreditView, virtualAccountView } from './views.ts';
-import type { CreateVirtualAccountBody, SandboxCreditBody, VirtualAccountView } from './schemas.ts';
+import type {
+  CreateVirtualAccountBody,
+  ReturnCreditBody,
+  ReturnedCreditView,
+  SandboxCreditBody,
+  VirtualAccountView,
+} from './schemas.ts';
 import {
+  type InboundCreditRow,
   type VirtualAccountRow,
   eraseSealedBvn,
   eraseStaleSealedBvns,
   findAccount,
+  findAccountCredit,
   findByRequestId,
   insertSealedBvn,
   listAccountCredits,
   listAccounts,
   sealedBvnBinding,
 } from './store.ts';
+import { returnableMinor } from './domain.ts';
+import { type TransferService, returnedOfCredits } from '../transfers/service.ts';
+import { MIN_TRANSFER_MINOR } from '../transfers/domain.ts';
 import { isUuid } from '../http/ids.ts';
 
 export const TEMPORARY_ACCOUNT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -51,6 +62,8 @@ export interface VirtualAccountServiceDeps {
   providers: Providers;
   /** The keys a BVN sent with a create is hashed and sealed under. */
   bvnKeys: BvnKeys;
+  /** What a credit's return is made through: the transfers' own create (decisions §21). */
+  transfers: TransferService;
 }
 
 export class VirtualAccountService {
@@ -184,11 +197,109 @@ export class VirtualAccountService {
     return virtualAccountView(await this.row(tenantId, id));
   }
 
-  /** The account's applied inbound credits, newest first; 404 for another tenant's account. */
+  /** The account's inbound credits (applied, held, returned), newest first; 404 for another tenant's account. */
   async credits(tenantId: string, id: string, window: Window) {
     const account = await this.row(tenantId, id);
-    const { rows, total } = await listAccountCredits(this.deps.orm.em.fork(), account.id, window);
-    return { items: rows.map(inboundCreditView), pagination: paginationView(window, total) };
+    const em = this.deps.orm.em.fork();
+    const { rows, total } = await listAccountCredits(em, account.id, window);
+    const returned = await returnedOfCredits(
+      em,
+      rows.map((row) => row.id),
+    );
+    return {
+      items: rows.map((row) => inboundCreditView(row, returned.get(row.id)?.returnedMinor ?? 0)),
+      pagination: paginationView(window, total),
+    };
+  }
+
+  /**
+   * Sends a credit (all that is left of it, or `amount_minor`) back to its sender's account as an
+   * ordinary transfer from the wallet, linked to it (decisions §21): fee, limit and the tenant's
+   * transfer policy as for any transfer. 422 FAILED_PRECONDITION for a credit without its sender's
+   * account, a held one (operators decide those), or more than is left (`details.returnable_minor`;
+   * the transfer's reservation decides it for good, so two returns at once cannot both pass).
+   */
+  async returnCredit(
+    key: ResolvedKey,
+    accountId: string,
+    creditId: string,
+    body: ReturnCreditBody,
+    idempotencyKey?: string,
+  ): Promise<{ status: 200 | 201; body: ReturnedCreditView }> {
+    const account = await this.row(key.tenantId, accountId);
+    const credit = await this.credit(account.id, creditId);
+    const em = this.deps.orm.em.fork();
+    const returned = (await returnedOfCredits(em, [credit.id])).get(credit.id)?.returnedMinor ?? 0;
+    const left = returnableMinor({
+      amountMinor: credit.amount_minor,
+      feeMinor: credit.fee_minor,
+      returnedMinor: returned,
+    });
+    if (credit.status === 'held') {
+      throw new ApiError(
+        'failed_precondition',
+        'the credit reached a closed or expired account and is held in suspense: operators return or release it',
+        { returnable_minor: 0 },
+      );
+    }
+    if (!credit.sender_account_number || !credit.sender_bank_code) {
+      throw new ApiError(
+        'failed_precondition',
+        "the credit does not carry its sender's account and bank: there is no account to return it to",
+      );
+    }
+    const amountMinor = body?.amount_minor ?? left;
+    if (amountMinor > left || amountMinor < MIN_TRANSFER_MINOR) {
+      throw new ApiError(
+        'failed_precondition',
+        left < MIN_TRANSFER_MINOR
+          ? `${left} kobo is left of the credit to return, below the smallest transfer (${MIN_TRANSFER_MINOR} kobo)`
+          : `at most ${left} kobo of the credit is left to return`,
+        { returnable_minor: left },
+      );
+    }
+    const created = await this.deps.transfers
+      .create(
+        key.tenantId,
+        {
+          amount_minor: amountMinor,
+          recipient_account: credit.sender_account_number,
+          recipient_bank_code: credit.sender_bank_code,
+          narration: body?.reason ?? `Return of ${credit.transaction_reference}`.slice(0, 100),
+        },
+        idempotencyKey,
+        key.mode,
+        key.keyId,
+        { returnOf: { creditId: credit.id, fundedFrom: 'wallet' } },
+      )
+      .catch((error: unknown) => {
+        // The sender's bank code is the credit's, not a field of this request: a bank the gateway
+        // cannot pay is a precondition of the credit, not bad input.
+        if (error instanceof ApiError && error.kind === 'validation_error') {
+          throw new ApiError(
+            'failed_precondition',
+            `the sender's bank ${credit.sender_bank_code} is not one the gateway pays`,
+            null,
+            {
+              cause: error,
+            },
+          );
+        }
+        throw error;
+      });
+    const after = await this.credit(account.id, creditId);
+    const nowReturned = (await returnedOfCredits(em, [after.id])).get(after.id)?.returnedMinor ?? 0;
+    return {
+      status: created.status,
+      body: { credit: inboundCreditView(after, nowReturned), transfer: created.body.data },
+    };
+  }
+
+  /** One of the account's credits; 404 for none (a refused credit is no account's). */
+  private async credit(accountId: string, creditId: string): Promise<InboundCreditRow> {
+    const row = isUuid(creditId) ? await findAccountCredit(this.deps.orm.em.fork(), accountId, creditId) : null;
+    if (!row) throw ApiError.notFound(`credit ${creditId}`);
+    return row;
   }
 
   private async row(tenantId: string, id: string): Promise<VirtualAccountRow> {
@@ -262,6 +373,9 @@ export class VirtualAccountService {
         amountMinor: body.amount_minor,
         ...(body.sender_name ? { senderName: body.sender_name } : {}),
         ...(body.reference ? { reference: body.reference } : {}),
+        ...(body.sender_account_number && body.sender_bank_code
+          ? { senderAccountNumber: body.sender_account_number, senderBankCode: body.sender_bank_code }
+          : {}),
       });
       return {
         virtual_account_id: id,
@@ -307,3 +421,6 @@ export {
   creditsReceivedBetween,
   tenantsOfAccounts,
 } from './store.ts';
+
+// What a credit's return reads of it (activities/transfers: its reservation decides on the locked row).
+export { lockCredit as lockCreditForReturn } from './store.ts';

@@ -52,12 +52,26 @@ export const InboundCreditRecord = tableEntity('InboundCreditRecord', 'inbound_c
   /** What the provider kept of `amount_minor` (migration 0030): the wallet is credited the rest. */
   fee_minor: p.bigint('number').default(0),
   sender_name: p.string().nullable(),
-  status: p.enum(['applied', 'refused'] as const),
+  /** The sender's account and bank, when the provider gives them (migration 0038): where a return goes. */
+  sender_account_number: p.string().nullable(),
+  sender_bank_code: p.string().nullable(),
+  /**
+   * applied: in the wallet; held: in the tenant mode's suspense account (the account was closed or
+   * expired, decisions §21); released: held, then put in the wallet by an operator; refused:
+   * counted nowhere (no such account, a provider or sender of another mode, or a closed account
+   * before migration 0038).
+   */
+  status: p.enum(['applied', 'refused', 'held', 'released'] as const),
   refusal_reason: p.string().nullable(),
   /** The bank's session id (credits recorded before migration 0013 have none). */
   session_id: p.string().nullable(),
   ...createdAt(),
+  released_at: p.datetime().nullable(),
 });
+export type InboundCreditRow = InferEntity<typeof InboundCreditRecord>;
+
+/** The statuses of the credits an account lists: every one it received and kept, held ones too. */
+const LISTED_CREDITS = ['applied', 'held', 'released'] as const;
 
 /**
  * A BVN sent with a create, keyed by the create's account id (the workflow input's `accountId`):
@@ -128,19 +142,100 @@ export async function listAccounts(
   return pageOf(em, VirtualAccount, where, SORTS[sort]!, window);
 }
 
-/** One page of an account's applied credits, newest first (the account is the caller's tenant's). */
+/** One page of an account's credits (applied, held or released), newest first (the account is the caller's tenant's). */
 export async function listAccountCredits(
   em: EntityManager,
   accountId: string,
   window: Window,
-): Promise<Page<InferEntity<typeof InboundCreditRecord>>> {
+): Promise<Page<InboundCreditRow>> {
   return pageOf(
     em,
     InboundCreditRecord,
-    { virtual_account_id: accountId, status: 'applied' },
+    { virtual_account_id: accountId, status: { $in: [...LISTED_CREDITS] } },
     { created_at: 'desc', id: 'desc' },
     window,
   );
+}
+
+/** One of the account's listed credits (never a refused one); null when it has no such credit. */
+export async function findAccountCredit(
+  em: EntityManager,
+  accountId: string,
+  creditId: string,
+): Promise<InboundCreditRow | null> {
+  return em.findOne(
+    InboundCreditRecord,
+    { id: creditId, virtual_account_id: accountId, status: { $in: [...LISTED_CREDITS] } },
+    { refresh: true },
+  );
+}
+
+/**
+ * A credit with the tenant (mode) and number of the account it reached; with `lock`, locked for the
+ * caller's transaction (a return's reservation and an operator's release decide on it one at a time).
+ */
+export async function findCredit(
+  em: EntityManager,
+  creditId: string,
+  options: { lock?: boolean } = {},
+): Promise<(InboundCreditRow & { tenant_id: string; account_number: string }) | null> {
+  const credit = await em.findOne(
+    InboundCreditRecord,
+    { id: creditId },
+    { ...(options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}), refresh: true },
+  );
+  if (!credit?.virtual_account_id) return null;
+  const account = await findAccount(em, credit.virtual_account_id);
+  return account ? { ...credit, tenant_id: account.tenant_id, account_number: account.account_number } : null;
+}
+
+/** The credit, locked for the caller's transaction (see findCredit). */
+export function lockCredit(em: EntityManager, creditId: string) {
+  return findCredit(em, creditId, { lock: true });
+}
+
+/** A held credit, as operators list it: with its account's tenant (mode) and number. */
+export type HeldCreditRow = InboundCreditRow & { tenant_id: string; account_number: string; account_status: string };
+
+/** Credits held in suspense (not released), oldest first: what `admin credits held` lists. */
+export async function heldCredits(em: EntityManager, limit: number): Promise<HeldCreditRow[]> {
+  const credits = await em.find(
+    InboundCreditRecord,
+    { status: 'held' },
+    { orderBy: { created_at: 'asc', id: 'asc' }, limit },
+  );
+  const accountIds = [...new Set(credits.flatMap((credit) => credit.virtual_account_id ?? []))];
+  const accounts = accountIds.length
+    ? await em.find(
+        VirtualAccount,
+        { id: { $in: accountIds } },
+        { fields: ['id', 'tenant_id', 'account_number', 'status'] },
+      )
+    : [];
+  const byId = new Map(accounts.map((account) => [account.id, account]));
+  return credits.flatMap((credit) => {
+    const account = credit.virtual_account_id ? byId.get(credit.virtual_account_id) : undefined;
+    return account
+      ? [
+          {
+            ...credit,
+            tenant_id: account.tenant_id,
+            account_number: account.account_number,
+            account_status: account.status,
+          },
+        ]
+      : [];
+  });
+}
+
+/** A held credit released to the wallet: held → released, once (false when it was not held). */
+export async function markReleased(em: EntityManager, creditId: string): Promise<boolean> {
+  const changed = await em.nativeUpdate(
+    InboundCreditRecord,
+    { id: creditId, status: 'held' },
+    { status: 'released', released_at: raw('now()') },
+  );
+  return changed > 0;
 }
 
 /**
@@ -198,10 +293,6 @@ export async function changeStatus(
   return changed > 0 ? findAccount(em, id) : null;
 }
 
-export async function creditSeen(em: EntityManager, provider: string, transactionReference: string) {
-  return (await em.count(InboundCreditRecord, { provider, transaction_reference: transactionReference })) > 0;
-}
-
 /** The account a credit is for, locked for the caller's transaction (credits apply one at a time). */
 export async function lockAccountByNumber(em: EntityManager, provider: string, accountNumber: string) {
   return em.findOne(
@@ -225,27 +316,37 @@ export async function providerReferenceOf(
   return row?.provider_reference || undefined;
 }
 
-/** The credit, applied or refused, once per provider transaction reference: false if already recorded. */
+/**
+ * The credit, applied, held or refused, once per provider transaction reference: its id, or null
+ * if it was already recorded.
+ */
 export async function recordCredit(
   em: EntityManager,
-  credit: Omit<InferEntity<typeof InboundCreditRecord>, 'id' | 'created_at'>,
-): Promise<boolean> {
+  credit: Omit<InboundCreditRow, 'id' | 'created_at' | 'released_at'>,
+): Promise<string | null> {
+  const id = randomUUID();
   const inserted = await em
     .createQueryBuilder(InboundCreditRecord)
-    .insert({ id: randomUUID(), ...credit })
+    .insert({ id, ...credit })
     .onConflict(['provider', 'transaction_reference'])
     .ignore()
     .execute<{ affectedRows: number }>('run');
-  return inserted.affectedRows > 0;
+  return inserted.affectedRows > 0 ? id : null;
+}
+
+/** The credit recorded under this provider transaction reference. */
+export async function creditByReference(
+  em: EntityManager,
+  provider: string,
+  transactionReference: string,
+): Promise<InboundCreditRow | null> {
+  return em.findOne(InboundCreditRecord, { provider, transaction_reference: transactionReference }, { refresh: true });
 }
 
 /** An inbound credit with the tenant of the account it reached (null when no account was found). */
-export type CreditWithTenant = InferEntity<typeof InboundCreditRecord> & { tenant_id: string | null };
+export type CreditWithTenant = InboundCreditRow & { tenant_id: string | null };
 
-async function withTenants(
-  em: EntityManager,
-  credits: InferEntity<typeof InboundCreditRecord>[],
-): Promise<CreditWithTenant[]> {
+async function withTenants(em: EntityManager, credits: InboundCreditRow[]): Promise<CreditWithTenant[]> {
   const accountIds = [...new Set(credits.flatMap((credit) => credit.virtual_account_id ?? []))];
   const accounts = accountIds.length
     ? await em.find(VirtualAccount, { id: { $in: accountIds } }, { fields: ['id', 'tenant_id'] })

@@ -1,7 +1,7 @@
 // A virtual account as the API shows it (interface §2.2).
-import type { InferEntity } from '@mikro-orm/core';
 import type { InboundCreditView, VirtualAccountView } from './schemas.ts';
-import type { InboundCreditRecord, VirtualAccountRow } from './store.ts';
+import type { InboundCreditRow, VirtualAccountRow } from './store.ts';
+import { creditStatus } from './domain.ts';
 
 export function virtualAccountView(row: VirtualAccountRow): VirtualAccountView {
   return {
@@ -24,17 +24,22 @@ export function virtualAccountView(row: VirtualAccountRow): VirtualAccountView {
   };
 }
 
-/** An applied inbound credit of an account: what the sender paid, what the provider kept. */
-export function inboundCreditView(row: InferEntity<typeof InboundCreditRecord>): InboundCreditView {
+/**
+ * An inbound credit of an account (decisions §21): what the sender paid, what the provider kept,
+ * who sent it, and what returns not failed hold of it (`returnedMinor`, from its transfers).
+ */
+export function inboundCreditView(row: InboundCreditRow, returnedMinor: number): InboundCreditView {
+  const stored = row.status === 'held' ? 'held' : 'applied';
   return {
     id: row.id,
-    virtual_account_id: row.virtual_account_id ?? '',
     amount_minor: row.amount_minor,
     fee_minor: row.fee_minor,
+    sender_name: row.sender_name || null,
+    sender_account_number: row.sender_account_number ?? null,
+    sender_bank_code: row.sender_bank_code ?? null,
     transaction_reference: row.transaction_reference,
-    sender_name: row.sender_name ?? null,
-    session_id: row.session_id ?? null,
-    provider: row.provider,
+    status: creditStatus({ stored, amountMinor: row.amount_minor, feeMinor: row.fee_minor, returnedMinor }),
+    returned_minor: returnedMinor,
     created_at: row.created_at.toISOString(),
   };
 }

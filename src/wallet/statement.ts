@@ -88,6 +88,11 @@ const KEYS: [RegExp, (match: RegExpExecArray) => Subject][] = [
     (m) => ({ type: 'transfer_batch', id: m[1]!, index: Number(m[2]) }),
   ],
   [/^inbound-credit:([^:]+):(.+)$/, (m) => ({ type: 'inbound_credit', provider: m[1]!, transactionReference: m[2]! })],
+  // A held credit an operator released to the wallet (decisions §21): the credit's own line.
+  [
+    /^inbound-credit-release:([^:]+):(.+)$/,
+    (m) => ({ type: 'inbound_credit', provider: m[1]!, transactionReference: m[2]! }),
+  ],
   [new RegExp(`^card-funding:(${UUID})(:reverse)?$`), (m) => ({ type: 'card_funding', id: m[1]! })],
   [new RegExp(`^wallet-funding:${UUID}:(.+)$`), (m) => ({ type: 'wallet_funding', reference: m[1]! })],
 ];

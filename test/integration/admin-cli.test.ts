@@ -259,6 +259,8 @@ describe('ledger verify', () => {
         ['cards_match_fundings', true],
         ['holds_match_authorizations', true],
         ['authorizations_match_journal', true],
+        ['credits_match_journal', true],
+        ['suspense_matches_held_credits', true],
       ]);
 
       // One kobo appears in the wallet with no posting behind it; a transfer row has no journal.

@@ -47,6 +47,7 @@ const BODIES: Record<string, unknown> = {
   },
   'PUT /api/v1/cards/{card_id}/auto-reload': { enabled: true, threshold_minor: 1, amount_minor: 100 },
   'POST /api/v1/virtual-accounts/{id}/close': { reason: 'bola' },
+  'POST /api/v1/virtual-accounts/{id}/credits/{credit_id}/return': { amount_minor: 10_000, reason: 'bola' },
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
   'POST /api/v1/webhook-endpoints/{id}/test': { type: 'transfer.settled' },

@@ -127,12 +127,17 @@ describe('console: virtual accounts', () => {
       expect(answer.statusCode, answer.body).toBe(200);
       return answer.json().data.items.length === 1 ? answer.json().data : false;
     });
-    expect(credits.items[0]).toMatchObject({
-      virtual_account_id: account.id,
+    expect(credits.items[0]).toEqual({
+      id: expect.any(String),
       amount_minor: 750_050,
       fee_minor: 0,
       sender_name: IMG,
+      sender_account_number: null,
+      sender_bank_code: null,
       transaction_reference: sent.json().data.transaction_reference,
+      status: 'applied',
+      returned_minor: 0,
+      created_at: expect.any(String),
     });
     expect(credits.pagination).toMatchObject({ page: 1, total: 1, has_more: false });
     const foreign = await api('GET', `/api/v1/virtual-accounts/${account.id}/credits`, other.apiKey);
@@ -151,13 +156,82 @@ describe('console: virtual accounts', () => {
     expect(shown.html.match(/data-testid="credit-row"/g)).toHaveLength(1);
     expect(textOf(shown.html, 'credit-amount')).toBe('₦7,500.50');
     expect(textOf(shown.html, 'va-received')).toBe('₦7,500.50 in 1 credits');
-    expect(shown.html).toContain('issue #42');
+    expect(textOf(shown.html, 'credit-status')).toBe('applied');
+    expect(textOf(shown.html, 'credit-returned')).toBe('₦0.00');
+    // A credit without its sender's account has no Return form, whoever looks.
+    expect(shown.html).not.toContain('data-testid="credit-return"');
     expectEscaped(shown.html);
 
     const stranger = await member(stack.db.orm, stack.gatewayUrl, other.tenantId, 'viewer');
     expect((await stranger.get(`/dashboard/virtual-accounts/${account.id}`)).status).toBe(404);
     expect((await stranger.get('/dashboard/virtual-accounts/not%20an%20id')).status).toBe(404);
     expect((await stranger.get('/dashboard/virtual-accounts')).html).not.toContain('data-testid="va-row"');
+  });
+});
+
+describe('console: returning a credit (decisions §21)', () => {
+  it('returns part of a credit through the API from the Return form, shows its status and what was returned, and offers no form to a viewer', async () => {
+    const tenant = await createFundedTenant(stack.db.orm, 10_000);
+    const created = await api('POST', '/api/v1/virtual-accounts', tenant.apiKey, {
+      customer_id: 'c',
+      account_name: 'Ada',
+    });
+    const account = created.json().data as { id: string };
+    const sent = await api('POST', `/api/v1/sandbox/virtual-accounts/${account.id}/credits`, tenant.apiKey, {
+      amount_minor: 1_000_000,
+      sender_name: 'EMEKA NWOSU',
+      sender_account_number: '0123456789',
+      sender_bank_code: '058',
+    });
+    expect(sent.statusCode, sent.body).toBe(202);
+    const page = `/dashboard/virtual-accounts/${account.id}`;
+    const owner = await member(stack.db.orm, stack.gatewayUrl, tenant.tenantId, 'owner');
+    const before = await eventually(async () => {
+      const shown = await owner.get(page);
+      return shown.html.includes('data-testid="credit-return"') ? shown : false;
+    });
+    expect(before.html).toContain('at most ₦10,000.00');
+    const creditId = /\/credits\/([0-9a-f-]{36})\/return/.exec(before.html)![1]!;
+
+    // A malformed amount is refused before anything is sent.
+    const malformed = await owner.post(`${page}/credits/${creditId}/return`, { amount: '12.345', reason: '' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.html).toContain('The amount must be in naira');
+
+    const returned = await owner.post(`${page}/credits/${creditId}/return`, {
+      amount: '2,500.50',
+      reason: 'paid twice',
+    });
+    expect(returned.status, returned.html).toBe(303);
+    expect(returned.location).toBe(`${page}?notice=credit-returned`);
+    const after = await owner.get(returned.location!);
+    expect(after.html).toContain('The return is on its way');
+    expect(textOf(after.html, 'credit-status')).toBe('partially returned');
+    expect(textOf(after.html, 'credit-returned')).toBe('₦2,500.50');
+    expect(after.html).toContain('at most ₦7,499.50');
+    // The API's own answer: a transfer with return_of, its fee from the wallet.
+    const transfers = await api('GET', '/api/v1/transfers?expand=details', tenant.apiKey);
+    expect(transfers.json().data).toEqual([
+      expect.objectContaining({
+        amount_minor: 250_050,
+        fee_minor: 1_000,
+        narration: 'paid twice',
+        return_of: creditId,
+      }),
+    ]);
+
+    // More than is left: the API's refusal, on the page.
+    const tooMuch = await owner.post(`${page}/credits/${creditId}/return`, { amount: '7499.51' });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.html).toContain('at most 749950 kobo');
+
+    const viewer = await member(stack.db.orm, stack.gatewayUrl, tenant.tenantId, 'viewer');
+    const seen = await viewer.get(page);
+    expect(textOf(seen.html, 'credit-status')).toBe('partially returned');
+    expect(seen.html).not.toContain('data-testid="credit-return"');
+    // And a viewer's post is refused by the API's scope, nothing sent.
+    expect((await viewer.post(`${page}/credits/${creditId}/return`, { amount: '1' })).status).toBe(403);
+    expect((await api('GET', '/api/v1/transfers', tenant.apiKey)).json().data).toHaveLength(1);
   });
 });
 

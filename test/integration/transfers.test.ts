@@ -511,9 +511,11 @@ describe('GET /api/v1/transfers', () => {
         'currency',
         'id',
         'reference',
+        'return_of',
         'status',
       ].sort(),
     );
+    expect(page1.data[0].return_of).toBeNull();
     const page3 = await list('?limit=2&page=3');
     expect(page3.data.map((t: { id: string }) => t.id)).toEqual([ids[0]]);
     expect((await list('?status=failed')).data.map((t: { id: string }) => t.id)).toEqual([ids[2]]);

@@ -3,6 +3,8 @@
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
+import { TransferService } from '../../src/transfers/service.ts';
+import { banksOf } from '../../src/connectors/registry.ts';
 import { VirtualAccountService } from '../../src/virtual-accounts/service.ts';
 import { expiryStatusQuery, expiryWorkflowId } from '../../workflows/virtual-accounts/definitions.ts';
 import { bvnKeysFrom } from '../../src/identity/bvn.ts';
@@ -22,12 +24,19 @@ useTimeSkippingStack({ taskQueue: TASK_QUEUE, bank: true, providerTimeoutMs: 2_0
   // A plain client, not the environment's: waiting on the create workflow's result must not
   // skip time (the environment's client lets the server skip every timer while it waits, the
   // expiry's 24 h included); time moves only with env.sleep below.
+  const client = new Client({ connection: env.connection });
   accounts = new VirtualAccountService({
     orm: db.orm,
-    client: new Client({ connection: env.connection }),
+    client,
     taskQueue: TASK_QUEUE,
     providers: stack.providers,
     bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
+    transfers: new TransferService({
+      orm: db.orm,
+      client,
+      taskQueue: TASK_QUEUE,
+      banks: (mode) => banksOf(stack.providers, mode),
+    }),
   });
 });
 

@@ -717,7 +717,7 @@ describe('inbound credits', () => {
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(10_000);
   });
 
-  it('refuses credits to a closed account and counts nothing', async () => {
+  it('holds a credit to a closed account from an unknown sender in suspense: the account and wallet count nothing (decisions §21)', async () => {
     const tenant = await createFundedTenant(db.orm);
     const account = await newAccount(tenant.apiKey);
     await closeAccount(tenant.apiKey, account.id);
@@ -726,11 +726,18 @@ describe('inbound credits', () => {
       reference: `closed-${account.id}`,
     });
     expect(sent.statusCode).toBe(202);
-    const refused = await inboundCreditOutcome(db.orm, 'transaction_reference', sent.json().data.transaction_reference);
-    expect(refused).toEqual({ status: 'refused', refusal_reason: 'the account is closed' });
+    const held = await inboundCreditOutcome(db.orm, 'transaction_reference', sent.json().data.transaction_reference);
+    expect(held).toEqual({ status: 'held', refusal_reason: 'the account is closed' });
     const data = await readAccount(tenant.apiKey, account.id);
     expect([data.total_received_minor, data.transaction_count]).toEqual([0, 0]);
     expect((await walletBalance(db.orm.em.fork(), tenant.tenantId)).availableMinor).toBe(0);
+    const [suspense] = await db.orm.em
+      .fork()
+      .execute<{ balance_minor: string }[]>(
+        `select balance_minor::text from ledger_accounts where tenant_id = ? and code = 'suspense'`,
+        [tenant.tenantId],
+      );
+    expect(suspense?.balance_minor).toBe('5000');
   });
 
   it('keeps the sandbox credit route to sandbox keys', async () => {

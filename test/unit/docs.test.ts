@@ -113,15 +113,18 @@ describe('the reference pages', () => {
     const page = read('docs/ledger.md');
     expect(checks.filter((check) => !page.includes(`\`${check.name}\``))).toEqual([]);
     expect(page).toContain(`${NUMBER_WORDS[checks.length] ?? checks.length} checks`);
-    // Anywhere a page counts them ("eight checks", "all 8 checks"), the count is today's.
-    const wrong = pages().flatMap((file) =>
-      [...read(file).matchAll(/\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+) checks\b/gi)]
-        .filter(([, number]) => {
-          const word = number!.toLowerCase();
-          return (/^\d+$/.test(word) ? Number(word) : NUMBER_WORDS.indexOf(word)) !== checks.length;
-        })
-        .map((match) => `${file}: ${match[0]}`),
-    );
+    // Anywhere a page counts them ("eight checks", "all 8 checks"), the count is today's; the
+    // benchmark's recorded run says what held at its own commit, and a new run rewrites it.
+    const wrong = pages()
+      .filter((file) => file !== 'test/bench/results/latest.md')
+      .flatMap((file) =>
+        [...read(file).matchAll(/\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+) checks\b/gi)]
+          .filter(([, number]) => {
+            const word = number!.toLowerCase();
+            return (/^\d+$/.test(word) ? Number(word) : NUMBER_WORDS.indexOf(word)) !== checks.length;
+          })
+          .map((match) => `${file}: ${match[0]}`),
+      );
     expect(wrong).toEqual([]);
   });
 

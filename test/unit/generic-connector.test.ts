@@ -644,14 +644,17 @@ describe('the callback receiver', () => {
   });
 
   it('turns virtual_account.credited into virtual_account.credit, keeping a provider the bank has', () => {
-    // What the gateway keeps of every credit; the sender's account and bank are not passed on.
+    // What the gateway keeps of every credit, the sender's account and bank included (where a
+    // return of it goes: decisions §21).
     const kept = {
       account_number: '8100000017',
       amount_minor: 750_050,
       transaction_reference: 'CR1',
       sender_name: 'OKAFOR STORES',
+      sender_account_number: '0123456789',
+      sender_bank_code: '058',
     };
-    const credit = { ...kept, session_id: 'S2', sender_account_number: '0123456789', sender_bank_code: '058' };
+    const credit = { ...kept, session_id: 'S2' };
     expect(
       normalized({ id: 'evt_c1', type: 'virtual_account.credited', data: { ...credit, provider: 'wema' } }),
     ).toEqual({
@@ -662,10 +665,10 @@ describe('the callback receiver', () => {
         data: { ...kept, session_id: 'S2', provider: 'wema' },
       },
     });
-    const { session_id: _session, ...bare } = credit;
+    const { session_id: _session, sender_account_number: _account, sender_bank_code: _bank, ...bare } = credit;
     expect(normalized({ id: 'evt_c2', type: 'virtual_account.credited', data: bare })).toEqual({
       ok: true,
-      callback: { eventId: 'evt_c2', type: 'virtual_account.credit', data: kept },
+      callback: { eventId: 'evt_c2', type: 'virtual_account.credit', data: bare },
     });
     expect(
       normalized({ id: 'evt_c3', type: 'virtual_account.credited', data: { ...credit, provider: 'providus' } }),

@@ -8,7 +8,9 @@ import {
   cardFunding,
   cardFundingReverse,
   discrepancyCorrection,
+  heldCreditRelease,
   inboundCredit,
+  inboundCreditHeld,
   transferReserve,
   transferReversal,
   transferReverse,
@@ -201,6 +203,67 @@ describe("an inbound credit's provider fee (decisions §18)", () => {
     [10_000, Number.NaN],
   ])('refuses a credit of %i with a fee of %d', (amount, fee) => {
     expect(() => credit(amount, fee)).toThrow(RangeError);
+  });
+});
+
+describe('a credit to a closed account, held in suspense (decisions §21)', () => {
+  const held = (amountMinor: number, feeMinor?: number) => ({
+    provider: 'wema',
+    transactionReference: 'SBXCR1',
+    accountNumber: '8100000011',
+    senderName: 'EMEKA NWOSU',
+    amountMinor,
+    ...(feeMinor === undefined ? {} : { feeMinor }),
+  });
+
+  it.each([
+    [10_000, undefined, 10_000],
+    [10_000, 0, 10_000],
+    [1_000_000, 5_000, 995_000],
+    [2, 1, 1],
+  ])(
+    'amount %i with a provider fee of %s: suspense holds %i, and a release moves exactly that to the wallet',
+    (amount, fee, net) => {
+      const booked = inboundCreditHeld(held(amount, fee));
+      expect(byAccount(booked)).toEqual({ inbound_clearing: -net, suspense: net });
+      expect(
+        booked.postings.every((posting) => !('tenant' in posting.account && posting.account.tenant === 'wallet')),
+      ).toBe(true);
+      expect(byAccount(heldCreditRelease(held(amount, fee)))).toEqual({ suspense: -net, wallet: net });
+      expect([sum(booked), sum(heldCreditRelease(held(amount, fee)))]).toEqual([0, 0]);
+    },
+  );
+
+  it('is booked under the credit’s own key (once, one way or the other), its release under a key of its own', () => {
+    expect(inboundCreditHeld(held(500)).idempotencyKey).toBe(inboundCredit({ ...held(500) }).idempotencyKey);
+    expect(inboundCreditHeld(held(500)).idempotencyKey).toBe('inbound-credit:wema:SBXCR1');
+    expect(heldCreditRelease(held(500)).idempotencyKey).toBe('inbound-credit-release:wema:SBXCR1');
+    expect([inboundCreditHeld(held(500)).kind, heldCreditRelease(held(500)).kind]).toEqual([
+      'inbound_credit_held',
+      'inbound_credit_release',
+    ]);
+  });
+
+  it('refuses nothing held: a credit of 0, or a fee as large as the credit', () => {
+    expect(() => inboundCreditHeld(held(0))).toThrow(RangeError);
+    expect(() => inboundCreditHeld(held(100, 100))).toThrow(RangeError);
+    expect(() => heldCreditRelease(held(100, -1))).toThrow(RangeError);
+  });
+
+  it('reserves a held credit’s return from suspense, and a failure gives it back there', () => {
+    const amounts = { ...transfer(995_000, 0), fundedFrom: 'suspense' as const };
+    expect(byAccount(transferReserve(amounts))).toEqual({ suspense: -995_000, in_flight: 995_000 });
+    expect(byAccount(transferReverse(amounts, 'failed at the bank'))).toEqual({
+      in_flight: -995_000,
+      suspense: 995_000,
+    });
+    expect(byAccount(transferSettle(amounts))).toEqual({ in_flight: -995_000, bank_settlement: 995_000 });
+    // The same keys as any transfer's: `ledger verify` counts its reservation and its reversal alike.
+    expect(transferReserve(amounts).idempotencyKey).toBe(transferReserve(transfer(995_000, 0)).idempotencyKey);
+    expect(byAccount(transferReserve({ ...transfer(995_000, 1_000), fundedFrom: 'wallet' }))).toEqual({
+      wallet: -996_000,
+      in_flight: 996_000,
+    });
   });
 });
 

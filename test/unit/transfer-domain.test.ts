@@ -226,7 +226,13 @@ describe('transfer failures', () => {
   });
 
   it('refusals are the API error codes a create may answer, with unavailable beside them', () => {
-    expect([...REFUSALS]).toEqual(['insufficient_balance', 'invalid_account', 'limit_exceeded', 'duplicate_reference']);
+    expect([...REFUSALS]).toEqual([
+      'insufficient_balance',
+      'invalid_account',
+      'limit_exceeded',
+      'duplicate_reference',
+      'failed_precondition',
+    ]);
     expect([...CREATE_REFUSALS]).toEqual([...REFUSALS, 'unavailable']);
     expect(isCreateRefusal('unavailable')).toBe(true);
     expect(isCreateRefusal('bank_rejected')).toBe(false);

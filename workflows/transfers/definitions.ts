@@ -46,6 +46,13 @@ export interface TransferRequest {
    * rejected or undecided by then, it fails with its money returned. Absent when not held.
    */
   approval?: { expiresInMs: number; reasons: string[] };
+  /**
+   * The inbound credit this transfer sends back to its sender (decisions §21), and what pays it:
+   * the wallet (a tenant's return, an ordinary transfer), or the suspense account (a held credit's,
+   * fee-free, outside the daily limit). Its reservation refuses more than is left of the credit.
+   * Absent for any other transfer.
+   */
+  returnOf?: { creditId: string; fundedFrom: 'wallet' | 'suspense' };
 }
 
 /** A decision on a held payout (decisions §20): the `decideApproval` update's argument. */

@@ -6,10 +6,12 @@ export {
   CLOSE_WORKFLOW_TYPE,
   CREATE_WORKFLOW_TYPE,
   EXPIRY_WORKFLOW_TYPE,
+  HELD_CREDIT_RETURN_WORKFLOW_TYPE,
   INBOUND_CREDIT_WORKFLOW_TYPE,
   closeWorkflowId,
   createWorkflowId,
   expiryWorkflowId,
+  heldCreditReturnWorkflowId,
   inboundCreditWorkflowId,
 } from '../workflow-names.ts';
 
@@ -32,7 +34,36 @@ export interface InboundCredit {
   transactionReference: string;
   senderName: string;
   sessionId: string;
+  /**
+   * The sender's account and bank code, when the provider gave both (decisions §21): where the
+   * credit can be returned to. Absent otherwise, and in runs started before they were recorded.
+   */
+  senderAccountNumber?: string;
+  senderBankCode?: string;
 }
+
+/** What applying a credit did: applied, held (the account was closed or expired), refused, or a duplicate. */
+export interface AppliedCredit {
+  status: string;
+  reason?: string;
+  /** The credit's id, when it is held. */
+  creditId?: string;
+  /** A held credit's sender account, to return it to (decisions §21): absent when the sender is unknown. */
+  returnTo?: { accountNumber: string; bankCode: string };
+}
+
+/** A held credit sent back to an account (its sender's, or one an operator names) from suspense. */
+export interface HeldCreditReturn {
+  creditId: string;
+  accountNumber: string;
+  bankCode: string;
+  /** The return transfer's reference: the same on every attempt, so the return is made once. */
+  reference: string;
+}
+
+/** What a held credit's return did: a transfer on its way, or the credit still held, and why. */
+export type HeldCreditReturnResult =
+  { status: 'returning'; transferId: string; reference: string } | { status: 'held'; reason: string };
 
 export interface ExpiryState {
   accountId: string;
@@ -43,9 +74,15 @@ export interface ExpiryState {
 
 export interface InboundCreditState {
   transactionReference: string;
-  /** `applying` until the credit is applied or refused, then `applied` or `refused`. */
+  /**
+   * `applying` until the credit is applied, held or refused, then `applied`, `refused` or `held`; a
+   * held credit from a known sender is `returning` while it is sent back, then `returned` (its
+   * transfer made) or `held` (why in `reason`).
+   */
   status: string;
   reason?: string;
+  /** A held credit's return transfer. */
+  transferId?: string;
 }
 
 export const expiryStatusQuery = defineQuery<ExpiryState>('status');
@@ -148,8 +185,16 @@ export type VirtualAccountActivities = {
   /** Gives an allocation nobody needs back to its provider. */
   releaseVirtualAccount(input: { provider: string; accountNumber: string }): Promise<void>;
   expireVirtualAccount(input: { accountId: string }): Promise<string>;
-  applyInboundCredit(credit: InboundCredit): Promise<{
-    status: string;
-    reason?: string;
-  }>;
+  /**
+   * Applies the credit once per provider transaction reference: to the wallet, or, for a closed or
+   * expired account, held in the tenant mode's suspense account (decisions §21), with its sender's
+   * account when it is known. A repeat answers the credit as it was recorded.
+   */
+  applyInboundCredit(credit: InboundCredit): Promise<AppliedCredit>;
+  /**
+   * Sends a held credit back, in full and without a fee, as a transfer paid from suspense, through
+   * the transfers' own create under `reference` (made once, whatever the retries). A refusal (an
+   * account its bank does not know, a credit no longer held) leaves the credit held and says why.
+   */
+  returnHeldCredit(input: HeldCreditReturn): Promise<HeldCreditReturnResult>;
 };

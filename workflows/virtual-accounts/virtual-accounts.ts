@@ -4,6 +4,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { VirtualAccountActivities } from './definitions.ts';
 import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
+import { heldCreditReturnReference } from '../../src/virtual-accounts/domain.ts';
 import {
   type ExpiryState,
   type VirtualAccountCloseInput,
@@ -12,6 +13,8 @@ import {
   type VirtualAccountCreateInput,
   type VirtualAccountCreateState,
   createStatusQuery,
+  type HeldCreditReturn,
+  type HeldCreditReturnResult,
   type InboundCredit,
   type InboundCreditState,
   expiryStatusQuery,
@@ -32,12 +35,48 @@ export async function virtualAccountExpiryWorkflow(input: { accountId: string; e
   return state.status;
 }
 
+// A held credit's return makes a transfer through the transfers' create (its name enquiry and
+// reservation): longer than a database write, and retried while the bank or database is down.
+const { returnHeldCredit } = proxyActivities<VirtualAccountActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+/**
+ * Applies a credit once. One to a closed or expired account is held in suspense (decisions §21)
+ * and, when its sender's account is known, sent straight back, in full and without a fee. (No
+ * patch: a run recorded before returns never had its credit held, so its history gains no command.)
+ */
 export async function inboundCreditWorkflow(credit: InboundCredit): Promise<{ status: string; reason?: string }> {
   const state: InboundCreditState = { transactionReference: credit.transactionReference, status: 'applying' };
   setHandler(inboundCreditStatusQuery, () => state);
-  const result = await applyInboundCredit(credit);
-  Object.assign(state, result);
-  return result;
+  const { status, reason, creditId, returnTo } = await applyInboundCredit(credit);
+  Object.assign(state, { status, ...(reason !== undefined ? { reason } : {}) });
+  if (status === 'held' && creditId !== undefined && returnTo !== undefined) {
+    state.status = 'returning';
+    const returned = await returnHeldCredit({
+      creditId,
+      accountNumber: returnTo.accountNumber,
+      bankCode: returnTo.bankCode,
+      reference: heldCreditReturnReference(creditId, 'auto'),
+    });
+    if (returned.status === 'returning') {
+      // Why it was held is past: it went back.
+      delete state.reason;
+      Object.assign(state, { status: 'returned', transferId: returned.transferId });
+    } else {
+      Object.assign(state, { status: 'held', reason: returned.reason });
+    }
+  }
+  return { status: state.status, ...(state.reason !== undefined ? { reason: state.reason } : {}) };
+}
+
+/**
+ * An operator's return of a held credit to the account they name (`admin credits return`): one
+ * durable step, made once under its reference, answered to the operator's command.
+ */
+export async function heldCreditReturnWorkflow(input: HeldCreditReturn): Promise<HeldCreditReturnResult> {
+  return returnHeldCredit(input);
 }
 
 type AllocatedAccount = Awaited<ReturnType<VirtualAccountActivities['allocateVirtualAccount']>>;

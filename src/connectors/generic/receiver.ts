@@ -91,7 +91,12 @@ export function normalizeContractCallback(
           amount_minor: credit.amount_minor,
           transaction_reference: credit.transaction_reference,
           sender_name: credit.sender_name,
-          ...strings({ session_id: credit.session_id, provider: credit.provider }),
+          ...strings({
+            session_id: credit.session_id,
+            provider: credit.provider,
+            sender_account_number: credit.sender_account_number,
+            sender_bank_code: credit.sender_bank_code,
+          }),
         },
       },
     };

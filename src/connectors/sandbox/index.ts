@@ -67,7 +67,13 @@ export function createSandboxConnector(config: SandboxConnectorConfig): Connecto
     const client = control(route.provider.name);
     const simulateInboundCredit = async (
       accountNumber: string,
-      credit: { amountMinor: number; senderName?: string; reference?: string },
+      credit: {
+        amountMinor: number;
+        senderName?: string;
+        reference?: string;
+        senderAccountNumber?: string;
+        senderBankCode?: string;
+      },
     ): Promise<{ transactionReference: string; sessionId: string }> => {
       const answer = await client.call(
         {
@@ -81,6 +87,8 @@ export function createSandboxConnector(config: SandboxConnectorConfig): Connecto
             amount_minor: credit.amountMinor,
             ...(credit.senderName ? { sender_name: credit.senderName } : {}),
             ...(credit.reference ? { reference: credit.reference } : {}),
+            ...(credit.senderAccountNumber ? { sender_account_number: credit.senderAccountNumber } : {}),
+            ...(credit.senderBankCode ? { sender_bank_code: credit.senderBankCode } : {}),
           },
         },
       );

@@ -37,6 +37,7 @@ import { Migration0034TenantKeys } from './0034-tenant-keys.ts';
 import { Migration0035Approvals } from './0035-approvals.ts';
 import { Migration0036Console } from './0036-console.ts';
 import { Migration0037TransferReversals } from './0037-transfer-reversals.ts';
+import { Migration0038CreditReturns } from './0038-credit-returns.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -76,4 +77,5 @@ export const migrations = [
   Migration0035Approvals,
   Migration0036Console,
   Migration0037TransferReversals,
+  Migration0038CreditReturns,
 ];
