@@ -103,7 +103,8 @@ const CHECKS: { name: string; sql: string }[] = [
                    (select count(*) from journal_entries e where e.idempotency_key = 'transfer:' || t.id || ':reversal') as bank_reversals,
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
                      join ledger_accounts a on a.id = p.account_id
-                     where e.idempotency_key = 'transfer:' || t.id || ':reversal' and a.code = 'wallet') as returned_minor,
+                     where e.idempotency_key = 'transfer:' || t.id || ':reversal'
+                       and a.code = (case when t.funded_from = 'suspense' then 'suspense' else 'wallet' end)) as returned_minor,
                    t.reversed_at is not null as reversed,
                    (select coalesce(sum(p.amount_minor), 0) from journal_entries e join postings p on p.entry_id = e.id
                      where e.idempotency_key = 'transfer:' || t.id || ':reserve' and p.amount_minor > 0)

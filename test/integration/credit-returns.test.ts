@@ -382,6 +382,36 @@ describe('a credit to a closed account (decisions §21)', () => {
     expect(verified.code, verified.stderr).toBe(0);
   });
 
+  it('is held again, in suspense, when the bank reverses its return after paying it out (decisions §21)', async () => {
+    const tenant = await createFundedTenant(db.orm);
+    const account = await newAccount(tenant.apiKey);
+    await closeAccount(tenant.apiKey, account.id);
+    // The sandbox bank pays 5555555555, then reverses it about 2 s later.
+    const reference = await sandboxCredit(tenant.apiKey, account.id, {
+      amount_minor: 250_075,
+      sender_name: 'REVERSED SENDER',
+      sender_account_number: '5555555555',
+      sender_bank_code: '058',
+    });
+    const credit = await creditOf(tenant.apiKey, account.id, reference, (found) => found.status === 'returned');
+    const [made, ...more] = await returnsOf(credit.id);
+    expect(more).toEqual([]);
+    expect(made).toMatchObject({ amount_minor: '250075', fee_minor: '0', funded_from: 'suspense' });
+    const reversed = await transferOnce(tenant.apiKey, made!.id, 'failed');
+    expect(reversed).toMatchObject({ return_of: credit.id, failure_reason: 'reversed', amount_minor: 250_075 });
+    expect(reversed.reversed_at).toEqual(expect.any(String));
+    // The money is back where it waited, not in the wallet: the credit is held for operators again.
+    expect(await creditOf(tenant.apiKey, account.id, reference)).toMatchObject({ status: 'held', returned_minor: 0 });
+    expect(await suspenseOf(tenant.tenantId)).toBe(250_075);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 0, pending: 0 });
+    const listed = await stack.admin('credits', 'held');
+    expect(listed.json.items.filter((item: { tenant_id: string }) => item.tenant_id === tenant.tenantId)).toEqual([
+      expect.objectContaining({ id: credit.id, held_minor: 250_075, sender_account_number: '5555555555' }),
+    ]);
+    const verified = await stack.admin('ledger', 'verify');
+    expect(verified.code, verified.stderr).toBe(0);
+  });
+
   it('holds one without a sender (or whose sender account does not exist); an operator releases one and returns another', async () => {
     const tenant = await createFundedTenant(db.orm);
     const account = await newAccount(tenant.apiKey);
