@@ -3,6 +3,7 @@
 // (`rate_limit_windows`, unlogged: migration 0040), raised by one statement per request. The only
 // writer of that table.
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 
 /** One request counted in its budget's current window. */
 export interface WindowCount {
@@ -42,7 +43,11 @@ const PRUNE = `delete from rate_limit_windows where ctid = any(array(
 
 /** The counter on the ORM's own pool, each statement named and prepared once per connection. */
 export function postgresRateLimitCounter(orm: MikroORM): RateLimitCounter {
-  const pool = async () => orm.em.getConnection().getNativeClient();
+  return rateLimitCounterOn(async () => orm.em.getConnection().getNativeClient());
+}
+
+/** The counter on a pg pool (the benchmark measures it on one of its own). */
+export function rateLimitCounterOn(pool: () => Promise<Pick<pg.Pool, 'query'>>): RateLimitCounter {
   return {
     async count(bucket, windowMs) {
       const { rows } = await (
