@@ -221,10 +221,10 @@ describe('a counter that does not answer', () => {
       const first = await timed(openapi);
       expect(first.result.statusCode).toBe(200);
       expect(first.ms).toBeGreaterThanOrEqual(COUNT_WAIT_MS - 50);
-      expect(first.ms).toBeLessThan(COUNT_WAIT_MS + 1_500);
+      expect(first.ms).toBeLessThan(COUNT_WAIT_MS + 3_000);
       const second = await timed(openapi);
       expect(second.result.statusCode).toBe(200);
-      expect(second.ms).toBeLessThan(500);
+      expect(second.ms).toBeLessThan(1_000);
       for (const { result } of [first, second]) {
         // The policy still holds; what is left of it is unknown, so not said.
         expect(rateLimitItem(result.headers['ratelimit-policy'])).toEqual({ name: 'public', q: PER_KEY, w: 60 });
@@ -235,7 +235,7 @@ describe('a counter that does not answer', () => {
       // The liveness probe does not wait on the counter at all.
       const live = await timed(() => stalled.app.inject({ method: 'GET', url: '/health/live' }));
       expect(live.result.statusCode).toBe(200);
-      expect(live.ms).toBeLessThan(500);
+      expect(live.ms).toBeLessThan(1_000);
     } finally {
       proxy.resume();
     }
