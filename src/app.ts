@@ -22,6 +22,7 @@ import { docsContentSecurityPolicy, registerSecurityHeaders } from './http/secur
 import { MAX_PARAM_LENGTH, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
 import { clientErrorHandler, registerEarlyAnswerClose } from './http/client-error.ts';
 import { registerRateLimits } from './http/rate-limits.ts';
+import { postgresRateLimitCounter } from './http/rate-limit-windows.ts';
 import { registerDependencyDeadline } from './http/deadlines.ts';
 import { registerHostileInputGuard } from './http/hostile-input.ts';
 import { registerGracefulClose } from './http/shutdown.ts';
@@ -183,10 +184,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transformStaticCSP: docsContentSecurityPolicy,
   });
 
-  const rateLimits = await registerRateLimits(app, {
-    perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
-    unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
-  });
+  const rateLimits = registerRateLimits(
+    app,
+    {
+      perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+      unauthenticatedPerMinute: deps.config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
+    },
+    {
+      counter: postgresRateLimitCounter(deps.orm),
+      log: app.log,
+      uncounted: (policy) => metrics.countUncountedRequest(policy),
+    },
+  );
   const keys = new ApiKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS });
   const usage = new KeyUsage(deps.orm, app.log);
   const internalCalls = new InternalCalls<ResolvedKey>();

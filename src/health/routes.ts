@@ -1,6 +1,7 @@
 // Health for people and orchestrators:
 //   GET /health        200 when PostgreSQL and Temporal both answer within two seconds, 503 otherwise;
-//   GET /health/live   200 whenever the process answers at all (restart it when this fails);
+//   GET /health/live   200 whenever the process answers at all (restart it when this fails), on no
+//                      rate limit, so that it never waits on PostgreSQL;
 //   GET /health/ready  200 when PostgreSQL and Temporal answer and every migration this build
 //                      knows is applied, 503 otherwise (send it no traffic until then).
 import type { FastifyInstance } from 'fastify';
@@ -62,7 +63,9 @@ export function healthRoutes(app: FastifyInstance, deps: { orm: MikroORM; tempor
     },
   );
 
-  app.get('/health/live', platformRoute('The process answers', { 200: LiveResponse }), () =>
+  // On no rate limit: it must answer without PostgreSQL, where the limits count (src/http/auth.ts).
+  const live = platformRoute('The process answers', { 200: LiveResponse });
+  app.get('/health/live', { ...live, config: { ...live.config, unlimited: true } }, () =>
     Promise.resolve({ status: 'ok' as const }),
   );
 

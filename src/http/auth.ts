@@ -3,7 +3,8 @@
 // any handler runs; handlers read the tenant from request.auth and pass it to every query. A key
 // that resolved is remembered for API_KEY_CACHE_MS (1 s; src/tenants/key-cache.ts).
 // The same hook applies the rate limits (src/http/rate-limits.ts): per key id once the key is
-// known, per client address before a 401, so that failed authentication is limited too.
+// known, per client address before a 401, so that failed authentication is limited too, and per
+// client address on public routes.
 // Then, before the body is parsed or anything is looked up, what the key may do (decisions §19):
 // the address it is used from must be on its allow-list (./ip-allow-list.ts; a live key of a
 // tenant mode whose transfer policy requires one must have one), and it must hold the route's
@@ -63,6 +64,11 @@ declare module 'fastify' {
      * refused 401 by the route before anything is parsed or stored.
      */
     signed?: boolean;
+    /**
+     * A public route on no budget at all: the orchestrator's liveness probe, which must answer
+     * whether or not the rate limits' counter (PostgreSQL) does.
+     */
+    unlimited?: boolean;
   }
 }
 
@@ -141,7 +147,8 @@ export function registerAuth(
     // Unknown routes fall through to the 404 handler; public routes need no key.
     if (!request.routeOptions.url) return;
     if (request.routeOptions.config.public) {
-      if (!request.routeOptions.config.signed) await limits.publicRoutes(request, reply);
+      const { signed, unlimited } = request.routeOptions.config;
+      if (!signed && !unlimited) await limits.publicRoutes(request, reply);
       return;
     }
     const ticket = request.headers[INTERNAL_CALL_HEADER];

@@ -3,7 +3,8 @@
 //
 // Two kinds:
 //   - what this process sees: HTTP requests by route, method and status with latency histograms,
-//     the create latency by outcome, the database pool in use, Node's own process metrics;
+//     the create latency by outcome, requests let through uncounted by the rate limits, the
+//     database pool in use, Node's own process metrics;
 //   - what the books say, read from PostgreSQL at each scrape, so that every replica reports the
 //     same truth and a restart loses nothing: transfers by status (count and kobo) and stuck,
 //     webhook attempts by outcome and delivery latency from event to first 2xx (last hour),
@@ -18,6 +19,8 @@ export interface GatewayMetrics {
   registry: Registry;
   observeRequest(labels: { route: string; method: string; status: number }, seconds: number): void;
   observeCreate(outcome: 'created' | 'repeated' | 'refused' | 'error', seconds: number): void;
+  /** A request went on without its rate limit counted: the counter (PostgreSQL) did not answer. */
+  countUncountedRequest(policy: string): void;
   /** The exposition text (what GET /metrics answers). */
   scrape(): Promise<string>;
   /** A gauge of this process read at each scrape (the open event streams). */
@@ -48,6 +51,12 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     help: 'POST /api/v1/transfers latency, by outcome (created, repeated, refused, error)',
     labelNames: ['outcome'],
     buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const uncounted = new Counter({
+    name: 'gateway_rate_limit_uncounted_total',
+    help: 'Requests let through without their rate limit counted (the shared counter in PostgreSQL did not answer), by policy',
+    labelNames: ['policy'],
     registers: [registry],
   });
 
@@ -207,6 +216,9 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     },
     observeCreate(outcome, seconds) {
       createSeconds.observe({ outcome }, seconds);
+    },
+    countUncountedRequest(policy) {
+      uncounted.inc({ policy });
     },
     async scrape() {
       try {

@@ -2,6 +2,8 @@
 // beside the floors on the same machine and servers (docs/performance.md):
 //   create   POST /api/v1/transfers  vs  a bare Update-with-Start of an empty workflow
 //   get      GET /api/v1/transfers/{id}  vs  Fastify's hello world in its own process
+//   ratelimit  the rate limits' count, one key's row (src/http/rate-limit-windows.ts)  vs  one
+//            PostgreSQL round trip: what every limited request pays for budgets shared by replicas
 //   cost     what one transfer costs: statements, rows, Temporal events and writes (cost.ts)
 //   e2e      create → signed transfer.settled received (sequential)  vs  empty workflow start → result
 //   webhooks deliveries per second to a local receiver
@@ -16,7 +18,7 @@
 // latest.json, latest.md (the same tables as a page) and latest.svg, and checks at the end that
 // every posting ever made sums to zero and that `ledger verify` passes.
 //   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128]
-//                    [--phases create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream]
+//                    [--phases create,get,ratelimit,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream]
 //                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--bulk-size 1000] [--out test/bench/results]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -47,6 +49,8 @@ import {
 import { type BenchStack, startBenchStack } from './stack.ts';
 import { measureTransferCost } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { rateLimitCounterOn } from '../../src/http/rate-limit-windows.ts';
+import { RATE_LIMIT_WINDOW_MS } from '../../src/http/rate-limits.ts';
 import { streamEvents } from '../../src/client/stream.ts';
 import { DEVELOPMENT_CALLBACK_SECRET } from '../../src/runtime/secrets.ts';
 import { signWebhook } from '../../src/runtime/standard-webhooks.ts';
@@ -57,7 +61,10 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '1,8,16,32,128' },
-    phases: { type: 'string', default: 'create,get,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream' },
+    phases: {
+      type: 'string',
+      default: 'create,get,ratelimit,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream',
+    },
     'cost-count': { type: 'string', default: '20' },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
@@ -304,6 +311,37 @@ try {
       }
       return { gateway, floor };
     });
+  }
+
+  if (phases.has('ratelimit')) {
+    results.rateLimit = await measured(
+      "ratelimit: the rate limits' count on one key's row vs one PostgreSQL round trip",
+      async () => {
+        const gateway: PointResult[] = [];
+        const floor: PointResult[] = [];
+        for (const c of concurrencies) {
+          const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: c });
+          await Promise.all(Array.from({ length: c }, () => pool.query('select 1')));
+          // One bucket for every client: one key's budget, all its requests on one row (the worst case).
+          const counter = rateLimitCounterOn(() => Promise.resolve(pool));
+          const bucket = `per-key:bench-${runId}-${c}`;
+          gateway.push(
+            await runPoint("rate limits' count", c, durationMs, async () => {
+              await counter.count(bucket, RATE_LIMIT_WINDOW_MS);
+              return true;
+            }),
+          );
+          floor.push(
+            await runPoint('floor: one PostgreSQL round trip', c, durationMs, async () => {
+              await pool.query('select 1');
+              return true;
+            }),
+          );
+          await pool.end();
+        }
+        return { gateway, floor };
+      },
+    );
   }
 
   // Before any endpoint is registered: the cost of a transfer itself, without its deliveries.

@@ -28,6 +28,8 @@ export interface BenchResults {
   };
   create?: Paired;
   get?: Paired;
+  /** The rate limits' count statement on one key's row, beside `select 1` on the same pool. */
+  rateLimit?: Paired;
   cost?: TransferCost;
   e2e?: { gateway: PointResult; floor: PointResult };
   webhooks?: { deliveries: number; refused: number; perSecond: number; arrivingPerSecond: number; spanMs: number };
@@ -168,6 +170,7 @@ export function pathRows(results: BenchResults): string[][] {
   const pairs = [
     ['POST /api/v1/transfers vs Update-with-Start', results.create],
     ['GET /api/v1/transfers/{id} vs hello world', results.get],
+    ["rate limits' count (one key's row) vs one PostgreSQL round trip", results.rateLimit],
     ['card authorization decision vs one PostgreSQL round trip', results.authorizations],
   ] as const;
   for (const [name, pair] of pairs) {

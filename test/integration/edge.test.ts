@@ -18,6 +18,7 @@ import {
   withTestApp,
 } from '../support/app.ts';
 import { postSignedCallback } from '../support/callbacks.ts';
+import { roomInWindow } from '../support/rate-limits.ts';
 
 function probes(instance: FastifyInstance) {
   instance.post(
@@ -50,6 +51,9 @@ beforeAll(async () => {
   tenant = await createFundedTenant(own.db.orm, 0, 'edge tenant');
   other = await createFundedTenant(own.db.orm, 0, 'edge other');
 });
+
+/** Room left in the rate limits' window before a test counts a small budget down (a few requests). */
+const WINDOW_ROOM_MS = 5_000;
 
 const bearer = (key: string, scheme = 'Bearer') => ({ authorization: `${scheme} ${key}` });
 const unknownKey = () => `sk_test_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -136,15 +140,23 @@ const withApp = (options: TestAppOptions, work: (app: FastifyInstance) => Promis
 const withListeningApp = (options: TestAppOptions, work: (port: number) => Promise<void>) =>
   withApp(options, async (app) => work((await listenLocally(app)).port));
 
+// The budgets are counted in this file's database, shared by every app made on it (as by API
+// replicas): each test counts a key or a client address of its own, from a window with room left.
 describe('rate limits (decisions §12)', () => {
+  const withLimits = async (options: TestAppOptions, work: (app: FastifyInstance) => Promise<void>) => {
+    await roomInWindow(own.db.orm, WINDOW_ROOM_MS);
+    await withApp(options, work);
+  };
+
   it('counts every spelling of the Bearer scheme against one budget per key id', async () => {
-    await withApp({ rateLimitPerMinute: 4 }, async (app) => {
+    const counted = await createFundedTenant(own.db.orm, 0, 'edge spellings');
+    await withLimits({ rateLimitPerMinute: 4 }, async (app) => {
       const statuses = [];
       for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR', 'Bearer']) {
         const response = await app.inject({
           method: 'GET',
           url: '/api/v1/wallet',
-          headers: bearer(tenant.apiKey, scheme),
+          headers: bearer(counted.apiKey, scheme),
         });
         statuses.push(response.statusCode);
         if (response.statusCode === 429) {
@@ -163,14 +175,20 @@ describe('rate limits (decisions §12)', () => {
   it('limits missing, malformed, unknown and revoked keys per client address, each key different', async () => {
     const doomed = await createFundedTenant(own.db.orm, 0, 'edge doomed');
     await revokeKey(own.db.orm.em.fork(), doomed.keyPrefix);
-    await withApp({ rateLimitUnauthenticatedPerMinute: 4 }, async (app) => {
+    const remoteAddress = '198.18.0.1';
+    await withLimits({ rateLimitUnauthenticatedPerMinute: 4 }, async (app) => {
       const attempts = [{}, { authorization: 'Basic dXNlcjpwYXNz' }, bearer(unknownKey()), bearer(doomed.apiKey)];
       const statuses = [];
       for (const headers of attempts) {
-        statuses.push((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers })).statusCode);
+        statuses.push((await app.inject({ method: 'GET', url: '/api/v1/wallet', headers, remoteAddress })).statusCode);
       }
       expect(statuses).toEqual([401, 401, 401, 401]);
-      const refused = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(unknownKey()) });
+      const refused = await app.inject({
+        method: 'GET',
+        url: '/api/v1/wallet',
+        headers: bearer(unknownKey()),
+        remoteAddress,
+      });
       expect(refused.statusCode).toBe(429);
       expect(refused.json().error.code).toBe('RATE_LIMITED');
       expect(refused.json().error.message).toContain('without a valid API key');
@@ -180,41 +198,54 @@ describe('rate limits (decisions §12)', () => {
   });
 
   it('counts clients behind a trusted proxy (TRUST_PROXY) apart, and ignores X-Forwarded-For from anyone else', async () => {
-    const unknownFrom = async (app: FastifyInstance, client: string) =>
+    const unknownFrom = async (app: FastifyInstance, client: string, peer = '127.0.0.1') =>
       (
         await app.inject({
           method: 'GET',
           url: '/api/v1/wallet',
           headers: { ...bearer(unknownKey()), 'x-forwarded-for': client },
+          remoteAddress: peer,
         })
       ).statusCode;
     // Behind the balancer (the peer, 127.0.0.1, is trusted): each client has its own budget.
-    await withApp({ rateLimitUnauthenticatedPerMinute: 2, trustProxy: ['127.0.0.1'] }, async (app) => {
+    await withLimits({ rateLimitUnauthenticatedPerMinute: 2, trustProxy: ['127.0.0.1'] }, async (app) => {
       expect([await unknownFrom(app, '203.0.113.7'), await unknownFrom(app, '203.0.113.7')]).toEqual([401, 401]);
       expect(await unknownFrom(app, '203.0.113.7')).toBe(429);
       expect(await unknownFrom(app, '198.51.100.9')).toBe(401);
     });
-    // Trusting no proxy, a forged X-Forwarded-For buys no new budget.
-    await withApp({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
-      expect([await unknownFrom(app, '203.0.113.1'), await unknownFrom(app, '203.0.113.2')]).toEqual([401, 401]);
-      expect(await unknownFrom(app, '203.0.113.3')).toBe(429);
+    // Trusting no proxy, a forged X-Forwarded-For buys no new budget: the peer's address counts.
+    await withLimits({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
+      const peer = '198.18.0.2';
+      expect([await unknownFrom(app, '203.0.113.1', peer), await unknownFrom(app, '203.0.113.2', peer)]).toEqual([
+        401, 401,
+      ]);
+      expect(await unknownFrom(app, '203.0.113.3', peer)).toBe(429);
     });
   });
 
   it('serves a valid key while its address has used the budget for requests without one', async () => {
-    await withApp({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
+    const remoteAddress = '198.18.0.3';
+    await withLimits({ rateLimitUnauthenticatedPerMinute: 2 }, async (app) => {
       const unknown = async () =>
-        (await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(unknownKey()) })).statusCode;
+        (await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(unknownKey()), remoteAddress }))
+          .statusCode;
       expect([await unknown(), await unknown(), await unknown()]).toEqual([401, 401, 429]);
-      const valid = await app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(tenant.apiKey) });
+      const valid = await app.inject({
+        method: 'GET',
+        url: '/api/v1/wallet',
+        headers: bearer(tenant.apiKey),
+        remoteAddress,
+      });
       expect(valid.statusCode).toBe(200);
       expect(await unknown()).toBe(429);
     });
   });
 
   it('answers 429 in the transfer style on transfer routes', async () => {
-    await withApp({ rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
-      const get = () => app.inject({ method: 'GET', url: '/api/v1/transfers', headers: bearer(unknownKey()) });
+    const remoteAddress = '198.18.0.4';
+    await withLimits({ rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+      const get = () =>
+        app.inject({ method: 'GET', url: '/api/v1/transfers', headers: bearer(unknownKey()), remoteAddress });
       expect((await get()).statusCode).toBe(401);
       const refused = await get();
       expect(refused.statusCode).toBe(429);
@@ -227,28 +258,31 @@ describe('rate limits (decisions §12)', () => {
   });
 
   it('keeps public routes on the general budget per client address', async () => {
-    await withApp({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+    const remoteAddress = '198.18.0.5';
+    await withLimits({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
       const statuses = [];
       for (let i = 0; i < 3; i += 1)
-        statuses.push((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode);
+        statuses.push((await app.inject({ method: 'GET', url: '/openapi.json', remoteAddress })).statusCode);
       expect(statuses).toEqual([200, 200, 429]);
     });
   });
 
   it('keeps signed provider callbacks off that budget: a processor asks about every purchase from one address', async () => {
-    await withApp({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
+    const remoteAddress = '198.18.0.6';
+    await withLimits({ rateLimitPerMinute: 2, rateLimitUnauthenticatedPerMinute: 1 }, async (app) => {
       const statuses = [];
       for (let i = 0; i < 5; i += 1) {
-        const answer = await postSignedCallback(app, { id: `edge-signed-${i}`, type: 'edge.probe', data: {} });
-        statuses.push(answer.statusCode);
+        const body = { id: `edge-signed-${i}`, type: 'edge.probe', data: {} };
+        statuses.push((await postSignedCallback(app, body, remoteAddress)).statusCode);
       }
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
-      // An unsigned one is refused by the route itself.
+      // An unsigned one is refused by the route itself, the address's budget still whole.
       const unsigned = await app.inject({
         method: 'POST',
         url: '/provider-callbacks/sandbox',
         headers: { 'content-type': 'application/json' },
         payload: '{"id":"x","type":"edge.probe","data":{}}',
+        remoteAddress,
       });
       expect(unsigned.statusCode).toBe(401);
     });

@@ -11,6 +11,7 @@ import { eventually } from '../support/eventually.ts';
 import { auth, fieldPaths } from '../support/api.ts';
 import { type FundedTenant, createFundedTenant, createTestApp, useTestApp, withTestApp } from '../support/app.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { roomInWindow } from '../support/rate-limits.ts';
 
 const own = useTestApp({
   extend: probes,
@@ -281,10 +282,14 @@ describe('request bodies', () => {
 
 describe('rate limits', () => {
   it('answers 429 RATE_LIMITED with Retry-After past the per-key budget', async () => {
+    // Budgets are counted in the database, shared with this file's other apps: a key of its own,
+    // counted in a window with room left for its four requests.
+    const counted = await createFundedTenant(own.db.orm, 0, 'rate-limited tenant');
+    await roomInWindow(own.db.orm, 5_000);
     await withTestApp(own.db.orm, { rateLimitPerMinute: 3 }, async (limited) => {
       const responses = [];
       for (let i = 0; i < 4; i += 1) {
-        responses.push(await limited.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(tenantA.apiKey) }));
+        responses.push(await limited.inject({ method: 'GET', url: '/api/v1/wallet', headers: auth(counted.apiKey) }));
       }
       expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
       const refused = responses[3]!;

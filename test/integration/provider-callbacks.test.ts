@@ -16,6 +16,7 @@ import { type TestApp, createFundedTenant, createTestApp } from '../support/app.
 import { callbackHeaders, creditCallback, postSignedCallback } from '../support/callbacks.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
+import { roomInWindow } from '../support/rate-limits.ts';
 import { type GatewayStack, startGatewayStack } from '../support/stack.ts';
 
 const TASK_QUEUE = `provider-callbacks-${process.pid}`;
@@ -343,6 +344,8 @@ describe('as an attacker meets the callback route', () => {
 
   it('counts refused signatures on the unauthenticated budget of the address, 429 with Retry-After once used up', async () => {
     const attacker = '203.0.113.66';
+    // Budgets are fixed windows on the database's clock: this count starts where it cannot straddle two.
+    await roomInWindow(stack.db.orm, 5_000);
     const raw = JSON.stringify({ id: `forged-${randomUUID()}`, type: 'virtual_account.credited', data: {} });
     const forgeries = [
       { secret: 'change-me-sandbox-callback-secret' },
@@ -372,6 +375,7 @@ describe('as an attacker meets the callback route', () => {
 
   it('keeps correctly signed callbacks off that budget: a processor is never throttled by its own traffic', async () => {
     const processor = '192.0.2.77';
+    await roomInWindow(stack.db.orm, 10_000);
     for (let index = 0; index < UNSIGNED_BUDGET * 4; index += 1) {
       const eventId = `valid-${index}-${randomUUID()}`;
       const answer = await post(processor, 'sandbox', JSON.stringify({ id: eventId, type: 'test.ok', data: {} }));

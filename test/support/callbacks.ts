@@ -25,6 +25,7 @@ export function callbackHeaders(
 export function postSignedCallback(
   app: FastifyInstance,
   body: { id: string; type: string; data: Record<string, unknown> },
+  remoteAddress?: string,
 ): Promise<LightMyRequestResponse> {
   const raw = JSON.stringify(body);
   return app.inject({
@@ -32,6 +33,7 @@ export function postSignedCallback(
     url: '/provider-callbacks/sandbox',
     headers: callbackHeaders(body.id, raw),
     payload: raw,
+    ...(remoteAddress ? { remoteAddress } : {}),
   });
 }
 

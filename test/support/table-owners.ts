@@ -24,6 +24,7 @@ export const TABLE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   console_sign_in_failures: ['src/console/store.ts'],
   transfer_policies: ['src/transfer-policy/store.ts'],
   idempotency_keys: ['src/http/idempotency.ts'],
+  rate_limit_windows: ['src/http/rate-limit-windows.ts'],
   provider_callbacks: ['src/provider-callbacks/dispatcher.ts'],
   transfers: ['src/transfers/store.ts'],
   transfer_resolutions: ['src/transfers/store.ts'],

@@ -111,7 +111,8 @@ describe('table ownership', () => {
     const created = new Set<string>();
     for (const migration of readdirSync(join(PROJECT_ROOT, 'src/db/migrations'))) {
       const text = readFileSync(join(PROJECT_ROOT, 'src/db/migrations', migration), 'utf8');
-      for (const match of text.matchAll(/create table (?:if not exists )?([a-z_]+)/gi)) created.add(match[1]!);
+      for (const match of text.matchAll(/create (?:unlogged )?table (?:if not exists )?([a-z_]+)/gi))
+        created.add(match[1]!);
     }
     expect([...created].sort()).toEqual(Object.keys(TABLE_OWNERS).sort());
   });

@@ -38,6 +38,7 @@ import { Migration0035Approvals } from './0035-approvals.ts';
 import { Migration0036Console } from './0036-console.ts';
 import { Migration0037TransferReversals } from './0037-transfer-reversals.ts';
 import { Migration0038CreditReturns } from './0038-credit-returns.ts';
+import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -78,4 +79,5 @@ export const migrations = [
   Migration0036Console,
   Migration0037TransferReversals,
   Migration0038CreditReturns,
+  Migration0040RateLimitWindows,
 ];
