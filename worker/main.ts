@@ -47,6 +47,7 @@ const activitiesOn = (database: MikroORM) =>
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       egress: egressPolicyFor(config),
       tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
     },
     bvnKeys: bvnKeysFrom(config.bvnSecretKey),
   });

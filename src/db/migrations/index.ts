@@ -36,6 +36,7 @@ import { Migration0033BatchItemSavedNames } from './0033-batch-item-saved-names.
 import { Migration0034TenantKeys } from './0034-tenant-keys.ts';
 import { Migration0035Approvals } from './0035-approvals.ts';
 import { Migration0036Console } from './0036-console.ts';
+import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -74,4 +75,5 @@ export const migrations = [
   Migration0034TenantKeys,
   Migration0035Approvals,
   Migration0036Console,
+  Migration0039WebhookLifecycle,
 ];
