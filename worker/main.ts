@@ -78,7 +78,8 @@ const sandboxWorker = await Worker.create({
   activities: laneActivities,
   ...laneWorkerSlots(config.SANDBOX_WORKER_SLOTS),
 });
-// The features' sweeps (the card operations' and the batches' hand-overs), started and stopped with it.
+// The features' sweeps (the card operations' and the batches' hand-overs, the wake-ups of webhook
+// deliveries whose endpoint was enabled again), started and stopped with it.
 const loops = FEATURES.flatMap(
   (feature) =>
     feature.sweeps?.({
