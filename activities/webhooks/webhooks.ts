@@ -4,8 +4,9 @@
 // An attempt asked to (`slot`) first takes one of its tenant's attempt slots, or answers `wait`
 // having queued for one; afterwards it hands the slot on and signals the workflow it went to.
 // An attempt whose endpoint its tenant or its failures disabled sends nothing and answers `paused`
-// (the delivery waits for it; one disabled by a 410, or deleted, ends); every attempt's outcome feeds the endpoint's run of failures, which disables it once every
-// attempt has failed for WEBHOOK_DISABLE_AFTER_HOURS (decisions §21).
+// (the delivery waits for it; one disabled by a 410, or deleted, ends). Every attempt's outcome
+// feeds the endpoint's run of failures, which disables it once every attempt has failed for
+// WEBHOOK_DISABLE_AFTER_HOURS (decisions §21).
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { log } from '@temporalio/activity';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';

@@ -18,8 +18,8 @@ import {
   type DeliveryResume,
   type DeliveryState,
   deliveryStatusQuery,
-  queueReplay,
   endpointEnabledSignal,
+  queueReplay,
   replaySignal,
   slotSignal,
 } from './definitions.ts';
