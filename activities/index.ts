@@ -19,8 +19,17 @@ export interface ActivityDeps {
   providers: Providers;
   /** For activities that start workflows of their own (a temporary account's expiry timer). */
   client: Client;
-  /** `tenantConcurrency`: WEBHOOK_TENANT_CONCURRENCY, a tenant's attempts in flight at once. */
-  webhooks: { encryptionKey: Buffer; timeoutMs: number; egress: EgressPolicy; tenantConcurrency: number };
+  /**
+   * `tenantConcurrency`: WEBHOOK_TENANT_CONCURRENCY, a tenant's attempts in flight at once;
+   * `disableAfterMs`: WEBHOOK_DISABLE_AFTER_HOURS, how long an endpoint may fail every attempt before it is disabled.
+   */
+  webhooks: {
+    encryptionKey: Buffer;
+    timeoutMs: number;
+    egress: EgressPolicy;
+    tenantConcurrency: number;
+    disableAfterMs: number;
+  };
   /** The keys BVNs are sealed under while their lookup runs (src/identity/bvn.ts). */
   bvnKeys: BvnKeys;
 }

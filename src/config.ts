@@ -144,6 +144,15 @@ const EnvSchema = z
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
     /** At most this many attempts of one tenant's deliveries in flight at once, over every webhook worker. */
     WEBHOOK_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(10),
+    /**
+     * An endpoint every attempt to which has failed for this long (since the first failure after
+     * its last success) is disabled (decisions §21). Hours; a fraction is allowed (tests shorten it).
+     */
+    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce
+      .number({ error: 'must be a number of hours' })
+      .positive('must be more than 0 hours')
+      .max(8_760, 'must be at most 8760 hours (a year)')
+      .default(120),
     /** Attempts one webhook worker makes at once (its activity slots), whoever's they are. */
     WEBHOOK_WORKER_SLOTS: z.coerce.number().int().min(1).max(1_000).default(50),
     /** Event streams (GET /api/v1/events/stream) one API key may hold open across every API replica; 429 beyond. */

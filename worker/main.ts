@@ -47,6 +47,7 @@ const activitiesOn = (database: MikroORM) =>
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       egress: egressPolicyFor(config),
       tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
     },
     bvnKeys: bvnKeysFrom(config.bvnSecretKey),
   });
@@ -77,7 +78,8 @@ const sandboxWorker = await Worker.create({
   activities: laneActivities,
   ...laneWorkerSlots(config.SANDBOX_WORKER_SLOTS),
 });
-// The features' sweeps (the card operations' and the batches' hand-overs), started and stopped with it.
+// The features' sweeps (the card operations' and the batches' hand-overs, the wake-ups of webhook
+// deliveries whose endpoint was enabled again), started and stopped with it.
 const loops = FEATURES.flatMap(
   (feature) =>
     feature.sweeps?.({

@@ -176,9 +176,9 @@ export class EventFanout {
               .filter((candidate) => subscribes(candidate.events, event.type))
               .map((endpoint) => endpoint.id),
             // A delivery an earlier pass queued (its workflow start then failed) is owed its workflow
-            // even if its endpoint has stopped listening since, e.g. disabled by a 410: its first
-            // attempt finds the endpoint gone and ends it as failed, sending nothing. Without this it
-            // stayed `queued` for ever (found by `npm run chaos`).
+            // even if its endpoint has stopped listening since: its first attempt finds the endpoint
+            // disabled by its tenant or its failures (and waits for it to be enabled), or disabled by
+            // a 410 or deleted (and ends it as failed), sending nothing. Without this it stayed `queued` for ever (found by `npm run chaos`).
             ...(queued.get(event.id) ?? []),
           ]),
         ],

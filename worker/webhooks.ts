@@ -33,6 +33,7 @@ const worker = await Worker.create({
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
         egress: egressPolicyFor(config),
         tenantConcurrency: config.WEBHOOK_TENANT_CONCURRENCY,
+        disableAfterMs: config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
       },
     }),
   ),

@@ -3,18 +3,30 @@
 // With tracing on, the POST is a client span `POST webhook` under the attempt's activity span.
 // An attempt asked to (`slot`) first takes one of its tenant's attempt slots, or answers `wait`
 // having queued for one; afterwards it hands the slot on and signals the workflow it went to.
+// An attempt whose endpoint its tenant or its failures disabled sends nothing and answers `paused`
+// (the delivery waits for it; one disabled by a 410, or deleted, ends). Every attempt's outcome
+// feeds the endpoint's run of failures, which disables it once every attempt has failed for
+// WEBHOOK_DISABLE_AFTER_HOURS (decisions §21).
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { log } from '@temporalio/activity';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { eventBody } from '../../src/events/body.ts';
 import { findEvent, recordEvent } from '../../src/events/events.ts';
 import {
-  changeEndpointStatus,
   findDelivery,
   findEndpoint,
+  noteEndpointOutcome,
+  pauseDelivery,
   recordAttempt,
   setDeliveryStatus,
+  unpauseDelivery,
 } from '../../src/webhooks/store.ts';
+import {
+  DISABLED_BY_GONE,
+  disableEndpoint,
+  disabledForFailing,
+  holdsDeliveries,
+} from '../../src/webhooks/lifecycle.ts';
 import type { KeyMode } from '../../src/tenants/api-keys.ts';
 import { DestinationRefused, type EgressPolicy, checkDestination } from '../../src/webhooks/destinations.ts';
 import { isDeliveryEvent } from '../../src/events/event-types.ts';
@@ -36,6 +48,8 @@ export interface WebhookActivityDeps {
   client: Client;
   /** The per-tenant bound on attempts in flight (WEBHOOK_TENANT_CONCURRENCY). */
   slots: SlotBounds;
+  /** WEBHOOK_DISABLE_AFTER_HOURS in ms: an endpoint failing every attempt for this long is disabled. */
+  disableAfterMs: number;
 }
 
 /** A granted slot's lease: longer than any attempt (its HTTP call is bounded by the timeout) may run. */
@@ -58,7 +72,13 @@ interface DeliveryContext {
   endpoint_url: string;
   endpoint_mode: KeyMode;
   endpoint_status: string;
+  /** The endpoint is disabled and holds its deliveries (its tenant or its failures disabled it, not a 410). */
+  endpoint_holds: boolean;
   secret_ciphertext: string;
+  /** The secret a rotation replaced, while it still signs beside the new one. */
+  previous_secret_ciphertext: string | null;
+  /** The delivery was waiting for its endpoint to be enabled. */
+  paused: boolean;
 }
 
 /** The delivery with its event and endpoint, as an attempt needs them. */
@@ -80,7 +100,15 @@ async function deliveryContext(em: EntityManager, deliveryId: string): Promise<D
     endpoint_url: endpoint.url,
     endpoint_mode: endpoint.mode,
     endpoint_status: endpoint.status,
+    endpoint_holds: holdsDeliveries(endpoint),
     secret_ciphertext: endpoint.secret_ciphertext,
+    previous_secret_ciphertext:
+      endpoint.previous_secret_ciphertext &&
+      endpoint.previous_secret_expires_at &&
+      endpoint.previous_secret_expires_at.getTime() > Date.now()
+        ? endpoint.previous_secret_ciphertext
+        : null,
+    paused: delivery.paused_at !== null && delivery.paused_at !== undefined,
   };
 }
 
@@ -145,12 +173,27 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       replayId?: string;
     }): Promise<AttemptResult> {
       const em = deps.orm.em.fork();
-      const context = await deliveryContext(em, input.deliveryId);
+      let context = await deliveryContext(em, input.deliveryId);
+      if (context?.endpoint_holds) {
+        // Marked as waiting first, then read again: an enable committed before the mark is seen
+        // here (and the attempt goes on), and one committed after it finds the mark and wakes the
+        // delivery (src/webhooks/service.ts), so no delivery sleeps through its wake-up.
+        await pauseDelivery(em, input.deliveryId);
+        context = await deliveryContext(em, input.deliveryId);
+      }
       if (!context) throw new Error(`no webhook delivery ${input.deliveryId}`);
       const holder = { tenantId: context.tenant_id, deliveryId: context.delivery_id };
+      if (context.endpoint_holds) {
+        // Nothing is sent and nothing fails: the delivery waits for its endpoint, and a slot or a
+        // place in the queue it had goes to the next.
+        await handOn(holder);
+        return { outcome: 'paused', statusCode: null, retryAfterMs: null };
+      }
+      // It waits no more: its endpoint listens again, or is deleted.
+      if (context.paused) await unpauseDelivery(em, input.deliveryId);
       if (context.endpoint_status !== 'listening') {
+        // Deleted, or gone (410): nothing is sent, and the delivery ends failed.
         await setDeliveryStatus(em, input.deliveryId, 'failed', { evenIfSucceeded: true });
-        // Nothing is sent: a slot or a place in the queue it had goes to the next.
         await handOn(holder);
         return { outcome: 'endpoint_disabled', statusCode: null, retryAfterMs: null };
       }
@@ -189,7 +232,11 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
     });
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = webhookHeaders(
-      decryptSecret(deps.encryptionKey, context.secret_ciphertext),
+      // During a rotation's overlap, signed with both: the new secret first.
+      [
+        context.secret_ciphertext,
+        ...(context.previous_secret_ciphertext ? [context.previous_secret_ciphertext] : []),
+      ].map((sealed) => decryptSecret(deps.encryptionKey, sealed)),
       context.event_id,
       timestamp,
       body,
@@ -246,11 +293,19 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         { status, signature: headers['webhook-signature'] ?? null },
       );
       if (gone) {
-        await changeEndpointStatus(tx, context.endpoint_id, {
-          from: ['listening'],
-          to: 'disabled',
-          reason: 'the receiver answered 410 Gone',
+        await disableEndpoint(tx, context.endpoint_id, { by: 'gone', reason: DISABLED_BY_GONE });
+      } else {
+        const failingSince = await noteEndpointOutcome(tx, context.endpoint_id, {
+          succeeded,
+          attemptedAt: new Date(started),
+          disableAfterMs: deps.disableAfterMs,
         });
+        if (failingSince) {
+          await disableEndpoint(tx, context.endpoint_id, {
+            by: 'failures',
+            reason: disabledForFailing(deps.disableAfterMs / 3_600_000, failingSince),
+          });
+        }
       }
       await recordDeliveryEvent(tx, context, succeeded ? 'event.delivery.succeeded' : 'event.delivery.failed', {
         attempt: input.attemptNumber,

@@ -3313,7 +3313,11 @@ export interface paths {
                   events: string[];
                   /** @enum {string} */
                   status: 'listening' | 'disabled' | 'deleted';
+                  enabled: boolean;
                   disabled_reason?: string;
+                  disabled_at?: string;
+                  failing_since?: string;
+                  previous_secret_expires_at?: string;
                   created_at: string;
                   updated_at: string;
                 }[];
@@ -3449,6 +3453,7 @@ export interface paths {
               | 'transfer.rejected'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
+              | 'webhook.endpoint.disabled'
               | 'webhook.endpoint.test'
               | 'event.delivery.queued'
               | 'event.delivery.failed'
@@ -3698,6 +3703,7 @@ export interface paths {
               | 'transfer.rejected'
               | 'transfer_batch.completed'
               | 'webhook.endpoint.created'
+              | 'webhook.endpoint.disabled'
               | 'webhook.endpoint.test'
               | 'event.delivery.queued'
               | 'event.delivery.failed'
@@ -3945,7 +3951,11 @@ export interface paths {
                 events: string[];
                 /** @enum {string} */
                 status: 'listening' | 'disabled' | 'deleted';
+                enabled: boolean;
                 disabled_reason?: string;
+                disabled_at?: string;
+                failing_since?: string;
+                previous_secret_expires_at?: string;
                 created_at: string;
                 updated_at: string;
               };
@@ -4095,7 +4105,11 @@ export interface paths {
                 events: string[];
                 /** @enum {string} */
                 status: 'listening' | 'disabled' | 'deleted';
+                enabled: boolean;
                 disabled_reason?: string;
+                disabled_at?: string;
+                failing_since?: string;
+                previous_secret_expires_at?: string;
                 created_at: string;
                 updated_at: string;
               };
@@ -4240,6 +4254,706 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    /**
+     * Change a webhook endpoint: its URL, its events, or whether it is enabled
+     * @description Only what is given changes. A new `url` is checked as at registration (400 naming `url`). `enabled: false` disables the endpoint: nothing is attempted and nothing fails, its deliveries wait, and `webhook.endpoint.disabled` goes to the other endpoints and streams. `enabled: true` enables it again, and the deliveries that waited go out.
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            url?: string;
+            events?: (
+              | 'transfer.created'
+              | 'transfer.settled'
+              | 'transfer.failed'
+              | 'transfer.approval_required'
+              | 'transfer.approved'
+              | 'transfer.rejected'
+              | 'transfer_batch.completed'
+              | 'webhook.endpoint.created'
+              | 'webhook.endpoint.disabled'
+              | 'webhook.endpoint.test'
+              | 'event.delivery.queued'
+              | 'event.delivery.failed'
+              | 'event.delivery.succeeded'
+              | 'virtual_account.created'
+              | 'virtual_account.credited'
+              | 'virtual_account.closed'
+              | 'card.created'
+              | 'card.locked'
+              | 'card.unlocked'
+              | 'card.funded'
+              | 'card.funding_failed'
+              | 'card.security_settings.updated'
+              | 'card.authorization.approved'
+              | 'card.authorization.declined'
+              | 'card.authorization.cleared'
+              | 'card.authorization.reversed'
+              | 'card.auto_reloaded'
+              | 'identity.customer.created'
+              | 'identity.customer.verified'
+              | 'identity.customer.verification_failed'
+              | 'reconciliation.completed'
+              | 'reconciliation.mismatch'
+              | '*'
+            )[];
+            enabled?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                url: string;
+                events: string[];
+                /** @enum {string} */
+                status: 'listening' | 'disabled' | 'deleted';
+                enabled: boolean;
+                disabled_reason?: string;
+                disabled_at?: string;
+                failing_since?: string;
+                previous_secret_expires_at?: string;
+                created_at: string;
+                updated_at: string;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/v1/webhook-endpoints/{id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace a webhook endpoint's signing secret, with an overlap
+     * @description From now on deliveries are signed with `signing_secret`; for `overlap_hours` (0 to 72, default 24) the replaced secret signs too: `webhook-signature` carries two space-separated `v1,…` signatures, the new one's first, and a receiver holding either secret verifies. Rotating again drops the oldest secret.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            signing_secret: string;
+            /**
+             * @description How long the replaced secret still signs beside the new one (default 24)
+             * @default 24
+             */
+            overlap_hours?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                url: string;
+                events: string[];
+                /** @enum {string} */
+                status: 'listening' | 'disabled' | 'deleted';
+                enabled: boolean;
+                disabled_reason?: string;
+                disabled_at?: string;
+                failing_since?: string;
+                previous_secret_expires_at?: string;
+                created_at: string;
+                updated_at: string;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhook-endpoints/{id}/recover': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver again every delivery that has not succeeded since a time
+     * @description Every delivery of this endpoint created since `since` (at most 14 days back, else 400) that failed, or is retrying after a failed attempt, is delivered again now, as a replay is (same `webhook-id`, a new `replay_id`). Answers how many. A disabled endpoint → 422 `FAILED_PRECONDITION`: enable it first.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: date-time
+             * @description Deliveries created since then (at most 14 days back)
+             */
+            since: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                recovering: number;
+              };
+              meta: {
+                timestamp: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details: {
+                  [key: string]: unknown;
+                } | null;
+              };
+              meta: {
+                path: string;
+                method: string;
+                requestId: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -5411,6 +6125,7 @@ export interface paths {
                     | 'transfer.rejected'
                     | 'transfer_batch.completed'
                     | 'webhook.endpoint.created'
+                    | 'webhook.endpoint.disabled'
                     | 'webhook.endpoint.test'
                     | 'event.delivery.queued'
                     | 'event.delivery.failed'

@@ -98,6 +98,9 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /api/v1/webhook-endpoints': 'webhooks:write',
   'POST /webhook-endpoints': 'webhooks:write',
   'DELETE /api/v1/webhook-endpoints/:id': 'webhooks:write',
+  'PATCH /api/v1/webhook-endpoints/:id': 'webhooks:write',
+  'POST /api/v1/webhook-endpoints/:id/rotate-secret': 'webhooks:write',
+  'POST /api/v1/webhook-endpoints/:id/recover': 'webhooks:write',
   'POST /api/v1/webhook-endpoints/:id/test': 'webhooks:write',
   'POST /api/v1/webhook-deliveries/:id/replay': 'webhooks:write',
 

@@ -17,12 +17,22 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${digest}`;
 }
 
-/** The headers of a signed JSON POST of exactly `body`. */
-export function signedHeaders(secret: string, id: string, timestamp: number, body: string): Record<string, string> {
+/**
+ * The headers of a signed JSON POST of exactly `body`. Several secrets (a rotation's overlap) give
+ * one `v1,…` signature each, space-separated, as Standard Webhooks allows: a receiver holding
+ * any one of them verifies the request.
+ */
+export function signedHeaders(
+  secret: string | readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): Record<string, string> {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
   return {
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
+    'webhook-signature': secrets.map((one) => signWebhook(one, id, timestamp, body)).join(' '),
   };
 }

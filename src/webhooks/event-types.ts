@@ -41,9 +41,27 @@ export const WEBHOOK_EVENT_TYPES = {
     url: 'https://example.com/hooks',
     events: ['transfer.settled', 'transfer.failed'],
     status: 'listening',
+    enabled: true,
     created_at: SAMPLE_AT,
     updated_at: SAMPLE_AT,
   }),
+  'webhook.endpoint.disabled': eventType(
+    "A webhook endpoint was disabled: by its tenant, because its receiver answered 410, or because every attempt to it failed for WEBHOOK_DISABLE_AFTER_HOURS (120 h). Sent to the tenant's other endpoints and streams; the endpoint's waiting deliveries go out once it is enabled again.",
+    EndpointView,
+    {
+      id: SAMPLE_ENDPOINT_ID,
+      url: 'https://example.com/hooks',
+      events: ['transfer.settled', 'transfer.failed'],
+      status: 'disabled',
+      enabled: false,
+      disabled_reason:
+        'every attempt failed for more than 120 hours (WEBHOOK_DISABLE_AFTER_HOURS), since 2026-11-20T09:15:00.000Z',
+      disabled_at: SAMPLE_AT,
+      failing_since: '2026-11-20T09:15:00.000Z',
+      created_at: '2026-11-01T08:00:00.000Z',
+      updated_at: SAMPLE_AT,
+    },
+  ),
   'webhook.endpoint.test': eventType(
     'A test event, sent only to the endpoint it was sent to (POST /api/v1/webhook-endpoints/{id}/test), with "test": true in the body.',
     z.object({ endpoint_id: z.string(), url: z.string(), message: z.string() }),

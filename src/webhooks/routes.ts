@@ -21,11 +21,15 @@ import {
   IdParams,
   ListDeliveriesQuery,
   ListEventsQuery,
+  RecoverAccepted,
+  RecoverBody,
   RegisterEndpointBody,
   RegisteredEndpoint,
   ReplayAccepted,
+  RotateSecretBody,
   TestEventAccepted,
   TestEventBody,
+  UpdateEndpointBody,
 } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 
@@ -104,6 +108,60 @@ export function webhookRoutes(app: FastifyInstance, deps: { orm: MikroORM; webho
     answer: [200, EndpointView],
     act: (tenantId, id) => deps.webhooks.deleteEndpoint(tenantId, id),
   });
+
+  typed.patch(
+    '/api/v1/webhook-endpoints/:id',
+    {
+      schema: doc('Change a webhook endpoint: its URL, its events, or whether it is enabled', {
+        description:
+          'Only what is given changes. A new `url` is checked as at registration (400 naming `url`). ' +
+          '`enabled: false` disables the endpoint: nothing is attempted and nothing fails, its deliveries wait, and ' +
+          '`webhook.endpoint.disabled` goes to the other endpoints and streams. `enabled: true` enables it again, ' +
+          'and the deliveries that waited go out.',
+        params: IdParams,
+        body: UpdateEndpointBody,
+        response: { 200: envelopeSchema(EndpointView) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.webhooks.updateEndpoint(tenantOf(request), request.params.id, request.body)),
+  );
+
+  typed.post(
+    '/api/v1/webhook-endpoints/:id/rotate-secret',
+    {
+      schema: doc("Replace a webhook endpoint's signing secret, with an overlap", {
+        description:
+          'From now on deliveries are signed with `signing_secret`; for `overlap_hours` (0 to 72, default 24) the ' +
+          'replaced secret signs too: `webhook-signature` carries two space-separated `v1,…` signatures, the new ' +
+          "one's first, and a receiver holding either secret verifies. Rotating again drops the oldest secret.",
+        params: IdParams,
+        body: RotateSecretBody,
+        response: { 200: envelopeSchema(EndpointView) },
+      }),
+    },
+    async (request) =>
+      ok(request, await deps.webhooks.rotateSecret(tenantOf(request).tenantId, request.params.id, request.body)),
+  );
+
+  typed.post(
+    '/api/v1/webhook-endpoints/:id/recover',
+    {
+      schema: doc('Deliver again every delivery that has not succeeded since a time', {
+        description:
+          'Every delivery of this endpoint created since `since` (at most 14 days back, else 400) that failed, or ' +
+          'is retrying after a failed attempt, is delivered again now, as a replay is (same `webhook-id`, a new ' +
+          '`replay_id`). Answers how many. A disabled endpoint → 422 `FAILED_PRECONDITION`: enable it first.',
+        params: IdParams,
+        body: RecoverBody,
+        response: { 202: envelopeSchema(RecoverAccepted) },
+      }),
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(ok(request, await deps.webhooks.recover(tenantOf(request).tenantId, request.params.id, request.body))),
+  );
 
   typed.post(
     '/api/v1/webhook-endpoints/:id/test',

@@ -13,19 +13,77 @@ const eventTypeEnum = <Extra extends string>(extra: readonly Extra[], error?: ()
 
 const EventName = eventTypeEnum(['*'], () => `must be one of ${eventTypes().join(', ')} or *`);
 
+const EndpointUrl = z
+  .string({ error: 'is required' })
+  .min(1, 'is required')
+  .max(2_048, 'must be at most 2048 characters');
+const EndpointEvents = z
+  .array(EventName, { error: 'must be a list of event names' })
+  .min(1, 'must name at least one event');
+const SigningSecret = z
+  .string({ error: 'is required' })
+  .min(16, 'must be at least 16 characters')
+  .max(256, 'must be at most 256 characters')
+  .refine(
+    (secret) => !secret.startsWith('whsec_') || Buffer.from(secret.slice(6), 'base64').length >= 16,
+    'a whsec_ secret must carry at least 16 base64-encoded bytes',
+  );
+
 export const RegisterEndpointBody = z.object({
-  url: z.string({ error: 'is required' }).min(1, 'is required').max(2_048, 'must be at most 2048 characters'),
-  events: z.array(EventName, { error: 'must be a list of event names' }).min(1, 'must name at least one event'),
-  signing_secret: z
-    .string({ error: 'is required' })
-    .min(16, 'must be at least 16 characters')
-    .max(256, 'must be at most 256 characters')
-    .refine(
-      (secret) => !secret.startsWith('whsec_') || Buffer.from(secret.slice(6), 'base64').length >= 16,
-      'a whsec_ secret must carry at least 16 base64-encoded bytes',
-    ),
+  url: EndpointUrl,
+  events: EndpointEvents,
+  signing_secret: SigningSecret,
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
+
+/** PATCH: what is given changes (decisions §21); a new URL is checked as at registration. */
+export const UpdateEndpointBody = z
+  .strictObject(
+    {
+      url: EndpointUrl.optional(),
+      events: EndpointEvents.optional(),
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+    },
+    { error: 'must be an object with url, events or enabled only' },
+  )
+  .refine((body) => body.url !== undefined || body.events !== undefined || body.enabled !== undefined, {
+    error: 'must give url, events or enabled',
+  });
+export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
+
+/** The most a rotation's overlap may last, in hours, and what it lasts unless told. */
+export const MAX_OVERLAP_HOURS = 72;
+export const DEFAULT_OVERLAP_HOURS = 24;
+
+export const RotateSecretBody = z.strictObject(
+  {
+    signing_secret: SigningSecret,
+    overlap_hours: z
+      .number({ error: `must be a number of hours from 0 to ${MAX_OVERLAP_HOURS}` })
+      .int('must be a whole number of hours')
+      .min(0, 'must be at least 0')
+      .max(MAX_OVERLAP_HOURS, `must be at most ${MAX_OVERLAP_HOURS}`)
+      .default(DEFAULT_OVERLAP_HOURS)
+      .meta({ description: 'How long the replaced secret still signs beside the new one (default 24)' }),
+  },
+  { error: 'must be an object with signing_secret and overlap_hours only' },
+);
+export type RotateSecretBody = z.infer<typeof RotateSecretBody>;
+
+/** How far back recover-since may reach (decisions §21). */
+export const RECOVER_MAX_DAYS = 14;
+
+export const RecoverBody = z.strictObject(
+  {
+    since: z.iso
+      .datetime({ offset: true, error: 'must be an ISO 8601 date-time, e.g. 2026-11-23T08:00:00Z' })
+      .meta({ description: `Deliveries created since then (at most ${RECOVER_MAX_DAYS} days back)` }),
+  },
+  { error: 'must be an object with since only' },
+);
+export type RecoverBody = z.infer<typeof RecoverBody>;
+
+export const RecoverAccepted = z.object({ recovering: z.number().int() });
 
 export const IdParams = z.object({ id: z.string() });
 
@@ -53,7 +111,15 @@ export const EndpointView = z.object({
   url: z.string(),
   events: z.array(z.string()),
   status: EndpointStatus,
+  /** Whether deliveries go out (status `listening`): what PATCH's `enabled` changes. */
+  enabled: z.boolean(),
   disabled_reason: z.string().optional(),
+  /** When a disabled endpoint was disabled. */
+  disabled_at: z.string().optional(),
+  /** When the first attempt failed of the unbroken run of failures up to now (absent after a success). */
+  failing_since: z.string().optional(),
+  /** During a rotation's overlap, when the replaced secret stops signing beside the new one. */
+  previous_secret_expires_at: z.string().optional(),
   ...timestampFields(),
 });
 export type EndpointView = z.infer<typeof EndpointView>;

@@ -2,7 +2,7 @@
 // the calling tenant; another tenant's id is simply not found.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { EventType } from '../events/event-types.ts';
 import { type EventRow, findEvent, listEvents, recordEvent, recordTestEvent } from '../events/events.ts';
 import { ApiError } from '../http/errors.ts';
@@ -12,16 +12,24 @@ import {
   DELIVERY_WORKFLOW_TYPE,
   type DeliveryInput,
   deliveryWorkflowId,
+  endpointEnabledSignal,
   replaySignal,
 } from '../../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.ts';
 import { DestinationRefused, type EgressPolicy, checkDestination } from './destinations.ts';
 import { encryptSecret } from './secrets.ts';
 import { isUuid } from '../http/ids.ts';
-import type { DeliveryView, EndpointView, EventView, RegisterEndpointBody } from './schemas.ts';
+import {
+  type DeliveryView,
+  type EventView,
+  RECOVER_MAX_DAYS,
+  type RecoverBody,
+  type RegisterEndpointBody,
+  type RotateSecretBody,
+  type UpdateEndpointBody,
+} from './schemas.ts';
 import {
   type DeliveryFilter,
-  type EndpointRow,
   changeEndpointStatus,
   deliveryIdFor,
   deliveryPage,
@@ -31,9 +39,16 @@ import {
   insertEndpoint,
   listEndpoints,
   lockAndCountEndpoints,
+  lockEndpoint,
+  pausedDeliveries,
   queueDelivery,
+  rotateEndpointSecret,
   setReplayId,
+  unpauseDelivery,
+  unsucceededDeliveries,
+  updateEndpoint,
 } from './store.ts';
+import { DISABLED_BY_TENANT, disableEndpoint, endpointView } from './lifecycle.ts';
 import { testEventData } from '../events/test-events.ts';
 
 export interface WebhookServiceDeps {
@@ -43,18 +58,6 @@ export interface WebhookServiceDeps {
   encryptionKey: Buffer;
   scheduleMs: number[];
   egress: EgressPolicy;
-}
-
-export function endpointView(row: EndpointRow): EndpointView {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    status: row.status,
-    ...(row.disabled_reason ? { disabled_reason: row.disabled_reason } : {}),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
 }
 
 export function eventView(row: EventRow): EventView {
@@ -68,13 +71,18 @@ export class WebhookService {
     this.deps = deps;
   }
 
-  async register(tenant: ResolvedKey, body: RegisterEndpointBody) {
+  /** A URL an endpoint may have: 400 naming `url` if its tenant's mode may not send there. */
+  private async checkUrl(url: string, mode: ResolvedKey['mode']): Promise<void> {
     try {
-      await checkDestination(body.url, tenant.mode, this.deps.egress);
+      await checkDestination(url, mode, this.deps.egress);
     } catch (error) {
       if (error instanceof DestinationRefused) throw ApiError.validation([{ path: 'url', message: error.message }]);
       throw error;
     }
+  }
+
+  async register(tenant: ResolvedKey, body: RegisterEndpointBody) {
+    await this.checkUrl(body.url, tenant.mode);
     const id = randomUUID();
     return this.deps.orm.em.fork().transactional(async (tx) => {
       // Counted under the tenant's lock, so concurrent registrations cannot both take the last place.
@@ -115,7 +123,7 @@ export class WebhookService {
 
   async listEndpoints(tenantId: string, window: Window) {
     const { rows, total } = await listEndpoints(this.deps.orm.em.fork(), tenantId, window);
-    return { items: rows.map(endpointView), pagination: paginationView(window, total) };
+    return { items: rows.map((row) => endpointView(row)), pagination: paginationView(window, total) };
   }
 
   /** One of the tenant's endpoints (a deleted one is not found, as in the list). */
@@ -136,7 +144,88 @@ export class WebhookService {
         })
       : null;
     if (!row) throw ApiError.notFound(`webhook endpoint ${id}`);
+    // Deliveries that waited for it to be enabled end now (their attempt finds it deleted); a
+    // wake-up cut short (Temporal away) is finished by the webhook feature's sweep, not refused.
+    await wakePausedDeliveries(this.deps, id).catch(() => 0);
     return endpointView(row);
+  }
+
+  /**
+   * PATCH (decisions §21): a new URL (checked as at registration), new events, or enabled. A
+   * disable records `webhook.endpoint.disabled`; its deliveries wait. An enable wakes them.
+   */
+  async updateEndpoint(tenant: ResolvedKey, id: string, body: UpdateEndpointBody) {
+    const notFound = () => ApiError.notFound(`webhook endpoint ${id}`);
+    if (!isUuid(id)) throw notFound();
+    if (body.url !== undefined) await this.checkUrl(body.url, tenant.mode);
+    let enabled = false;
+    const row = await this.deps.orm.em.fork().transactional(async (tx) => {
+      // Locked, so that the changes below apply to the endpoint as read here, all or none.
+      const current = await lockEndpoint(tx, id, tenant.tenantId);
+      if (!current || current.status === 'deleted') throw notFound();
+      if (body.url !== undefined || body.events !== undefined) {
+        await updateEndpoint(tx, id, tenant.tenantId, {
+          url: body.url,
+          events: body.events && [...new Set(body.events)],
+        });
+      }
+      // An endpoint already disabled keeps its reason (a 410, its failures) and records nothing.
+      if (body.enabled === false) await disableEndpoint(tx, id, { by: 'tenant', reason: DISABLED_BY_TENANT });
+      if (body.enabled === true) {
+        enabled =
+          (await changeEndpointStatus(tx, id, { from: ['disabled'], to: 'listening', tenantId: tenant.tenantId })) !==
+          null;
+      }
+      return (await findEndpoint(tx, id))!;
+    });
+    // After the commit, so that a woken delivery finds its endpoint listening. The change is made
+    // whatever happens next: a wake-up cut short (Temporal away) is finished by the webhook
+    // feature's sweep, and the deliveries' own recheck.
+    if (enabled) await wakePausedDeliveries(this.deps, id).catch(() => 0);
+    return endpointView(row);
+  }
+
+  /**
+   * Replaces the endpoint's signing secret (decisions §21); the secret replaced keeps signing beside
+   * it for `overlap_hours`, and one kept from an earlier rotation is dropped.
+   */
+  async rotateSecret(tenantId: string, id: string, body: RotateSecretBody) {
+    const row = isUuid(id)
+      ? await rotateEndpointSecret(this.deps.orm.em.fork(), id, tenantId, {
+          secretCiphertext: encryptSecret(this.deps.encryptionKey, body.signing_secret),
+          overlapHours: body.overlap_hours,
+        })
+      : null;
+    if (!row) throw ApiError.notFound(`webhook endpoint ${id}`);
+    return endpointView(row);
+  }
+
+  /**
+   * Recover since (decisions §21): delivers again now, as a replay does, every delivery of the
+   * endpoint created since `since` that has not succeeded and was attempted (failed, or retrying
+   * after a failed attempt). Answers how many.
+   */
+  async recover(tenantId: string, id: string, body: RecoverBody) {
+    const since = new Date(body.since);
+    const now = new Date();
+    if (since.getTime() < now.getTime() - RECOVER_MAX_DAYS * 24 * 60 * 60 * 1000) {
+      throw ApiError.validation([{ path: 'since', message: `must be at most ${RECOVER_MAX_DAYS} days ago` }]);
+    }
+    if (since > now) throw ApiError.validation([{ path: 'since', message: 'must not be in the future' }]);
+    const em = this.deps.orm.em.fork();
+    const endpoint = isUuid(id) ? await findEndpoint(em, id) : null;
+    if (!endpoint || endpoint.tenant_id !== tenantId || endpoint.status === 'deleted') {
+      throw ApiError.notFound(`webhook endpoint ${id}`);
+    }
+    if (endpoint.status !== 'listening') {
+      throw new ApiError(
+        'failed_precondition',
+        `the endpoint ${id} is ${endpoint.status}: enable it (PATCH {"enabled": true}) before recovering its deliveries`,
+      );
+    }
+    const rows = await unsucceededDeliveries(em, id, { since, until: now });
+    await inBatches(rows, RECOVER_CONCURRENCY, (row) => replayDelivery(this.deps, em.fork(), row));
+    return { recovering: rows.length };
   }
 
   /** A page of deliveries with their endpoint's state and their attempts, and the total. */
@@ -261,6 +350,60 @@ export class WebhookService {
     const row = isUuid(id) ? await findEvent(this.deps.orm.em.fork(), tenantId, id) : null;
     if (!row) throw ApiError.notFound(`event ${id}`);
     return eventView(row);
+  }
+}
+
+/** Replays of one recover request made at once. */
+const RECOVER_CONCURRENCY = 8;
+/** Deliveries woken per page, and signals sent at once, when an endpoint is enabled again. */
+const WAKE_PAGE = 500;
+const WAKE_CONCURRENCY = 16;
+
+/** Runs `act` on every item, at most `concurrency` at once, and waits for all (the first failure is thrown). */
+async function inBatches<T>(items: readonly T[], concurrency: number, act: (item: T) => Promise<unknown>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await act(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
+/**
+ * Tells the deliveries waiting for this endpoint that it changed (enabled again, or deleted): each
+ * tries its attempt again at once. Page by page, a bounded number of signals at once, however many
+ * there are; a delivery whose workflow has ended is passed over. Answers how many were signalled.
+ */
+export async function wakePausedDeliveries(deps: { orm: MikroORM; client: Client }, endpointId: string) {
+  let afterId: string | undefined;
+  let woken = 0;
+  for (;;) {
+    const rows = await pausedDeliveries(deps.orm.em.fork(), endpointId, { afterId, limit: WAKE_PAGE });
+    if (rows.length === 0) break;
+    await inBatches(rows, WAKE_CONCURRENCY, async (row) => {
+      if (await signalWaitingDelivery(deps, row)) woken += 1;
+    });
+    afterId = rows.at(-1)!.id;
+  }
+  return woken;
+}
+
+/**
+ * Signals one waiting delivery's workflow that its endpoint changed. False if the workflow has
+ * ended (terminated by an operator): nothing waits any more, and the mark is cleared.
+ */
+export async function signalWaitingDelivery(
+  deps: { orm: MikroORM; client: Client },
+  delivery: { id: string; event_id: string; endpoint_id: string },
+): Promise<boolean> {
+  try {
+    await deps.client.workflow
+      .getHandle(deliveryWorkflowId(delivery.event_id, delivery.endpoint_id))
+      .signal(endpointEnabledSignal);
+    return true;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    await unpauseDelivery(deps.orm.em.fork(), delivery.id);
+    return false;
   }
 }
 

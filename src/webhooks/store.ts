@@ -3,12 +3,16 @@
 // properties are named as their columns. Every status change is conditional on the status it
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
 import { createHash } from 'node:crypto';
-import { type InferEntity, type FilterQuery, IsolationLevel, p, raw } from '@mikro-orm/core';
+import { type InferEntity, type FilterQuery, IsolationLevel, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
+
+/** What disables an endpoint (decisions §21): its tenant, its receiver's 410, or failing for too long. */
+export const DISABLED_BY = ['tenant', 'gone', 'failures'] as const;
+export type DisabledBy = (typeof DISABLED_BY)[number];
 
 export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints', {
   ...tenantOwned(),
@@ -18,6 +22,14 @@ export const WebhookEndpoint = tableEntity('WebhookEndpoint', 'webhook_endpoints
   secret_ciphertext: p.string(),
   status: p.enum(['listening', 'disabled', 'deleted'] as const),
   disabled_reason: p.string().nullable(),
+  /** The secret a rotation replaced, still signing beside the new one until `previous_secret_expires_at`. */
+  previous_secret_ciphertext: p.string().nullable(),
+  previous_secret_expires_at: p.datetime().nullable(),
+  disabled_at: p.datetime().nullable(),
+  /** What disabled it: its tenant or its failures (its deliveries wait), or a 410 (its deliveries end). */
+  disabled_by: p.enum(DISABLED_BY).nullable(),
+  /** When the first attempt failed of the unbroken run of failures up to now; null after a success. */
+  failing_since: p.datetime().nullable(),
   ...timestamps(),
 });
 export type EndpointRow = InferEntity<typeof WebhookEndpoint>;
@@ -35,6 +47,8 @@ export const WebhookDelivery = tableEntity('WebhookDelivery', 'webhook_deliverie
   replay_id: p.string().nullable(),
   /** The delivery of a test event: left out of the webhook metrics. */
   test: p.boolean().default(false),
+  /** Since when the delivery has been waiting for its disabled endpoint to be enabled again. */
+  paused_at: p.datetime().nullable(),
   ...timestamps(),
 });
 export type DeliveryRow = InferEntity<typeof WebhookDelivery>;
@@ -57,7 +71,17 @@ export const webhookEntities = [WebhookEndpoint, WebhookDelivery, WebhookAttempt
 
 export async function insertEndpoint(
   em: EntityManager,
-  endpoint: Omit<EndpointRow, 'disabled_reason' | 'created_at' | 'updated_at'>,
+  endpoint: Omit<
+    EndpointRow,
+    | 'disabled_reason'
+    | 'previous_secret_ciphertext'
+    | 'previous_secret_expires_at'
+    | 'disabled_at'
+    | 'disabled_by'
+    | 'failing_since'
+    | 'created_at'
+    | 'updated_at'
+  >,
 ): Promise<EndpointRow> {
   await em.insert(WebhookEndpoint, endpoint);
   return em.findOneOrFail(WebhookEndpoint, { id: endpoint.id }, { refresh: true });
@@ -78,6 +102,15 @@ export async function lockAndCountEndpoints(em: EntityManager, tenantId: string)
 
 export async function findEndpoint(em: EntityManager, id: string): Promise<EndpointRow | null> {
   return em.findOne(WebhookEndpoint, { id }, { refresh: true });
+}
+
+/** The tenant's endpoint, locked for the rest of the caller's transaction; null if it has none of this id. */
+export async function lockEndpoint(em: EntityManager, id: string, tenantId: string): Promise<EndpointRow | null> {
+  return em.findOne(
+    WebhookEndpoint,
+    { id, tenant_id: tenantId },
+    { refresh: true, lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
 }
 
 /** The tenant's endpoints, deleted ones left out, newest first. */
@@ -118,20 +151,107 @@ export async function listeningEndpoints(
 }
 
 /**
- * Moves a tenant's endpoint out of `from`: deleted by the tenant, or disabled (with the reason)
- * when its receiver answers 410. Null if it was not in one of those statuses.
+ * Moves a tenant's endpoint out of `from`: deleted by the tenant, or disabled with the reason (by
+ * the tenant, when its receiver answers 410, or after failing for too long), or enabled again by
+ * the tenant (its reason, time and run of failures forgotten). Null if it was not in one of `from`.
  */
 export async function changeEndpointStatus(
   em: EntityManager,
   id: string,
-  change: { from: EndpointRow['status'][]; to: 'deleted' | 'disabled'; tenantId?: string; reason?: string },
+  change:
+    | { from: EndpointRow['status'][]; to: 'deleted'; tenantId?: string }
+    | { from: EndpointRow['status'][]; to: 'disabled'; tenantId?: string; by: DisabledBy; reason: string }
+    | { from: ['disabled']; to: 'listening'; tenantId: string },
 ): Promise<EndpointRow | null> {
   const changed = await em.nativeUpdate(
     WebhookEndpoint,
     { id, status: { $in: change.from }, ...(change.tenantId ? { tenant_id: change.tenantId } : {}) },
-    { status: change.to, updated_at: raw('now()'), ...(change.reason ? { disabled_reason: change.reason } : {}) },
+    {
+      status: change.to,
+      updated_at: raw('now()'),
+      ...(change.to === 'disabled'
+        ? { disabled_reason: change.reason, disabled_by: change.by, disabled_at: raw('now()') }
+        : {}),
+      ...(change.to === 'listening'
+        ? { disabled_reason: null, disabled_by: null, disabled_at: null, failing_since: null }
+        : {}),
+    },
   );
   return changed > 0 ? findEndpoint(em, id) : null;
+}
+
+/**
+ * A tenant's change of an endpoint's URL or events (deleted ones are not changed). A new URL
+ * starts its run of failures afresh: what failed was the old one. Null if there is no such endpoint.
+ */
+export async function updateEndpoint(
+  em: EntityManager,
+  id: string,
+  tenantId: string,
+  change: { url?: string | undefined; events?: string[] | undefined },
+): Promise<EndpointRow | null> {
+  const changed = await em.nativeUpdate(
+    WebhookEndpoint,
+    { id, tenant_id: tenantId, status: { $ne: 'deleted' } },
+    {
+      updated_at: raw('now()'),
+      ...(change.url !== undefined ? { url: change.url, failing_since: null } : {}),
+      ...(change.events !== undefined ? { events: change.events } : {}),
+    },
+  );
+  return changed > 0 ? findEndpoint(em, id) : null;
+}
+
+/**
+ * Replaces an endpoint's signing secret. In one statement, so that two rotations cannot interleave:
+ * the secret it replaces signs beside the new one for `overlapHours` (none for 0), and a secret
+ * kept from an earlier rotation, the oldest, is dropped. Null if there is no such endpoint.
+ */
+export async function rotateEndpointSecret(
+  em: EntityManager,
+  id: string,
+  tenantId: string,
+  rotation: { secretCiphertext: string; overlapHours: number },
+): Promise<EndpointRow | null> {
+  const kept = rotation.overlapHours > 0;
+  const changed = await em.nativeUpdate(
+    WebhookEndpoint,
+    { id, tenant_id: tenantId, status: { $ne: 'deleted' } },
+    {
+      // The right-hand sides read the row as it was: the previous secret is the one replaced.
+      previous_secret_ciphertext: kept ? raw('secret_ciphertext') : null,
+      previous_secret_expires_at: kept ? raw(`now() + ? * interval '1 hour'`, [rotation.overlapHours]) : null,
+      secret_ciphertext: rotation.secretCiphertext,
+      updated_at: raw('now()'),
+    },
+  );
+  return changed > 0 ? findEndpoint(em, id) : null;
+}
+
+/**
+ * Notes an attempt's outcome on its endpoint: a success ends its run of failures; a failure starts
+ * one (at the attempt's start) or extends it. Answers when the run began if it is now older than
+ * `disableAfterMs` while the endpoint still listens (every attempt since has failed for that
+ * long, and the endpoint is to be disabled), else null.
+ */
+export async function noteEndpointOutcome(
+  em: EntityManager,
+  id: string,
+  outcome: { succeeded: boolean; attemptedAt: Date; disableAfterMs: number },
+): Promise<Date | null> {
+  if (outcome.succeeded) {
+    await em.nativeUpdate(WebhookEndpoint, { id, failing_since: { $ne: null } }, { failing_since: null });
+    return null;
+  }
+  // One statement, so that the run's start and the judgement read the same row.
+  const [row] = await em.execute<{ failing_since: Date | string; overdue: boolean }[]>(
+    `update webhook_endpoints set failing_since = coalesce(failing_since, ?)
+      where id = ?
+      returning failing_since,
+                status = 'listening' and failing_since <= now() - ? * interval '1 millisecond' as overdue`,
+    [outcome.attemptedAt, id, outcome.disableAfterMs],
+  );
+  return row?.overdue ? new Date(row.failing_since) : null;
 }
 
 export interface DeliveryFilter {
@@ -300,6 +420,67 @@ export async function setDeliveryStatus(
     WebhookDelivery,
     { id, ...(options.evenIfSucceeded ? {} : { status: { $ne: 'succeeded' as const } }) },
     { status, updated_at: raw('now()') },
+  );
+}
+
+/** A delivery found its endpoint disabled: it waits (once marked, its first time is kept). */
+export async function pauseDelivery(em: EntityManager, id: string): Promise<void> {
+  await em.nativeUpdate(WebhookDelivery, { id, paused_at: null }, { paused_at: raw('now()') });
+}
+
+/** A delivery found its endpoint listening again: it waits no more. */
+export async function unpauseDelivery(em: EntityManager, id: string): Promise<void> {
+  await em.nativeUpdate(WebhookDelivery, { id, paused_at: { $ne: null } }, { paused_at: null });
+}
+
+/** Deliveries waiting for an endpoint to be enabled, by id after `afterId`, `limit` of them. */
+export async function pausedDeliveries(
+  em: EntityManager,
+  endpointId: string,
+  page: { afterId?: string | undefined; limit: number },
+): Promise<Pick<DeliveryRow, 'id' | 'event_id' | 'endpoint_id'>[]> {
+  return em.find(
+    WebhookDelivery,
+    { endpoint_id: endpointId, paused_at: { $ne: null }, ...(page.afterId ? { id: { $gt: page.afterId } } : {}) },
+    { fields: ['id', 'event_id', 'endpoint_id'], orderBy: { id: 'asc' }, limit: page.limit },
+  );
+}
+
+/**
+ * Deliveries still marked waiting although their endpoint has listened again for `graceMs` or more
+ * (an enable whose wake-up was lost or is not finished): the longest waiting `limit` of them.
+ */
+export async function pausedDeliveriesOfListeningEndpoints(
+  em: EntityManager,
+  page: { graceMs: number; limit: number },
+): Promise<Pick<DeliveryRow, 'id' | 'event_id' | 'endpoint_id'>[]> {
+  return em.execute(
+    `select d.id, d.event_id, d.endpoint_id
+       from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+      where d.paused_at is not null and e.status = 'listening'
+        and e.updated_at < now() - ? * interval '1 millisecond'
+      order by d.paused_at, d.id limit ?`,
+    [page.graceMs, page.limit],
+  );
+}
+
+/**
+ * The deliveries of an endpoint created in [since, until) that have not succeeded and were
+ * attempted: failed, or retrying after a failed attempt (what recover-since delivers again).
+ */
+export async function unsucceededDeliveries(
+  em: EntityManager,
+  endpointId: string,
+  window: { since: Date; until: Date },
+): Promise<DeliveryRow[]> {
+  return em.find(
+    WebhookDelivery,
+    {
+      endpoint_id: endpointId,
+      created_at: { $gte: window.since, $lt: window.until },
+      status: { $in: ['failed', 'retrying'] },
+    },
+    { orderBy: { created_at: 'asc', id: 'asc' } },
   );
 }
 

@@ -51,6 +51,10 @@ const BODIES: Record<string, unknown> = {
   'POST /api/v1/sandbox/virtual-accounts/{id}/credits': { amount_minor: 10_000, reference: 'bola-credit' },
   'POST /api/v1/webhook-deliveries/{id}/replay': {},
   'POST /api/v1/webhook-endpoints/{id}/test': { type: 'transfer.settled' },
+  'PATCH /api/v1/webhook-endpoints/{id}': { events: ['transfer.failed'], enabled: false },
+  'POST /api/v1/webhook-endpoints/{id}/rotate-secret': { signing_secret: 'whsec_Ym9sYS1yb3RhdGlvbi1zZWNyZXQtMzI=' },
+  // Within the 14 days recover reaches back, however long the run takes to get here.
+  'POST /api/v1/webhook-endpoints/{id}/recover': { since: new Date(Date.now() - 60 * 60_000).toISOString() },
   'POST /api/v1/sandbox/cards/{card_id}/purchases': PURCHASE,
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/clear': { amount_minor: 1_000 },
   'POST /api/v1/sandbox/card-authorizations/{authorization_id}/reverse': {},

@@ -1,8 +1,10 @@
 // The console's admin pages over HTTP (decisions §22): webhooks (add an endpoint, a secret made and
 // shown once, a test event and its delivery with the attempt and the escaped answer of the tenant's
-// server), API keys (a restricted key whose secret works as its scopes say), the team (invite, join
-// with the link, change role, remove) and the audit log; roles refused, another tenant's ids 404,
-// hostile strings escaped.
+// server; recover, edit, disable, enable and rotate its secret, decisions §21), API keys (a
+// restricted key whose secret works as its scopes say), the team (invite, join with the link,
+// change role, remove) and the audit log; roles refused, another tenant's ids 404, hostile strings
+// escaped.
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { auth } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
@@ -89,10 +91,13 @@ describe('console webhooks and events', () => {
     expect(testId(endpointPage.html, 'delivery-row')).toBeGreaterThanOrEqual(1);
     expectEscaped(endpointPage.html);
 
-    // The endpoint's own webhook.endpoint.created is delivered to it too ("*"): the test event's is the newest.
+    // The endpoint's own webhook.endpoint.created is delivered to it too ("*"), and its delivery may be
+    // queued before or after the test event's (the fan-out's pace): the test event's is found by its type.
     const deliveries = await developer.get(`/dashboard/webhooks/deliveries?endpoint_id=${endpointId}`);
     expect(testId(deliveries.html, 'delivery-row')).toBeGreaterThanOrEqual(1);
-    const deliveryId = /\/dashboard\/webhooks\/deliveries\/([0-9a-f-]{36})/.exec(deliveries.html)![1]!;
+    const deliveryId = /\/dashboard\/webhooks\/deliveries\/([0-9a-f-]{36})">webhook\.endpoint\.test</.exec(
+      deliveries.html,
+    )![1]!;
     const delivery = await eventually(async () => {
       const found = await developer.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
       return testId(found.html, 'attempt') >= 1 && found.html.includes('data-testid="response-body"')
@@ -144,6 +149,118 @@ describe('console webhooks and events', () => {
     expect(after.html).toContain('The endpoint was deleted');
     expect(testId(after.html, 'endpoint-row')).toBe(0);
     expect((await developer.get(`/dashboard/webhooks/endpoints/${endpointId}`)).status).toBe(404);
+  });
+});
+
+describe('console webhook endpoint lifecycle', () => {
+  /** `datetime-local` as the console reads it: Lagos time (UTC+1). */
+  const lagosLocal = (at: Date) => new Date(at.getTime() + 3_600_000).toISOString().slice(0, 16);
+
+  it('recovers, edits, disables and enables an endpoint and rotates its secret through the API, each form as its person', async () => {
+    const { apiKey, join } = await tenant();
+    const developer = await join('developer');
+    const path = `/lifecycle-${Date.now()}`;
+    // Down through every attempt of the endpoint's first delivery (its own webhook.endpoint.created).
+    receiver.plan(path, ...Array.from({ length: 3 }, () => ({ status: 500 })));
+    await developer.get('/dashboard/webhooks');
+    const added = await developer.post('/dashboard/webhooks/endpoints', { url: `${receiver.url}${path}` });
+    expect(added.status, added.html).toBe(201);
+    const firstSecret = secretOf(added.html)!;
+    const endpointId = /\/dashboard\/webhooks\/endpoints\/([0-9a-f-]{36})/.exec(added.html)![1]!;
+    const api = (url: string) => stack.app.inject({ method: 'GET', url, headers: auth(apiKey) });
+    await eventually(
+      async () =>
+        (await api(`/api/v1/webhook-deliveries?endpoint_id=${endpointId}&status=failed`)).json().data.pagination
+          .total === 1,
+    );
+
+    // Recover since an hour ago: the failed delivery goes again, and arrives.
+    const page = await developer.get(`/dashboard/webhooks/endpoints/${endpointId}`);
+    for (const form of ['edit', 'disable', 'rotate', 'recover']) expect(page.html).toContain(`/${form}"`);
+    const recovered = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/recover`, {
+      since: lagosLocal(new Date(Date.now() - 3_600_000)),
+    });
+    expect(recovered.status, recovered.html).toBe(303);
+    expect(recovered.location).toBe(`/dashboard/webhooks/endpoints/${endpointId}?notice=recovering&recovering=1`);
+    expect((await developer.get(recovered.location!)).html).toContain('Delivering again: 1 delivery since then');
+    await eventually(() => receiver.on(path).length === 4);
+    // More than 14 days back: the API's refusal, shown.
+    const tooOld = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/recover`, {
+      since: lagosLocal(new Date(Date.now() - 15 * 24 * 3_600_000)),
+    });
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.html).toContain('must be at most 14 days ago');
+
+    // Edit: a new URL and one event.
+    await developer.get(`/dashboard/webhooks/endpoints/${endpointId}`);
+    const edited = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/edit`, {
+      url: `${receiver.url}${path}-moved`,
+      events: ['transfer.settled', 'webhook.endpoint.test'],
+    });
+    expect(edited.status, edited.html).toBe(303);
+    const editedPage = await developer.get(edited.location!);
+    expect(editedPage.html).toContain('The endpoint was changed');
+    expect(editedPage.html).toContain(`${receiver.url}${path}-moved`);
+    expect((await api(`/api/v1/webhook-endpoints/${endpointId}`)).json().data).toMatchObject({
+      url: `${receiver.url}${path}-moved`,
+      events: ['transfer.settled', 'webhook.endpoint.test'],
+    });
+    expect(
+      (await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/edit`, { url: 'http://10.0.0.8/x' })).status,
+    ).toBe(400);
+
+    // Disable, then enable.
+    const disabled = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/disable`);
+    expect(disabled.location).toBe(`/dashboard/webhooks/endpoints/${endpointId}?notice=endpoint-disabled`);
+    const disabledPage = await developer.get(disabled.location!);
+    expect(disabledPage.html).toMatch(/data-testid="endpoint-status">disabled</);
+    expect(disabledPage.html).toContain('disabled by the tenant');
+    expect(disabledPage.html).toContain('Enable endpoint');
+    expect(disabledPage.html).not.toContain('Send test event');
+    expect((await api(`/api/v1/webhook-endpoints/${endpointId}`)).json().data.enabled).toBe(false);
+    const enabled = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/enable`);
+    expect(enabled.location).toBe(`/dashboard/webhooks/endpoints/${endpointId}?notice=endpoint-enabled`);
+    expect((await api(`/api/v1/webhook-endpoints/${endpointId}`)).json().data).toMatchObject({
+      status: 'listening',
+      enabled: true,
+    });
+
+    // Rotate with a two-hour overlap: the new secret shown once, and both secrets sign a test event.
+    await developer.get(`/dashboard/webhooks/endpoints/${endpointId}`);
+    const rotated = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/rotate`, { overlap_hours: '2' });
+    expect(rotated.status, rotated.html).toBe(200);
+    const secondSecret = secretOf(rotated.html)!;
+    expect(secondSecret).toMatch(/^whsec_/);
+    expect(secondSecret).not.toBe(firstSecret);
+    expect(rotated.html).toContain('still signs beside the new one until');
+    const expires = Date.parse(
+      (await api(`/api/v1/webhook-endpoints/${endpointId}`)).json().data.previous_secret_expires_at,
+    );
+    expect(Math.abs(expires - Date.now() - 2 * 3_600_000)).toBeLessThan(60_000);
+    expect((await developer.get(`/dashboard/webhooks/endpoints/${endpointId}`)).html).not.toContain(secondSecret);
+    expect((await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/test`)).status).toBe(303);
+    const hook = await eventually(() => receiver.on(`${path}-moved`)[0]);
+    for (const secret of [firstSecret, secondSecret]) {
+      expect(new Webhook(secret).verify(hook.body, hook.headers as Record<string, string>)).toMatchObject({
+        type: 'webhook.endpoint.test',
+      });
+    }
+    const refusedHours = await developer.post(`/dashboard/webhooks/endpoints/${endpointId}/rotate`, {
+      overlap_hours: '100',
+    });
+    expect(refusedHours.status).toBe(400);
+
+    // A viewer sees no form and is refused by the API; another tenant's developer finds nothing.
+    const viewer = await join('viewer');
+    const seen = await viewer.get(`/dashboard/webhooks/endpoints/${endpointId}`);
+    expect(seen.html).not.toContain('Rotate secret');
+    for (const action of ['disable', 'rotate', 'recover', 'edit']) {
+      expect((await viewer.post(`/dashboard/webhooks/endpoints/${endpointId}/${action}`)).status).toBe(403);
+    }
+    const other = await (await tenant()).join('developer');
+    await other.get('/dashboard/webhooks');
+    expect((await other.post(`/dashboard/webhooks/endpoints/${endpointId}/disable`)).status).toBe(404);
+    expect((await api(`/api/v1/webhook-endpoints/${endpointId}`)).json().data.status).toBe('listening');
   });
 });
 

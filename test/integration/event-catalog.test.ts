@@ -3,7 +3,7 @@
 // and each webhook body checked with Ajv against the JSON Schema the catalog serves for its type:
 // transfers settled, failed (the sandbox bank's failing account) and reversed (its reversing
 // one), a bulk batch, a webhook endpoint, a test event to it and its deliveries (failed once, then
-// succeeded, to a local receiver), a virtual account credited and closed, identity customers verified and not, and a
+// succeeded, to a local receiver), another endpoint disabled by its tenant, a virtual account credited and closed, identity customers verified and not, and a
 // reconciliation whose bank statement forgets a transfer and invents a credit.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
@@ -145,6 +145,22 @@ describe("every recorded event fits its type's catalog schema", () => {
     expect((await post(tenant.apiKey, `/api/v1/webhook-endpoints/${endpoint.json().data.id}/test`)).statusCode).toBe(
       202,
     );
+    // Another endpoint, disabled by the tenant: webhook.endpoint.disabled.
+    const disabled = await registerEndpoint(app, tenant.apiKey, {
+      url: `${receiver.url}/catalog-disabled`,
+      events: ['webhook.endpoint.disabled'],
+      signing_secret: newSigningSecret(),
+    });
+    expect(
+      (
+        await app.inject({
+          method: 'PATCH',
+          url: `/api/v1/webhook-endpoints/${disabled.json().data.id}`,
+          headers: auth(tenant.apiKey),
+          payload: { enabled: false },
+        })
+      ).statusCode,
+    ).toBe(200);
     await expectMadeAndFitting(
       [
         'webhook.endpoint.test',
@@ -154,6 +170,7 @@ describe("every recorded event fits its type's catalog schema", () => {
         'transfer.reversed',
         'transfer_batch.completed',
         'webhook.endpoint.created',
+        'webhook.endpoint.disabled',
         'event.delivery.queued',
         'event.delivery.failed',
         'event.delivery.succeeded',

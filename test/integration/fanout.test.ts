@@ -276,7 +276,7 @@ describe('a delivery queued by a pass whose workflow start failed', () => {
     expect(await deliveriesOf(id)).toBe(1);
     expect((await eventRow(id)).fanned_out_at).toBeNull();
     // The endpoint stops listening (a 410 to another delivery disables it) before the next try.
-    await sql(`update webhook_endpoints set status = 'disabled' where id = ?`, [target.id]);
+    await sql(`update webhook_endpoints set status = 'disabled', disabled_by = 'gone' where id = ?`, [target.id]);
     await sql('update events set next_fanout_at = now() where id = ?', [id]);
     // The next pass starts the queued delivery's workflow (whose first attempt finds the endpoint
     // disabled and ends it as failed, sending nothing), then marks the event.

@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover every workflow type: transfers (success, bank failure, flaky bank, its answer lost and held as possibly taken, refused at the name enquiry, stuck then resolved by an operator\'s update, unconfirmed for a day then confirmed by a status query, "no such transfer" after the submission retries then resolved), webhook deliveries (retried then delivered, replayed after success, a wait for a slot, a run continued as new and the run it continued in), inbound credits (applied; to a closed account, sent back to its sender), an operator\'s return of a held credit, account expiry, virtual-account create (also as recorded with a BVN in its input) and close, cards, reconciliation per connector, BVN verification, a transfer batch (an item refused, two paid: recorded before held batches) and a transfer reversal (confirmed and applied; denied by the status query, kept as a discrepancy); the transfer, webhook and reconciliation runs recorded with their patches deprecated', () => {
+  it('cover every workflow type: transfers (success, bank failure, flaky bank, its answer lost and held as possibly taken, refused at the name enquiry, stuck then resolved by an operator\'s update, unconfirmed for a day then confirmed by a status query, "no such transfer" after the submission retries then resolved), webhook deliveries (retried then delivered, replayed after success, a wait for a slot, a run continued as new and the run it continued in, a wait for its disabled endpoint until it was enabled), inbound credits (applied; to a closed account, sent back to its sender), an operator\'s return of a held credit, account expiry, virtual-account create (also as recorded with a BVN in its input) and close, cards, reconciliation per connector, BVN verification, a transfer batch (an item refused, two paid: recorded before held batches) and a transfer reversal (confirmed and applied; denied by the status query, kept as a discrepancy); the transfer, webhook and reconciliation runs recorded with their patches deprecated', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-success.json',
@@ -35,6 +35,7 @@ describe('recorded workflow histories', () => {
         'webhook-waited-for-slot.json',
         'webhook-replays-continue-as-new.json',
         'webhook-replays-continued.json',
+        'webhook-paused-then-enabled.json',
         'inbound-credit-applied.json',
         'inbound-credit-returned.json',
         'held-credit-return.json',

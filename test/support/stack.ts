@@ -133,6 +133,8 @@ export async function startGatewayStack(options: {
   /** WEBHOOK_TENANT_CONCURRENCY and WEBHOOK_WORKER_SLOTS of the webhook worker (production's defaults). */
   webhookTenantConcurrency?: number;
   webhookWorkerSlots?: number;
+  /** WEBHOOK_DISABLE_AFTER_HOURS of the workers (production's 120 h unless given). */
+  webhookDisableAfterHours?: number;
   /** WEBHOOK_TIMEOUT_MS of the workers (2 s). */
   webhookTimeoutMs?: number;
   /**
@@ -216,6 +218,7 @@ export async function startGatewayStack(options: {
       egress,
       temporalAddress,
       ...(options.webhookTimeoutMs ? { webhookTimeoutMs: options.webhookTimeoutMs } : {}),
+      ...(options.webhookDisableAfterHours ? { webhookDisableAfterHours: options.webhookDisableAfterHours } : {}),
     };
     workers = await Promise.all([
       startTestWorker({ ...common, taskQueue: options.taskQueue }),

@@ -72,6 +72,8 @@ export async function startTestWorker(options: {
   /** WEBHOOK_TENANT_CONCURRENCY and WEBHOOK_WORKER_SLOTS (production's defaults unless given). */
   webhookTenantConcurrency?: number;
   webhookWorkerSlots?: number;
+  /** WEBHOOK_DISABLE_AFTER_HOURS (production's default unless given; a fraction shortens it to seconds). */
+  webhookDisableAfterHours?: number;
 }): Promise<TestWorker> {
   installRuntime();
   const address = options.temporalAddress ?? inject('temporalAddress');
@@ -88,6 +90,7 @@ export async function startTestWorker(options: {
       timeoutMs: options.webhookTimeoutMs ?? 2_000,
       egress: options.egress ?? {},
       tenantConcurrency: options.webhookTenantConcurrency ?? PRODUCTION.WEBHOOK_TENANT_CONCURRENCY,
+      disableAfterMs: (options.webhookDisableAfterHours ?? PRODUCTION.WEBHOOK_DISABLE_AFTER_HOURS) * 3_600_000,
     },
     bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
   };

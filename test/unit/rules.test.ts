@@ -10,6 +10,7 @@ import { subscribes } from '../../src/events/event-types.ts';
 import { deliveryIdFor } from '../../src/webhooks/store.ts';
 import { decryptSecret, encryptSecret } from '../../src/webhooks/secrets.ts';
 import { webhookHeaders } from '../../src/webhooks/signing.ts';
+import { verifyWebhook } from '../../src/client/webhooks.ts';
 import { isValidNuban, nuban } from '../../src/sandbox-bank/banks.ts';
 import { meaningOf, submissionRefusal } from '../../src/connectors/codes.ts';
 import { nextStatusCheckMs } from '../../workflows/transfers/transfer.ts';
@@ -39,6 +40,23 @@ describe('webhook signatures', () => {
     });
     const tampered = body.replace('transfer.settled', 'transfer.failed');
     expect(() => new Webhook(whsec).verify(tampered, webhookHeaders(whsec, 'evt', now, body))).toThrow();
+  });
+
+  it('carry one v1 signature per secret during a rotation, each verifying with the library and verifyWebhook unchanged', () => {
+    const body = JSON.stringify({ id: 'evt', type: 'transfer.settled', created_at: '2026-01-01T00:00:00Z', data: {} });
+    const now = Math.floor(Date.now() / 1000);
+    const fresh = `whsec_${Buffer.from('fresh-secret-of-thirty-two-bytes').toString('base64')}`;
+    const previous = 'the-plain-secret-it-replaced';
+    const headers = webhookHeaders([fresh, previous], 'evt', now, body);
+    const [first, second, ...more] = headers['webhook-signature']!.split(' ');
+    expect(more).toEqual([]);
+    expect(first).toBe(webhookHeaders(fresh, 'evt', now, body)['webhook-signature']);
+    expect(second).toBe(webhookHeaders(previous, 'evt', now, body)['webhook-signature']);
+    expect(new Webhook(fresh).verify(body, headers)).toMatchObject({ id: 'evt' });
+    expect(new Webhook(previous, { format: 'raw' }).verify(body, headers)).toMatchObject({ id: 'evt' });
+    expect(verifyWebhook(body, headers, fresh)).toMatchObject({ id: 'evt' });
+    expect(verifyWebhook(body, headers, previous)).toMatchObject({ id: 'evt' });
+    expect(() => verifyWebhook(body, headers, 'a-third-secret-never-used')).toThrow(/No matching signature/);
   });
 
   it('keep secrets encrypted at rest and readable only with the key', () => {

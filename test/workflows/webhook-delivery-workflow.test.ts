@@ -9,10 +9,12 @@ import {
   DELIVERY_WORKFLOW_TYPE,
   type DeliveryInput,
   deliveryWorkflowId,
+  endpointEnabledSignal,
   replaySignal,
   slotSignal,
 } from '../../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.ts';
+import { eventually } from '../support/eventually.ts';
 import { recordingStubs, useStubWorkflowEnv } from '../support/stub-activities.ts';
 
 const stub = useStubWorkflowEnv('webhook-delivery-workflow');
@@ -115,6 +117,48 @@ describe('a webhook delivery', () => {
       // Server time: on the slot's signal, not on the wait's five-minute recheck.
       const [asked, made] = stubs.calls.map((call) => call.scheduledAtMs);
       expect(made! - asked!).toBeLessThan(5 * MINUTE);
+    });
+  });
+
+  const paused: AttemptResult = { outcome: 'paused', statusCode: null, retryAfterMs: null };
+
+  it('waits while its endpoint is disabled, counting nothing, and makes the same attempt once it is enabled', async () => {
+    const stubs = deliveryStubs(failed, paused, succeeded);
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, deliveryId } = await deliver(taskQueue, [0, MINUTE, 5 * MINUTE]);
+      // The first attempt fails; a minute later the second finds the endpoint disabled.
+      await stub.env.sleep(2 * MINUTE);
+      await eventually(() => stubs.calls.length === 2);
+      // An hour of waiting: no attempt, no failure, the schedule's next steps not spent.
+      await stub.env.sleep(HOUR);
+      expect(stubs.inputsOf('attemptDelivery')).toHaveLength(2);
+      expect(await handle.query('status')).toMatchObject({ status: 'retrying', attempts: 1 });
+      await handle.signal(endpointEnabledSignal);
+      expect(await handle.result()).toMatchObject({ status: 'succeeded', attempts: 2 });
+      expect(stubs.inputsOf('attemptDelivery')).toEqual([
+        { deliveryId, attemptNumber: 1 },
+        { deliveryId, attemptNumber: 2 },
+        { deliveryId, attemptNumber: 2 },
+      ]);
+      // Server time: on the signal, not on the six-hour recheck.
+      const [, asked, made] = stubs.calls.map((call) => call.scheduledAtMs);
+      expect(made! - asked!).toBeGreaterThanOrEqual(HOUR);
+      expect(made! - asked!).toBeLessThan(6 * HOUR);
+      expect(stubs.inputsOf('finishDelivery')).toEqual([]);
+    });
+  });
+
+  it('looks at its disabled endpoint again every six hours, should the signal that wakes it be lost', async () => {
+    const stubs = deliveryStubs(paused, paused, succeeded);
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const { handle, deliveryId } = await deliver(taskQueue, [0, MINUTE]);
+      expect(await handle.result()).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(stubs.inputsOf('attemptDelivery')).toEqual(
+        Array.from({ length: 3 }, () => ({ deliveryId, attemptNumber: 1 })),
+      );
+      const [first, second, third] = stubs.calls.map((call) => call.scheduledAtMs);
+      expect(second! - first!).toBeGreaterThanOrEqual(6 * HOUR);
+      expect(third! - second!).toBeGreaterThanOrEqual(6 * HOUR);
     });
   });
 

@@ -1,5 +1,6 @@
 // The webhook delivery workflow's contract: one workflow per (event, endpoint), id
-// `delivery:<event_id>:<endpoint_id>`; a `replay` signal delivers again at once.
+// `delivery:<event_id>:<endpoint_id>`; a `replay` signal delivers again at once, and
+// `endpointEnabled` wakes a delivery that waits for its disabled endpoint.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 export { DELIVERY_WORKFLOW_TYPE, deliveryWorkflowId } from '../workflow-names.ts';
 
@@ -43,8 +44,13 @@ export interface DeliveryState {
 }
 
 export interface AttemptResult {
-  /** `wait`: nothing was sent; the tenant has its limit of attempts in flight and the delivery is queued for a slot. */
-  outcome: 'succeeded' | 'failed' | 'gone' | 'endpoint_disabled' | 'wait';
+  /**
+   * `wait`: nothing was sent; the tenant has its limit of attempts in flight and the delivery is queued for a slot.
+   * `paused`: nothing was sent and no attempt counts; the endpoint is disabled (by its tenant or its
+   * failures), and the delivery waits for it.
+   * `endpoint_disabled`: nothing was sent; the endpoint is deleted or disabled by a 410, and the delivery ends failed.
+   */
+  outcome: 'succeeded' | 'failed' | 'gone' | 'endpoint_disabled' | 'wait' | 'paused';
   statusCode: number | null;
   /** From a Retry-After header on 429/503. */
   retryAfterMs: number | null;
@@ -53,6 +59,8 @@ export interface AttemptResult {
 export const replaySignal = defineSignal<[{ replayId: string }]>('replay');
 /** One of its tenant's attempt slots has been granted to the delivery (src/webhooks/attempt-slots.ts). */
 export const slotSignal = defineSignal('slot');
+/** The delivery's endpoint was enabled again (or deleted): a delivery waiting for it tries again now. */
+export const endpointEnabledSignal = defineSignal('endpointEnabled');
 export const deliveryStatusQuery = defineQuery<DeliveryState>('status');
 
 /**

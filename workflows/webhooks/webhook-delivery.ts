@@ -6,6 +6,10 @@
 // when the tenant has its limit in flight (src/webhooks/attempt-slots.ts), and a run continues as
 // new every 50 attempts (or 1,000 history events, or when Temporal suggests it), carrying its place
 // in the schedule, so a delivery replayed without end keeps a short history.
+// An endpoint disabled by its tenant or for failing too long holds its deliveries: an
+// attempt that finds it so sends nothing and counts for nothing, and the delivery waits for an
+// `endpointEnabled` signal (or a recheck every few hours, should the signal be lost), then makes
+// the attempt it was about to make.
 import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from './definitions.ts';
 import {
@@ -14,6 +18,7 @@ import {
   type DeliveryResume,
   type DeliveryState,
   deliveryStatusQuery,
+  endpointEnabledSignal,
   queueReplay,
   replaySignal,
   slotSignal,
@@ -28,6 +33,12 @@ export const ATTEMPTS_PER_RUN = 50;
 export const HISTORY_EVENTS_PER_RUN = 1_000;
 /** A delivery waiting for a slot asks again this often, in case the signal that granted it was lost. */
 const SLOT_RECHECK_MS = 5 * 60 * 1000;
+/**
+ * A delivery waiting for its disabled endpoint looks again this often, in case the signal that
+ * woke it was lost (the webhook feature's sweep also resends it): a few events of history each
+ * time, so a run continues as new after some days of waiting.
+ */
+const PAUSED_RECHECK_MS = 6 * 60 * 60 * 1000;
 
 // Attempts are activities, not local activities: an attempt holds its tenant's slot and may wait
 // 15 s on a receiver, and a local activity that long keeps its workflow task open while signals
@@ -61,9 +72,13 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
   };
   const replays: string[] = [...(resume?.replays ?? [])];
   let slotGranted = false;
+  let endpointEnabled = false;
   setHandler(replaySignal, ({ replayId }) => queueReplay(replays, replayId));
   setHandler(slotSignal, () => {
     slotGranted = true;
+  });
+  setHandler(endpointEnabledSignal, () => {
+    endpointEnabled = true;
   });
   // Attempts of the whole delivery, earlier runs (continued as new, or ended and replayed) included.
   setHandler(deliveryStatusQuery, () => ({ ...state, attempts: (input.previousAttempts ?? 0) + state.attempts }));
@@ -120,6 +135,8 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
     let result: AttemptResult;
     for (;;) {
       slotGranted = false;
+      // Cleared before the attempt, so that an enable signalled while it runs is not lost.
+      endpointEnabled = false;
       try {
         result = await attempts.attemptDelivery({
           deliveryId: input.deliveryId,
@@ -132,10 +149,22 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Del
         log.warn('webhook attempt failed before completing', { deliveryId: input.deliveryId, error: String(error) });
         result = { outcome: 'failed', statusCode: null, retryAfterMs: null };
       }
-      if (result.outcome !== 'wait') break;
-      // The tenant has its limit of attempts in flight: wait for a slot, holding no worker slot.
-      if (historyLong()) await continueFrom({ interrupted, ...(replayId ? { replayId } : {}) });
-      await condition(() => slotGranted, SLOT_RECHECK_MS);
+      if (result.outcome === 'wait') {
+        // The tenant has its limit of attempts in flight: wait for a slot, holding no worker slot.
+        if (historyLong()) await continueFrom({ interrupted, ...(replayId ? { replayId } : {}) });
+        await condition(() => slotGranted, SLOT_RECHECK_MS);
+        continue;
+      }
+      if (result.outcome === 'paused') {
+        // The endpoint is disabled: nothing was sent, nothing counts. The same attempt is made once
+        // it is enabled again, or when a replay is asked for meanwhile (found paused still, the
+        // delivery waits again: a replay wakes it once, never in a loop).
+        if (historyLong()) await continueFrom({ interrupted, ...(replayId ? { replayId } : {}) });
+        const replaysBefore = replays.length;
+        await condition(() => endpointEnabled || replays.length > replaysBefore, PAUSED_RECHECK_MS);
+        continue;
+      }
+      break;
     }
     state.attempts += 1;
     if (!interrupted) step += 1;

@@ -39,6 +39,7 @@ import { Migration0036Console } from './0036-console.ts';
 import { Migration0037TransferReversals } from './0037-transfer-reversals.ts';
 import { Migration0038CreditReturns } from './0038-credit-returns.ts';
 import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
+import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -80,4 +81,5 @@ export const migrations = [
   Migration0037TransferReversals,
   Migration0038CreditReturns,
   Migration0040RateLimitWindows,
+  Migration0039WebhookLifecycle,
 ];
