@@ -4277,6 +4277,7 @@ export interface paths {
               | 'transfer.created'
               | 'transfer.settled'
               | 'transfer.failed'
+              | 'transfer.reversed'
               | 'transfer.approval_required'
               | 'transfer.approved'
               | 'transfer.rejected'
