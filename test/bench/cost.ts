@@ -40,6 +40,39 @@ export interface TransferCost {
     serverWrites: number;
   };
   providerCalls: { nameEnquiry: number; submit: number; statusQuery: number };
+  /** The last transfer's history, event by event (type, and the activity or marker it names). */
+  lastHistory?: string[];
+}
+
+/**
+ * What one transfer may cost at most (docs/performance.md#targets), on the path the bench takes: the
+ * bank answers the submission "pending" and confirms by callback. The cost phase fails (the bench
+ * exits 1) when a count is over its target, so that a change that adds a task or a statement is
+ * seen at once.
+ */
+export const COST_TARGETS = {
+  historyEvents: 20,
+  serverWrites: 8,
+  workflowTasks: 3,
+  activityTasks: 1,
+  statementsPerTransfer: 35,
+  rowsWrittenPerTransfer: 18,
+} as const;
+
+/** The counts over their targets, as `name count > target`; empty when every one is within. */
+export function overTargets(cost: TransferCost): string[] {
+  const counts: Record<keyof typeof COST_TARGETS, number | undefined> = {
+    historyEvents: cost.temporal.historyEvents,
+    serverWrites: cost.temporal.serverWrites,
+    workflowTasks: cost.temporal.workflowTasks,
+    activityTasks: cost.temporal.activityTasks,
+    statementsPerTransfer: cost.database?.statementsPerTransfer,
+    rowsWrittenPerTransfer: cost.database?.rowsWrittenPerTransfer,
+  };
+  return Object.entries(COST_TARGETS).flatMap(([name, target]) => {
+    const count = counts[name as keyof typeof COST_TARGETS];
+    return count !== undefined && count > target ? [`${name} ${count} > ${target}`] : [];
+  });
 }
 
 interface StatementRow {
@@ -175,8 +208,10 @@ export async function measureTransferCost(options: {
     serverWrites: 0,
   };
   const calls = { nameEnquiry: 0, submit: 0, statusQuery: 0 };
+  let lastHistory: string[] = [];
   for (const reference of references) {
     const history = await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).fetchHistory();
+    lastHistory = (history.events ?? []).map(described);
     for (const event of history.events ?? []) {
       tally.historyEvents += 1;
       switch (event.eventType) {
@@ -213,7 +248,7 @@ export async function measureTransferCost(options: {
           if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') {
             tally.localActivities += 1;
             const details = decodedDetails(event);
-            if (details.includes('"nameEnquiry"')) calls.nameEnquiry += 1;
+            if (details.includes('"nameEnquiry"') || details.includes('"acceptTransfer"')) calls.nameEnquiry += 1;
             if (details.includes('"submitToBank"')) calls.submit += 1;
             if (details.includes('"queryBankStatus"')) calls.statusQuery += 1;
           }
@@ -234,5 +269,21 @@ export async function measureTransferCost(options: {
       submit: per(calls.submit, count),
       statusQuery: per(calls.statusQuery, count),
     },
+    lastHistory,
   };
+}
+
+/** The transfer's local activities, as their markers' details name them. */
+const LOCAL_ACTIVITY =
+  /"(acceptTransfer|nameEnquiry|reserveFunds|settleReservation|markProcessing|clearPossiblyTaken|settleTransfer|reverseTransfer)"/;
+
+/** One history event as a line: its type, and the activity, marker, signal or update it names. */
+function described(event: HistoryEvent): string {
+  const type = EventType[event.eventType ?? 0]?.replace(/^EVENT_TYPE_/, '') ?? String(event.eventType);
+  const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
+  const marker = event.markerRecordedEventAttributes?.markerName;
+  const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+  const named =
+    activity ?? (marker === 'core_local_activity' ? LOCAL_ACTIVITY.exec(decodedDetails(event))?.[1] : marker) ?? signal;
+  return named ? `${type} ${named}` : type;
 }

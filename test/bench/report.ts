@@ -3,7 +3,7 @@
 // p99 against concurrency for each measured path and its floor.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TransferCost } from './cost.ts';
+import { COST_TARGETS, type TransferCost } from './cost.ts';
 import type { PointResult } from './load.ts';
 
 /** A path measured at each concurrency beside its floor, point for point. */
@@ -79,8 +79,9 @@ export interface Series {
 }
 
 export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const line = (row: string[]) => `| ${row.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  // A row shorter than the header leaves its last cells empty.
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  const line = (row: string[]) => `| ${widths.map((width, column) => (row[column] ?? '').padEnd(width)).join(' | ')} |`;
   return [
     line(rows[0]!),
     `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
@@ -244,7 +245,6 @@ export function bulkRows(bulk: NonNullable<BenchResults['bulk']>): string[][] {
   ];
 }
 
-/** The cost of one transfer as table rows. */
 /** The stream phase as table rows: from an event's transaction to its receipt, by stream and by webhook. */
 export function streamRows(stream: NonNullable<BenchResults['stream']>): string[][] {
   return [
@@ -258,17 +258,25 @@ export function streamRows(stream: NonNullable<BenchResults['stream']>): string[
   ];
 }
 
+/** A count's target as its cell: the target, marked when the count is over it. */
+function within(count: number, target: number): string {
+  return count > target ? `${target} (OVER)` : String(target);
+}
+
+/** The cost of one transfer as table rows, each count beside its target where it has one. */
 export function costRows(cost: TransferCost): string[][] {
-  const rows = [[`one transfer (mean of ${cost.transfers})`, 'count']];
+  const rows = [[`one transfer (mean of ${cost.transfers})`, 'count', 'at most']];
   const { temporal: t, providerCalls: calls, database: db } = cost;
-  rows.push(['Temporal history events', String(t.historyEvents)]);
+  rows.push(['Temporal history events', String(t.historyEvents), within(t.historyEvents, COST_TARGETS.historyEvents)]);
   rows.push([
     'Temporal server writes (start, task started/completed, activity started/finished, signal)',
     String(t.serverWrites),
+    within(t.serverWrites, COST_TARGETS.serverWrites),
   ]);
   rows.push([
     'workflow tasks / activity tasks / local activities',
     `${t.workflowTasks} / ${t.activityTasks} / ${t.localActivities}`,
+    `${within(t.workflowTasks, COST_TARGETS.workflowTasks)} / ${within(t.activityTasks, COST_TARGETS.activityTasks)} / –`,
   ]);
   rows.push(['signals / updates', `${t.signals} / ${t.updates}`]);
   rows.push([
@@ -276,7 +284,11 @@ export function costRows(cost: TransferCost): string[][] {
     `${calls.nameEnquiry} / ${calls.submit} / ${calls.statusQuery}`,
   ]);
   if (db) {
-    rows.push(['PostgreSQL statements (idle poll taken out)', String(db.statementsPerTransfer)]);
+    rows.push([
+      'PostgreSQL statements (idle poll taken out)',
+      String(db.statementsPerTransfer),
+      within(db.statementsPerTransfer, COST_TARGETS.statementsPerTransfer),
+    ]);
     rows.push([
       'statements by kind',
       Object.entries(db.byKind)
@@ -284,7 +296,11 @@ export function costRows(cost: TransferCost): string[][] {
         .join(', '),
     ]);
     rows.push(['transactions (commits)', String(db.transactionsPerTransfer)]);
-    rows.push(['rows written', String(db.rowsWrittenPerTransfer)]);
+    rows.push([
+      'rows written',
+      String(db.rowsWrittenPerTransfer),
+      within(db.rowsWrittenPerTransfer, COST_TARGETS.rowsWrittenPerTransfer),
+    ]);
     rows.push([
       'rows written by table',
       Object.entries(db.rowsWrittenByTable)
@@ -341,7 +357,13 @@ export function markdownReport(results: BenchResults, files: { svg: boolean }): 
   if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
   if (results.bulk) lines.push('', '## Bulk transfers', '', table(bulkRows(results.bulk)));
   if (results.stream) lines.push('', '## Event stream and webhooks', '', table(streamRows(results.stream)));
-  if (results.cost) lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
+  if (results.cost) {
+    lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
+    if (results.cost.lastHistory?.length) {
+      lines.push('', "The last transfer's history, event by event:", '');
+      lines.push(results.cost.lastHistory.map((event, n) => `${n + 1}. ${event}`).join('\n'));
+    }
+  }
   lines.push('');
   return lines.join('\n');
 }
