@@ -12,3 +12,16 @@ export const TransferConnectorKey = defineSearchAttributeKey('TransferConnector'
 export const TransferApprovalKey = defineSearchAttributeKey('TransferApproval', 'KEYWORD');
 /** The batch_reference of a bulk transfer request (decisions §14), on its batch workflow. */
 export const TransferBatchReferenceKey = defineSearchAttributeKey('TransferBatchReference', 'KEYWORD');
+
+/**
+ * A transfer run's search attributes, set when it starts (the API's Update-with-Start, a batch's
+ * child): runs of the lean shape never upsert any, their status and connector being the read
+ * model's (docs/workflows.md#transfers).
+ */
+export function transferStartAttributes(request: { tenantId: string; reference: string; amountMinor: number }) {
+  return [
+    { key: TenantIdKey, value: request.tenantId },
+    { key: TransferReferenceKey, value: request.reference },
+    { key: AmountMinorKey, value: request.amountMinor },
+  ];
+}

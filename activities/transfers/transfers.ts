@@ -100,7 +100,26 @@ async function emitTransferEvent(
 
 export function createTransferActivities({ orm, providers }: TransferActivityDeps): TransferActivities {
   const enquirySlots = nameEnquirySlotsFor(orm);
-  return {
+  const activities: TransferActivities = {
+    async acceptTransfer(input) {
+      const { request } = input;
+      const enquiry = await activities.nameEnquiry({
+        bankCode: request.recipientBankCode,
+        accountNumber: request.recipientAccount,
+        mode: request.mode,
+        ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
+      });
+      const reserved = await activities.reserveFunds({
+        transferId: input.transferId,
+        request,
+        recipientName: enquiry.accountName,
+        nameEnquirySessionId: enquiry.sessionId,
+        connector: enquiry.connector,
+        ...(input.approvalExpiresAt !== undefined ? { approvalExpiresAt: input.approvalExpiresAt } : {}),
+      });
+      return { ...reserved, nameEnquirySessionId: enquiry.sessionId };
+    },
+
     /**
      * The recipient's name from the first connector of the transfer's mode whose name enquiry
      * answers (decisions §13): one that is down (a transient fault) passes the transfer to the
@@ -276,55 +295,19 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       connector: string;
       /** The name enquiry's session at that connector (the generic contract sends it). */
       sessionId?: string;
+      markProcessing?: boolean;
     }): Promise<SubmissionAnswer> {
-      const bankSwitch = transfersOf(providers, input.connector);
       const em = orm.em.fork();
-      const start = await beginSubmission(em, input.transferId);
-      if (start.prior) {
-        return possiblyTaken(
-          input,
-          new Date(start.mark),
-          'lost',
-          'an earlier submission got no answer; not sent again',
-        );
+      const answer = await submitOnce(em, providers, input);
+      // The processing mark folded into the submission (the lean shape): the same write
+      // markProcessing makes, after the answer it goes with. An attempt whose completion is lost
+      // after this commit finds the transfer `processing` with no mark, and answers possibly taken
+      // (submitOnce): the answer it got is not known any more, and nothing is sent again.
+      if (input.markProcessing) {
+        const held = answer.status === 'possibly_taken';
+        await markProcessing(em, input.transferId, held ? '' : answer.sessionId, { taken: !held });
       }
-      try {
-        const result = await bankSwitch.submitTransfer({
-          reference: input.transferId,
-          amountMinor: input.request.amountMinor,
-          bankCode: input.request.recipientBankCode,
-          accountNumber: input.request.recipientAccount,
-          accountName: input.recipientName,
-          narration: input.request.narration,
-          ...(input.sessionId ? { sessionId: input.sessionId } : {}),
-        });
-        // The mark goes with the processing mark that follows (markProcessing, taken). A repeat the
-        // bank answers `reversed` (paid out and taken back before we knew) failed, for our books.
-        return {
-          status: result.status === 'reversed' ? 'failed' : result.status,
-          sessionId: result.sessionId,
-          providerCode: result.rawCode,
-        };
-      } catch (error) {
-        // Anything else (a fault of our own) leaves the mark: the retry reads it as ambiguous.
-        if (!(error instanceof ProviderError)) throw error;
-        if (error.transient && !error.ambiguous) {
-          // Nothing was sent, or the provider says it did not act: the same attempt may be made again.
-          await clearSubmission(em, input.transferId, start.mark);
-          throw error;
-        }
-        if (error.heldUnpaid || (error.notTaken && !start.ambiguousSince)) {
-          await clearSubmission(em, input.transferId, start.mark);
-          return bankFailure(error, error.notTaken ? 'bank_not_taken' : 'bank_rejected');
-        }
-        const at = await markAmbiguous(em, input.transferId);
-        log.warn("submission may have been taken: only its connector's status query decides now", {
-          transferId: input.transferId,
-          connector: input.connector,
-          error: error.message,
-        });
-        return possiblyTaken(input, at, error.transient ? 'lost' : 'refused', error.message);
-      }
+      return answer;
     },
 
     /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
@@ -490,9 +473,74 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       return kept !== undefined;
     },
   };
+  return activities;
 }
 
 /** A submission the connector may hold (decisions §17), from the time of its last ambiguous attempt. */
+
+/**
+ * One submission attempt (submitToBank's answer, before its processing mark). The transfer is
+ * marked possibly taken first; an earlier attempt's mark, or (for a transfer the workflow knows is
+ * still `pending`) an earlier attempt of this activity that got its answer and marked it
+ * `processing` before its completion was lost, sends nothing and answers possibly taken.
+ */
+async function submitOnce(
+  em: EntityManager,
+  providers: Providers,
+  input: Parameters<TransferActivities['submitToBank']>[0],
+): Promise<SubmissionAnswer> {
+  const bankSwitch = transfersOf(providers, input.connector);
+  const start = await beginSubmission(em, input.transferId);
+  if (start.prior) {
+    return possiblyTaken(input, new Date(start.mark), 'lost', 'an earlier submission got no answer; not sent again');
+  }
+  if (input.markProcessing && start.status === 'processing') {
+    return possiblyTaken(
+      input,
+      new Date(start.mark),
+      'lost',
+      'an earlier attempt was answered and its answer lost; not sent again',
+    );
+  }
+  try {
+    const result = await bankSwitch.submitTransfer({
+      reference: input.transferId,
+      amountMinor: input.request.amountMinor,
+      bankCode: input.request.recipientBankCode,
+      accountNumber: input.request.recipientAccount,
+      accountName: input.recipientName,
+      narration: input.request.narration,
+      ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    });
+    // The mark goes with the processing mark that follows (markProcessing, taken). A repeat the
+    // bank answers `reversed` (paid out and taken back before we knew) failed, for our books.
+    return {
+      status: result.status === 'reversed' ? 'failed' : result.status,
+      sessionId: result.sessionId,
+      providerCode: result.rawCode,
+    };
+  } catch (error) {
+    // Anything else (a fault of our own) leaves the mark: the retry reads it as ambiguous.
+    if (!(error instanceof ProviderError)) throw error;
+    if (error.transient && !error.ambiguous) {
+      // Nothing was sent, or the provider says it did not act: the same attempt may be made again.
+      await clearSubmission(em, input.transferId, start.mark);
+      throw error;
+    }
+    if (error.heldUnpaid || (error.notTaken && !start.ambiguousSince)) {
+      await clearSubmission(em, input.transferId, start.mark);
+      return bankFailure(error, error.notTaken ? 'bank_not_taken' : 'bank_rejected');
+    }
+    const at = await markAmbiguous(em, input.transferId);
+    log.warn("submission may have been taken: only its connector's status query decides now", {
+      transferId: input.transferId,
+      connector: input.connector,
+      error: error.message,
+    });
+    return possiblyTaken(input, at, error.transient ? 'lost' : 'refused', error.message);
+  }
+}
+
 function possiblyTaken(
   input: { connector: string },
   at: Date,

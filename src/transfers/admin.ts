@@ -12,6 +12,7 @@ import {
   AmountMinorKey,
   TenantIdKey,
   TransferConnectorKey,
+  TransferStatusKey,
   TransferReferenceKey,
 } from '../../workflows/search-attributes.ts';
 import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
@@ -36,15 +37,20 @@ export const transferCommands: OperatorCommand[] = [
       // Goes into the visibility query as a literal: a name, nothing that could end the quote.
       const connector = flags.optional('connector', connectorName);
       return withTemporal(config, async (client) => {
+        // Runs of the lean shape carry no status or connector attribute (docs/workflows.md#transfers):
+        // the running runs that started before the threshold are asked, and the read model says
+        // which of them are processing (not held for approval) and at which connector.
         const query =
           `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
-          `AND TransferStatus = 'processing' AND StartTime < '${before.toISOString()}'` +
-          (connector ? ` AND TransferConnector = '${connector}'` : '');
+          `AND StartTime < '${before.toISOString()}'`;
         const transfers = [];
         for await (const execution of client.workflow.list({ query })) {
           const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
           const reference = execution.typedSearchAttributes.get(TransferReferenceKey);
           const row = tenantId && reference ? await findByReference(em, tenantId, reference) : null;
+          const status = row?.status ?? execution.typedSearchAttributes.get(TransferStatusKey);
+          const at = row ? connectorOf(row) : execution.typedSearchAttributes.get(TransferConnectorKey);
+          if (status !== 'processing' || (connector && at !== connector)) continue;
           transfers.push({
             transfer_id: row?.id ?? null,
             workflow_id: execution.workflowId,
@@ -52,7 +58,7 @@ export const transferCommands: OperatorCommand[] = [
             reference: reference ?? null,
             amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
             session_id: row?.session_id ?? null,
-            connector: row ? connectorOf(row) : (execution.typedSearchAttributes.get(TransferConnectorKey) ?? null),
+            connector: at ?? null,
             started_at: execution.startTime.toISOString(),
             stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
             // Possibly taken by its connector (decisions §17): only that connector's status query decides.

@@ -24,6 +24,7 @@ import {
   transferWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
 import type { transferWorkflow } from '../../workflows/transfers/transfer.ts';
+import { transferStartAttributes } from '../../workflows/search-attributes.ts';
 import {
   type PublicTransferStatus,
   internalStatuses,
@@ -149,12 +150,13 @@ export class TransferService {
       workflowId,
       // Sandbox transfers on worker slots of their own (decisions §18): they never delay live ones.
       taskQueue: mode === 'live' ? this.deps.taskQueue : laneTaskQueues(this.deps.taskQueue).sandbox,
-      args: [{ request } satisfies TransferWorkflowInput],
+      args: [{ request, shape: 'lean' } satisfies TransferWorkflowInput],
       workflowIdConflictPolicy: 'USE_EXISTING',
       // A closed run that created the transfer is never started again (its repeat is answered from
       // the projection below); a run that refused it may be, so the reference can be retried.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       memo: { tenantId, reference },
+      typedSearchAttributes: transferStartAttributes(request),
     });
     const flightKey = `${workflowId}:${requestHash}`;
     let flight = this.inFlight.get(flightKey);

@@ -16,7 +16,7 @@ import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
-import { TRANSFER_STATUSES } from './domain.ts';
+import { TRANSFER_STATUSES, type TransferStatus } from './domain.ts';
 import { type ApprovalActor, type ApprovalStatus, approvalColumns } from './approvals.ts';
 
 export const Transfer = tableEntity('Transfer', 'transfers', {
@@ -365,6 +365,8 @@ export interface SubmissionStart {
   ambiguousSince: Date | null;
   /** This attempt's own mark (its exact text, to the microsecond): clearing it leaves another's alone. */
   mark: string;
+  /** The transfer's status as the attempt found it. */
+  status: TransferStatus;
 }
 
 /**
@@ -373,14 +375,16 @@ export interface SubmissionStart {
  * Raw SQL: the earlier mark must be read and replaced under one row lock.
  */
 export async function beginSubmission(em: EntityManager, id: string): Promise<SubmissionStart> {
-  const [row] = await em.execute<{ prior: string | null; ambiguous_since: string | null; mark: string }[]>(
+  const [row] = await em.execute<
+    { prior: string | null; ambiguous_since: string | null; mark: string; status: TransferStatus }[]
+  >(
     `update transfers t
         set possibly_taken_at = clock_timestamp(),
             ambiguous_since = coalesce(t.ambiguous_since, earlier.prior),
             updated_at = now()
        from (select id, possibly_taken_at as prior from transfers where id = ? for update) earlier
       where t.id = earlier.id
-      returning earlier.prior, t.ambiguous_since, t.possibly_taken_at::text as mark`,
+      returning earlier.prior, t.ambiguous_since, t.possibly_taken_at::text as mark, t.status`,
     [id],
   );
   if (!row) throw new Error(`no transfer ${id} to submit`);
@@ -388,6 +392,7 @@ export async function beginSubmission(em: EntityManager, id: string): Promise<Su
     prior: row.prior === null ? null : new Date(row.prior),
     ambiguousSince: row.ambiguous_since === null ? null : new Date(row.ambiguous_since),
     mark: row.mark,
+    status: row.status,
   };
 }
 

@@ -47,7 +47,7 @@ import {
   writeResults,
 } from './report.ts';
 import { type BenchStack, startBenchStack } from './stack.ts';
-import { measureTransferCost } from './cost.ts';
+import { measureTransferCost, overTargets } from './cost.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { rateLimitCounterOn } from '../../src/http/rate-limit-windows.ts';
 import { RATE_LIMIT_WINDOW_MS } from '../../src/http/rate-limits.ts';
@@ -359,8 +359,16 @@ try {
         },
       });
       say(
-        `  per transfer: ${cost.database ? `${cost.database.statementsPerTransfer} statements, ${cost.database.rowsWrittenPerTransfer} rows written, ` : ''}${cost.temporal.historyEvents} history events, ${cost.temporal.serverWrites} Temporal writes`,
+        `  per transfer: ${cost.database ? `${cost.database.statementsPerTransfer} statements, ${cost.database.rowsWrittenPerTransfer} rows written, ` : ''}${cost.temporal.historyEvents} history events, ${cost.temporal.serverWrites} Temporal writes, ${cost.temporal.workflowTasks} workflow tasks, ${cost.temporal.activityTasks} activity tasks`,
       );
+      say(`  the last one's history: ${(cost.lastHistory ?? []).join(', ')}`);
+      const over = overTargets(cost);
+      if (over.length > 0) {
+        say(`  OVER TARGET: ${over.join('; ')}`);
+        process.exitCode = 1;
+      } else {
+        say('  every count within its target');
+      }
       return cost;
     });
   }

@@ -194,6 +194,13 @@ export interface TransferWorkflowInput {
   request: TransferRequest;
   resume?: TransferResume;
   reserved?: ReservedTransfer;
+  /**
+   * The shape the run takes, declared by whoever starts it (the API, a batch, a run continuing as
+   * new): `lean` costs no patch marker. A run started without it (by code older than the lean shape)
+   * takes the lean shape through the `lean-transfer` patch, and its recorded history replays the
+   * older shape (docs/workflows.md#transfers).
+   */
+  shape?: 'lean';
 }
 
 export const createUpdate = defineUpdate<CreateResult, [TransferRequest]>('create');
@@ -359,6 +366,16 @@ export type TransferActivities = {
     approvalExpiresAt?: number;
   }): Promise<TransferRecord>;
   /**
+   * The create path in one step (the lean shape: one local activity, one marker): the name
+   * enquiry, then the reservation under the connector that answered, as nameEnquiry and
+   * reserveFunds make them. Refusals and faults are theirs.
+   */
+  acceptTransfer(input: {
+    transferId: string;
+    request: TransferRequest;
+    approvalExpiresAt?: number;
+  }): Promise<TransferRecord & { nameEnquirySessionId: string }>;
+  /**
    * A held transfer's decision (decisions §20), once, under its row lock, with its event (and for
    * a key's or a person's decision its audit entry): `approved` goes on to its bank; `rejected` and
    * `expired` fail it with amount and fee returned (failure_reason `rejected` / `approval_expired`,
@@ -388,6 +405,12 @@ export type TransferActivities = {
     connector: string;
     /** The name enquiry's session at that connector (the generic contract sends it). */
     sessionId?: string;
+    /**
+     * The transfer is still `pending` (its first submission): the activity marks it `processing`
+     * with the answer it returns, as markProcessing would, so the workflow's next task need not
+     * (runs of the lean shape, docs/workflows.md#transfers).
+     */
+    markProcessing?: boolean;
   }): Promise<SubmissionAnswer>;
   /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
   assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<boolean>;

@@ -48,7 +48,12 @@ import {
   type TransferWorkflowInput,
 } from './definitions.ts';
 import type { transferWorkflow } from './transfer.ts';
-import { TenantIdKey, TransferApprovalKey, TransferBatchReferenceKey } from '../search-attributes.ts';
+import {
+  TenantIdKey,
+  TransferApprovalKey,
+  TransferBatchReferenceKey,
+  transferStartAttributes,
+} from '../search-attributes.ts';
 
 /**
  * Items enquired, decided (one transaction: the tenant's lock is held for one chunk at a time, so
@@ -270,6 +275,7 @@ async function startItem(
   const args: TransferWorkflowInput = submitted
     ? {
         request: item.request,
+        shape: 'lean',
         resume: {
           transferId: reserved.transferId,
           recipientName: reserved.recipientName,
@@ -282,7 +288,7 @@ async function startItem(
           ...(submitted.possiblyTaken ? { possiblyTaken: submitted.possiblyTaken } : {}),
         },
       }
-    : { request: item.request, reserved };
+    : { request: item.request, reserved, shape: 'lean' };
   for (let wait = 2; ; wait = Math.min(60, wait * 2)) {
     try {
       const handle = await startChild<typeof transferWorkflow>('transferWorkflow', {
@@ -293,6 +299,7 @@ async function startItem(
         // run of the id (a create that was refused, or never came) made no transfer.
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         memo: { tenantId: input.tenantId, reference: item.request.reference, batchId: input.batchId },
+        typedSearchAttributes: transferStartAttributes(item.request),
       });
       return { result: handle.result() };
     } catch (error) {

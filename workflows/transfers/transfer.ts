@@ -24,6 +24,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -37,6 +38,7 @@ import {
   type PossiblyTaken,
   type ResolveResult,
   type SubmissionAnswer,
+  type TransferRecord,
   type TransferRequest,
   type TransferResume,
   type TransferState,
@@ -67,6 +69,13 @@ export const NOT_FOUND_GRACE_MS = 2 * 60 * 1000;
 export const NOT_FOUND_CONFIRM_MS = 60 * 1000;
 /** The patch under which a possibly taken submission pins its transfer (decisions §17). */
 const PINNED = 'possibly-taken';
+/**
+ * The patch of the lean shape (docs/workflows.md#transfers): the search attributes set at start by
+ * whoever starts the run and never upserted, the processing mark made by the submission's activity,
+ * the settlement a local activity in the task that takes the bank's final word, and the status
+ * check's timer left to lapse rather than cancelled. Runs that began before it keep the older shape.
+ */
+const LEAN = 'lean-transfer';
 
 // The create path's steps (the name enquiry, the reservation, and settling a reservation a refused
 // create left behind) and marking the transfer processing run as local activities (createPath,
@@ -94,6 +103,11 @@ const statusCheck = proxyActivities<TransferActivities>({
 const ledger = proxyActivities<TransferActivities>(UNTIL_RECORDED);
 const ledgerLocal = proxyLocalActivities<TransferActivities>(UNTIL_RECORDED);
 
+/** Upserts search attributes in runs of the older shape only: lean runs get theirs at start. */
+function upsertUnlessLean(lean: boolean, ...attributes: Parameters<typeof upsertSearchAttributes>): void {
+  if (!lean) upsertSearchAttributes(...attributes);
+}
+
 /** When to ask the bank again, after `checks` status queries and `waitedMs` of waiting. */
 export function nextStatusCheckMs(checks: number, waitedMs: number): number {
   const early = [15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000];
@@ -110,6 +124,9 @@ function refusalFrom(error: unknown): ApplicationFailure {
 }
 
 export async function transferWorkflow(input: TransferWorkflowInput): Promise<TransferState> {
+  // Declared in the input, the shape costs no history event; only a run started by older code asks
+  // the patch (and one recorded before the lean shape replays the older one).
+  const lean = input.shape === 'lean' || patched(LEAN);
   const state = startingState(input);
   setHandler(statusQuery, () => state);
   // The bank may confirm before our submit activity has returned: keep the first word we get, from
@@ -181,30 +198,35 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 
   const held = holdForApproval(input, state);
 
-  transfer = await accept(input, state);
+  transfer = await accept(input, state, lean);
   if (!transfer) return state;
-  upsertSearchAttributes([
+  upsertUnlessLean(lean, [
     { key: TenantIdKey, value: input.request.tenantId },
     { key: TransferReferenceKey, value: input.request.reference },
     { key: TransferStatusKey, value: state.status },
     { key: AmountMinorKey, value: input.request.amountMinor },
   ]);
   state.connector = transfer.connector;
-  upsertSearchAttributes([{ key: TransferConnectorKey, value: transfer.connector }]);
+  upsertUnlessLean(lean, [{ key: TransferConnectorKey, value: transfer.connector }]);
   if (held && !(await awaitApproval(transfer.transferId, state, held))) return state;
-  if (!input.resume) await submit(input.request, transfer, state);
+  if (!input.resume) await submit(input.request, transfer, state, lean);
   // Until the bank or an operator decides; a possibly taken submission its connector proves was
   // never taken goes on from here: sent again there, or to the next connector (decisions §17).
   // Time spent waiting for the bank, across resubmissions: the stuck flag's clock.
   const waiting = { ms: input.resume?.waitedMs ?? 0 };
-  while (!(await awaitOutcome(input, transfer, state, waiting))) {
+  while (!(await awaitOutcome(input, transfer, state, waiting, lean))) {
     const began = Date.now();
-    await afterNotTaken(input.request, transfer, state);
+    await afterNotTaken(input.request, transfer, state, lean);
     waiting.ms += Date.now() - began;
   }
-  await finish(transfer.transferId, state, (decider) => {
-    decidedBy = decider;
-  });
+  await finish(
+    transfer.transferId,
+    state,
+    (decider) => {
+      decidedBy = decider;
+    },
+    lean,
+  );
   return state;
 }
 
@@ -316,7 +338,11 @@ function startingState(input: TransferWorkflowInput): TransferState {
  * ends the run failed so that a later request with the same reference may start afresh (the API
  * starts runs with ALLOW_DUPLICATE_FAILED_ONLY), while a created transfer's id never runs twice.
  */
-async function accept(input: TransferWorkflowInput, state: TransferState): Promise<Accepted | undefined> {
+async function accept(
+  input: TransferWorkflowInput,
+  state: TransferState,
+  lean: boolean,
+): Promise<Accepted | undefined> {
   const { request } = input;
   // A run continued as new, or a batch's item (reserved by its batch), is accepted already.
   let creation: Promise<Accepted> | undefined = input.resume
@@ -337,7 +363,7 @@ async function accept(input: TransferWorkflowInput, state: TransferState): Promi
       );
     }
     const first = creation === undefined;
-    creation ??= reserve(request, state, transferId!);
+    creation ??= reserve(request, state, transferId!, lean);
     const accepted = await creation;
     return { transferId: accepted.transferId, created: first };
   });
@@ -396,10 +422,26 @@ async function settledReservation(transferId: string, request: TransferRequest):
 }
 
 /** The name enquiry and the reservation, run once for the first `create` update. */
-async function reserve(request: TransferRequest, state: TransferState, transferId: string): Promise<Accepted> {
+async function reserve(
+  request: TransferRequest,
+  state: TransferState,
+  transferId: string,
+  lean: boolean,
+): Promise<Accepted> {
   state.transferId = transferId;
   let recipientName: string | undefined;
   try {
+    if (lean) {
+      // One local activity, one marker: the enquiry and the reservation it answers for.
+      const accepted = await createPath.acceptTransfer({
+        transferId,
+        request,
+        ...(state.approval ? { approvalExpiresAt: state.approval.expiresAt } : {}),
+      });
+      state.connector = accepted.connector;
+      const { recipientName: name, connector, nameEnquirySessionId } = accepted;
+      return { transferId, recipientName: name, connector, nameEnquirySessionId };
+    }
     // A saved recipient's name goes only when there is one: activity arguments are not compared
     // on replay, and histories recorded before saved recipients keep the input they had.
     const enquiry = await createPath.nameEnquiry({
@@ -443,9 +485,18 @@ async function reserve(request: TransferRequest, state: TransferState, transferI
  * any answer that leaves doubt pins it to this connector as possibly taken: never submitted
  * elsewhere, never failed on a refusal, decided by that connector's status queries alone.
  */
-async function submit(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
-  if (!patched(PINNED)) return submitUnpinned(request, transfer, state);
+async function submit(
+  request: TransferRequest,
+  transfer: Accepted,
+  state: TransferState,
+  lean: boolean,
+): Promise<void> {
+  // A lean run is newer than the pinning patch: it never asks it (a patch is two history events).
+  if (!lean && !patched(PINNED)) return submitUnpinned(request, transfer, state);
   const { transferId } = transfer;
+  // Lean runs fold the processing mark into a first submission's activity (the transfer still
+  // `pending`); a resubmission, already `processing`, marks it as before.
+  const folded = lean && state.status === 'pending';
   let answer: SubmissionAnswer | undefined;
   for (;;) {
     try {
@@ -455,12 +506,13 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
         recipientName: transfer.recipientName,
         connector: transfer.connector,
         ...(transfer.nameEnquirySessionId !== undefined ? { sessionId: transfer.nameEnquirySessionId } : {}),
+        ...(folded ? { markProcessing: true } : {}),
       });
     } catch (error) {
       const cause =
         error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
       if (cause?.type === 'bank_not_taken') {
-        if (await passOn(request, transfer, state, refusedAtSubmission(cause))) continue;
+        if (await passOn(request, transfer, state, refusedAtSubmission(cause), lean)) continue;
       } else if (cause?.type === 'bank_rejected') {
         // The provider holds it and will never pay it out (Paystack's `otp`): it fails, and stays there.
         state.bankOutcome ??= refusedAtSubmission(cause);
@@ -486,14 +538,17 @@ async function submit(request: TransferRequest, transfer: Accepted, state: Trans
       };
     }
   }
-  await ledgerLocal.markProcessing({
-    transferId,
-    sessionId: state.sessionId ?? '',
-    // The mark goes only when the bank's word settled the submission (an answer, a refusal, a status).
-    taken: answer ? answer.status !== 'possibly_taken' : state.bankOutcome !== undefined,
-  });
+  // The activity marked it with its answer; without one (a refusal, retries run out), this task does.
+  if (!(folded && answer)) {
+    await ledgerLocal.markProcessing({
+      transferId,
+      sessionId: state.sessionId ?? '',
+      // The mark goes only when the bank's word settled the submission (an answer, a refusal, a status).
+      taken: answer ? answer.status !== 'possibly_taken' : state.bankOutcome !== undefined,
+    });
+  }
   state.status = 'processing';
-  upsertSearchAttributes([{ key: TransferStatusKey, value: 'processing' }]);
+  upsertUnlessLean(lean, [{ key: TransferStatusKey, value: 'processing' }]);
 }
 
 /** A definitive refusal at submission as the bank's outcome: the transfer failed there. */
@@ -512,6 +567,7 @@ async function passOn(
   transfer: Accepted,
   state: TransferState,
   refused: BankOutcome,
+  lean = false,
 ): Promise<boolean> {
   const tried = (state.triedConnectors ??= []);
   if (!tried.includes(transfer.connector)) tried.push(transfer.connector);
@@ -540,7 +596,7 @@ async function passOn(
   transfer.recipientName = next.accountName;
   transfer.nameEnquirySessionId = next.sessionId;
   state.connector = next.connector;
-  upsertSearchAttributes([{ key: TransferConnectorKey, value: next.connector }]);
+  upsertUnlessLean(lean, [{ key: TransferConnectorKey, value: next.connector }]);
   return true;
 }
 
@@ -549,7 +605,12 @@ async function passOn(
  * an answer that was lost is sent again there, under the same reference; a refusal it made is now
  * proof, and the transfer passes to the next connector, or fails.
  */
-async function afterNotTaken(request: TransferRequest, transfer: Accepted, state: TransferState): Promise<void> {
+async function afterNotTaken(
+  request: TransferRequest,
+  transfer: Accepted,
+  state: TransferState,
+  lean: boolean,
+): Promise<void> {
   const held = state.possiblyTaken!;
   await ledgerLocal.clearPossiblyTaken({ transferId: transfer.transferId, lastAttemptAt: held.lastAttemptAt });
   state.possiblyTaken = undefined;
@@ -561,9 +622,9 @@ async function afterNotTaken(request: TransferRequest, transfer: Accepted, state
   });
   if (held.kind === 'refused') {
     const refused: BankOutcome = { status: 'failed', message: held.reason, source: 'submission' };
-    if (!(await passOn(request, transfer, state, refused))) return;
+    if (!(await passOn(request, transfer, state, refused, lean))) return;
   }
-  await submit(request, transfer, state);
+  await submit(request, transfer, state, lean);
 }
 
 /**
@@ -687,11 +748,13 @@ async function awaitOutcome(
   transfer: Accepted,
   state: TransferState,
   waiting: { ms: number },
+  lean: boolean,
 ): Promise<boolean> {
   const { transferId } = transfer;
   while (!state.bankOutcome && !state.resolution) {
     const interval = nextCheckMs(state, waiting.ms);
-    if (await condition(() => state.bankOutcome !== undefined || state.resolution !== undefined, interval)) return true;
+    const decided = () => state.bankOutcome !== undefined || state.resolution !== undefined;
+    if (await (lean ? untilOrLapsed(decided, interval) : condition(decided, interval))) return true;
     waiting.ms += interval;
     state.statusChecks += 1;
     try {
@@ -714,6 +777,7 @@ async function awaitOutcome(
       if (state.resolution || state.bankOutcome) return true;
       await continueAsNew<typeof transferWorkflow>({
         request: input.request,
+        ...(lean ? { shape: 'lean' as const } : {}),
         resume: {
           transferId: transfer.transferId,
           recipientName: transfer.recipientName,
@@ -729,6 +793,15 @@ async function awaitOutcome(
     }
   }
   return true;
+}
+
+/**
+ * `condition(fn, timeout)` without cancelling the timer when `fn` comes true first (a cancel is a
+ * history event; the run usually ends in the same task, and a timer that fires on a closed run
+ * costs nothing). A later timer of the loop is a new one, so a lapsed one is never mistaken for it.
+ */
+async function untilOrLapsed(fn: () => boolean, timeoutMs: number): Promise<boolean> {
+  return Promise.race([condition(fn).then(() => true), sleep(timeoutMs).then(() => false)]);
 }
 
 /**
@@ -775,12 +848,19 @@ async function finish(
   transferId: string,
   state: TransferState,
   onDecided: (decidedBy: ResolveResult['decidedBy']) => void,
+  lean: boolean,
 ): Promise<void> {
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
+  // Lean runs settle in this very task, as a local activity (its reasoning: docs/workflows.md#transfers):
+  // settling or reversing is idempotent under the transfer's row lock and answers what the books
+  // hold, so an execution of this task that runs it again (its completion lost, a signal or update
+  // come meanwhile) adopts the books' decision, whatever it would have decided itself.
+  const finisher = lean ? ledgerLocal : ledger;
+  let books: TransferRecord;
   if (succeeded) {
-    await ledger.settleTransfer({
+    books = await finisher.settleTransfer({
       transferId,
       outcome: outcome ?? {
         status: 'successful',
@@ -791,7 +871,7 @@ async function finish(
     });
     state.status = 'completed';
   } else {
-    await ledger.reverseTransfer({
+    books = await finisher.reverseTransfer({
       transferId,
       reason: outcome?.reversed
         ? 'reversed'
@@ -801,16 +881,23 @@ async function finish(
     });
     state.status = 'failed';
   }
+  // The books decided otherwise only when a lost execution of this task finished the transfer on
+  // the other word (the operator's before the bank's came, or the reverse): that word decided it.
+  const intended = state.status;
+  if (lean && (books.status === 'completed' || books.status === 'failed')) state.status = books.status;
+  const bankDecided = (outcome !== undefined) === (state.status === intended);
   // Answers a waiting `resolve` update before this run waits for its handlers to finish.
-  onDecided(outcome ? 'bank' : 'operator');
-  upsertSearchAttributes([{ key: TransferStatusKey, value: state.status }]);
+  onDecided(bankDecided ? 'bank' : 'operator');
+  upsertUnlessLean(lean, [{ key: TransferStatusKey, value: state.status }]);
   await condition(allHandlersFinished);
   // The bank answered only while we settled or reversed on an operator's word, or is answering
   // now, before this run ends (a signal that lands after the last handler still reaches this line:
-  // the run cannot complete over an unprocessed signal). If it says the opposite, the books stand
-  // and the answer is kept for operators (decisions §12).
+  // the run cannot complete over an unprocessed signal); or, in a lean run, the books were decided
+  // on an operator's word by an execution of this task that was lost. If the bank says the
+  // opposite, the books stand and its answer is kept for operators (decisions §12).
   const lateAnswer = state.bankOutcome;
-  if (lateAnswer && lateAnswer !== outcome && contradictsBooks(state.status, lateAnswer.status)) {
+  const disagrees = lateAnswer !== undefined && contradictsBooks(state.status, lateAnswer.status);
+  if (disagrees && (lateAnswer !== outcome || state.status !== intended)) {
     await ledger.recordDiscrepancy({ transferId, bank: lateAnswer });
   }
 }
