@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MikroORM, openOrm } from '../../src/orm.ts';
-import { COUNT_WAIT_MS, PAUSE_MS } from '../../src/http/rate-limits.ts';
+import { COUNT_WAIT_MS, PAUSE_MS, RATE_LIMIT_WINDOW_MS } from '../../src/http/rate-limits.ts';
+import { postgresRateLimitCounter } from '../../src/http/rate-limit-windows.ts';
 import { auth } from '../support/api.ts';
 import { type TestApp, createFundedTenant, createTestApp } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -251,5 +252,46 @@ describe('a counter that does not answer', () => {
     expect(stalled.logs.some((line) => line.msg === 'rate-limit counter answers again: requests are counted')).toBe(
       true,
     );
+  });
+});
+
+describe('requests counted at once share statements, each with the count it would have had alone', () => {
+  it('gives concurrent requests on two replicas every count from 1 to their number once, and the row their total', async () => {
+    await roomInWindow(db.orm, ROOM_MS);
+    const run = randomUUID();
+    const buckets = [`per-key:shared-${run}-a`, `per-key:shared-${run}-b`, `per-address:shared-${run}-c`];
+    // Each replica's counter on its own pool, as each API process counts on its own.
+    const counters = orms.map((orm) => postgresRateLimitCounter(orm));
+    const PER_BUCKET_AND_REPLICA = 40;
+    const counted = await Promise.all(
+      counters.flatMap((counter) =>
+        buckets.flatMap((bucket) =>
+          Array.from({ length: PER_BUCKET_AND_REPLICA }, async () => ({
+            bucket,
+            ...(await counter.count(bucket, RATE_LIMIT_WINDOW_MS)),
+          })),
+        ),
+      ),
+    );
+    const total = PER_BUCKET_AND_REPLICA * counters.length;
+    for (const bucket of buckets) {
+      const mine = counted.filter((entry) => entry.bucket === bucket);
+      // No count given twice and none skipped: as if each request had had a statement of its own.
+      expect(mine.map((entry) => entry.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: total }, (_, index) => index + 1),
+      );
+      expect(new Set(mine.map((entry) => entry.windowStart)).size).toBe(1);
+      for (const entry of mine) {
+        expect(entry.msLeft).toBeGreaterThan(0);
+        expect(entry.msLeft).toBeLessThanOrEqual(RATE_LIMIT_WINDOW_MS);
+      }
+    }
+    const rows = await db.orm.em
+      .fork()
+      .execute<{ bucket: string; count: number }[]>(
+        `select bucket, count from rate_limit_windows where bucket like ? order by bucket`,
+        [`%shared-${run}-%`],
+      );
+    expect(rows).toEqual([...buckets].sort().map((bucket) => ({ bucket, count: total })));
   });
 });
