@@ -6,12 +6,15 @@
 // 00:00 Africa/Lagos, less what was reversed), funds (the card's balance, plus JIT funding from
 // the wallet when the card has it). An approval holds the amount in the card's hold account.
 //
-// It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, as named
-// prepared statements (parsed and planned once per connection), in six round trips: begin; the
-// authorization's advisory lock (its card and id); the card, locked; its accounts, locked in id
-// order (src/ledger, lockTenantAccounts; two more, the first time, to open the card's hold
-// account); one statement that writes everything; commit (seven with a daily limit: today's total,
-// read after the locks). It writes no table of its own: the one statement is composed
+// It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, in five round
+// trips: begin with the authorization's advisory lock (its card and id), in one query; then, as
+// named prepared statements (parsed and planned once per connection), the card, locked; its
+// accounts, locked in id order (src/ledger, lockTenantAccountsTimed; two more, the first time, to
+// open the card's hold account); one statement that writes everything; commit (six with a daily
+// limit: today's total, read after the locks). Its locks are held across those round trips, and
+// each waits its turn on this process's event loop: under load that wait, not the locks, is most
+// of a decision's time (docs/performance.md), so the fewer round trips the better. Each locking
+// statement reports how long PostgreSQL took until its locks were held (DecisionTiming). It writes no table of its own: the one statement is composed
 // (src/db/write-statement.ts) of each table's owner's steps — the authorization (./authorizations.ts),
 // the journal (src/ledger: the movements of src/ledger/movements.ts, worked out on the locked
 // accounts by planEntriesOnLockedAccounts, each account changed only while its balance is still
@@ -25,14 +28,14 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { inPooledTransaction, prepared } from '../db/numbered-sql.ts';
+import { type PooledTiming, inPooledTransaction, prepared } from '../db/numbered-sql.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { runWrite } from '../db/write-statement.ts';
 import { type NewEvent, recordEventsStep } from '../events/events.ts';
 import {
   cardAccountCode,
   cardHoldAccountCode,
-  lockTenantAccounts,
+  lockTenantAccountsTimed,
   planEntriesOnLockedAccounts,
   postPlanSteps,
 } from '../ledger/ledger.ts';
@@ -60,12 +63,58 @@ export interface AuthorizationOutcome {
 }
 
 /**
+ * Where a decision's time went, for the metrics (src/metrics/metrics.ts): waiting for a connection
+ * of the pool; in PostgreSQL until its locks were held (the authorization's advisory lock, the
+ * card's row, its accounts: each locking statement's time from its start in the server until its
+ * last lock was held, so lock waits plus well under a millisecond of work, never the network or
+ * this process); and the transaction from connection to commit, those lock waits included.
+ */
+export interface DecisionTiming {
+  connectionWaitMs: number;
+  lockWaitMs: number;
+  transactionMs: number;
+}
+
+/**
  * Decides one authorization, once per card and authorization id: a repeat on the card (the
  * processor's retry) gets the stored decision and places no second hold.
  */
-export async function decideAuthorization(orm: MikroORM, request: AuthorizationRequest): Promise<AuthorizationOutcome> {
-  return inPooledTransaction(orm, (client, em) => decide(client, em, request));
+export async function decideAuthorization(
+  orm: MikroORM,
+  request: AuthorizationRequest,
+): Promise<AuthorizationOutcome & { timing: DecisionTiming }> {
+  const pooled: PooledTiming = {};
+  const locks = { waitedMs: 0 };
+  // One decision or reversal of this card's id at a time (settleAuthorization takes the same lock),
+  // and this decision's events send no notification (migration 0017): the fan-out's poll delivers
+  // them within 200 ms, and PostgreSQL would otherwise serialise this commit with every notifying
+  // one. Sent with the transaction's `begin`, in one round trip; each statement after it sees what
+  // an earlier decision or reversal of this id committed. The clock is read in the outer select,
+  // after the subquery (kept apart by `offset 0`) has the lock.
+  const opening = (client: pg.PoolClient) =>
+    `select ${SINCE_STATEMENT_START_MS} as "locked_after_ms"
+       from (select ${authorizationIdLock(`${client.escapeLiteral(request.cardReference)}::text`, `${client.escapeLiteral(request.authorizationId)}::text`)},
+                    set_config('gateway.quiet_events', 'on', true) offset 0) as locked`;
+  const outcome = await inPooledTransaction(
+    orm,
+    (client, em, opened) => {
+      locks.waitedMs += Number(opened[0]!.locked_after_ms);
+      return decide(client, em, request, locks);
+    },
+    { timing: pooled, opening },
+  );
+  return {
+    ...outcome,
+    timing: {
+      connectionWaitMs: pooled.connectionWaitMs ?? 0,
+      lockWaitMs: locks.waitedMs,
+      transactionMs: pooled.transactionMs ?? 0,
+    },
+  };
 }
+
+/** The milliseconds from a statement's start in the server until now: read after its locks are held. */
+const SINCE_STATEMENT_START_MS = '1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8';
 
 let cardStatement: string | undefined;
 
@@ -75,7 +124,9 @@ let cardStatement: string | undefined;
  */
 function cardStatementText(em: EntityManager): string {
   if (cardStatement === undefined) {
-    cardStatement = `select ${entityColumns(em, Card, 'c').join(', ')},
+    // Materialized, so that the outer select reads the clock only once the card's row is locked.
+    cardStatement = `with locked as materialized (
+    select ${entityColumns(em, Card, 'c').join(', ')},
         a.decision as "decided_decision", a.reason as "decided_reason",
         exists (select 1 from card_authorization_voids v
                  where v.id = $1 and (v.card_id = c.id or v.card_id is null)) as "voided",
@@ -84,7 +135,8 @@ function cardStatementText(em: EntityManager): string {
      where c.processor_reference = $2
        -- only a card of a mode the asking processor serves is its card (decisions §16)
        and exists (select 1 from tenants t where t.id = c.tenant_id and t.mode = any($3::text[]))
-       for update of c`;
+       for update of c)
+    select locked.*, ${SINCE_STATEMENT_START_MS} as "locked_after_ms" from locked`;
   }
   return cardStatement;
 }
@@ -106,26 +158,29 @@ export function policyRefusal(
   return null;
 }
 
-async function decide(client: pg.PoolClient, em: EntityManager, request: AuthorizationRequest) {
+async function decide(
+  client: pg.PoolClient,
+  em: EntityManager,
+  request: AuthorizationRequest,
+  locks: { waitedMs: number },
+) {
   const id = request.authorizationId;
-  // One decision or reversal of this card's id at a time (settleAuthorization takes the same lock),
-  // and this decision's events send no notification (migration 0017): the fan-out's poll delivers
-  // them within 200 ms, and PostgreSQL would otherwise serialise this commit with every notifying
-  // one. Each statement after this one sees what an earlier decision or reversal of it committed.
-  await prepared(
-    client,
-    'card-decision-lock-per-card',
-    `select ${authorizationIdLock('$2::text', '$1::text')}, set_config('gateway.quiet_events', 'on', true)`,
-    [id, request.cardReference],
-  );
   const found = await prepared(client, 'card-decision-card', cardStatementText(em), [
     id,
     request.cardReference,
     request.modes,
   ]);
   const row = found.rows[0];
+  locks.waitedMs += Number(row?.locked_after_ms ?? 0);
   if (!row) return { decision: { authorization_id: id, decision: 'declined', reason: 'card_not_found' } } as const;
-  const { decided_decision: decided, decided_reason: decidedReason, voided, now_ms: nowMs, ...columns } = row;
+  const {
+    decided_decision: decided,
+    decided_reason: decidedReason,
+    voided,
+    now_ms: nowMs,
+    locked_after_ms: _lockedAfterMs,
+    ...columns
+  } = row;
   if (decided) {
     return {
       decision: {
@@ -140,12 +195,13 @@ async function decide(client: pg.PoolClient, em: EntityManager, request: Authori
 
   // The card's balance, its holds and (for a JIT card) the wallet, locked; the card's first
   // authorization opens its hold account.
-  const accounts = await lockTenantAccounts(client, {
+  const { accounts, lockedAfterMs } = await lockTenantAccountsTimed(client, {
     tenantId: card.tenant_id,
     currency: card.currency as Currency,
     codes: [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])],
     openMissing: [cardHoldAccountCode(card.id)],
   });
+  locks.waitedMs += lockedAfterMs;
   const spent = (card.daily_limit_minor ?? null) !== null ? await spentToday(client, card.id) : 0;
   const cardBalance = accounts.get(cardAccountCode(card.id))!.balanceMinor;
   const walletBalance = accounts.get('wallet')?.balanceMinor ?? 0;

@@ -16,12 +16,13 @@ export const cardsFeature: Feature = {
   events: CARD_EVENT_TYPES,
   commands: cardCommands,
   sweeps: (context) => [new CardOperationSweep(context)],
-  api(app, { config, orm, client, providers, dispatcher, cardContinueAsNewAfter }) {
+  api(app, { config, orm, client, providers, dispatcher, metrics, cardContinueAsNewAfter }) {
     const cards = new CardService({
       orm,
       client,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       providers,
+      observeDecision: (timing) => metrics.observeCardDecision(timing),
       ...(cardContinueAsNewAfter ? { continueAsNewAfter: cardContinueAsNewAfter } : {}),
     });
     cardRoutes(app, { orm, cards });

@@ -49,7 +49,7 @@ import {
   findAuthorizations,
   listAuthorizations,
 } from './authorizations.ts';
-import { decideAuthorization } from './decision.ts';
+import { type DecisionTiming, decideAuthorization } from './decision.ts';
 import type { SandboxPurchaseBody } from './schemas.ts';
 
 /**
@@ -83,6 +83,8 @@ export interface CardServiceDeps {
   providers: Providers;
   /** Continue-as-new threshold handed to new card workflows (tests make it small). */
   continueAsNewAfter?: number;
+  /** Where each authorization decision's time went (the API's metrics). */
+  observeDecision?: (timing: DecisionTiming) => void;
 }
 
 export class CardService {
@@ -301,6 +303,7 @@ export class CardService {
     onHandOverError: (error: unknown, fundingId: string) => void,
   ): Promise<AuthorizationDecision> {
     const outcome = await decideAuthorization(this.deps.orm, request);
+    this.deps.observeDecision?.(outcome.timing);
     const reload = outcome.autoReload;
     if (reload) {
       this.send(reload.card, {

@@ -451,6 +451,11 @@ export interface LockedAccount {
 const LOCK_ACCOUNTS = `select id, code, balance_minor::text as balance_minor, allow_negative from ledger_accounts
    where tenant_id = $1 and currency = $2 and code = any($3::text[]) order by id for update`;
 
+/** LOCK_ACCOUNTS, with the milliseconds from the statement's start until each row was locked. */
+const LOCK_ACCOUNTS_TIMED = `with locked as materialized (${LOCK_ACCOUNTS})
+  select locked.*, 1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8 as locked_after_ms
+    from locked`;
+
 /** Which of a tenant's accounts to lock, by code. */
 export interface AccountsToLock {
   tenantId: string;
@@ -484,8 +489,30 @@ export async function lockTenantAccounts(
   client: SqlClient,
   which: AccountsToLock & { openMissing?: readonly string[] },
 ): Promise<Map<string, LockedAccount>> {
-  const lock = () =>
-    prepared(client, 'ledger-lock-accounts', LOCK_ACCOUNTS, [which.tenantId, which.currency, which.codes]);
+  return (await lockTenantAccountsTimed(client, which)).accounts;
+}
+
+/**
+ * The same rows, locked from the materialized CTE below so that the outer select reads the clock
+ * only after its row is locked: `lockedAfterMs` is the time PostgreSQL spent from the statement's
+ * start until the last row was locked (lock waits, plus well under a millisecond of work), summed
+ * over both locks when an account had to be opened. The card decision reports it
+ * (`gateway_card_decision_lock_wait_seconds`).
+ */
+export async function lockTenantAccountsTimed(
+  client: SqlClient,
+  which: AccountsToLock & { openMissing?: readonly string[] },
+): Promise<{ accounts: Map<string, LockedAccount>; lockedAfterMs: number }> {
+  let lockedAfterMs = 0;
+  const lock = async () => {
+    const result = await prepared(client, 'ledger-lock-accounts', LOCK_ACCOUNTS_TIMED, [
+      which.tenantId,
+      which.currency,
+      which.codes,
+    ]);
+    lockedAfterMs += Math.max(0, ...result.rows.map((row) => Number(row.locked_after_ms)));
+    return result;
+  };
   let { rows } = await lock();
   const missing = (which.openMissing ?? []).filter((code) => !rows.some((row) => row.code === code));
   if (missing.length > 0) {
@@ -494,7 +521,7 @@ export async function lockTenantAccounts(
     }
     ({ rows } = await lock());
   }
-  return lockedByCode(rows, which);
+  return { accounts: lockedByCode(rows, which), lockedAfterMs };
 }
 
 /** The same lock in the caller's ORM transaction (an activity's). */

@@ -3,8 +3,9 @@
 //
 // Two kinds:
 //   - what this process sees: HTTP requests by route, method and status with latency histograms,
-//     the create latency by outcome, requests let through uncounted by the rate limits, the
-//     database pool in use, Node's own process metrics;
+//     the create latency by outcome, requests let through uncounted by the rate limits, where each
+//     card authorization decision's time went (its connection wait, its lock waits, its
+//     transaction), the database pool in use, Node's own process metrics;
 //   - what the books say, read from PostgreSQL at each scrape, so that every replica reports the
 //     same truth and a restart loses nothing: transfers by status (count and kobo) and stuck,
 //     webhook attempts by outcome and delivery latency from event to first 2xx (last hour),
@@ -21,6 +22,8 @@ export interface GatewayMetrics {
   observeCreate(outcome: 'created' | 'repeated' | 'refused' | 'error', seconds: number): void;
   /** A request went on without its rate limit counted: the counter (PostgreSQL) did not answer. */
   countUncountedRequest(policy: string): void;
+  /** One card authorization decision: its wait for a connection, its lock waits, its transaction (ms). */
+  observeCardDecision(timing: { connectionWaitMs: number; lockWaitMs: number; transactionMs: number }): void;
   /** The exposition text (what GET /metrics answers). */
   scrape(): Promise<string>;
   /** A gauge of this process read at each scrape (the open event streams). */
@@ -28,6 +31,8 @@ export interface GatewayMetrics {
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Finer at the low end: a card decision's lock waits are mostly under a millisecond. */
+const WAIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 export function createMetrics(orm: MikroORM): GatewayMetrics {
   const registry = new Registry();
@@ -53,6 +58,21 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  // The decision's parts (src/cards/decision.ts, DecisionTiming): `npm run bench` prints them per point.
+  const decisionHistogram = (name: string, help: string) =>
+    new Histogram({ name, help, buckets: WAIT_BUCKETS, registers: [registry] });
+  const decisionConnectionWait = decisionHistogram(
+    'gateway_card_decision_connection_wait_seconds',
+    "Card authorization decisions: time waiting for a connection of the API's pool",
+  );
+  const decisionLockWait = decisionHistogram(
+    'gateway_card_decision_lock_wait_seconds',
+    'Card authorization decisions: time in PostgreSQL until the decision held its locks (advisory, card row, accounts)',
+  );
+  const decisionTransaction = decisionHistogram(
+    'gateway_card_decision_transaction_seconds',
+    'Card authorization decisions: the transaction, from its connection to its commit (lock waits included)',
+  );
   const uncounted = new Counter({
     name: 'gateway_rate_limit_uncounted_total',
     help: 'Requests let through without their rate limit counted (the shared counter in PostgreSQL did not answer), by policy',
@@ -219,6 +239,11 @@ export function createMetrics(orm: MikroORM): GatewayMetrics {
     },
     countUncountedRequest(policy) {
       uncounted.inc({ policy });
+    },
+    observeCardDecision({ connectionWaitMs, lockWaitMs, transactionMs }) {
+      decisionConnectionWait.observe(connectionWaitMs / 1000);
+      decisionLockWait.observe(lockWaitMs / 1000);
+      decisionTransaction.observe(transactionMs / 1000);
     },
     async scrape() {
       try {

@@ -37,7 +37,9 @@ import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.
 import { type PointResult, keepAlivePoster, progress, runPoint, runSequential, sampler } from './load.ts';
 import {
   type BenchResults,
+  type DecisionWaits,
   bulkRows,
+  decisionWaitRows,
   costRows,
   ledgerLine,
   measureRows,
@@ -225,19 +227,48 @@ try {
     if (registered.status !== 201) throw new Error(`webhook endpoint not registered: ${await registered.text()}`);
     listening = true;
   };
-  /** Each point starts on a quiet gateway: no transfer still on its way from the one before. */
+  /**
+   * Each point starts on a quiet gateway: no transfer still on its way from the one before, no card
+   * funding or operation its card's workflow has yet to apply, no event the fan-out has yet to
+   * take (one failing for good would stop the run here, after 300 s: a fault to see), and no
+   * webhook delivery queued. What an earlier phase left running would otherwise share the
+   * machine with the point measured.
+   */
   const settle = () =>
     waitFor(
-      'transfers in flight to finish',
+      'the gateway to be quiet',
       async () => {
         const open = await count(
-          `select count(*)::text as n from transfers where status in ('pending', 'processing')`,
+          `select ((select count(*) from transfers where status in ('pending', 'processing'))
+                 + (select count(*) from card_fundings where status = 'pending')
+                 + (select count(*) from card_operations where status = 'accepted')
+                 + (select count(*) from events where fanned_out_at is null and not test)
+                 + (select count(*) from webhook_deliveries where status = 'queued'))::text as n`,
           [],
         );
         return open === 0;
       },
       100,
     );
+  /** The API's histogram `name` now: cumulative counts by upper bound (s), and its count. */
+  const histogram = async (name: string) => {
+    const text = await (await fetch(stack.metricsUrl)).text();
+    const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((match) => ({
+      le: match[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(match[1]),
+      count: Number(match[2]),
+    }));
+    return buckets;
+  };
+  /** p50 and p99 (the upper bound of the bucket that holds each, in ms) of what a histogram gained. */
+  const gained = (before: Awaited<ReturnType<typeof histogram>>, after: Awaited<ReturnType<typeof histogram>>) => {
+    const counts = after.map((bucket, i) => ({ le: bucket.le, count: bucket.count - (before[i]?.count ?? 0) }));
+    const total = counts.at(-1)?.count ?? 0;
+    const at = (q: number) => {
+      const bound = counts.find((bucket) => bucket.count >= q * total)?.le ?? Number.NaN;
+      return Number.isFinite(bound) ? Number((bound * 1000).toPrecision(3)) : Number.NaN;
+    };
+    return { total, p50Ms: at(0.5), p99Ms: at(0.99) };
+  };
   const measured = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
     await settle();
     say(`\n${phase}`);
@@ -708,13 +739,42 @@ try {
         };
         const gateway: PointResult[] = [];
         const floor: PointResult[] = [];
+        const waits: DecisionWaits[] = [];
+        const names = {
+          connectionWait: 'gateway_card_decision_connection_wait_seconds',
+          lockWait: 'gateway_card_decision_lock_wait_seconds',
+          transaction: 'gateway_card_decision_transaction_seconds',
+        } as const;
+        const scrape = async () => ({
+          connectionWait: await histogram(names.connectionWait),
+          lockWait: await histogram(names.lockWait),
+          transaction: await histogram(names.transaction),
+        });
         for (const c of [1, 8, 32]) {
+          await settle();
           const poster = keepAlivePoster(stack.apiUrl, c);
+          const before = await scrape();
           try {
             gateway.push(await runPoint('authorization decision', c, durationMs, (n) => authorize(poster, c, n)));
           } finally {
             poster.close();
           }
+          const after = await scrape();
+          const lockWait = gained(before.lockWait, after.lockWait);
+          const connectionWait = gained(before.connectionWait, after.connectionWait);
+          const transaction = gained(before.transaction, after.transaction);
+          waits.push({
+            concurrency: c,
+            decisions: lockWait.total,
+            lockWait: { p50Ms: lockWait.p50Ms, p99Ms: lockWait.p99Ms },
+            connectionWait: { p50Ms: connectionWait.p50Ms, p99Ms: connectionWait.p99Ms },
+            transaction: { p50Ms: transaction.p50Ms, p99Ms: transaction.p99Ms },
+          });
+          say(
+            `  ${lockWait.total} decisions: lock waits p50 ≤ ${lockWait.p50Ms} ms, p99 ≤ ${lockWait.p99Ms} ms; ` +
+              `connection wait p50 ≤ ${connectionWait.p50Ms} ms, p99 ≤ ${connectionWait.p99Ms} ms; ` +
+              `transaction p50 ≤ ${transaction.p50Ms} ms, p99 ≤ ${transaction.p99Ms} ms`,
+          );
           const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: c });
           await Promise.all(Array.from({ length: c }, () => pool.query('select 1')));
           floor.push(
@@ -725,7 +785,7 @@ try {
           );
           await pool.end();
         }
-        return { gateway, floor, cards: cards.length };
+        return { gateway, floor, cards: cards.length, waits };
       },
     );
   }
@@ -752,6 +812,7 @@ try {
   if (measures.length > 1) say(`${table(measures)}\n`);
   if (results.bulk) say(`${table(bulkRows(results.bulk))}\n`);
   if (results.stream) say(`${table(streamRows(results.stream))}\n`);
+  if (results.authorizations?.waits) say(`${table(decisionWaitRows(results.authorizations.waits))}\n`);
   if (results.cost) say(`${table(costRows(results.cost))}\n`);
 
   const written = writeResults(resolve(PROJECT_ROOT, flags.out), results);

@@ -35,7 +35,14 @@ export interface BenchResults {
   webhooks?: { deliveries: number; refused: number; perSecond: number; arrivingPerSecond: number; spanMs: number };
   jit?: { fundings: number; oneCardPerSecond: number; acrossCardsPerSecond: number };
   credits?: { credits: number; perSecond: number };
-  authorizations?: Paired & { cards: number };
+  authorizations?: Paired & {
+    cards: number;
+    /**
+     * Per point, where the decisions' time went, from the API's histograms (absent in older
+     * results): each figure the upper bound of the bucket holding that percentile, in ms.
+     */
+    waits?: DecisionWaits[];
+  };
   /** One batch of one tenant (ms after the 202), beside the single-create throughput of the same run. */
   bulk?: {
     items: number;
@@ -69,6 +76,15 @@ export interface BenchResults {
   };
   /** CPU (share of one core, averaged over the phase) and peak RSS per process, by phase. */
   usage?: Record<string, Record<string, { cpuPercent: number; rssMiB: number }>>;
+}
+
+/** One authorization point's decisions: their connection waits, lock waits and transactions (ms). */
+export interface DecisionWaits {
+  concurrency: number;
+  decisions: number;
+  connectionWait: { p50Ms: number; p99Ms: number };
+  lockWait: { p50Ms: number; p99Ms: number };
+  transaction: { p50Ms: number; p99Ms: number };
 }
 
 export interface Series {
@@ -245,6 +261,21 @@ export function bulkRows(bulk: NonNullable<BenchResults['bulk']>): string[][] {
   ];
 }
 
+/** The authorization points' decisions, by where their time went (the API's histograms). */
+export function decisionWaitRows(waits: readonly DecisionWaits[]): string[][] {
+  const cell = (figure: { p50Ms: number; p99Ms: number }) => `p50 ≤ ${figure.p50Ms} ms, p99 ≤ ${figure.p99Ms} ms`;
+  return [
+    ['concurrency', 'decisions', 'lock waits per decision', 'connection wait', 'transaction (connection to commit)'],
+    ...waits.map((point) => [
+      String(point.concurrency),
+      String(point.decisions),
+      cell(point.lockWait),
+      cell(point.connectionWait),
+      cell(point.transaction),
+    ]),
+  ];
+}
+
 /** The stream phase as table rows: from an event's transaction to its receipt, by stream and by webhook. */
 export function streamRows(stream: NonNullable<BenchResults['stream']>): string[][] {
   return [
@@ -357,6 +388,9 @@ export function markdownReport(results: BenchResults, files: { svg: boolean }): 
   if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
   if (results.bulk) lines.push('', '## Bulk transfers', '', table(bulkRows(results.bulk)));
   if (results.stream) lines.push('', '## Event stream and webhooks', '', table(streamRows(results.stream)));
+  if (results.authorizations?.waits) {
+    lines.push('', '## Card authorization decisions', '', table(decisionWaitRows(results.authorizations.waits)));
+  }
   if (results.cost) {
     lines.push('', '## What one transfer costs', '', table(costRows(results.cost)));
     if (results.cost.lastHistory?.length) {

@@ -529,6 +529,48 @@ describe('card authorizations', () => {
     expect(await sweep.pass()).toBe(0);
   });
 
+  it('times its lock waits in PostgreSQL: a wait for the card another transaction holds, and into the API metrics', async () => {
+    const tenant = await cardWith(0, 100_000);
+    const request = {
+      cardReference: tenant.cardReference,
+      amountMinor: 10_000,
+      currency: 'NGN',
+      merchantName: 'Shoprite Lekki',
+      merchantCategory: '5411',
+      channel: 'pos',
+      modes: ['test'],
+    } as const;
+    const count = async () => {
+      const text = await app.metrics.scrape();
+      return Number(/^gateway_card_decision_lock_wait_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await count();
+    expect((await purchase(tenant.apiKey, tenant.cardId, 10_000)).decision).toBe('approved');
+    expect(await count()).toBe(before + 1);
+
+    // The card's row held by another transaction until the decision has waited on it for 300 ms at
+    // least: its lock wait is at least that (a bound the order of events guarantees, not a speed).
+    // Its statement's text is long, and pg_stat_activity keeps only its start.
+    let decided: ReturnType<typeof decideAuthorization> | undefined;
+    await db.orm.em.fork().transactional(async (tx) => {
+      await tx.execute('select 1 from cards where id = ? for update', [tenant.cardId]);
+      decided = decideAuthorization(db.orm, { ...request, authorizationId: 'auth_waits_for_card' });
+      await eventually(async () => {
+        const [waiting] = await db.orm.em.fork().execute<{ n: string }[]>(
+          `select count(*) as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like 'with locked as %'`,
+        );
+        return Number(waiting!.n) === 1;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    const outcome = await decided!;
+    expect(outcome.decision).toEqual({ authorization_id: 'auth_waits_for_card', decision: 'approved', reason: null });
+    expect(outcome.timing.lockWaitMs).toBeGreaterThanOrEqual(300);
+    expect(outcome.timing.transactionMs).toBeGreaterThanOrEqual(outcome.timing.lockWaitMs);
+    expect(await balance(tenant.apiKey, tenant.cardId)).toEqual({ available: 80_000, held: 20_000 });
+  });
+
   it('answers a repeated authorization (same id) with the same decision and one hold', async () => {
     const tenant = await cardWith(0, 100_000);
     const first = await purchase(tenant.apiKey, tenant.cardId, 60_000, { authorization_id: 'auth_repeat_1' });
