@@ -5,12 +5,13 @@
 // so concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency
 // key: posting the same entry twice applies it once.
 //
-// Two writers, one set of rules: `postEntry` posts an entry on its own (locking each account as it
-// goes); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
-// already holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
-// (src/db/write-statement.ts; the card decision). Both write entries and postings by the same
-// inserts and move balances under the same guard, and they give the same postings and balances
-// and refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
+// Two writers, one set of rules: `postEntry` posts an entry on its own (its accounts locked in one
+// statement, then everything written in another); `planEntriesOnLockedAccounts` + `postPlanSteps`
+// post movements on accounts the caller already holds locked (`lockTenantAccounts`), as steps of
+// the caller's one write statement (src/db/write-statement.ts; the card decision). Both write
+// entries by the same insert and move balances under the same guard (the balance still the one
+// locked, and `keepsBalance`), and they give the same postings and balances and refuse the same
+// shortfalls (test/integration/ledger-plan-parity.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
