@@ -262,38 +262,42 @@ async function postLocked(tx: EntityManager, entry: EntryToPost): Promise<Posted
   };
   if (rows[0]?.posted) return repeat(rows[0].posted);
 
-  // In account id order, as the accounts were locked; each posting's balance after it.
+  // In account id order, as the accounts were locked; each posting's balance after it, in bigint:
+  // a platform account's balance may pass 2^53 kobo, and the write compares it exactly.
   const ordered = [...postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
-  const balances = new Map<string, number>();
-  const planned: { accountId: string; amountMinor: number; balanceAfterMinor: number }[] = [];
+  const balances = new Map<string, bigint>();
+  const planned: { accountId: string; amountMinor: number; balanceAfterMinor: string }[] = [];
   for (const posting of ordered) {
     const account = rows.find((row) => row.id === posting.accountId)!;
-    const before = balances.get(posting.accountId) ?? Number(account.balance_minor);
-    const after = before + posting.amountMinor;
-    if (!staysWithinBalance(account.allow_negative, after)) {
+    const before = balances.get(posting.accountId) ?? BigInt(account.balance_minor);
+    const after = before + BigInt(posting.amountMinor);
+    if (!account.allow_negative && after < 0n) {
       // Refused on the balance as locked (the latest committed one): unless the same entry committed
       // meanwhile, which the lock statement's snapshot could not see; then this is its repeat.
       const [posted] = await tx.execute<{ id: string }[]>('select id from journal_entries where idempotency_key = ?', [
         entry.idempotencyKey,
       ]);
       if (posted) return repeat(posted.id);
-      throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, before);
+      throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(before));
     }
     balances.set(posting.accountId, after);
-    planned.push({ ...posting, balanceAfterMinor: after });
+    planned.push({ ...posting, balanceAfterMinor: after.toString() });
   }
 
   const entryId = randomUUID();
   const moved = [...balances.entries()].map(([id, after]) => {
-    const before = Number(rows.find((row) => row.id === id)!.balance_minor);
-    return { id, before, delta: after - before };
+    const before = BigInt(rows.find((row) => row.id === id)!.balance_minor);
+    return { id, before: before.toString(), delta: (after - before).toString() };
   });
   const [written] = await executeNumbered<{ entries: number; moved: number; posted: number }[]>(tx, WRITE_ENTRY, [
     ...entriesValues(entry.tenantId, [{ id: entryId, ...entry }]),
     moved.map((account) => account.id),
     moved.map((account) => account.before),
     moved.map((account) => account.delta),
-    ...postingsValues(planned.map((posting) => ({ entryId, ...posting }))),
+    [...planned.map(() => entryId)],
+    planned.map((posting) => posting.accountId),
+    planned.map((posting) => posting.amountMinor),
+    planned.map((posting) => posting.balanceAfterMinor),
   ]);
   // Its key was posted by a transaction that committed after our lock statement began: a repeat.
   if (written!.entries === 0) return repeat(null);
@@ -303,7 +307,11 @@ async function postLocked(tx: EntityManager, entry: EntryToPost): Promise<Posted
         `${written!.posted} of ${planned.length} postings`,
     );
   }
-  return { entryId, created: true, balances };
+  return {
+    entryId,
+    created: true,
+    balances: new Map([...balances].map(([id, after]) => [id, Number(after)])),
+  };
 }
 
 /**
