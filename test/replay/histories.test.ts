@@ -19,7 +19,7 @@ const files = readdirSync(DIR)
   .sort();
 
 describe('recorded workflow histories', () => {
-  it('cover every workflow type: transfers (success, bank failure, flaky bank, its answer lost and held as possibly taken, refused at the name enquiry, stuck then resolved by an operator\'s update, unconfirmed for a day then confirmed by a status query, "no such transfer" after the submission retries then resolved), webhook deliveries (retried then delivered, replayed after success, a wait for a slot, a run continued as new and the run it continued in, a wait for its disabled endpoint until it was enabled), inbound credits (applied; to a closed account, sent back to its sender), an operator\'s return of a held credit, account expiry, virtual-account create (also as recorded with a BVN in its input) and close, cards, reconciliation per connector, BVN verification, a transfer batch (an item refused, two paid: recorded before held batches) and a transfer reversal (confirmed and applied; denied by the status query, kept as a discrepancy); the transfer, webhook and reconciliation runs recorded with their patches deprecated', () => {
+  it('cover every workflow type: transfers (success, bank failure, flaky bank, its answer lost and held as possibly taken, refused at the name enquiry, stuck then resolved by an operator\'s update, unconfirmed for a day then confirmed by a status query, "no such transfer" after the submission retries then resolved), webhook deliveries (retried then delivered, replayed after success, a wait for a slot, a run continued as new and the run it continued in, a wait for its disabled endpoint until it was enabled), inbound credits (applied; to a closed account, sent back to its sender), an operator\'s return of a held credit, account expiry, virtual-account create (also as recorded with a BVN in its input) and close, cards, reconciliation per connector, BVN verification, a transfer batch (an item refused, two paid: recorded before held batches) and a transfer reversal (confirmed and applied; denied by the status query, kept as a discrepancy); the transfer, webhook and reconciliation runs recorded with their patches deprecated; the transfers in the lean shape, and as the older shape ran them (*.older-shape.json)', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'transfer-success.json',
@@ -30,6 +30,13 @@ describe('recorded workflow histories', () => {
         'transfer-stuck-resolved.json',
         'transfer-stuck-then-confirmed.json',
         'transfer-unknown-at-bank-resolved.json',
+        'transfer-success.older-shape.json',
+        'transfer-bank-failure.older-shape.json',
+        'transfer-answer-lost.older-shape.json',
+        'transfer-refused-invalid-account.older-shape.json',
+        'transfer-stuck-resolved.older-shape.json',
+        'transfer-stuck-then-confirmed.older-shape.json',
+        'transfer-unknown-at-bank-resolved.older-shape.json',
         'webhook-retry-then-success.json',
         'webhook-replay-after-success.json',
         'webhook-waited-for-slot.json',
