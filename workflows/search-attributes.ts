@@ -16,7 +16,7 @@ export const TransferBatchReferenceKey = defineSearchAttributeKey('TransferBatch
 /**
  * A transfer run's search attributes, set when it starts (the API's Update-with-Start, a batch's
  * child): runs of the lean shape never upsert any, their status and connector being the read
- * model's (docs/workflows.md#transfers).
+ * model's (docs/workflows.md#the-lean-shape).
  */
 export function transferStartAttributes(request: { tenantId: string; reference: string; amountMinor: number }) {
   return [

@@ -37,7 +37,7 @@ export const transferCommands: OperatorCommand[] = [
       // Goes into the visibility query as a literal: a name, nothing that could end the quote.
       const connector = flags.optional('connector', connectorName);
       return withTemporal(config, async (client) => {
-        // Runs of the lean shape carry no status or connector attribute (docs/workflows.md#transfers):
+        // Runs of the lean shape carry no status or connector attribute (docs/workflows.md#the-lean-shape):
         // the running runs that started before the threshold are asked, and the read model says
         // which of them are processing (not held for approval) and at which connector.
         const query =

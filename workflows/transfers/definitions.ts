@@ -198,7 +198,7 @@ export interface TransferWorkflowInput {
    * The shape the run takes, declared by whoever starts it (the API, a batch, a run continuing as
    * new): `lean` costs no patch marker. A run started without it (by code older than the lean shape)
    * takes the lean shape through the `lean-transfer` patch, and its recorded history replays the
-   * older shape (docs/workflows.md#transfers).
+   * older shape (docs/workflows.md#the-lean-shape).
    */
   shape?: 'lean';
 }
@@ -408,7 +408,7 @@ export type TransferActivities = {
     /**
      * The transfer is still `pending` (its first submission): the activity marks it `processing`
      * with the answer it returns, as markProcessing would, so the workflow's next task need not
-     * (runs of the lean shape, docs/workflows.md#transfers).
+     * (runs of the lean shape, docs/workflows.md#the-lean-shape).
      */
     markProcessing?: boolean;
   }): Promise<SubmissionAnswer>;

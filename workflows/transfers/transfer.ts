@@ -70,7 +70,7 @@ export const NOT_FOUND_CONFIRM_MS = 60 * 1000;
 /** The patch under which a possibly taken submission pins its transfer (decisions §17). */
 const PINNED = 'possibly-taken';
 /**
- * The patch of the lean shape (docs/workflows.md#transfers): the search attributes set at start by
+ * The patch of the lean shape (docs/workflows.md#the-lean-shape): the search attributes set at start by
  * whoever starts the run and never upserted, the processing mark made by the submission's activity,
  * the settlement a local activity in the task that takes the bank's final word, and the status
  * check's timer left to lapse rather than cancelled. Runs that began before it keep the older shape.
@@ -82,9 +82,11 @@ const LEAN = 'lean-transfer';
 // ledgerLocal), inside the workflow task that reaches them: a create then takes one workflow task
 // instead of three round trips through the server. None of them depends on which signal came
 // first, so a workflow task that fails and runs again takes the same steps. Settling or reversing
-// does depend on it (the bank's word against an operator's), so it stays an activity, scheduled by
-// a completed task before it moves money; so do the bank calls, which operators see pending in the
-// Web UI. The create path runs while the API request waits: few, quick retries.
+// does depend on it (the bank's word against an operator's): the older shape schedules it as an
+// activity from a completed task before it moves money; the lean shape runs it locally too, because
+// the books decide it once and the run adopts what they hold (docs/workflows.md#the-lean-shape).
+// The bank calls stay activities, which operators see pending in the Web UI. The create path runs
+// while the API request waits: few, quick retries.
 const createPath = proxyLocalActivities<TransferActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
@@ -853,7 +855,7 @@ async function finish(
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
-  // Lean runs settle in this very task, as a local activity (its reasoning: docs/workflows.md#transfers):
+  // Lean runs settle in this very task, as a local activity (its reasoning: docs/workflows.md#the-lean-shape):
   // settling or reversing is idempotent under the transfer's row lock and answers what the books
   // hold, so an execution of this task that runs it again (its completion lost, a signal or update
   // come meanwhile) adopts the books' decision, whatever it would have decided itself.
