@@ -102,24 +102,7 @@ async function emitTransferEvent(
 export function createTransferActivities({ orm, providers }: TransferActivityDeps): TransferActivities {
   const enquirySlots = nameEnquirySlotsFor(orm);
   const activities: TransferActivities = {
-    async acceptTransfer(input) {
-      const { request } = input;
-      const enquiry = await activities.nameEnquiry({
-        bankCode: request.recipientBankCode,
-        accountNumber: request.recipientAccount,
-        mode: request.mode,
-        ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
-      });
-      const reserved = await activities.reserveFunds({
-        transferId: input.transferId,
-        request,
-        recipientName: enquiry.accountName,
-        nameEnquirySessionId: enquiry.sessionId,
-        connector: enquiry.connector,
-        ...(input.approvalExpiresAt !== undefined ? { approvalExpiresAt: input.approvalExpiresAt } : {}),
-      });
-      return { ...reserved, nameEnquirySessionId: enquiry.sessionId };
-    },
+    acceptTransfer: (input) => acceptWith(activities, input),
 
     /**
      * The recipient's name from the first connector of the transfer's mode whose name enquiry
@@ -483,6 +466,32 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     },
   };
   return activities;
+}
+
+/**
+ * The create path in one step (acceptTransfer): the name enquiry, then the reservation under the
+ * connector that answered, made by `steps` (the activities themselves, or a test's recording stubs).
+ */
+export async function acceptWith(
+  steps: Pick<TransferActivities, 'nameEnquiry' | 'reserveFunds'>,
+  input: Parameters<TransferActivities['acceptTransfer']>[0],
+): ReturnType<TransferActivities['acceptTransfer']> {
+  const { request } = input;
+  const enquiry = await steps.nameEnquiry({
+    bankCode: request.recipientBankCode,
+    accountNumber: request.recipientAccount,
+    mode: request.mode,
+    ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
+  });
+  const reserved = await steps.reserveFunds({
+    transferId: input.transferId,
+    request,
+    recipientName: enquiry.accountName,
+    nameEnquirySessionId: enquiry.sessionId,
+    connector: enquiry.connector,
+    ...(input.approvalExpiresAt !== undefined ? { approvalExpiresAt: input.approvalExpiresAt } : {}),
+  });
+  return { ...reserved, nameEnquirySessionId: enquiry.sessionId };
 }
 
 /** A submission the connector may hold (decisions §17), from the time of its last ambiguous attempt. */

@@ -2,6 +2,7 @@
 // activities are stubs that record every call (no database, no bank), so each test states what the
 // workflow asked of them, with which arguments, in which order. The whole stack's behaviour is
 // tested in test/integration/transfers.test.ts and transfer-24h.test.ts.
+import { acceptWith } from '../../activities/transfers/transfers.ts';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -138,24 +139,7 @@ function transferStubs(overrides: Partial<TransferActivities> = {}) {
     reverseTransfer: once((input) => merged.reverseTransfer(input)),
   });
   // The create path in one local activity, as the real one: its two steps, recorded as they are made.
-  recorded.activities.acceptTransfer = async (input) => {
-    const { request } = input;
-    const enquiry = await recorded.activities.nameEnquiry({
-      bankCode: request.recipientBankCode,
-      accountNumber: request.recipientAccount,
-      mode: request.mode,
-      ...(request.savedName !== undefined ? { savedName: request.savedName } : {}),
-    });
-    const reserved = await recorded.activities.reserveFunds({
-      transferId: input.transferId,
-      request,
-      recipientName: enquiry.accountName,
-      nameEnquirySessionId: enquiry.sessionId,
-      connector: enquiry.connector,
-      ...(input.approvalExpiresAt !== undefined ? { approvalExpiresAt: input.approvalExpiresAt } : {}),
-    });
-    return { ...reserved, nameEnquirySessionId: enquiry.sessionId };
-  };
+  recorded.activities.acceptTransfer = (input) => acceptWith(recorded.activities, input);
   return recorded;
 }
 
