@@ -35,7 +35,7 @@ import { PollingLoop } from '../src/runtime/polling-loop.ts';
 import { DELIVERY_WORKFLOW_TYPE, type DeliveryInput, deliveryWorkflowId } from '../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhooks/webhook-delivery.ts';
 import { isDeliveryEvent, subscribes } from '../src/events/event-types.ts';
-import { deliveryIdFor, fanoutTargets, queueDelivery } from '../src/webhooks/store.ts';
+import { deliveryEndpointIds, deliveryIdFor, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
 
 export interface FanoutOptions {
   orm: MikroORM;
@@ -153,12 +153,19 @@ export class EventFanout {
   }
 
   /**
-   * The endpoints each event is owed a delivery to, read for the whole batch at once, in one
-   * statement: its tenants' listening endpoints that subscribe to its type, and the deliveries it
-   * already has.
+   * The endpoints each event is owed a delivery to, read for the whole batch at once: its tenants'
+   * listening endpoints that subscribe to its type, and the deliveries it already has.
    */
   private async owedDeliveries(events: ClaimedEvent[]): Promise<Map<string, string[]>> {
-    const { endpoints, queued } = await fanoutTargets(this.options.orm.em.fork(), events);
+    const em = this.options.orm.em.fork();
+    const endpoints = await listeningEndpoints(
+      em,
+      events.map((event) => event.tenant_id),
+    );
+    const queued = await deliveryEndpointIds(
+      em,
+      events.map((event) => event.id),
+    );
     return new Map(
       events.map((event) => [
         event.id,

@@ -17,7 +17,7 @@ import type { KeyMode } from '../../src/connectors/types.ts';
 import { isDefinitive, refusalDetails } from '../provider-failure.ts';
 import { enquiringTenant } from './enquiring-tenant.ts';
 import { recordDiscrepancy } from '../../src/transfers/discrepancies.ts';
-import { sameAccountName, transferFailure, withinDailyLimit } from '../../src/transfers/domain.ts';
+import { isFinal, sameAccountName, transferFailure, withinDailyLimit } from '../../src/transfers/domain.ts';
 import {
   type TransferRow,
   assignConnector,
@@ -28,16 +28,15 @@ import {
   decideApprovalRow,
   findTransfer,
   finishRow,
-  finishRowIfOpen,
-  type FinalStatus,
   flagStuck,
   insertTransfer,
+  isAbandoned,
   markAbandoned,
   markAmbiguous,
   markProcessing,
   recordResolution,
-  reservationCheck,
   returnedOfCredits,
+  usedToday,
 } from '../../src/transfers/store.ts';
 import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
 import { lockCreditForReturn } from '../../src/virtual-accounts/service.ts';
@@ -186,10 +185,9 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         // One reservation at a time per tenant, so the daily limit holds under concurrency.
         const tenant = await lockTenant(tx, request.tenantId);
         if (!tenant) throw transferFailure('unknown_tenant', `no tenant ${request.tenantId}`);
-        // Read after the lock, so that a reservation committed meanwhile counts against the limit.
-        const { existing, abandoned, usedTodayMinor } = await reservationCheck(tx, input.transferId, request.tenantId);
+        const existing = await findTransfer(tx, input.transferId);
         if (existing) return recordOf(existing);
-        if (abandoned) {
+        if (await isAbandoned(tx, input.transferId)) {
           // This attempt arrives after the create path gave up on it (settleReservation).
           throw transferFailure(
             'reservation_abandoned',
@@ -204,7 +202,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         // A held credit's return is the platform's, paid from suspense: the tenant's limit is not its.
         if (request.returnOf?.fundedFrom !== 'suspense') {
           const limit = tenant.dailyTransferLimitMinor;
-          const used = usedTodayMinor;
+          const used = await usedToday(tx, request.tenantId);
           if (!withinDailyLimit({ limitMinor: limit, usedMinor: used, amountMinor: request.amountMinor })) {
             throw transferFailure(
               'limit_exceeded',
@@ -395,17 +393,14 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       outcome: BankOutcome;
       resolution?: OperatorResolution;
     }): Promise<TransferRecord> {
-      return finishTransfer(
-        orm,
-        input,
-        'transfer.settled',
-        {
+      return finishTransfer(orm, input, 'transfer.settled', async (tx, current) => {
+        await postMovement(tx, current.tenant_id, transferSettle(amountsOf(current)));
+        return finishRow(tx, current.id, {
           status: 'completed',
           sessionId: input.outcome.sessionId || null,
           providerCode: input.outcome.providerCode ?? null,
-        },
-        (tx, row) => postMovement(tx, row.tenant_id, transferSettle(amountsOf(row))),
-      );
+        });
+      });
     },
 
     /** Failure: amount + fee back from in flight to the wallet; transfer.failed. */
@@ -415,12 +410,8 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       providerCode?: string;
       resolution?: OperatorResolution;
     }): Promise<TransferRecord> {
-      return finishTransfer(
-        orm,
-        input,
-        'transfer.failed',
-        { status: 'failed', reason: input.reason, providerCode: input.providerCode ?? null },
-        (tx, row) => postMovement(tx, row.tenant_id, transferReverse(amountsOf(row), input.reason)),
+      return finishTransfer(orm, input, 'transfer.failed', (tx, current) =>
+        reverse(tx, current, input.reason, input.providerCode),
       );
     },
 
@@ -668,27 +659,22 @@ async function reverse(
 }
 
 /**
- * Settles or reverses a transfer once: the row is made final by one update that locks it and
- * changes it only while it is not final yet (a transfer already final is returned as it is, and
- * nothing moves); then `move` moves the money, and the operator's resolution (if any) and the
- * event are written, all in the same transaction.
+ * Settles or reverses a transfer once: under a row lock, a transfer already final is returned
+ * as it is; otherwise `apply` moves the money and updates the row, and the operator's resolution
+ * (if any) and the event are written in the same transaction.
  */
 async function finishTransfer(
   orm: MikroORM,
   input: { transferId: string; resolution?: OperatorResolution },
   eventType: 'transfer.settled' | 'transfer.failed',
-  final: FinalStatus,
-  move: (tx: EntityManager, row: TransferRow) => Promise<unknown>,
+  apply: (tx: EntityManager, current: TransferRow) => Promise<TransferRow>,
 ): Promise<TransferRecord> {
   return orm.em.fork().transactional(async (tx) => {
-    const row = await finishRowIfOpen(tx, input.transferId, final);
-    if (!row) {
-      const current = await findTransfer(tx, input.transferId);
-      if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
-      return recordOf(current);
-    }
-    await move(tx, row);
-    if (input.resolution) await recordResolution(tx, row.id, input.resolution);
+    const current = await findTransfer(tx, input.transferId, { lock: true });
+    if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
+    if (isFinal(current.status)) return recordOf(current);
+    const row = await apply(tx, current);
+    if (input.resolution) await recordResolution(tx, current.id, input.resolution);
     await emitTransferEvent(tx, row, eventType);
     return recordOf(row);
   });

@@ -5,13 +5,12 @@
 // so concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency
 // key: posting the same entry twice applies it once.
 //
-// Two writers, one set of rules: `postEntry` posts an entry on its own (its accounts locked in one
-// statement, then everything written in another); `planEntriesOnLockedAccounts` + `postPlanSteps`
-// post movements on accounts the caller already holds locked (`lockTenantAccounts`), as steps of
-// the caller's one write statement (src/db/write-statement.ts; the card decision). Both write
-// entries by the same insert and move balances under the same guard (the balance still the one
-// locked, and `keepsBalance`), and they give the same postings and balances and refuse the same
-// shortfalls (test/integration/ledger-plan-parity.test.ts).
+// Two writers, one set of rules: `postEntry` posts an entry on its own (locking each account as it
+// goes); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
+// already holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
+// (src/db/write-statement.ts; the card decision). Both write entries and postings by the same
+// inserts and move balances under the same guard, and they give the same postings and balances
+// and refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
@@ -152,190 +151,82 @@ function postingsValues(postings: readonly PlannedEntries['postings'][number][])
   ];
 }
 
-/** The accounts an entry moves, locked in id order (as every writer locks them), with the entry its key already names. */
-const LOCK_FOR_ENTRY = `select a.id, a.tenant_id, a.code, a.balance_minor::text as balance_minor, a.allow_negative,
-         (select e.id from journal_entries e where e.idempotency_key = $1) as posted
-    from ledger_accounts a
-   where a.id = any($2::uuid[])
-      or (a.currency = $3 and ((a.tenant_id = $4 and a.code = any($5::text[])) or (a.tenant_id is null and a.code = any($6::text[]))))
-   order by a.id for update`;
-
 /**
- * An entry on accounts its caller holds locked, in one statement: the entry unless its key is
- * already posted, then (only if it was written) each account's net change where its balance is
- * still the one locked and within `keepsBalance`, and the postings with their balances after.
- */
-const WRITE_ENTRY = `with
-  entry as (${INSERT_ENTRIES}),
-  moved as (
-    update ledger_accounts a set balance_minor = a.balance_minor + m.delta, updated_at = now()
-      from unnest($7::uuid[], $8::bigint[], $9::bigint[]) as m (id, before, delta)
-     where a.id = m.id and a.balance_minor = m.before and ${keepsBalance('a', 'm.delta')}
-       and exists (select 1 from entry)
-     returning 1),
-  posted as (
-    insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
-    select p.entry_id, p.account_id, p.amount_minor, p.balance_after_minor
-      from unnest($10::uuid[], $11::uuid[], $12::bigint[], $13::bigint[])
-           as p (entry_id, account_id, amount_minor, balance_after_minor)
-     where exists (select 1 from entry)
-     returning 1)
-select (select count(*) from entry)::int as entries, (select count(*) from moved)::int as moved,
-       (select count(*) from posted)::int as posted`;
-
-/** What an entry names its accounts by: ids, or a tenant's or the platform's codes (resolved as they are locked). */
-type EntryAccount = { id: string } | { tenantCode: string } | { systemCode: SystemAccountCode };
-
-interface EntryToPost {
-  idempotencyKey: string;
-  kind: string;
-  tenantId: string | null;
-  description: string | null;
-  metadata: Record<string, unknown> | null;
-  currency: Currency;
-  postings: { account: EntryAccount; amountMinor: number }[];
-}
-
-/** The caller's transaction when it is in one (no savepoint: nothing is written before a refusal), else its own. */
-function inTransaction<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-  return em.isInTransaction() ? work(em) : em.transactional(work);
-}
-
-/**
- * Posts an entry (validated) in the caller's transaction: its accounts resolved and locked in id
- * order in one statement, which also finds the entry if its key is already posted; the postings
- * worked out on the locked balances, in account id order (a shortfall refused before anything is
- * written); then everything written in one statement (WRITE_ENTRY).
- */
-async function postLocked(tx: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
-  const ids: string[] = [];
-  const tenantCodes: string[] = [];
-  const systemCodes: string[] = [];
-  for (const { account } of entry.postings) {
-    if ('id' in account) ids.push(account.id);
-    else if ('tenantCode' in account) tenantCodes.push(account.tenantCode);
-    else systemCodes.push(account.systemCode);
-  }
-  const rows = await executeNumbered<
-    {
-      id: string;
-      tenant_id: string | null;
-      code: string;
-      balance_minor: string;
-      allow_negative: boolean;
-      posted: string | null;
-    }[]
-  >(tx, LOCK_FOR_ENTRY, [entry.idempotencyKey, ids, entry.currency, entry.tenantId, tenantCodes, systemCodes]);
-  const accountOf = (account: EntryAccount) => {
-    const row =
-      'id' in account
-        ? rows.find((r) => r.id === account.id)
-        : 'tenantCode' in account
-          ? rows.find((r) => r.tenant_id === entry.tenantId && r.tenant_id !== null && r.code === account.tenantCode)
-          : rows.find((r) => r.tenant_id === null && r.code === account.systemCode);
-    if (!row) {
-      throw new UnknownAccountError(
-        'id' in account
-          ? `ledger account ${account.id} does not exist`
-          : 'tenantCode' in account
-            ? `tenant ${entry.tenantId} has no ${account.tenantCode} account in ${entry.currency}`
-            : `no system account ${account.systemCode} in ${entry.currency}`,
-      );
-    }
-    return row;
-  };
-  const postings = entry.postings.map((posting) => ({
-    accountId: accountOf(posting.account).id,
-    amountMinor: posting.amountMinor,
-  }));
-  const repeat = async (entryId: string | null): Promise<PostedEntry> => {
-    const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
-      `select p.entry_id, p.account_id, p.amount_minor from postings p
-         join journal_entries e on e.id = p.entry_id where e.idempotency_key = ?`,
-      [entry.idempotencyKey],
-    );
-    const previous = existing.map((row) => ({ accountId: row.account_id, amountMinor: Number(row.amount_minor) }));
-    if (!samePostings(previous, postings)) {
-      throw new LedgerConflictError(`journal entry ${entry.idempotencyKey} was already posted with other postings`);
-    }
-    return { entryId: existing[0]?.entry_id ?? entryId!, created: false, balances: new Map() };
-  };
-  if (rows[0]?.posted) return repeat(rows[0].posted);
-
-  // In account id order, as the accounts were locked; each posting's balance after it, in bigint:
-  // a platform account's balance may pass 2^53 kobo, and the write compares it exactly.
-  const ordered = [...postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
-  const balances = new Map<string, bigint>();
-  const planned: { accountId: string; amountMinor: number; balanceAfterMinor: string }[] = [];
-  for (const posting of ordered) {
-    const account = rows.find((row) => row.id === posting.accountId)!;
-    const before = balances.get(posting.accountId) ?? BigInt(account.balance_minor);
-    const after = before + BigInt(posting.amountMinor);
-    if (!account.allow_negative && after < 0n) {
-      // Refused on the balance as locked (the latest committed one): unless the same entry committed
-      // meanwhile, which the lock statement's snapshot could not see; then this is its repeat.
-      const [posted] = await tx.execute<{ id: string }[]>('select id from journal_entries where idempotency_key = ?', [
-        entry.idempotencyKey,
-      ]);
-      if (posted) return repeat(posted.id);
-      throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(before));
-    }
-    balances.set(posting.accountId, after);
-    planned.push({ ...posting, balanceAfterMinor: after.toString() });
-  }
-
-  const entryId = randomUUID();
-  const moved = [...balances.entries()].map(([id, after]) => {
-    const before = BigInt(rows.find((row) => row.id === id)!.balance_minor);
-    return { id, before: before.toString(), delta: (after - before).toString() };
-  });
-  const [written] = await executeNumbered<{ entries: number; moved: number; posted: number }[]>(tx, WRITE_ENTRY, [
-    ...entriesValues(entry.tenantId, [{ id: entryId, ...entry }]),
-    moved.map((account) => account.id),
-    moved.map((account) => account.before),
-    moved.map((account) => account.delta),
-    [...planned.map(() => entryId)],
-    planned.map((posting) => posting.accountId),
-    planned.map((posting) => posting.amountMinor),
-    planned.map((posting) => posting.balanceAfterMinor),
-  ]);
-  // Its key was posted by a transaction that committed after our lock statement began: a repeat.
-  if (written!.entries === 0) return repeat(null);
-  if (written!.moved !== moved.length || written!.posted !== planned.length) {
-    throw new LedgerConflictError(
-      `posting ${entry.idempotencyKey} moved ${written!.moved} of ${moved.length} accounts and wrote ` +
-        `${written!.posted} of ${planned.length} postings`,
-    );
-  }
-  return {
-    entryId,
-    created: true,
-    balances: new Map([...balances].map(([id, after]) => [id, Number(after)])),
-  };
-}
-
-/**
- * Posts one journal entry in the caller's transaction, or in its own when `em` is in none.
- * Idempotent on `idempotencyKey`: a repeat with the same postings is a no-op that reports
- * `created: false`; a repeat with different postings is a LedgerConflictError. A refusal
- * (InsufficientFundsError, UnknownAccountError, LedgerConflictError) writes nothing.
+ * Posts one journal entry in its own transaction (or in the caller's, when `em` is already
+ * inside one). Idempotent on `idempotencyKey`: a repeat with the same postings is a no-op that
+ * reports `created: false`; a repeat with different postings is a LedgerConflictError.
  */
 export async function postEntry(em: EntityManager, input: JournalEntryInput): Promise<PostedEntry> {
   validateEntry(input);
-  return inTransaction(em, (tx) =>
-    postLocked(tx, {
-      idempotencyKey: input.idempotencyKey,
-      kind: input.kind,
-      tenantId: input.tenantId,
-      description: input.description ?? null,
-      metadata: input.metadata ?? null,
-      currency: 'NGN',
-      postings: input.postings.map((posting) => ({
-        account: { id: posting.accountId },
-        amountMinor: posting.amountMinor,
-      })),
-    }),
-  );
+  return em.transactional(async (tx) => {
+    const entryId = randomUUID();
+    const inserted = await executeNumbered<{ id: string }[]>(
+      tx,
+      INSERT_ENTRIES,
+      entriesValues(input.tenantId, [
+        {
+          id: entryId,
+          kind: input.kind,
+          idempotencyKey: input.idempotencyKey,
+          description: input.description ?? null,
+          metadata: input.metadata ?? null,
+        },
+      ]),
+    );
+    if (inserted.length === 0) {
+      const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
+        `select p.entry_id, p.account_id, p.amount_minor from postings p
+           join journal_entries e on e.id = p.entry_id where e.idempotency_key = ?`,
+        [input.idempotencyKey],
+      );
+      const previous = existing.map((row) => ({ accountId: row.account_id, amountMinor: Number(row.amount_minor) }));
+      if (!samePostings(previous, input.postings)) {
+        throw new LedgerConflictError(`journal entry ${input.idempotencyKey} was already posted with other postings`);
+      }
+      return { entryId: existing[0]!.entry_id, created: false, balances: new Map() };
+    }
+
+    // Lock rows in a fixed order so two entries touching the same accounts cannot deadlock.
+    const ordered = [...input.postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
+    const balances = new Map<string, number>();
+    for (const posting of ordered) {
+      // The conditional debit: this statement is the rule, so it stays SQL.
+      const apply = () =>
+        tx.execute<{ balance_minor: string }[]>(
+          `update ledger_accounts a set balance_minor = a.balance_minor + ?, updated_at = now()
+            where a.id = ? and ${keepsBalance('a', '?')} returning a.balance_minor`,
+          [posting.amountMinor, posting.accountId, posting.amountMinor],
+        );
+      let updated = await apply();
+      if (updated.length === 0) {
+        // The update judges the row as its statement's snapshot saw it, and skips it without waiting
+        // when that version falls short, even if a credit to it is committing meanwhile. Look again
+        // under the row lock, at the latest committed balance: refuse only when that one falls short
+        // (and report that balance, never one that would have covered the debit); otherwise apply.
+        const [account] = await tx.execute<{ balance_minor: string; allow_negative: boolean }[]>(
+          'select balance_minor, allow_negative from ledger_accounts where id = ? for update',
+          [posting.accountId],
+        );
+        if (!account) throw new UnknownAccountError(`ledger account ${posting.accountId} does not exist`);
+        const available = Number(account.balance_minor);
+        if (!staysWithinBalance(account.allow_negative, available + posting.amountMinor)) {
+          throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, available);
+        }
+        updated = await apply();
+        if (updated.length === 0) throw new Error(`ledger account ${posting.accountId} changed under its row lock`);
+      }
+      const after = Number(updated[0]!.balance_minor);
+      balances.set(posting.accountId, after);
+      await executeNumbered(
+        tx,
+        INSERT_POSTINGS,
+        postingsValues([
+          { entryId, accountId: posting.accountId, amountMinor: posting.amountMinor, balanceAfterMinor: after },
+        ]),
+      );
+    }
+    return { entryId, created: true, balances };
+  });
 }
 
 /** Opens the tenant's accounts (inside the caller's transaction). */
@@ -439,10 +330,7 @@ export async function accountIdOf(
   return row.id;
 }
 
-/**
- * Posts a movement (./movements.ts) for a tenant as one journal entry, as postEntry does: its
- * accounts resolved by code as they are locked (no look-up each).
- */
+/** Posts a movement (./movements.ts) for a tenant: its accounts resolved, then one journal entry. */
 export async function postMovement(
   em: EntityManager,
   tenantId: string,
@@ -450,39 +338,27 @@ export async function postMovement(
   options: {
     metadata?: Record<string, unknown>;
     currency?: Currency;
-    /** Ids of the tenant's accounts by code, when the caller has just read them. */
+    /** Ids of the tenant's accounts by code, when the caller has just read them (no look-up each). */
     knownAccounts?: ReadonlyMap<string, string>;
   } = {},
 ): Promise<PostedEntry> {
-  const postings = movement.postings.map((posting) => {
-    if ('system' in posting.account) {
-      return { account: { systemCode: posting.account.system }, amountMinor: posting.amountMinor };
-    }
-    const code = tenantAccountCodeOf(posting.account);
-    const known = options.knownAccounts?.get(code);
-    return {
-      account: known ? { id: known } : { tenantCode: code },
+  const postings: PostingInput[] = [];
+  for (const posting of movement.postings) {
+    const known =
+      'system' in posting.account ? undefined : options.knownAccounts?.get(tenantAccountCodeOf(posting.account));
+    postings.push({
+      accountId: known ?? (await accountIdOf(em, tenantId, posting.account, options.currency)),
       amountMinor: posting.amountMinor,
-    };
-  });
-  // The same checks as postEntry's, on the movement's amounts, before anything is read.
-  validateEntry({
+    });
+  }
+  return postEntry(em, {
     idempotencyKey: movement.idempotencyKey,
     kind: movement.kind,
     tenantId,
-    postings: postings.map((posting, i) => ({ accountId: String(i), amountMinor: posting.amountMinor })),
+    description: movement.description,
+    ...(options.metadata ? { metadata: options.metadata } : {}),
+    postings,
   });
-  return inTransaction(em, (tx) =>
-    postLocked(tx, {
-      idempotencyKey: movement.idempotencyKey,
-      kind: movement.kind,
-      tenantId,
-      description: movement.description,
-      metadata: options.metadata ?? null,
-      currency: options.currency ?? 'NGN',
-      postings,
-    }),
-  );
 }
 
 export interface WalletBalance {

@@ -1,10 +1,9 @@
 // Hands each provider callback to whatever acts on its type (a transfer workflow's confirmation
 // signal, an inbound credit workflow), once per (provider, event id). The record is committed
-// before anything is dispatched, in the same statement that claims its dispatch with a lease on the
-// row (not a row lock or an open transaction: nothing is held while the handler calls Temporal),
-// and `dispatched_at` is written after. Handlers must still be idempotent (workflow ids, signal
-// dedupe): a dispatch that ran but was not recorded (a crash in between), or one that outlived its
-// lease, runs again.
+// first, on its own; the dispatch is then claimed with a lease on that row (not a row lock or an
+// open transaction: nothing is held while the handler calls Temporal), and `dispatched_at` is
+// written after. Handlers must still be idempotent (workflow ids, signal dedupe): a dispatch that
+// ran but was not recorded (a crash in between), or one that outlived its lease, runs again.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -100,29 +99,21 @@ export async function dispatchOnce(
   const em = orm.em.fork();
   const leaseMs = options.leaseMs ?? 30_000;
   const key = [callback.provider, callback.eventId];
-  // The record and the first claim are one statement (committed at once): a new callback is
-  // recorded claimed; a repeat's record stays as it was, and is claimed only if no dispatch holds
-  // it and none finished.
-  let [claimed] = await em.execute<{ id: string }[]>(
-    `insert into provider_callbacks as c (id, provider, event_id, type, payload, dispatch_claimed_until)
-     values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond')
-     on conflict on constraint provider_callbacks_event do update set dispatch_claimed_until = excluded.dispatch_claimed_until
-      where c.dispatched_at is null and (c.dispatch_claimed_until is null or c.dispatch_claimed_until <= now())
-     returning c.id`,
-    [randomUUID(), callback.provider, callback.eventId, callback.type, raw, leaseMs],
+  await em.execute(
+    `insert into provider_callbacks (id, provider, event_id, type, payload) values (?, ?, ?, ?, ?)
+     on conflict on constraint provider_callbacks_event do nothing`,
+    [randomUUID(), callback.provider, callback.eventId, callback.type, raw],
   );
   const waitUntil = Date.now() + (options.waitMs ?? 3_000);
-  for (let first = true; ; first = false) {
+  for (;;) {
     // The claim is one statement: concurrent deliveries queue on the row for its duration only.
-    if (!first) {
-      [claimed] = await em.execute<{ id: string }[]>(
-        `update provider_callbacks set dispatch_claimed_until = now() + ? * interval '1 millisecond'
-          where provider = ? and event_id = ? and dispatched_at is null
-            and (dispatch_claimed_until is null or dispatch_claimed_until <= now())
-          returning id`,
-        [leaseMs, ...key],
-      );
-    }
+    const [claimed] = await em.execute<{ id: string }[]>(
+      `update provider_callbacks set dispatch_claimed_until = now() + ? * interval '1 millisecond'
+        where provider = ? and event_id = ? and dispatched_at is null
+          and (dispatch_claimed_until is null or dispatch_claimed_until <= now())
+        returning id`,
+      [leaseMs, ...key],
+    );
     if (claimed) {
       let result: string;
       try {

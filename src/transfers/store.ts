@@ -16,7 +16,6 @@ import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
-import type { KeyMode } from '../connectors/types.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from './domain.ts';
 import { type ApprovalActor, type ApprovalStatus, approvalColumns } from './approvals.ts';
 
@@ -154,20 +153,6 @@ export async function findTransfer(
   );
 }
 
-/** The transfer and its tenant's mode, in one read (a bank's callback weighs both); null for no such transfer. */
-export async function findTransferWithMode(
-  em: EntityManager,
-  id: string,
-): Promise<{ row: TransferRow; mode: KeyMode } | null> {
-  const [found] = await em.execute<({ tenant_mode: KeyMode } & Record<string, unknown>)[]>(
-    'select t.*, n.mode as tenant_mode from transfers t join tenants n on n.id = t.tenant_id where t.id = ?',
-    [id],
-  );
-  if (!found) return null;
-  const { tenant_mode: mode, ...row } = found;
-  return { row: em.map(Transfer, row as never), mode };
-}
-
 export async function findByReference(em: EntityManager, tenantId: string, reference: string) {
   return em.findOne(Transfer, { tenant_id: tenantId, reference });
 }
@@ -227,15 +212,6 @@ export async function listTransfers(
   );
 }
 
-/** Today's usage of a tenant (? twice) against the daily limit, as text: see usedToday. */
-// An atomic batch's items count from the moment the batch reserved them, before each is a transfer.
-const USED_TODAY = `(coalesce((select sum(amount_minor) from transfers
-                      where tenant_id = ? and status <> 'failed' and funded_from = 'wallet'
-                        and created_at >= ${startOfLagosDay}), 0)
-         + coalesce((select sum(i.amount_minor) from transfer_batch_items i join transfer_batches b on b.id = i.batch_id
-                      where b.tenant_id = ? and b.atomic and i.status = 'queued'
-                        and b.created_at >= ${startOfLagosDay}), 0))::text`;
-
 /**
  * Today's usage against the daily limit: the amounts of the tenant's transfers not failed, since
  * midnight in Lagos by the database's clock (src/db/lagos-day.ts). Raw SQL because the day
@@ -243,7 +219,16 @@ const USED_TODAY = `(coalesce((select sum(amount_minor) from transfers
  * none of it (decisions §21).
  */
 export async function usedToday(em: EntityManager, tenantId: string): Promise<number> {
-  const [usage] = await em.execute<{ used: string }[]>(`select (${USED_TODAY}) as used`, [tenantId, tenantId]);
+  // An atomic batch's items count from the moment the batch reserved them, before each is a transfer.
+  const [usage] = await em.execute<{ used: string }[]>(
+    `select (coalesce((select sum(amount_minor) from transfers
+                        where tenant_id = ? and status <> 'failed' and funded_from = 'wallet'
+                          and created_at >= ${startOfLagosDay}), 0)
+           + coalesce((select sum(i.amount_minor) from transfer_batch_items i join transfer_batches b on b.id = i.batch_id
+                        where b.tenant_id = ? and b.atomic and i.status = 'queued'
+                          and b.created_at >= ${startOfLagosDay}), 0))::text as used`,
+    [tenantId, tenantId],
+  );
   return Number(usage!.used);
 }
 
@@ -314,47 +299,11 @@ export async function insertTransfer(
   reserved: { nameEnquirySessionId: string; connector: string; approvalExpiresAt?: Date },
 ): Promise<TransferRow> {
   const { approvalExpiresAt, ...taken } = reserved;
-  // The row as the database made it (its defaults, its timestamps), from the insert itself; a
-  // reference already taken is the ORM's UniqueConstraintViolationException, as em.insert throws it.
-  const [row] = await em
-    .createQueryBuilder(Transfer)
-    .insert({
-      ...pendingRow({ transferId, request, recipientName, ...taken }),
-      ...(approvalExpiresAt ? { approval_status: 'required' as const, approval_expires_at: approvalExpiresAt } : {}),
-    })
-    .returning(ALL_COLUMNS)
-    .execute<Record<string, unknown>[]>('all')
-    .catch((error: unknown) => {
-      throw error instanceof Error ? em.getDriver().convertException(error) : error;
-    });
-  return em.map(Transfer, row as never);
-}
-
-/** Every column, for an insert or update that gives back the row it wrote (no read after the write). */
-const ALL_COLUMNS = '*' as never;
-
-/**
- * What a reservation must know before it writes, in one read under the tenant's lock: the
- * transfer's row if an earlier attempt made it, whether the create path abandoned its id, and the
- * tenant's usage against the daily limit today (usedToday).
- */
-export async function reservationCheck(
-  em: EntityManager,
-  transferId: string,
-  tenantId: string,
-): Promise<{ existing: TransferRow | null; abandoned: boolean; usedTodayMinor: number }> {
-  const [row] = await em.execute<({ abandoned: boolean; used: string } & Record<string, unknown>)[]>(
-    `select exists (select 1 from abandoned_reservations where transfer_id = ?) as abandoned,
-            ${USED_TODAY} as used, t.*
-       from (select 1) as one left join transfers t on t.id = ?`,
-    [transferId, tenantId, tenantId, transferId],
-  );
-  const { abandoned, used, ...existing } = row!;
-  return {
-    existing: existing.id ? em.map(Transfer, existing as never) : null,
-    abandoned,
-    usedTodayMinor: Number(used),
-  };
+  await em.insert(Transfer, {
+    ...pendingRow({ transferId, request, recipientName, ...taken }),
+    ...(approvalExpiresAt ? { approval_status: 'required' as const, approval_expires_at: approvalExpiresAt } : {}),
+  });
+  return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
 }
 
 /** A batch's accepted items, made transfers at once: `pending`, each with its connector. */
@@ -512,31 +461,17 @@ export async function flagStuck(em: EntityManager, id: string): Promise<void> {
  * The final status of a transfer, with the bank's word on it: a session id or provider code not
  * given keeps the one recorded; completing clears any failure reason (a corrected failure).
  */
-export async function finishRow(em: EntityManager, id: string, final: FinalStatus): Promise<TransferRow> {
-  const row = await finishRowIfOpen(em, id, final, { open: false });
-  if (!row) throw new Error(`no transfer ${id} to finish`);
-  return row;
-}
-
-/** A transfer's final status and the bank's word on it (finishRow). */
-export type FinalStatus =
-  | { status: 'completed'; sessionId: string | null; providerCode: string | null }
-  | { status: 'failed'; reason: string; providerCode: string | null; sessionId?: string | null };
-
-/**
- * finishRow's update, which with `open` changes the row only while it is not final yet: the row as
- * it now stands, locked for the caller's transaction, or null when there is no such row (or, with
- * `open`, it was final already). One statement: the lock, the check and the write.
- */
-export async function finishRowIfOpen(
+export async function finishRow(
   em: EntityManager,
   id: string,
-  final: FinalStatus,
-  options: { open: boolean } = { open: true },
-): Promise<TransferRow | null> {
-  const [row] = await em
-    .createQueryBuilder(Transfer)
-    .update({
+  final:
+    | { status: 'completed'; sessionId: string | null; providerCode: string | null }
+    | { status: 'failed'; reason: string; providerCode: string | null; sessionId?: string | null },
+): Promise<TransferRow> {
+  await em.nativeUpdate(
+    Transfer,
+    { id },
+    {
       status: final.status,
       completed_at: raw('now()'),
       updated_at: raw('now()'),
@@ -545,11 +480,9 @@ export async function finishRowIfOpen(
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),
-    })
-    .where(options.open ? { id, status: { $nin: ['completed', 'failed'] } } : { id })
-    .returning(ALL_COLUMNS)
-    .execute<Record<string, unknown>[]>('all');
-  return row ? em.map(Transfer, row as never) : null;
+    },
+  );
+  return (await em.findOne(Transfer, { id }, { refresh: true }))!;
 }
 
 /**

@@ -9,7 +9,6 @@ import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
-import { executeNumbered } from '../db/numbered-sql.ts';
 
 /** What disables an endpoint (decisions §21): its tenant, its receiver's 410, or failing for too long. */
 export const DISABLED_BY = ['tenant', 'gone', 'failures'] as const;
@@ -117,6 +116,38 @@ export async function lockEndpoint(em: EntityManager, id: string, tenantId: stri
 /** The tenant's endpoints, deleted ones left out, newest first. */
 export async function listEndpoints(em: EntityManager, tenantId: string, window: Window): Promise<Page<EndpointRow>> {
   return pageOf(em, WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } }, NEWEST_FIRST, window);
+}
+
+/**
+ * What `read` finds for a batch of keys (a fan-out pass's tenants or events), grouped under each of
+ * `keys` by the key `entry` gives a row: every key present, with [] when nothing was found for it;
+ * nothing is read for no keys.
+ */
+async function groupedByKey<Row, Value>(
+  read: () => Promise<Row[]>,
+  entry: (row: Row) => [key: string, value: Value],
+  keys: readonly string[],
+): Promise<Map<string, Value[]>> {
+  const grouped = new Map<string, Value[]>(keys.map((key) => [key, []]));
+  if (keys.length === 0) return grouped;
+  for (const row of await read()) {
+    const [key, value] = entry(row);
+    grouped.get(key)?.push(value);
+  }
+  return grouped;
+}
+
+/** The endpoints that receive the tenant's events now. */
+/** The listening endpoints of each of these tenants (a fan-out pass reads them once for its whole batch). */
+export async function listeningEndpoints(
+  em: EntityManager,
+  tenantIds: readonly string[],
+): Promise<Map<string, EndpointRow[]>> {
+  return groupedByKey(
+    () => em.find(WebhookEndpoint, { tenant_id: { $in: [...new Set(tenantIds)] }, status: 'listening' }),
+    (row) => [row.tenant_id, row],
+    tenantIds,
+  );
 }
 
 /**
@@ -319,38 +350,16 @@ export async function findDelivery(em: EntityManager, id: string): Promise<Deliv
 
 /** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
 /** The endpoints an event already has a delivery for (queued by an earlier fan-out pass). */
-/**
- * What a fan-out pass must know of its batch of events, in one read: the listening endpoints of
- * their tenants (by tenant id: each endpoint's id and the types it subscribes to), and the endpoints
- * each event already has a delivery to (by event id).
- */
-export async function fanoutTargets(
+/** The endpoints each of these events already has a delivery for, by event id. */
+export async function deliveryEndpointIds(
   em: EntityManager,
-  events: readonly { id: string; tenant_id: string }[],
-): Promise<{
-  endpoints: Map<string, { id: string; events: string[] }[]>;
-  queued: Map<string, string[]>;
-}> {
-  const tenantIds = [...new Set(events.map((event) => event.tenant_id))];
-  const eventIds = events.map((event) => event.id);
-  const endpoints = new Map<string, { id: string; events: string[] }[]>(tenantIds.map((id) => [id, []]));
-  const queued = new Map<string, string[]>(eventIds.map((id) => [id, []]));
-  if (events.length === 0) return { endpoints, queued };
-  const rows = await executeNumbered<
-    { delivery: boolean; owner: string; endpoint_id: string; events: string[] | null }[]
-  >(
-    em,
-    `select false as delivery, e.tenant_id as owner, e.id as endpoint_id, e.events
-       from webhook_endpoints e where e.tenant_id = any($1::uuid[]) and e.status = 'listening'
-     union all
-     select true, d.event_id, d.endpoint_id, null from webhook_deliveries d where d.event_id = any($2::uuid[])`,
-    [tenantIds, eventIds],
+  eventIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  return groupedByKey(
+    () => em.find(WebhookDelivery, { event_id: { $in: [...eventIds] } }, { fields: ['event_id', 'endpoint_id'] }),
+    (row) => [row.event_id, row.endpoint_id],
+    eventIds,
   );
-  for (const row of rows) {
-    if (row.delivery) queued.get(row.owner)?.push(row.endpoint_id);
-    else endpoints.get(row.owner)?.push({ id: row.endpoint_id, events: row.events ?? [] });
-  }
-  return { endpoints, queued };
 }
 
 /** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */

@@ -19,7 +19,7 @@
 // every posting ever made sums to zero and that `ledger verify` passes.
 //   npm run bench -- [--duration 4] [--concurrency 1,8,16,32,128]
 //                    [--phases create,get,ratelimit,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream]
-//                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--cost-statements] [--bulk-size 1000] [--out test/bench/results]
+//                    [--e2e-count 20] [--batch 100] [--cost-count 20] [--bulk-size 1000] [--out test/bench/results]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
@@ -68,7 +68,6 @@ const { values: flags } = parseArgs({
       default: 'create,get,ratelimit,cost,e2e,webhooks,jit,credits,authorizations,bulk,stream',
     },
     'cost-count': { type: 'string', default: '20' },
-    'cost-statements': { type: 'boolean', default: false },
     'e2e-count': { type: 'string', default: '20' },
     batch: { type: 'string', default: '100' },
     'bulk-size': { type: 'string', default: '1000' },
@@ -91,7 +90,7 @@ if (
   !(bulkSize >= 1 && bulkSize <= 1000)
 ) {
   console.error(
-    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N] [--cost-count N] [--cost-statements] [--bulk-size N≤1000]',
+    'usage: npm run bench -- [--duration S] [--concurrency 1,8,…] [--phases …] [--e2e-count N] [--batch N] [--cost-count N] [--bulk-size N≤1000]',
   );
   process.exit(2);
 }
@@ -393,12 +392,6 @@ try {
       say(
         `  per transfer: ${cost.database ? `${cost.database.statementsPerTransfer} statements, ${cost.database.rowsWrittenPerTransfer} rows written, ` : ''}${cost.temporal.historyEvents} history events, ${cost.temporal.serverWrites} Temporal writes, ${cost.temporal.workflowTasks} workflow tasks, ${cost.temporal.activityTasks} activity tasks`,
       );
-      // Which statements those are, most called first: where to look when the count moves.
-      if (flags['cost-statements'])
-        for (const row of cost.database?.statements ?? [])
-          say(
-            `  ${String(row.calls).padStart(5)} calls ${String(row.rows).padStart(5)} rows  ${row.query.slice(0, 220)}`,
-          );
       say(`  the last one's history: ${(cost.lastHistory ?? []).join(', ')}`);
       const over = overTargets(cost);
       if (over.length > 0) {

@@ -1,12 +1,8 @@
 // What one transfer costs, counted rather than timed: N transfers made one after another, each
 // waited for to its end, then
-//   - PostgreSQL statements, from pg_stat_statements (reset first), by kind, the sandbox bank's own
-//     statements apart (they are the bank's, not ours), and less what the gateway runs when idle
-//     (the fan-out's poll) over the same time, measured just before;
-//   - rows written (inserted, updated, deleted) by table, from pg_stat_user_tables: whatever
-//     statement wrote them, a data-modifying CTE or a trigger too, the sandbox bank's schema apart.
-//     A backend reports its counts within PGSTAT_IDLE_INTERVAL (10 s) of going idle, so both ends
-//     are read after a quiet 11 s;
+//   - PostgreSQL statements and rows written, from pg_stat_statements (reset first), by kind and
+//     by table, the sandbox bank's own statements apart (they are the bank's, not ours), and less
+//     what the gateway runs when idle (the fan-out's poll) over the same time, measured just before;
 //   - Temporal: history events, workflow tasks, activity tasks, local activities, signals and
 //     updates, from each transfer's history, and the server-side writes they make;
 //   - provider calls: name enquiries, submissions and status queries, from the same histories.
@@ -32,8 +28,6 @@ export interface TransferCost {
     transactionsPerTransfer: number;
     sandboxBankStatementsPerTransfer: number;
     idleStatementsPerSecond: number;
-    /** Every statement of ours, its calls and rows per transfer (the idle poll's share taken out), most called first. */
-    statements: { query: string; calls: number; rows: number }[];
   } | null;
   temporal: {
     historyEvents: number;
@@ -97,18 +91,6 @@ async function statementStatsAvailable(db: pg.Client): Promise<boolean> {
   }
 }
 
-/** Rows inserted, updated and deleted so far, by table of ours. */
-async function tableWrites(db: pg.Client): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ relname: string; n: string }>(
-    `${OURS} select relname, (n_tup_ins + n_tup_upd + n_tup_del)::text as n from pg_stat_user_tables
-      where schemaname = 'public'`,
-  );
-  return new Map(rows.map((row) => [row.relname, Number(row.n)]));
-}
-
-/** How long a backend may keep its table counts before it reports them (PGSTAT_IDLE_INTERVAL), and a second more. */
-const STATS_SETTLE_MS = 11_000;
-
 async function statements(db: pg.Client): Promise<StatementRow[]> {
   const { rows } = await db.query<StatementRow>(
     `${OURS} select query, calls::text, rows::text from pg_stat_statements
@@ -122,6 +104,12 @@ const per = (total: number, n: number) => Math.round((total / n) * 10) / 10;
 function kindOf(query: string): string {
   const word = /^\s*(?:\/\*.*?\*\/\s*)?([a-z]+)/i.exec(query)?.[1]?.toLowerCase() ?? 'other';
   return ['select', 'insert', 'update', 'delete', 'with'].includes(word) ? word : 'begin/commit/other';
+}
+
+function writtenTable(query: string): string | undefined {
+  return /^\s*(?:insert\s+into|update|delete\s+from)\s+"?([a-z_]+(?:"?\."?[a-z_]+)?)"?/i
+    .exec(query)?.[1]
+    ?.replace(/"/g, '');
 }
 
 function decodedDetails(event: HistoryEvent): string {
@@ -143,14 +131,10 @@ export async function measureTransferCost(options: {
   const { db, client, tenantId, count } = options;
   const counted = await statementStatsAvailable(db);
 
-  // The gateway's idle cost over a few seconds (the fan-out's poll, mainly), long enough for every
-  // backend to have reported its table counts of what ran before.
-  const idleMs = STATS_SETTLE_MS;
+  // The gateway's idle cost over a few seconds: the fan-out's poll, mainly.
+  const idleMs = 3_000;
   await new Promise((resolve) => setTimeout(resolve, idleMs));
-  const writesBefore = await tableWrites(db);
-  const idleRows = counted ? await statements(db) : [];
-  const idle = idleRows.reduce((sum, row) => sum + Number(row.calls), 0);
-  const idleCalls = new Map(idleRows.map((row) => [row.query, Number(row.calls)]));
+  const idle = counted ? (await statements(db)).reduce((sum, row) => sum + Number(row.calls), 0) : 0;
   if (counted) await db.query(`${OURS} select pg_stat_statements_reset()`);
 
   const started = Date.now();
@@ -171,47 +155,36 @@ export async function measureTransferCost(options: {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const elapsedMs = Date.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
-  const writesAfter = await tableWrites(db);
 
   let database: TransferCost['database'] = null;
   if (counted) {
     const rows = await statements(db);
-    const idleSeconds = idleMs / 1000;
-    const elapsedSeconds = elapsedMs / 1000;
     const byKind: Record<string, number> = {};
-    const listed: { query: string; calls: number; rows: number }[] = [];
+    const rowsWrittenByTable: Record<string, number> = {};
     let ours = 0;
     let bank = 0;
+    let written = 0;
     let transactions = 0;
     for (const row of rows) {
+      const calls = Number(row.calls);
       if (row.query.includes('sandbox_bank.')) {
-        bank += Number(row.calls);
+        bank += calls;
         continue;
       }
-      // Each statement less what the gateway ran of it when idle over as long (the fan-out's
-      // poll), so that the kinds and the list below add up to the statements per transfer.
-      const idleShare = ((idleCalls.get(row.query) ?? 0) / idleSeconds) * elapsedSeconds;
-      const calls = Math.max(0, Number(row.calls) - idleShare);
       ours += calls;
-      if (calls >= count / 20)
-        listed.push({
-          query: row.query.replace(/\s+/g, ' ').trim(),
-          calls: per(calls, count),
-          rows: per(Number(row.rows), count),
-        });
       const kind = kindOf(row.query);
       byKind[kind] = (byKind[kind] ?? 0) + calls;
       if (/^\s*commit\b/i.test(row.query)) transactions += calls;
+      const table = writtenTable(row.query);
+      if (table) {
+        written += Number(row.rows);
+        rowsWrittenByTable[table] = (rowsWrittenByTable[table] ?? 0) + Number(row.rows);
+      }
     }
-    const rowsWrittenByTable: Record<string, number> = {};
-    for (const [table, n] of writesAfter) {
-      const written = n - (writesBefore.get(table) ?? 0);
-      if (written > 0) rowsWrittenByTable[table] = written;
-    }
-    const written = Object.values(rowsWrittenByTable).reduce((sum, n) => sum + n, 0);
+    const idlePerSecond = idle / (idleMs / 1000);
+    const idleShare = idlePerSecond * (elapsedMs / 1000);
     database = {
-      statementsPerTransfer: per(ours, count),
+      statementsPerTransfer: per(Math.max(0, ours - idleShare), count),
       byKind: Object.fromEntries(Object.entries(byKind).map(([kind, calls]) => [kind, per(calls, count)])),
       rowsWrittenPerTransfer: per(written, count),
       rowsWrittenByTable: Object.fromEntries(
@@ -221,8 +194,7 @@ export async function measureTransferCost(options: {
       ),
       transactionsPerTransfer: per(transactions, count),
       sandboxBankStatementsPerTransfer: per(bank, count),
-      idleStatementsPerSecond: Math.round((idle / idleSeconds) * 10) / 10,
-      statements: listed.sort((a, b) => b.calls - a.calls),
+      idleStatementsPerSecond: Math.round(idlePerSecond * 10) / 10,
     };
   }
 
