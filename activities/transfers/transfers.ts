@@ -485,8 +485,6 @@ export async function acceptWith(
   return { ...reserved, nameEnquirySessionId: enquiry.sessionId };
 }
 
-/** A submission the connector may hold (decisions §17), from the time of its last ambiguous attempt. */
-
 /**
  * One submission attempt (submitToBank's answer, before its processing mark). The transfer is
  * marked possibly taken first; an earlier attempt's mark, or (for a transfer the workflow knows is
@@ -550,6 +548,7 @@ async function submitOnce(
   }
 }
 
+/** A submission the connector may hold (decisions §17), from the time of its last ambiguous attempt. */
 function possiblyTaken(
   input: { connector: string },
   at: Date,

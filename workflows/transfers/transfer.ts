@@ -855,7 +855,7 @@ async function finish(
   const outcome = state.bankOutcome;
   const resolution = outcome ? undefined : state.resolution;
   const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
-  // Lean runs settle in this very task, as a local activity (its reasoning: docs/workflows.md#the-lean-shape):
+  // Lean runs settle in this very task, as a local activity (docs/workflows.md#the-lean-shape):
   // settling or reversing is idempotent under the transfer's row lock and answers what the books
   // hold, so an execution of this task that runs it again (its completion lost, a signal or update
   // come meanwhile) adopts the books' decision, whatever it would have decided itself.
