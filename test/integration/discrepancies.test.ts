@@ -386,11 +386,20 @@ describe('a late bank answer that contradicts the books', () => {
     });
     const final = await handle.result();
     expect(final).toMatchObject({ status: 'failed', bankOutcome: { status: 'successful', source: 'callback' } });
+    // The reversal (a local activity of the lean shape, recorded as a marker), then the discrepancy.
     const history = await handle.fetchHistory();
-    const scheduled = (history.events ?? []).map(
-      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name,
-    );
-    expect(scheduled.filter(Boolean).slice(-2)).toEqual(['reverseTransfer', 'recordDiscrepancy']);
+    const steps = (history.events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (scheduled) return [scheduled];
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return [];
+      const details = Object.values(marker.details ?? {})
+        .flatMap((detail) => detail.payloads ?? [])
+        .map((payload) => Buffer.from(payload.data ?? new Uint8Array()).toString('utf8'))
+        .join(' ');
+      return /"(reverseTransfer|settleTransfer)"/.exec(details)?.slice(1) ?? [];
+    });
+    expect(steps.slice(-2)).toEqual(['reverseTransfer', 'recordDiscrepancy']);
     expect(await listed(id)).toMatchObject({
       transfer_id: id,
       ours: 'failed',
