@@ -39,6 +39,7 @@ import {
   usedToday,
 } from '../../src/transfers/store.ts';
 import { recordConnectorConflict } from '../../src/transfers/conflicts.ts';
+import { itemBankWord } from '../../src/transfers/batch-store.ts';
 import { lockCreditForReturn } from '../../src/virtual-accounts/service.ts';
 import { returnableMinor } from '../../src/virtual-accounts/domain.ts';
 import { itemView } from '../../src/transfers/views.ts';
@@ -296,6 +297,10 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
     /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
     async assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<boolean> {
       return assignConnector(orm.em.fork(), input.transferId, input.connector, input.sessionId);
+    },
+
+    async itemBankWord(input: { transferId: string }): Promise<BankOutcome | undefined> {
+      return itemBankWord<BankOutcome>(orm.em.fork(), input.transferId);
     },
 
     /** `taken` (default): the bank's answer settled the submission, whose possibly-taken mark goes. */

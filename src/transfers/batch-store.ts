@@ -423,6 +423,23 @@ export async function isBatchItem(em: EntityManager, transferId: string): Promis
   return rows.length > 0;
 }
 
+/** Keeps the bank's word about a batch item whose run has not started (migration 0041): the first word stays. */
+export async function keepItemBankWord(em: EntityManager, transferId: string, word: object): Promise<void> {
+  await em.execute('update transfer_batch_items set bank_word = coalesce(bank_word, ?::jsonb) where transfer_id = ?', [
+    JSON.stringify(word),
+    transferId,
+  ]);
+}
+
+/** The bank's word kept for a batch item before its run started, if any. */
+export async function itemBankWord<T>(em: EntityManager, transferId: string): Promise<T | undefined> {
+  const [row] = await em.execute<{ bank_word: T | null }[]>(
+    'select bank_word from transfer_batch_items where transfer_id = ?',
+    [transferId],
+  );
+  return row?.bank_word ?? undefined;
+}
+
 // A held batch (decisions §20): its row's decision, and its items' transfers, which carry the
 // batch's approval as theirs.
 

@@ -25,7 +25,7 @@ import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, connectorOf, findTransfer } from './store.ts';
 import type { KeyMode } from '../connectors/types.ts';
-import { isBatchItem } from './batch-store.ts';
+import { isBatchItem, keepItemBankWord } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../connectors/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
 
@@ -144,9 +144,13 @@ export function registerTransferCallbacks(
         if (now && isFinal(now.status)) {
           return judgeLate(callback, { id: transferId, workflowId, status: now.status }, bank);
         }
-        // A batch's item its batch submitted before starting its run (decisions §14): not applied
-        // yet, so the bank delivers it again shortly, by when the run is there to take it.
+        // A batch's item its batch submitted before starting its run (decisions §14): the word is
+        // kept on the item, for the run to take when it starts, and not applied yet, so the bank
+        // also delivers it again (the run may have started between the signal and the keeping).
+        // Kept only once the batch has marked it submitted: a word about an item not yet sent
+        // (a held batch's) is no answer to a submission.
         if (now && (await isBatchItem(deps.orm.em.fork(), transferId))) {
+          if (now.status === 'processing') await keepItemBankWord(deps.orm.em.fork(), transferId, bank);
           throw new Error(`${workflowId} is a batch item whose run has not started yet`, { cause: error });
         }
         return `ignored: ${workflowId} has finished`;

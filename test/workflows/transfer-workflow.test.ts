@@ -75,6 +75,7 @@ const DEFAULT_STUBS: TransferActivities = {
   }),
   submitToBank: async () => ({ status: 'pending', sessionId: BANK_SESSION, providerCode: '09' }),
   assignConnector: async () => true,
+  itemBankWord: async () => undefined,
   markProcessing: async () => undefined,
   clearPossiblyTaken: async () => undefined,
   recordConnectorConflict: async () => undefined,
@@ -700,6 +701,60 @@ describe('await: the bank’s answer', () => {
       // Past 24 h, a stuck transfer's bank is asked every 6 h.
       const startedAt = (await handle.describe()).startTime.getTime();
       expect(stubs.calls[0]!.scheduledAtMs - startedAt).toBeGreaterThanOrEqual(6 * HOUR);
+    });
+  });
+});
+
+describe("a batch's item: the bank's word kept before its run started (decisions §14)", () => {
+  const itemInput = (transferId: string): TransferWorkflowInput => ({
+    request: transferRequest(),
+    shape: 'lean',
+    resume: {
+      transferId,
+      recipientName: 'ADA OBI',
+      sessionId: BANK_SESSION,
+      waitedMs: 0,
+      stuck: false,
+      statusChecks: 0,
+      connector: 'generic',
+      earlyWord: true,
+    },
+  });
+
+  it('settles in its first task on the kept word: no signal, no status query', async () => {
+    const kept: BankOutcome = {
+      status: 'successful',
+      sessionId: BANK_SESSION,
+      providerCode: '00',
+      source: 'callback',
+      connector: 'generic',
+    };
+    const stubs = transferStubs({ itemBankWord: async () => kept });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const transferId = '0b6a1f4e-6c2d-4e0b-9a7d-2f5c8e1d3a41';
+      const handle = await started(taskQueue, itemInput(transferId));
+      expect(await handle.result()).toMatchObject({ transferId, status: 'completed', statusChecks: 0 });
+      expect(stubs.seen()).toEqual([
+        { name: 'itemBankWord', input: { transferId } },
+        { name: 'settleTransfer', input: { transferId, outcome: kept } },
+      ]);
+    });
+  });
+
+  it("leaves a word kept from a connector that does not hold it, and waits for the holder's", async () => {
+    const stubs = transferStubs({
+      itemBankWord: async () => ({ status: 'failed', providerCode: '57', source: 'callback', connector: 'paystack' }),
+      queryBankStatus: async () => PAID,
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const transferId = '5d2c9e7a-1b3f-4a6e-8c0d-7e9f1a2b3c4d';
+      const handle = await started(taskQueue, itemInput(transferId));
+      expect(await handle.result()).toMatchObject({ transferId, status: 'completed', statusChecks: 1 });
+      expect(stubs.seen()).toEqual([
+        { name: 'itemBankWord', input: { transferId } },
+        { name: 'queryBankStatus', input: { transferId, connector: 'generic' } },
+        { name: 'settleTransfer', input: { transferId, outcome: PAID } },
+      ]);
     });
   });
 });

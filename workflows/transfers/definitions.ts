@@ -174,6 +174,11 @@ export interface TransferResume {
   connector: string;
   /** What the bank answered at once when its batch submitted it (a batch's item, decisions §14). */
   bankOutcome?: BankOutcome;
+  /**
+   * Started by its batch after the batch submitted it: the bank's word may have come before the run
+   * and been kept on the item (itemBankWord), which the run takes in its first task.
+   */
+  earlyWord?: true;
   /** The transfer may be held by its connector without having said so (decisions §17). */
   possiblyTaken?: PossiblyTaken;
   triedConnectors?: string[];
@@ -412,6 +417,8 @@ export type TransferActivities = {
      */
     markProcessing?: boolean;
   }): Promise<SubmissionAnswer>;
+  /** The bank's word about a batch's item that came before the item's run started, if any. */
+  itemBankWord(input: { transferId: string }): Promise<BankOutcome | undefined>;
   /** The transfer passes to the connector whose name enquiry answered after a "not taken"; false if it may not. */
   assignConnector(input: { transferId: string; connector: string; sessionId: string }): Promise<boolean>;
   /** `taken` (default): the bank's answer settled the submission, whose possibly-taken mark goes. */

@@ -286,6 +286,8 @@ async function startItem(
           statusChecks: 0,
           ...(submitted.outcome ? { bankOutcome: submitted.outcome } : {}),
           ...(submitted.possiblyTaken ? { possiblyTaken: submitted.possiblyTaken } : {}),
+          // Its bank may have answered before this run is there: the run takes the kept word.
+          earlyWord: true,
         },
       }
     : { request: item.request, reserved, shape: 'lean' };

@@ -212,6 +212,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   upsertUnlessLean(lean, [{ key: TransferConnectorKey, value: transfer.connector }]);
   if (held && !(await awaitApproval(transfer.transferId, state, held))) return state;
   if (!input.resume) await submit(input.request, transfer, state, lean);
+  else if (input.resume.earlyWord && state.bankOutcome === undefined) await takeKeptWord(transfer, state);
   // Until the bank or an operator decides; a possibly taken submission its connector proves was
   // never taken goes on from here: sent again there, or to the next connector (decisions §17).
   // Time spent waiting for the bank, across resubmissions: the stuck flag's clock.
@@ -230,6 +231,25 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     lean,
   );
   return state;
+}
+
+/**
+ * A batch's item whose run its batch started after submitting it (decisions §14): the bank may have
+ * answered before the run was there, and its callback kept the word on the item. Read by a local
+ * activity in the run's first task; a word not read (the database slow) is not lost: the callback
+ * also asked the bank to send it again, and the first status query asks the bank itself.
+ */
+async function takeKeptWord(transfer: Accepted, state: TransferState): Promise<void> {
+  try {
+    const word = await createPath.itemBankWord({ transferId: transfer.transferId });
+    // Kept only from the connector that holds the transfer (the callback weighed it so).
+    if (word && (word.connector === undefined || word.connector === transfer.connector)) state.bankOutcome ??= word;
+  } catch (error) {
+    log.warn('the bank word kept for a batch item could not be read; waiting for the bank', {
+      transferId: transfer.transferId,
+      error: String(error),
+    });
+  }
 }
 
 /** A held transfer's decision, from the update that brings it to the run that records it. */

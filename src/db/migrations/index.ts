@@ -39,6 +39,7 @@ import { Migration0036Console } from './0036-console.ts';
 import { Migration0037TransferReversals } from './0037-transfer-reversals.ts';
 import { Migration0038CreditReturns } from './0038-credit-returns.ts';
 import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
+import { Migration0041BatchItemBankWords } from './0041-batch-item-bank-words.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
@@ -81,5 +82,6 @@ export const migrations = [
   Migration0037TransferReversals,
   Migration0038CreditReturns,
   Migration0040RateLimitWindows,
+  Migration0041BatchItemBankWords,
   Migration0039WebhookLifecycle,
 ];
