@@ -149,8 +149,9 @@ export function registerTransferCallbacks(
         // also delivers it again (the run may have started between the signal and the keeping).
         // Kept only once the batch has marked it submitted: a word about an item not yet sent
         // (a held batch's) is no answer to a submission.
-        if (now && (await isBatchItem(deps.orm.em.fork(), transferId))) {
-          if (now.status === 'processing') await keepItemBankWord(deps.orm.em.fork(), transferId, bank);
+        const em = deps.orm.em.fork();
+        if (now && (await isBatchItem(em, transferId))) {
+          if (now.status === 'processing') await keepItemBankWord(em, transferId, bank);
           throw new Error(`${workflowId} is a batch item whose run has not started yet`, { cause: error });
         }
         return `ignored: ${workflowId} has finished`;

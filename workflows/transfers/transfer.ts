@@ -135,7 +135,8 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   // the connector that holds the transfer only. Another's word (one racing a failover) is kept for
   // operators as a connector conflict, never applied (decisions §17).
   setHandler(bankConfirmedSignal, async (outcome: BankOutcome) => {
-    if (outcome.connector !== undefined && state.connector !== undefined && outcome.connector !== state.connector) {
+    const foreign = foreignConnector(outcome, state.connector);
+    if (foreign !== undefined) {
       log.warn('a connector that does not hold the transfer answered about it: kept for operators', {
         transferId: state.transferId,
         holder: state.connector,
@@ -144,7 +145,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       if (state.transferId) {
         await ledger.recordConnectorConflict({
           transferId: state.transferId,
-          bank: { ...outcome, connector: outcome.connector },
+          bank: { ...outcome, connector: foreign },
         });
       }
       return;
@@ -234,6 +235,16 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 }
 
 /**
+ * The connector a bank's word came from when it is not the holder's; undefined for the holder's word
+ * (and for a word naming no connector, or one a run not yet holding a connector gets).
+ */
+function foreignConnector(outcome: BankOutcome, holder: string | undefined): string | undefined {
+  return outcome.connector !== undefined && holder !== undefined && outcome.connector !== holder
+    ? outcome.connector
+    : undefined;
+}
+
+/**
  * A batch's item whose run its batch started after submitting it (decisions §14): the bank may have
  * answered before the run was there, and its callback kept the word on the item. Read by a local
  * activity in the run's first task; a word not read (the database slow) is not lost: the callback
@@ -243,7 +254,7 @@ async function takeKeptWord(transfer: Accepted, state: TransferState): Promise<v
   try {
     const word = await createPath.itemBankWord({ transferId: transfer.transferId });
     // Kept only from the connector that holds the transfer (the callback weighed it so).
-    if (word && (word.connector === undefined || word.connector === transfer.connector)) state.bankOutcome ??= word;
+    if (word && foreignConnector(word, transfer.connector) === undefined) state.bankOutcome ??= word;
   } catch (error) {
     log.warn('the bank word kept for a batch item could not be read; waiting for the bank', {
       transferId: transfer.transferId,
