@@ -3,6 +3,7 @@
 // the network (lint enforces this).
 export { transferWorkflow } from './transfers/transfer.ts';
 export { transferBatchWorkflow } from './transfers/transfer-batch.ts';
+export { transferBatchChunkWorkflow } from './transfers/transfer-batch-chunk.ts';
 export { transferReversalWorkflow } from './transfers/transfer-reversal.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.ts';
 export {

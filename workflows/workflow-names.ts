@@ -7,6 +7,7 @@
 export const TRANSFER_WORKFLOW_TYPE = 'transferWorkflow';
 export const TRANSFER_BATCH_WORKFLOW_TYPE = 'transferBatchWorkflow';
 export const TRANSFER_REVERSAL_WORKFLOW_TYPE = 'transferReversalWorkflow';
+export const TRANSFER_BATCH_CHUNK_WORKFLOW_TYPE = 'transferBatchChunkWorkflow';
 export const DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 export const CARD_ISSUE_WORKFLOW_TYPE = 'cardIssueWorkflow';
 export const CARD_WORKFLOW_TYPE = 'cardWorkflow';
@@ -34,6 +35,14 @@ export function transferReversalWorkflowId(tenantId: string, reference: string):
 /** One run per bulk transfer request: `transfer-batch:<tenant>:<batch_reference>`. */
 export function transferBatchWorkflowId(tenantId: string, batchReference: string): string {
   return `transfer-batch:${tenantId}:${batchReference}`;
+}
+
+/**
+ * The run that awaits the bank's word for one group of a batch's submitted items (items
+ * `k * BATCH_AWAIT_GROUP` up to the next group): `transfer-batch-chunk:<tenant>:<batch_reference>:<k>`.
+ */
+export function transferBatchChunkWorkflowId(tenantId: string, batchReference: string, chunk: number): string {
+  return `transfer-batch-chunk:${tenantId}:${batchReference}:${chunk}`;
 }
 
 /** One run per (event, endpoint). */

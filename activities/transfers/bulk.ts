@@ -41,11 +41,13 @@ import {
   batchCounts,
   decideBatchRow,
   findBatch,
+  keptItemWords,
   lockBatch,
   lockHeldItemTransfers,
   itemsAwaitingEnquiry,
   lockQueuedItems,
   markBatchCompleted,
+  markItemsAwaited,
   recordEnquiries,
   refuseItems,
   undecidedItems,
@@ -63,7 +65,14 @@ import { batchDetailView, itemView } from '../../src/transfers/views.ts';
 import { dailyTransferLimitOf, lockTenant } from '../../src/tenants/tenants.ts';
 import { recordAuditEntry } from '../../src/audit/log.ts';
 import type { TransferRow } from '../../src/transfers/store.ts';
-import type { BatchItemStart, BatchItemSubmission, TransferRequest } from '../../workflows/transfers/definitions.ts';
+import {
+  type BankOutcome,
+  type BatchItemStart,
+  type BatchItemSubmission,
+  type ItemFinish,
+  type TransferRequest,
+  transferBatchChunkWorkflowId,
+} from '../../workflows/transfers/definitions.ts';
 import { createTransferActivities } from './transfers.ts';
 import type { TransferBatchActivities } from '../../workflows/transfers/definitions.ts';
 
@@ -76,6 +85,40 @@ export interface TransferBatchActivityDeps {
 const ENQUIRY_CONCURRENCY = NAME_ENQUIRY_SLOTS;
 /** Submissions in flight at once, per chunk of a batch. */
 const SUBMIT_CONCURRENCY = 16;
+
+/** Items settled or reversed at once by an awaiting run's step: each is its own transaction. */
+const FINISH_CONCURRENCY = 4;
+
+/** The group (and so the awaiting run) of a batch's item. */
+export function awaitGroupOf(index: number, group: number): number {
+  return Math.floor(index / group);
+}
+
+/** An item finished on the bank's word, or failing that an operator's, as the transfer run's finish does. */
+async function finishItem(transfers: ReturnType<typeof createTransferActivities>, item: ItemFinish) {
+  const { outcome, resolution } = item;
+  const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
+  const applied = outcome ? {} : resolution ? { resolution } : {};
+  if (succeeded) {
+    return transfers.settleTransfer({
+      transferId: item.transferId,
+      outcome: outcome ?? {
+        status: 'successful',
+        source: 'callback',
+        ...(item.sessionId ? { sessionId: item.sessionId } : {}),
+      },
+      ...applied,
+    });
+  }
+  return transfers.reverseTransfer({
+    transferId: item.transferId,
+    reason: outcome?.reversed
+      ? 'reversed'
+      : (outcome?.message ?? (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank')),
+    ...(outcome?.providerCode ? { providerCode: outcome.providerCode } : {}),
+    ...applied,
+  });
+}
 
 /** `work` for each item, at most `lanes` at once. */
 async function eachAtOnce<T>(items: readonly T[], lanes: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -417,6 +460,7 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
       batchId: string;
       from: number;
       to: number;
+      awaitGroup?: number;
     }): Promise<{ index: number; submitted: BatchItemSubmission | null }[]> {
       const em = orm.em.fork();
       const batch = await batchOf(em, input.batchId);
@@ -479,7 +523,68 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
           heartbeat();
         }
       });
+      if (input.awaitGroup !== undefined) {
+        // Taken cleanly (a session, no doubt it was taken): its group's run awaits its bank's word,
+        // and the item's row says so before the run is there, so its callback is kept for it.
+        const groups = new Map<string, number[]>();
+        for (const [index, answer] of answers) {
+          if (answer.possiblyTaken) continue;
+          const run = transferBatchChunkWorkflowId(
+            batch.tenant_id,
+            batch.batch_reference,
+            awaitGroupOf(index, input.awaitGroup),
+          );
+          groups.set(run, [...(groups.get(run) ?? []), index]);
+        }
+        await markItemsAwaited(em, batch.id, groups);
+      }
       return items.map((item) => ({ index: item.index, submitted: answers.get(item.index) ?? null }));
+    },
+
+    async keptItemWords(input) {
+      return keptItemWords<BankOutcome>(orm.em.fork(), input.transferIds);
+    },
+
+    /**
+     * Each item settled or reversed once, as a single transfer's run finishes it (settleTransfer /
+     * reverseTransfer: its own transaction under the transfer's row lock, the fee, its events and
+     * webhooks); a few at once. What the books then hold is answered: a retry, or an item an
+     * earlier attempt finished on another word, answers as it stands.
+     */
+    async finishBatchItems(input) {
+      const finished: { transferId: string; status: TransferRow['status'] }[] = [];
+      await eachAtOnce(input.items, FINISH_CONCURRENCY, async (item) => {
+        finished.push({ transferId: item.transferId, status: (await finishItem(transfers, item)).status });
+      });
+      return finished;
+    },
+
+    async queryItemStatuses(input) {
+      const known: ItemFinish[] = [];
+      await eachAtOnce(input.items, SUBMIT_CONCURRENCY, async (item) => {
+        try {
+          const answer = await transfers.queryBankStatus(item);
+          if (answer.status === 'successful' || answer.status === 'failed') {
+            known.push({ transferId: item.transferId, outcome: answer });
+          }
+        } catch (error) {
+          log.warn('bank status query failed for a batch item; will ask again', {
+            transferId: item.transferId,
+            error: String(error),
+          });
+        } finally {
+          heartbeat();
+        }
+      });
+      return known;
+    },
+
+    async flagItemsStuck(input) {
+      for (const transferId of input.transferIds) await transfers.flagStuck({ transferId });
+    },
+
+    async recordItemDiscrepancy(input) {
+      return transfers.recordDiscrepancy(input);
     },
 
     /**

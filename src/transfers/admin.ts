@@ -15,7 +15,14 @@ import {
   TransferStatusKey,
   TransferReferenceKey,
 } from '../../workflows/search-attributes.ts';
-import { TRANSFER_WORKFLOW_TYPE, resolveUpdate, transferWorkflowId } from '../../workflows/transfers/definitions.ts';
+import {
+  TRANSFER_BATCH_CHUNK_WORKFLOW_TYPE,
+  TRANSFER_WORKFLOW_TYPE,
+  resolveItemUpdate,
+  resolveUpdate,
+  transferWorkflowId,
+} from '../../workflows/transfers/definitions.ts';
+import { batchItemOf, processingItemsAwaitedBy } from './batch-store.ts';
 import { listDiscrepancies, settleDiscrepancy } from './discrepancies.ts';
 import { closeConnectorConflict, listConnectorConflicts } from './conflicts.ts';
 import { isFinal } from './domain.ts';
@@ -40,30 +47,39 @@ export const transferCommands: OperatorCommand[] = [
         // Runs of the lean shape carry no status or connector attribute (docs/workflows.md#the-lean-shape):
         // the running runs that started before the threshold are asked, and the read model says
         // which of them are processing (not held for approval) and at which connector.
+        // A batch's items awaited by their group's run (decisions §14) are that run's processing items.
         const query =
-          `WorkflowType = '${TRANSFER_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' ` +
-          `AND StartTime < '${before.toISOString()}'`;
+          `WorkflowType IN ('${TRANSFER_WORKFLOW_TYPE}', '${TRANSFER_BATCH_CHUNK_WORKFLOW_TYPE}') ` +
+          `AND ExecutionStatus = 'Running' AND StartTime < '${before.toISOString()}'`;
         const transfers = [];
         for await (const execution of client.workflow.list({ query })) {
           const tenantId = execution.typedSearchAttributes.get(TenantIdKey);
           const reference = execution.typedSearchAttributes.get(TransferReferenceKey);
-          const row = tenantId && reference ? await findByReference(em, tenantId, reference) : null;
-          const status = row?.status ?? execution.typedSearchAttributes.get(TransferStatusKey);
-          const at = row ? connectorOf(row) : execution.typedSearchAttributes.get(TransferConnectorKey);
-          if (status !== 'processing' || (connector && at !== connector)) continue;
-          transfers.push({
-            transfer_id: row?.id ?? null,
-            workflow_id: execution.workflowId,
-            tenant_id: tenantId ?? null,
-            reference: reference ?? null,
-            amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
-            session_id: row?.session_id ?? null,
-            connector: at ?? null,
-            started_at: execution.startTime.toISOString(),
-            stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
-            // Possibly taken by its connector (decisions §17): only that connector's status query decides.
-            possibly_taken_at: row?.possibly_taken_at ? row.possibly_taken_at.toISOString() : null,
-          });
+          const batchId = execution.memo?.['batchId'];
+          const rows =
+            execution.type === TRANSFER_BATCH_CHUNK_WORKFLOW_TYPE
+              ? typeof batchId === 'string'
+                ? await processingItemsAwaitedBy(em, batchId, execution.workflowId)
+                : []
+              : [tenantId && reference ? await findByReference(em, tenantId, reference) : null];
+          for (const row of rows) {
+            const status = row?.status ?? execution.typedSearchAttributes.get(TransferStatusKey);
+            const at = row ? connectorOf(row) : execution.typedSearchAttributes.get(TransferConnectorKey);
+            if (status !== 'processing' || (connector && at !== connector)) continue;
+            transfers.push({
+              transfer_id: row?.id ?? null,
+              workflow_id: execution.workflowId,
+              tenant_id: row?.tenant_id ?? tenantId ?? null,
+              reference: row?.reference ?? reference ?? null,
+              amount_minor: row ? row.amount_minor : (execution.typedSearchAttributes.get(AmountMinorKey) ?? null),
+              session_id: row?.session_id ?? null,
+              connector: at ?? null,
+              started_at: execution.startTime.toISOString(),
+              stuck_since: row?.stuck_since ? row.stuck_since.toISOString() : null,
+              // Possibly taken by its connector (decisions §17): only that connector's status query decides.
+              possibly_taken_at: row?.possibly_taken_at ? row.possibly_taken_at.toISOString() : null,
+            });
+          }
         }
         // Answers from a connector that does not hold the transfer: whatever its status, a payment
         // that may have been made twice needs an operator as much as a stuck one.
@@ -104,7 +120,9 @@ export const transferCommands: OperatorCommand[] = [
       if (isFinal(row.status)) {
         throw new OperatorRefusal('already_final', `transfer ${id} is already ${row.status}; nothing to resolve`);
       }
-      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      // A batch's item its group's run awaits (the row names it) is resolved there (decisions §14).
+      const awaitedBy = (await batchItemOf(em, id))?.awaitedBy ?? null;
+      const workflowId = awaitedBy ?? transferWorkflowId(row.tenant_id, row.reference);
       const operator = flags.operator();
       // Answered by the workflow once the transfer is settled or reversed: on the operator's word,
       // or on the bank's when its answer came first.
@@ -113,7 +131,13 @@ export const transferCommands: OperatorCommand[] = [
       const waited = AbortSignal.timeout(waitMs);
       const { status, decidedBy, resolution } = await withTemporal(config, (client) =>
         client.withAbortSignal(waited, () =>
-          client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
+          awaitedBy
+            ? client.workflow
+                .getHandle(awaitedBy)
+                .executeUpdate(resolveItemUpdate, { args: [{ transferId: id, outcome, note, operator }] })
+            : client.workflow
+                .getHandle(workflowId)
+                .executeUpdate(resolveUpdate, { args: [{ outcome, note, operator }] }),
         ),
       ).catch((error: unknown) => {
         const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
@@ -201,7 +225,7 @@ export const transferCommands: OperatorCommand[] = [
       }
       if (!row) throw new OperatorRefusal('not_found', 'no such transfer');
       const journal = await journalOf(em, `transfer:${row.id}:`);
-      const workflowId = transferWorkflowId(row.tenant_id, row.reference);
+      const workflowId = (await batchItemOf(em, row.id))?.awaitedBy ?? transferWorkflowId(row.tenant_id, row.reference);
       let workflow: object;
       try {
         workflow = await withTemporal(config, async (client) => {

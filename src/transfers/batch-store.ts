@@ -417,6 +417,59 @@ export async function acceptedWithTransfers(
   }));
 }
 
+/**
+ * A transfer's batch item, if it is one: the run that awaits its bank's word when its batch's group
+ * run does (migration 0042), else null (its own transfer run, which may not have started yet).
+ */
+export async function batchItemOf(em: EntityManager, transferId: string): Promise<{ awaitedBy: string | null } | null> {
+  const [row] = await em.execute<{ awaited_by: string | null }[]>(
+    'select awaited_by from transfer_batch_items where transfer_id = ?',
+    [transferId],
+  );
+  return row ? { awaitedBy: row.awaited_by } : null;
+}
+
+/** Items of a batch marked awaited by their group's run, one statement per group. */
+export async function markItemsAwaited(
+  em: EntityManager,
+  batchId: string,
+  groups: ReadonlyMap<string, readonly number[]>,
+): Promise<void> {
+  for (const [awaitedBy, indexes] of groups) {
+    await em.execute('update transfer_batch_items set awaited_by = ? where batch_id = ? and index = any(?::int[])', [
+      awaitedBy,
+      batchId,
+      `{${indexes.join(',')}}`,
+    ]);
+  }
+}
+
+/** The transfers of a batch's items its group's run `awaitedBy` awaits that are still processing. */
+export async function processingItemsAwaitedBy(
+  em: EntityManager,
+  batchId: string,
+  awaitedBy: string,
+): Promise<TransferRow[]> {
+  const rows = await em.execute<{ transfer_id: string }[]>(
+    'select transfer_id from transfer_batch_items where batch_id = ? and awaited_by = ? order by index',
+    [batchId, awaitedBy],
+  );
+  if (rows.length === 0) return [];
+  const ids = rows.map((row) => row.transfer_id);
+  const transfers = await em.find(Transfer, { id: { $in: ids }, status: 'processing' });
+  return transfers.sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
+}
+
+/** The bank's words kept on items before their awaiting run was there, by transfer id. */
+export async function keptItemWords<T>(em: EntityManager, transferIds: readonly string[]): Promise<Record<string, T>> {
+  if (transferIds.length === 0) return {};
+  const rows = await em.execute<{ transfer_id: string; bank_word: T }[]>(
+    'select transfer_id, bank_word from transfer_batch_items where transfer_id = any(?::uuid[]) and bank_word is not null',
+    [`{${transferIds.join(',')}}`],
+  );
+  return Object.fromEntries(rows.map((row) => [row.transfer_id, row.bank_word]));
+}
+
 /** Whether a transfer is a batch's item (its run may not have started yet). */
 export async function isBatchItem(em: EntityManager, transferId: string): Promise<boolean> {
   const rows = await em.execute('select 1 from transfer_batch_items where transfer_id = ?', [transferId]);

@@ -1,4 +1,5 @@
-// Bank callbacks about transfers → the transfer workflow's `bankConfirmed` signal. The bank
+// Bank callbacks about transfers → the transfer workflow's `bankConfirmed` signal, or for a
+// batch's item its group's awaiting run's `itemWord` (the item's row names that run). The bank
 // knows our transfer by its id (we submit under it); the projection gives the workflow id. An
 // answer about a transfer already final in our books is not signalled: if it contradicts them it
 // is kept as a discrepancy for operators (decisions §12), and it never moves money by itself. An
@@ -15,6 +16,7 @@ import {
   type TransferReversalInput,
   type TransferReversalState,
   bankConfirmedSignal,
+  itemWordSignal,
   transferReversalWorkflowId,
   transferWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
@@ -25,7 +27,7 @@ import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
 import { type TransferRow, connectorOf, findTransfer } from './store.ts';
 import type { KeyMode } from '../connectors/types.ts';
-import { isBatchItem, keepItemBankWord } from './batch-store.ts';
+import { batchItemOf, keepItemBankWord } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../connectors/registry.ts';
 import { modeOf } from '../tenants/tenants.ts';
 
@@ -126,6 +128,17 @@ export function registerTransferCallbacks(
     return { row, mode, bank };
   };
 
+  /** The word told to the run awaiting the item's group; false when that run is not there (yet, or any more). */
+  const signalGroup = async (runId: string, transferId: string, outcome: BankOutcome): Promise<boolean> => {
+    try {
+      await deps.client.workflow.getHandle(runId).signal(itemWordSignal, { transferId, outcome });
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  };
+
   const handle = async (callback: ProviderCallback): Promise<string> => {
     const weighed = await weigh(callback);
     if (typeof weighed === 'string') return weighed;
@@ -148,11 +161,22 @@ export function registerTransferCallbacks(
         // kept on the item, for the run to take when it starts, and not applied yet, so the bank
         // also delivers it again (the run may have started between the signal and the keeping).
         // Kept only once the batch has marked it submitted: a word about an item not yet sent
-        // (a held batch's) is no answer to a submission.
+        // (a held batch's) is no answer to a submission. An item its group's run awaits (the row
+        // names it) is told to that run.
         const em = deps.orm.em.fork();
-        if (now && (await isBatchItem(em, transferId))) {
+        const item = now ? await batchItemOf(em, transferId) : null;
+        if (now && item) {
+          if (item.awaitedBy && (await signalGroup(item.awaitedBy, transferId, bank))) {
+            return `signalled ${item.awaitedBy}: ${bank.status}`;
+          }
+          const again = item.awaitedBy ? await readStatus(transferId) : now;
+          if (again && isFinal(again.status)) {
+            return judgeLate(callback, { id: transferId, workflowId, status: again.status }, bank);
+          }
           if (now.status === 'processing') await keepItemBankWord(em, transferId, bank);
-          throw new Error(`${workflowId} is a batch item whose run has not started yet`, { cause: error });
+          throw new Error(`${item.awaitedBy ?? workflowId} awaiting batch item ${transferId} has not started yet`, {
+            cause: error,
+          });
         }
         return `ignored: ${workflowId} has finished`;
       }
@@ -177,6 +201,8 @@ export function registerTransferCallbacks(
         : `ignored: ${row.id} has failed; a reversal changes nothing`;
     }
     const workflowId = transferReversalWorkflowId(row.tenant_id, row.reference);
+    // A batch's item still in flight is told through its group's run, which awaits it.
+    const awaitedBy = row.status === 'processing' ? (await batchItemOf(deps.orm.em.fork(), row.id))?.awaitedBy : null;
     const input: TransferReversalInput = {
       transferId: row.id,
       tenantId: row.tenant_id,
@@ -188,6 +214,7 @@ export function registerTransferCallbacks(
         ...(bank.providerCode ? { providerCode: bank.providerCode } : {}),
         ...(bank.message ? { message: bank.message } : {}),
       },
+      ...(awaitedBy ? { awaitedBy } : {}),
     };
     try {
       const started = await deps.client.workflow.start<

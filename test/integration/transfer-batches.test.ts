@@ -19,11 +19,14 @@ import {
   TRANSFER_BATCH_WORKFLOW_TYPE,
   type TransferBatchInput,
   transferBatchWorkflowId,
+  transferBatchChunkWorkflowId,
   transferWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
 import { auth, expectFieldRefused, fieldPaths } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
+import { runAdmin } from '../support/cli.ts';
+import { recordHistoryOf } from '../support/histories.ts';
 import { eventually } from '../support/eventually.ts';
 import { type GatewayStack, type GatewayStackOptions, useGatewayStack } from '../support/stack.ts';
 import { insertBatch } from '../../src/transfers/batch-store.ts';
@@ -288,7 +291,7 @@ describe('worker lanes', () => {
   const queueOf = async (workflowId: string) =>
     (await stack.client.workflow.getHandle(workflowId).describe()).taskQueue;
 
-  it('runs a batch and its items on the batches lane, and a sandbox single transfer on the sandbox lane', async () => {
+  it('runs a batch and its items’ awaiting run on the batches lane, and a sandbox single transfer on the sandbox lane', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const payload = { batch_reference: batchReference(), transfers: [item()] };
     const batch = (await post(tenant.apiKey, payload)).json().data;
@@ -296,7 +299,7 @@ describe('worker lanes', () => {
     expect(await queueOf(transferBatchWorkflowId(tenant.tenantId, payload.batch_reference))).toBe(
       `${TASK_QUEUE}-batches`,
     );
-    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${payload.batch_reference}-0`))).toBe(
+    expect(await queueOf(transferBatchChunkWorkflowId(tenant.tenantId, payload.batch_reference, 0))).toBe(
       `${TASK_QUEUE}-batches`,
     );
     const reference = `single-${randomUUID().slice(0, 8)}`;
@@ -331,7 +334,7 @@ describe('worker lanes', () => {
     const done = await completed(tenant.apiKey, id);
     expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 2, failed: 0 });
     expect(await queueOf(workflowId)).toBe(TASK_QUEUE);
-    expect(await queueOf(transferWorkflowId(tenant.tenantId, `${reference}-1`))).toBe(TASK_QUEUE);
+    expect(await queueOf(transferBatchChunkWorkflowId(tenant.tenantId, reference, 0))).toBe(TASK_QUEUE);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 302_000, pending: 0 });
   });
 });
@@ -973,6 +976,87 @@ describe('an atomic batch', () => {
   );
 });
 
+describe('a batch item its bank holds (2222222222)', () => {
+  const admin = (...args: string[]) =>
+    runAdmin(
+      { DATABASE_URL: db.url, TEMPORAL_ADDRESS: options.temporalAddress!, GATEWAY_OPERATOR: 'ops-test' },
+      ...args,
+    );
+  const transfersOf = (batchId: string) =>
+    db.orm.em.fork().execute<{ id: string; status: string }[]>(
+      `select t.id, t.status from transfer_batch_items i join transfers t on t.id = i.transfer_id
+          where i.batch_id = ? order by i.index`,
+      [batchId],
+    );
+
+  it('is awaited by its group’s run: listed stuck and shown with it, resolved through it by operator command, to the kobo', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const payload = {
+      batch_reference: batchReference(),
+      transfers: [item({ amount_minor: 100_000 }), item({ recipient_account: '2222222222', amount_minor: 200_000 })],
+    };
+    const batch = (await post(tenant.apiKey, payload)).json().data;
+    const group = transferBatchChunkWorkflowId(tenant.tenantId, payload.batch_reference, 0);
+    const [paid, held] = await eventually(async () => {
+      const rows = await transfersOf(batch.id as string);
+      return rows[0]?.status === 'completed' && rows[1]?.status === 'processing' ? rows : undefined;
+    }, 30_000);
+    // Visibility is eventually consistent: give it a moment.
+    const listed = await eventually(async () => {
+      const result = await admin('transfers', 'stuck', '--older-than', '0s');
+      return result.json.transfers?.some((t: { transfer_id: string }) => t.transfer_id === held!.id)
+        ? result
+        : undefined;
+    }, 15_000);
+    expect(listed.json.transfers).toContainEqual(
+      expect.objectContaining({
+        transfer_id: held!.id,
+        workflow_id: group,
+        tenant_id: tenant.tenantId,
+        reference: `${payload.batch_reference}-1`,
+        amount_minor: 200_000,
+      }),
+    );
+    expect(listed.json.transfers.map((t: { transfer_id: string }) => t.transfer_id)).not.toContain(paid!.id);
+    const shown = await admin('transfers', 'show', '--id', held!.id);
+    expect(shown.json.workflow).toMatchObject({ workflow_id: group, status: 'RUNNING' });
+
+    const resolved = await admin(
+      'transfers',
+      'resolve',
+      '--id',
+      held!.id,
+      '--outcome',
+      'failed',
+      '--note',
+      'bank said no',
+    );
+    expect(resolved.code).toBe(0);
+    expect(resolved.json).toMatchObject({
+      transfer_id: held!.id,
+      workflow_id: group,
+      outcome: 'failed',
+      status: 'failed',
+      decided_by: 'operator',
+      operator: 'ops-test',
+    });
+    const done = await completed(tenant.apiKey, batch.id as string);
+    expect(done.counts).toEqual({ refused: 0, pending: 0, successful: 1, failed: 1 });
+    expect(await stack.client.workflow.getHandle(group).result()).toMatchObject({ open: 0, successful: 1, failed: 1 });
+    // The held item's amount and fee are back; the paid one's are spent.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 100_000 - 1_000, pending: 0 });
+    const again = await admin('transfers', 'resolve', '--id', held!.id, '--outcome', 'successful', '--note', 'oops');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already failed');
+    // Replay fixtures (npm run record-histories): a batch awaiting its items in a group, and the group's run.
+    await recordHistoryOf(
+      'transfer-batch-grouped',
+      stack.client.workflow.getHandle(transferBatchWorkflowId(tenant.tenantId, payload.batch_reference)),
+    );
+    await recordHistoryOf('transfer-batch-chunk-resolved', stack.client.workflow.getHandle(group));
+  }, 90_000);
+});
+
 describe('a batch of 1,000', () => {
   it('reserves, submits and settles every item once, exact to the kobo, and completes once', async () => {
     const tenant = await createFundedTenant(db.orm, 200_000_000);
@@ -1006,21 +1090,48 @@ describe('a batch of 1,000', () => {
     expect(new Set(items.map((entry) => entry.transfer_id)).size).toBe(1_000);
     expect(await eventsOf(tenant.tenantId, 'transfer.settled')).toHaveLength(1_000);
     expect(await eventsOf(tenant.tenantId, 'transfer_batch.completed')).toHaveLength(1);
-    // The bank answers 200 ms after the batch submits, long before the last of the thousand runs
-    // has started (50 at a time): those answers were kept on their items, each the holder's word
-    // of success about a transfer that completed on it, once (one transfer.settled each, above).
+    // Awaited in groups of 100 (decisions §14): each item's row names its group's run, and each of
+    // the ten runs finished its hundred items once.
+    const awaited = await db.orm.em
+      .fork()
+      .execute<{ awaited_by: string; items: string }[]>(
+        'select awaited_by, count(*) as items from transfer_batch_items where batch_id = ? group by awaited_by order by awaited_by',
+        [batch.id],
+      );
+    const groups = Array.from({ length: 10 }, (_, k) =>
+      transferBatchChunkWorkflowId(tenant.tenantId, batch.batch_reference as string, k),
+    );
+    expect(awaited.map((row) => [row.awaited_by, Number(row.items)])).toEqual(
+      [...groups].sort().map((id) => [id, 100]),
+    );
+    let groupEvents = 0;
+    for (const [k, id] of groups.entries()) {
+      const group = stack.client.workflow.getHandle(id);
+      expect(await group.result()).toMatchObject({ chunk: k, open: 0, successful: 100, failed: 0 });
+      groupEvents = Math.max(groupEvents, (await group.fetchHistory()).events!.length);
+    }
+    // A word that came before its group's run was there was kept on its item: each the holder's
+    // word of success about a transfer that completed on it, once (one transfer.settled each, above).
     const kept = await db.orm.em.fork().execute<{ word: { status: string; connector: string }; status: string }[]>(
       `select i.bank_word as word, t.status from transfer_batch_items i join transfers t on t.id = i.transfer_id
         where i.batch_id = ? and i.bank_word is not null`,
       [batch.id],
     );
-    expect(kept.length).toBeGreaterThan(0);
     for (const row of kept) {
       expect(row).toMatchObject({ word: { status: 'successful', connector: 'sandbox' }, status: 'completed' });
     }
     // Within Temporal's limits, with room to spare.
     const { events } = await workflow.fetchHistory();
-    expect(events!.length).toBeLessThan(10_000);
-    console.log(JSON.stringify({ batch_of_1000: { history_events: events!.length, bank_words_kept: kept.length } }));
+    expect(events!.length).toBeLessThan(1_000);
+    expect(groupEvents).toBeLessThan(2_000);
+    console.log(
+      JSON.stringify({
+        batch_of_1000: {
+          history_events: events!.length,
+          group_history_events: groupEvents,
+          bank_words_kept: kept.length,
+        },
+      }),
+    );
   }, 300_000);
 });

@@ -63,6 +63,8 @@ describe('recorded workflow histories', () => {
         'bvn-verification-name-mismatch.json',
         'bvn-verification-after-outage.json',
         'transfer-batch-completed.json',
+        'transfer-batch-grouped.json',
+        'transfer-batch-chunk-resolved.json',
         'transfer-reversal-applied.json',
         'transfer-reversal-denied.json',
       ]),

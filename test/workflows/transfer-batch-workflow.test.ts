@@ -31,6 +31,11 @@ function batchStubs(overrides: Partial<TransferBatchActivities> = {}) {
     completeBatch: async () => undefined,
     decideBatchApproval: async (input) => ({ status: input.outcome }),
     settleHeldBatchItems: async () => ({ approved: 0, failed: 0 }),
+    keptItemWords: async () => ({}),
+    finishBatchItems: async () => [],
+    queryItemStatuses: async () => [],
+    flagItemsStuck: async () => undefined,
+    recordItemDiscrepancy: async () => false,
     ...overrides,
   };
   return recordingStubs(stubs);

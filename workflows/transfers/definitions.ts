@@ -8,9 +8,11 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TransferStatus } from '../../src/transfers/domain.ts';
 import type { KeyMode } from '../../src/connectors/types.ts';
 export {
+  TRANSFER_BATCH_CHUNK_WORKFLOW_TYPE,
   TRANSFER_BATCH_WORKFLOW_TYPE,
   TRANSFER_REVERSAL_WORKFLOW_TYPE,
   TRANSFER_WORKFLOW_TYPE,
+  transferBatchChunkWorkflowId,
   transferBatchWorkflowId,
   transferReversalWorkflowId,
   transferWorkflowId,
@@ -232,6 +234,8 @@ export interface TransferReversalInput {
   /** The connector that holds the transfer and said it reversed it: the one asked. */
   connector: string;
   word: { eventId: string; sessionId?: string; providerCode?: string; message?: string };
+  /** A batch's item awaited by its group's run (decisions §14): the run told of the reversal, by `itemWord`. */
+  awaitedBy?: string;
 }
 
 /**
@@ -329,6 +333,67 @@ export interface BatchProgress {
 }
 
 export const batchStatusQuery = defineQuery<BatchProgress>('status');
+
+/** How many of a batch's items one awaiting run takes (docs/workflows.md#a-batchs-items). */
+export const BATCH_AWAIT_GROUP = 100;
+
+/** A batch's item its batch submitted cleanly, awaited by its group's run. */
+export interface AwaitedItem {
+  transferId: string;
+  reference: string;
+  connector: string;
+  sessionId: string;
+  /** The bank's final word, when it came with the submission's answer. */
+  outcome?: BankOutcome;
+  /** An operator's resolution taken while the bank was silent (kept across continue-as-new). */
+  resolution?: OperatorResolution;
+}
+
+/**
+ * The awaiting run's input: its batch, its group, its items still open, and where the group's wait
+ * stands (its items were submitted together, so they share the single transfer's status-query
+ * schedule and the stuck flag's clock).
+ */
+export interface BatchChunkInput {
+  tenantId: string;
+  batchId: string;
+  batchReference: string;
+  chunk: number;
+  items: AwaitedItem[];
+  waitedMs?: number;
+  statusChecks?: number;
+  stuck?: boolean;
+  /** Items of the group a run before this one (continue-as-new) finished. */
+  successful?: number;
+  failed?: number;
+}
+
+/** What the awaiting run answers, and ends with: its items by outcome. */
+export interface BatchChunkState {
+  chunk: number;
+  open: number;
+  successful: number;
+  failed: number;
+  statusChecks: number;
+  stuck: boolean;
+}
+
+/** A bank's word about one item of the group: the callback's signal to the awaiting run. */
+export const itemWordSignal = defineSignal<[{ transferId: string; outcome: BankOutcome }]>('itemWord');
+/** An operator's resolution of one item of the group (admin transfers resolve); answered once it is finished. */
+export const resolveItemUpdate = defineUpdate<ResolveResult, [OperatorResolution & { transferId: string }]>(
+  'resolveItem',
+);
+export const batchChunkStatusQuery = defineQuery<BatchChunkState>('status');
+
+/** An item's finish as the awaiting run asks it: on the bank's word, or on an operator's. */
+export interface ItemFinish {
+  transferId: string;
+  /** The submission's session, kept on a transfer an operator settles. */
+  sessionId?: string;
+  outcome?: BankOutcome;
+  resolution?: OperatorResolution;
+}
 
 /** What the transfer workflow asks of its activities (activities/transfers/transfers.ts). */
 export type TransferActivities = {
@@ -507,7 +572,13 @@ export type TransferBatchActivities = {
    * with every rule a single transfer's submission has (retries, the next connector, a refusal).
    * An item an earlier attempt of this step left processing is answered from its row.
    */
-  submitBatchItems(input: { batchId: string; from: number; to: number }): Promise<
+  submitBatchItems(input: {
+    batchId: string;
+    from: number;
+    to: number;
+    /** The items' awaiting runs' group size: each item taken cleanly is marked awaited by its group's run. */
+    awaitGroup?: number;
+  }): Promise<
     {
       index: number;
       submitted: BatchItemSubmission | null;
@@ -540,4 +611,18 @@ export type TransferBatchActivities = {
     approved: number;
     failed: number;
   }>;
+  /** The bank's words kept on items before their awaiting run was there (callbacks.ts), by transfer id. */
+  keptItemWords(input: { transferIds: string[] }): Promise<Record<string, BankOutcome>>;
+  /**
+   * Settles or reverses each item once, each in its own transaction (settleTransfer / reverseTransfer:
+   * the fee, the events and webhooks of a single transfer), and answers what the books hold for each:
+   * an item the books had already finished answers as it stands.
+   */
+  finishBatchItems(input: { items: ItemFinish[] }): Promise<{ transferId: string; status: TransferStatus }[]>;
+  /** The holder connectors' status queries for items still unanswered, many at once; an answer that is not final is left out. */
+  queryItemStatuses(input: { items: { transferId: string; connector: string }[] }): Promise<ItemFinish[]>;
+  /** Items unconfirmed after 24 h flagged as stuck (the stuck view), as a single transfer is. */
+  flagItemsStuck(input: { transferIds: string[] }): Promise<void>;
+  /** A late word contradicting an item's books, kept for operators (decisions §12). */
+  recordItemDiscrepancy(input: { transferId: string; bank: BankOutcome }): Promise<boolean>;
 };

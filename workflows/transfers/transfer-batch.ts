@@ -7,10 +7,13 @@
 //              them all when the API accepted it;
 //   submit   — the accepted items submitted to their banks by the batch, many at once (the same
 //              submission a single transfer's run makes, without a run per item through Temporal
-//              first); then each becomes an ordinary transfer run (`transfer:<tenant>:<reference>`,
-//              a child that outlives the batch if it is ever terminated), started a bounded number at
-//              a time, waiting for its bank's answer as any transfer does — or submitting itself,
-//              with every rule of a single transfer's submission, when its batch could not;
+//              first); then the items taken cleanly are awaited in groups of BATCH_AWAIT_GROUP, one
+//              run each (transfer-batch-chunk.ts, `transfer-batch-chunk:<tenant>:<batch>:<k>`, a
+//              child that outlives the batch), which takes their banks' words, asks, flags them
+//              stuck and takes an operator's resolve, as a single transfer's run does; an item not
+//              taken cleanly becomes an ordinary transfer run (`transfer:<tenant>:<reference>`),
+//              started a bounded number at a time, submitting itself with every rule of a single
+//              transfer's submission, or asking its connector when it may hold it;
 //   complete — once every item's run has ended, the batch is completed and its event recorded, once.
 // A batch the tenant's transfer policy holds (decisions §20, `input.approval`) is enquired and
 // reserved as any batch, then waits — a durable timer until its expiry — for the `decideApproval`
@@ -19,15 +22,17 @@
 // run is started, and the batch completes. A batch without `approval` issues the commands it
 // always did (recorded histories replay).
 // History stays well within Temporal's limits for 1,000 items: item requests travel without
-// metadata, in the chunk's answer and in the child's start; per item, a child's start and end and
-// the workflow tasks they wake come to about 4 events (3,864 and 3,957 in two runs of 1,000: printed by
-// test/integration/transfer-batches.test.ts).
+// metadata, in the chunk's answer and in the group run's start; a batch of 1,000 recorded 134
+// events, its group runs at most 443 each (printed by test/integration/transfer-batches.test.ts).
+// Batches begun before the `batch-await-groups` patch start a transfer run per item (about 4
+// events each), as their histories recorded.
 import {
   ApplicationFailure,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
   log,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -35,9 +40,12 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TransferBatchActivities } from './definitions.ts';
-import { transferWorkflowId } from '../workflow-names.ts';
+import { transferBatchChunkWorkflowId, transferWorkflowId } from '../workflow-names.ts';
 import {
   type ApprovalDecision,
+  type AwaitedItem,
+  BATCH_AWAIT_GROUP,
+  type BatchChunkState,
   type BatchItemStart,
   type BatchItemSubmission,
   type BatchProgress,
@@ -48,6 +56,7 @@ import {
   type TransferWorkflowInput,
 } from './definitions.ts';
 import type { transferWorkflow } from './transfer.ts';
+import type { transferBatchChunkWorkflow } from './transfer-batch-chunk.ts';
 import {
   TenantIdKey,
   TransferApprovalKey,
@@ -62,6 +71,12 @@ import {
 export const RESERVE_CHUNK = 500;
 /** Item runs being started at once. */
 export const START_CONCURRENCY = 50;
+/**
+ * The patch under which a batch's cleanly submitted items are awaited by one run per group of
+ * BATCH_AWAIT_GROUP (transfer-batch-chunk.ts) instead of a transfer run each; batches begun before it
+ * start a run per item, as their histories recorded.
+ */
+const AWAIT_GROUPS = 'batch-await-groups';
 
 // Database steps must happen, whatever the database's hiccups.
 const batch = proxyActivities<TransferBatchActivities>({
@@ -143,46 +158,110 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
   // a run per item through Temporal first); an item not cleanly taken is left to its own run,
   // which submits it as any transfer's run does.
   progress.phase = 'submitting';
+  const grouped = patched(AWAIT_GROUPS);
   const submitted = new Map<number, BatchItemSubmission>();
   const answers = await Promise.all(
-    chunks.map((chunk) => bankCalls.submitBatchItems({ batchId: input.batchId, ...chunk })),
+    chunks.map((chunk) =>
+      bankCalls.submitBatchItems({
+        batchId: input.batchId,
+        ...chunk,
+        ...(grouped ? { awaitGroup: BATCH_AWAIT_GROUP } : {}),
+      }),
+    ),
   );
   for (const answer of answers.flat()) {
     if (answer.submitted) submitted.set(answer.index, answer.submitted);
   }
 
   const outcomes: Promise<void>[] = [];
+  // Items taken cleanly are awaited by their group's run; the rest (not taken cleanly, or possibly
+  // taken) each by a transfer run of its own, which submits it or asks its connector (decisions §17).
+  const groups = new Map<number, AwaitedItem[]>();
+  const alone: BatchItemStart[] = [];
+  for (const item of accepted) {
+    const answer = grouped ? submitted.get(item.index) : undefined;
+    if (!answer || answer.possiblyTaken) {
+      alone.push(item);
+      continue;
+    }
+    const group = Math.floor(item.index / BATCH_AWAIT_GROUP);
+    groups.set(group, [...(groups.get(group) ?? []), awaitedItem(item, answer)]);
+  }
+  for (const [group, items] of groups) {
+    const { result } = await startGroup(input, group, items);
+    progress.started += items.length;
+    outcomes.push(
+      result.then(
+        (ended) => {
+          progress.successful += ended.successful;
+          progress.failed += ended.failed;
+        },
+        itemRunEnded(items.length === 1 ? items[0]!.transferId : `${items.length} items`),
+      ),
+    );
+  }
   let next = 0;
   const lane = async () => {
-    while (next < accepted.length) {
-      const item = accepted[next++]!;
+    while (next < alone.length) {
+      const item = alone[next++]!;
       const { result } = await startItem(input, item, submitted.get(item.index));
       progress.started += 1;
       outcomes.push(
-        result.then(
-          (state) => {
-            if (state.status === 'completed') progress.successful += 1;
-            else progress.failed += 1;
-          },
-          (error: unknown) => {
-            // Its run was ended by hand (terminated): the transfer's row says how it stands, and
-            // completing the batch waits until an operator has resolved it.
-            log.error('a batch item run ended without finishing its transfer', {
-              transferId: item.reserved.transferId,
-              error: String(error),
-            });
-          },
-        ),
+        result.then((state) => {
+          if (state.status === 'completed') progress.successful += 1;
+          else progress.failed += 1;
+        }, itemRunEnded(item.reserved.transferId)),
       );
     }
   };
-  await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, accepted.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, alone.length) }, lane));
 
   progress.phase = 'settling';
   await Promise.all(outcomes);
   await batch.completeBatch({ batchId: input.batchId });
   progress.phase = 'completed';
   return progress;
+}
+
+/**
+ * An item run (or a group's) ended by hand (terminated) without finishing its transfers: their rows
+ * say how they stand, and completing the batch waits until an operator has resolved them.
+ */
+function itemRunEnded(transfers: string): (error: unknown) => void {
+  return (error) => {
+    log.error('a batch item run ended without finishing its transfer', { transferId: transfers, error: String(error) });
+  };
+}
+
+/** A cleanly submitted item as its group's run awaits it. */
+function awaitedItem(item: BatchItemStart, answer: BatchItemSubmission): AwaitedItem {
+  return {
+    transferId: item.reserved.transferId,
+    reference: item.request.reference,
+    connector: item.reserved.connector,
+    sessionId: answer.sessionId,
+    ...(answer.outcome ? { outcome: answer.outcome } : {}),
+  };
+}
+
+/** Starts the run awaiting a group of the batch's items (the items' rows already name it); its result is its end. */
+async function startGroup(
+  input: TransferBatchInput,
+  chunk: number,
+  items: AwaitedItem[],
+): Promise<{ result: Promise<BatchChunkState> }> {
+  const handle = await startChild<typeof transferBatchChunkWorkflow>('transferBatchChunkWorkflow', {
+    workflowId: transferBatchChunkWorkflowId(input.tenantId, input.batchReference, chunk),
+    args: [{ tenantId: input.tenantId, batchId: input.batchId, batchReference: input.batchReference, chunk, items }],
+    // Its items' money is reserved and only it moves them on: it outlives a batch ended by hand.
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    memo: { tenantId: input.tenantId, batchId: input.batchId, chunk },
+    typedSearchAttributes: [
+      { key: TenantIdKey, value: input.tenantId },
+      { key: TransferBatchReferenceKey, value: input.batchReference },
+    ],
+  });
+  return { result: handle.result() };
 }
 
 type ApprovalState = 'required' | 'approved' | 'rejected' | 'expired';

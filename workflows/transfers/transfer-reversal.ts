@@ -26,6 +26,7 @@ import {
   type TransferReversalInput,
   type TransferReversalState,
   bankConfirmedSignal,
+  itemWordSignal,
   reversalStatusQuery,
   transferWorkflowId,
 } from './definitions.ts';
@@ -112,10 +113,14 @@ export async function transferReversalWorkflow(input: TransferReversalInput): Pr
         ...(check.message ? { message: check.message } : {}),
       };
       try {
-        await getExternalWorkflowHandle(transferWorkflowId(input.tenantId, input.reference)).signal(
-          bankConfirmedSignal,
-          outcome,
-        );
+        if (input.awaitedBy) {
+          await getExternalWorkflowHandle(input.awaitedBy).signal(itemWordSignal, { transferId, outcome });
+        } else {
+          await getExternalWorkflowHandle(transferWorkflowId(input.tenantId, input.reference)).signal(
+            bankConfirmedSignal,
+            outcome,
+          );
+        }
       } catch (error) {
         log.warn('the transfer run could not be told of its reversal; waiting for it to end', {
           transferId,

@@ -40,6 +40,7 @@ import { Migration0037TransferReversals } from './0037-transfer-reversals.ts';
 import { Migration0038CreditReturns } from './0038-credit-returns.ts';
 import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
 import { Migration0041BatchItemBankWords } from './0041-batch-item-bank-words.ts';
+import { Migration0042BatchItemAwaitingRuns } from './0042-batch-item-awaiting-runs.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
@@ -83,5 +84,6 @@ export const migrations = [
   Migration0038CreditReturns,
   Migration0040RateLimitWindows,
   Migration0041BatchItemBankWords,
+  Migration0042BatchItemAwaitingRuns,
   Migration0039WebhookLifecycle,
 ];
