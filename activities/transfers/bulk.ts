@@ -73,7 +73,7 @@ import {
   type TransferRequest,
   transferBatchChunkWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
-import { createTransferActivities } from './transfers.ts';
+import { createTransferActivities, finishTransfersTogether } from './transfers.ts';
 import type { TransferBatchActivities } from '../../workflows/transfers/definitions.ts';
 
 export interface TransferBatchActivityDeps {
@@ -86,38 +86,9 @@ const ENQUIRY_CONCURRENCY = NAME_ENQUIRY_SLOTS;
 /** Submissions in flight at once, per chunk of a batch. */
 const SUBMIT_CONCURRENCY = 16;
 
-/** Items settled or reversed at once by an awaiting run's step: each is its own transaction. */
-const FINISH_CONCURRENCY = 4;
-
 /** The group (and so the awaiting run) of a batch's item. */
 export function awaitGroupOf(index: number, group: number): number {
   return Math.floor(index / group);
-}
-
-/** An item finished on the bank's word, or failing that an operator's, as the transfer run's finish does. */
-async function finishItem(transfers: ReturnType<typeof createTransferActivities>, item: ItemFinish) {
-  const { outcome, resolution } = item;
-  const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
-  const applied = outcome ? {} : resolution ? { resolution } : {};
-  if (succeeded) {
-    return transfers.settleTransfer({
-      transferId: item.transferId,
-      outcome: outcome ?? {
-        status: 'successful',
-        source: 'callback',
-        ...(item.sessionId ? { sessionId: item.sessionId } : {}),
-      },
-      ...applied,
-    });
-  }
-  return transfers.reverseTransfer({
-    transferId: item.transferId,
-    reason: outcome?.reversed
-      ? 'reversed'
-      : (outcome?.message ?? (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank')),
-    ...(outcome?.providerCode ? { providerCode: outcome.providerCode } : {}),
-    ...applied,
-  });
 }
 
 /** `work` for each item, at most `lanes` at once. */
@@ -546,17 +517,14 @@ export function createTransferBatchActivities({ orm, providers }: TransferBatchA
     },
 
     /**
-     * Each item settled or reversed once, as a single transfer's run finishes it (settleTransfer /
-     * reverseTransfer: its own transaction under the transfer's row lock, the fee, its events and
-     * webhooks); a few at once. What the books then hold is answered: a retry, or an item an
-     * earlier attempt finished on another word, answers as it stands.
+     * The group's decided items settled or reversed once each, as a single transfer's run finishes
+     * it (its movement, fee, events and webhooks), all in one transaction (finishTransfersTogether).
+     * What the books then hold is answered: a retry, or an item an earlier attempt finished on
+     * another word, answers as it stands.
      */
     async finishBatchItems(input) {
-      const finished: { transferId: string; status: TransferRow['status'] }[] = [];
-      await eachAtOnce(input.items, FINISH_CONCURRENCY, async (item) => {
-        finished.push({ transferId: item.transferId, status: (await finishItem(transfers, item)).status });
-      });
-      return finished;
+      const records = await finishTransfersTogether(orm, input.items);
+      return records.map((record) => ({ transferId: record.id, status: record.status }));
     },
 
     async queryItemStatuses(input) {

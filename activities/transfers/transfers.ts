@@ -31,6 +31,7 @@ import {
   flagStuck,
   insertTransfer,
   isAbandoned,
+  lockTransfers,
   markAbandoned,
   markAmbiguous,
   markProcessing,
@@ -47,6 +48,7 @@ import { lockTenant } from '../../src/tenants/tenants.ts';
 import { recordAuditEntry } from '../../src/audit/log.ts';
 import type {
   BankOutcome,
+  ItemFinish,
   OperatorResolution,
   SubmissionAnswer,
   TransferRecord,
@@ -398,14 +400,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       outcome: BankOutcome;
       resolution?: OperatorResolution;
     }): Promise<TransferRecord> {
-      return finishTransfer(orm, input, 'transfer.settled', async (tx, current) => {
-        await postMovement(tx, current.tenant_id, transferSettle(amountsOf(current)));
-        return finishRow(tx, current.id, {
-          status: 'completed',
-          sessionId: input.outcome.sessionId || null,
-          providerCode: input.outcome.providerCode ?? null,
-        });
-      });
+      return orm.em.fork().transactional((tx) => settleIn(tx, input));
     },
 
     /** Failure: amount + fee back from in flight to the wallet; transfer.failed. */
@@ -415,9 +410,7 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       providerCode?: string;
       resolution?: OperatorResolution;
     }): Promise<TransferRecord> {
-      return finishTransfer(orm, input, 'transfer.failed', (tx, current) =>
-        reverse(tx, current, input.reason, input.providerCode),
-      );
+      return orm.em.fork().transactional((tx) => reverseIn(tx, input));
     },
 
     /**
@@ -668,19 +661,87 @@ async function reverse(
  * (if any) and the event are written in the same transaction.
  */
 async function finishTransfer(
-  orm: MikroORM,
+  tx: EntityManager,
   input: { transferId: string; resolution?: OperatorResolution },
   eventType: 'transfer.settled' | 'transfer.failed',
   apply: (tx: EntityManager, current: TransferRow) => Promise<TransferRow>,
 ): Promise<TransferRecord> {
+  const current = await findTransfer(tx, input.transferId, { lock: true });
+  if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
+  if (isFinal(current.status)) return recordOf(current);
+  const row = await apply(tx, current);
+  if (input.resolution) await recordResolution(tx, current.id, input.resolution);
+  await emitTransferEvent(tx, row, eventType);
+  return recordOf(row);
+}
+
+/** Success, in the caller's transaction: in flight → bank settlement (amount) and fee revenue (fee); transfer.settled. */
+function settleIn(
+  tx: EntityManager,
+  input: { transferId: string; outcome: BankOutcome; resolution?: OperatorResolution },
+): Promise<TransferRecord> {
+  return finishTransfer(tx, input, 'transfer.settled', async (tx, current) => {
+    await postMovement(tx, current.tenant_id, transferSettle(amountsOf(current)));
+    return finishRow(tx, current.id, {
+      status: 'completed',
+      sessionId: input.outcome.sessionId || null,
+      providerCode: input.outcome.providerCode ?? null,
+    });
+  });
+}
+
+/** Failure, in the caller's transaction: amount + fee back from in flight to the wallet; transfer.failed. */
+function reverseIn(
+  tx: EntityManager,
+  input: { transferId: string; reason: string; providerCode?: string; resolution?: OperatorResolution },
+): Promise<TransferRecord> {
+  return finishTransfer(tx, input, 'transfer.failed', (tx, current) =>
+    reverse(tx, current, input.reason, input.providerCode),
+  );
+}
+
+/**
+ * A batch group's decided items finished in one transaction (decisions §14): each as settleTransfer
+ * or reverseTransfer finishes a single transfer (its movement, fee, row, resolution, event), on the
+ * bank's word or failing that an operator's. Every item's row is locked first, in id order, before
+ * any wallet or platform account: the order a single finish takes (its row, then the accounts), so
+ * two finishes never wait on each other in a circle. An item already final answers as it stands.
+ */
+export async function finishTransfersTogether(orm: MikroORM, items: readonly ItemFinish[]): Promise<TransferRecord[]> {
+  const ordered = [...items].sort((a, b) => (a.transferId < b.transferId ? -1 : a.transferId > b.transferId ? 1 : 0));
   return orm.em.fork().transactional(async (tx) => {
-    const current = await findTransfer(tx, input.transferId, { lock: true });
-    if (!current) throw transferFailure('unknown_transfer', `no transfer ${input.transferId}`);
-    if (isFinal(current.status)) return recordOf(current);
-    const row = await apply(tx, current);
-    if (input.resolution) await recordResolution(tx, current.id, input.resolution);
-    await emitTransferEvent(tx, row, eventType);
-    return recordOf(row);
+    await lockTransfers(
+      tx,
+      ordered.map((item) => item.transferId),
+    );
+    const records: TransferRecord[] = [];
+    for (const item of ordered) {
+      const { outcome, resolution } = item;
+      const operator = outcome ? {} : resolution ? { resolution } : {};
+      const succeeded = outcome ? outcome.status === 'successful' : resolution?.outcome === 'successful';
+      records.push(
+        succeeded
+          ? await settleIn(tx, {
+              transferId: item.transferId,
+              outcome: outcome ?? {
+                status: 'successful',
+                source: 'callback',
+                ...(item.sessionId ? { sessionId: item.sessionId } : {}),
+              },
+              ...operator,
+            })
+          : await reverseIn(tx, {
+              transferId: item.transferId,
+              reason: outcome?.reversed
+                ? 'reversed'
+                : (outcome?.message ??
+                  (resolution ? `resolved by operator: ${resolution.note}` : 'failed at the bank')),
+              ...(outcome?.providerCode ? { providerCode: outcome.providerCode } : {}),
+              ...operator,
+            }),
+      );
+    }
+    return records;
   });
 }
 

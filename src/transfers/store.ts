@@ -141,6 +141,12 @@ export async function transfersByIdOrSession(
 }
 
 /** `lock`: a row lock for the caller's transaction (settling, reversing, correcting). */
+/** Transfers' rows locked for the caller's transaction, in id order (the order every multi-row finish takes). */
+export async function lockTransfers(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await em.execute('select id from transfers where id = any(?::uuid[]) order by id for update', [`{${ids.join(',')}}`]);
+}
+
 export async function findTransfer(
   em: EntityManager,
   id: string,

@@ -614,9 +614,9 @@ export type TransferBatchActivities = {
   /** The bank's words kept on items before their awaiting run was there (callbacks.ts), by transfer id. */
   keptItemWords(input: { transferIds: string[] }): Promise<Record<string, BankOutcome>>;
   /**
-   * Settles or reverses each item once, each in its own transaction (settleTransfer / reverseTransfer:
-   * the fee, the events and webhooks of a single transfer), and answers what the books hold for each:
-   * an item the books had already finished answers as it stands.
+   * Settles or reverses each item once, all in one transaction (each as settleTransfer /
+   * reverseTransfer finish a single transfer: the fee, the events and webhooks), and answers what the
+   * books hold for each: an item the books had already finished answers as it stands.
    */
   finishBatchItems(input: { items: ItemFinish[] }): Promise<{ transferId: string; status: TransferStatus }[]>;
   /** The holder connectors' status queries for items still unanswered, many at once; an answer that is not final is left out. */

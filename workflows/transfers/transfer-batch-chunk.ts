@@ -10,9 +10,10 @@
 //             for operators once unconfirmed after 24 h;
 //   resolve — an operator's `resolveItem` update (admin transfers resolve) finishes an item the
 //             bank is silent on; the bank's own word wins when it came first;
-//   finish  — decided items are settled or reversed once each, in their own transactions, by one
-//             local activity in the task that takes their words (finishBatchItems: the fee, its
-//             events and webhooks); a late word contradicting the books is kept for operators.
+//   finish  — decided items are settled or reversed once each, all in one transaction, by one
+//             local activity in the task that takes their words (finishBatchItems: each item's
+//             fee, events and webhooks as a single transfer's); a late word contradicting the
+//             books is kept for operators.
 // The run ends once every item is finished, answering its items by outcome to the batch.
 import {
   allHandlersFinished,

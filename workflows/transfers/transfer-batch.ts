@@ -22,8 +22,9 @@
 // run is started, and the batch completes. A batch without `approval` issues the commands it
 // always did (recorded histories replay).
 // History stays well within Temporal's limits for 1,000 items: item requests travel without
-// metadata, in the chunk's answer and in the group run's start; a batch of 1,000 recorded 134
-// events, its group runs at most 443 each (printed by test/integration/transfer-batches.test.ts).
+// metadata, in the chunk's answer and in the group run's start; a batch of 1,000 recorded 122 and
+// 134 events in two runs, its group runs at most 127 and 443 each (printed by
+// test/integration/transfer-batches.test.ts).
 // Batches begun before the `batch-await-groups` patch start a transfer run per item (about 4
 // events each), as their histories recorded.
 import {
