@@ -8,7 +8,7 @@ import { log } from '@temporalio/activity';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../src/events/events.ts';
-import { InsufficientFundsError, postMovement } from '../../src/ledger/ledger.ts';
+import { InsufficientFundsError, lockAccountsOf, postMovement } from '../../src/ledger/ledger.ts';
 import { type TransferAmounts, transferReserve, transferReverse, transferSettle } from '../../src/ledger/movements.ts';
 import { type Providers, serving, transfersConnector } from '../../src/connectors/registry.ts';
 import { nameEnquirySlotsFor } from '../../src/connectors/name-enquiry-slots.ts';
@@ -703,17 +703,21 @@ function reverseIn(
 /**
  * A batch group's decided items finished in one transaction (decisions §14): each as settleTransfer
  * or reverseTransfer finishes a single transfer (its movement, fee, row, resolution, event), on the
- * bank's word or failing that an operator's. Every item's row is locked first, in id order, before
- * any wallet or platform account: the order a single finish takes (its row, then the accounts), so
- * two finishes never wait on each other in a circle. An item already final answers as it stands.
+ * bank's word or failing that an operator's. Every item's row is locked first, in id order, then
+ * every account their entries may touch, in id order, before any entry is posted: the order a
+ * single finish takes (its row, then its entry's accounts in id order), so two finishes never wait
+ * on each other in a circle. An item already final answers as it stands.
  */
 export async function finishTransfersTogether(orm: MikroORM, items: readonly ItemFinish[]): Promise<TransferRecord[]> {
   const ordered = [...items].sort((a, b) => (a.transferId < b.transferId ? -1 : a.transferId > b.transferId ? 1 : 0));
   return orm.em.fork().transactional(async (tx) => {
-    await lockTransfers(
+    const tenants = await lockTransfers(
       tx,
       ordered.map((item) => item.transferId),
     );
+    // Then every account their entries may touch (a settlement's in flight, bank settlement and fee
+    // revenue; a reversal's in flight and its source), in id order, before any entry is posted.
+    await lockAccountsOf(tx, tenants, ['in_flight', 'wallet', 'suspense'], ['bank_settlement', 'fee_revenue']);
     const records: TransferRecord[] = [];
     for (const item of ordered) {
       const { outcome, resolution } = item;

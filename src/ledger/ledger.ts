@@ -440,6 +440,28 @@ export async function postingsTotal(em: EntityManager): Promise<number> {
   return Number(row!.total);
 }
 
+/**
+ * Every account that entries of these tenants may touch, locked in id order in one statement: the
+ * tenants' accounts of `codes` and the system accounts of `systems`. A transaction that posts
+ * several entries takes them up front, so that it takes its locks in the one order a single entry
+ * takes its own (postEntry), and two such transactions never wait on each other in a circle.
+ */
+export async function lockAccountsOf(
+  em: EntityManager,
+  tenantIds: readonly string[],
+  codes: readonly string[],
+  systems: readonly SystemAccountCode[],
+  currency: Currency = 'NGN',
+): Promise<void> {
+  await em.execute(
+    `select id from ledger_accounts
+      where currency = ? and ((tenant_id = any(?::uuid[]) and code = any(?::text[]))
+                              or (tenant_id is null and code = any(?::text[])))
+      order by id for update`,
+    [currency, `{${tenantIds.join(',')}}`, `{${codes.join(',')}}`, `{${systems.join(',')}}`],
+  );
+}
+
 /** A tenant account the caller holds locked (`for update`), with its balance as locked. */
 export interface LockedAccount {
   id: string;

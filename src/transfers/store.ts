@@ -141,10 +141,17 @@ export async function transfersByIdOrSession(
 }
 
 /** `lock`: a row lock for the caller's transaction (settling, reversing, correcting). */
-/** Transfers' rows locked for the caller's transaction, in id order (the order every multi-row finish takes). */
-export async function lockTransfers(em: EntityManager, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await em.execute('select id from transfers where id = any(?::uuid[]) order by id for update', [`{${ids.join(',')}}`]);
+/**
+ * Transfers' rows locked for the caller's transaction, in id order (the order every multi-row finish
+ * takes); the tenants they belong to.
+ */
+export async function lockTransfers(em: EntityManager, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await em.execute<{ tenant_id: string }[]>(
+    'select tenant_id from transfers where id = any(?::uuid[]) order by id for update',
+    [`{${ids.join(',')}}`],
+  );
+  return [...new Set(rows.map((row) => row.tenant_id))];
 }
 
 export async function findTransfer(

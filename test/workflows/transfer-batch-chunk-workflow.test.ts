@@ -2,6 +2,7 @@
 // against stubbed activities on the time-skipping server: each item finished once, on the bank's
 // word (from its submission, kept before the run, by signal, by status query) or an operator's,
 // the single transfer's status-query schedule and stuck flag, late contradicting words kept.
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
   type AwaitedItem,
@@ -180,6 +181,28 @@ describe('a group of batch items awaiting their banks', () => {
         { transferId: a.transferId, sessionId: a.sessionId, outcome: { ...PAID, source: 'status_query' } },
         { transferId: b.transferId, sessionId: b.sessionId, outcome: { ...REFUSED, source: 'status_query' } },
         { transferId: c.transferId, sessionId: c.sessionId, resolution },
+      ]);
+    });
+  });
+
+  it('waits on when a status check fails for good, and asks again on the schedule', async () => {
+    const [a] = [item(1)];
+    let checks = 0;
+    const stubs = chunkStubs({
+      queryItemStatuses: async () => {
+        checks += 1;
+        if (checks === 1) throw ApplicationFailure.nonRetryable('the bank is down', 'bank_unavailable');
+        return [{ transferId: a.transferId, outcome: { ...PAID, source: 'status_query' } }];
+      },
+    });
+    await stub.withWorker(stubs.activities, async (taskQueue) => {
+      const handle = await startChunk(taskQueue, [a]);
+      expect(await handle.result()).toMatchObject({ open: 0, successful: 1, failed: 0, statusChecks: 2 });
+      const asked = stubs.calls.filter((call) => call.name === 'queryItemStatuses');
+      expect(asked).toHaveLength(2);
+      expect(asked[1]!.scheduledAtMs - asked[0]!.scheduledAtMs).toBeGreaterThanOrEqual(30_000);
+      expect(finishes(stubs)).toEqual([
+        { transferId: a.transferId, sessionId: a.sessionId, outcome: { ...PAID, source: 'status_query' } },
       ]);
     });
   });

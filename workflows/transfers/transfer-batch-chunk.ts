@@ -146,21 +146,27 @@ export async function transferBatchChunkWorkflow(input: BatchChunkInput): Promis
     waitedMs += interval;
     state.statusChecks += 1;
     const unanswered = [...open.values()];
-    const known = await statusCheck.queryItemStatuses({
-      items: unanswered.map(({ transferId, connector }) => ({ transferId, connector })),
-    });
-    for (const { transferId, outcome } of known) if (outcome) take(transferId, outcome);
+    try {
+      const known = await statusCheck.queryItemStatuses({
+        items: unanswered.map(({ transferId, connector }) => ({ transferId, connector })),
+      });
+      for (const { transferId, outcome } of known) if (outcome) take(transferId, outcome);
+    } catch (error) {
+      // The items wait on, as a single transfer does: their banks are asked again on the schedule.
+      log.warn('bank status queries failed for the group; will ask again', { error: String(error) });
+    }
     const silent = [...open.values()].filter((item) => !item.outcome && !item.resolution);
     if (silent.length > 0 && !state.stuck && waitedMs >= STUCK_AFTER_MS) {
       state.stuck = true;
       await ledger.flagItemsStuck({ transferIds: silent.map((item) => item.transferId) });
       log.warn('batch items unconfirmed after 24 h: flagged as stuck for operators', { count: silent.length });
     }
-    if (decidedItems(open).length === 0 && workflowInfo().continueAsNewSuggested) {
+    if (decidedItems(open).length === 0 && late.length === 0 && workflowInfo().continueAsNewSuggested) {
       // A word or a resolution arriving meanwhile is finished by this run: an update waiting for
       // its item would never let the handlers finish.
-      await condition(() => allHandlersFinished() || decidedItems(open).length > 0);
-      if (decidedItems(open).length === 0) {
+      await condition(() => allHandlersFinished() || decidedItems(open).length > 0 || late.length > 0);
+      // A late word is kept by this run too: the next one would not know the item it is about.
+      if (decidedItems(open).length === 0 && late.length === 0) {
         await continueAsNew<typeof transferBatchChunkWorkflow>({
           ...input,
           items: [...open.values()],
@@ -227,9 +233,12 @@ async function finishDecided(
     open.delete(item.transferId);
     if (status === 'completed') state.successful += 1;
     else state.failed += 1;
-    // The bank answered while this task finished the item on an operator's word, and says the opposite.
-    if (item.outcome && item.outcome !== word.outcome && contradictsBooks(status, item.outcome.status)) {
-      late.push({ transferId: item.transferId, bank: item.outcome });
+    // The bank answered while this task finished the item on an operator's word, or (a lost execution
+    // of this task having finished it on the operator's) its word is what this one asked with: if it
+    // says the opposite of the books, it is kept.
+    const answer = item.outcome;
+    if (answer && (answer !== word.outcome || status !== intended) && contradictsBooks(status, answer.status)) {
+      late.push({ transferId: item.transferId, bank: answer });
     }
   }
   state.open = open.size;
