@@ -71,6 +71,7 @@ import {
   type BatchItemSubmission,
   type ItemFinish,
   type TransferRequest,
+  awaitGroupOf,
   transferBatchChunkWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
 import { createTransferActivities, finishTransfersTogether } from './transfers.ts';
@@ -85,11 +86,6 @@ export interface TransferBatchActivityDeps {
 const ENQUIRY_CONCURRENCY = NAME_ENQUIRY_SLOTS;
 /** Submissions in flight at once, per chunk of a batch. */
 const SUBMIT_CONCURRENCY = 16;
-
-/** The group (and so the awaiting run) of a batch's item. */
-export function awaitGroupOf(index: number, group: number): number {
-  return Math.floor(index / group);
-}
 
 /** `work` for each item, at most `lanes` at once. */
 async function eachAtOnce<T>(items: readonly T[], lanes: number, work: (item: T) => Promise<void>): Promise<void> {

@@ -472,8 +472,7 @@ export async function keptItemWords<T>(em: EntityManager, transferIds: readonly 
 
 /** Whether a transfer is a batch's item (its run may not have started yet). */
 export async function isBatchItem(em: EntityManager, transferId: string): Promise<boolean> {
-  const rows = await em.execute('select 1 from transfer_batch_items where transfer_id = ?', [transferId]);
-  return rows.length > 0;
+  return (await batchItemOf(em, transferId)) !== null;
 }
 
 /** Keeps the bank's word about a batch item whose run has not started (migration 0041): the first word stays. */

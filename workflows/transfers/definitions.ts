@@ -337,6 +337,11 @@ export const batchStatusQuery = defineQuery<BatchProgress>('status');
 /** How many of a batch's items one awaiting run takes (docs/workflows.md#a-batchs-items). */
 export const BATCH_AWAIT_GROUP = 100;
 
+/** The group (and so the awaiting run) of a batch's item: the batch and its submission's activity both ask it. */
+export function awaitGroupOf(index: number, group: number = BATCH_AWAIT_GROUP): number {
+  return Math.floor(index / group);
+}
+
 /** A batch's item its batch submitted cleanly, awaited by its group's run. */
 export interface AwaitedItem {
   transferId: string;

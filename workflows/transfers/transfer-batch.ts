@@ -46,6 +46,7 @@ import {
   type ApprovalDecision,
   type AwaitedItem,
   BATCH_AWAIT_GROUP,
+  awaitGroupOf,
   type BatchChunkState,
   type BatchItemStart,
   type BatchItemSubmission,
@@ -185,7 +186,7 @@ export async function transferBatchWorkflow(input: TransferBatchInput): Promise<
       alone.push(item);
       continue;
     }
-    const group = Math.floor(item.index / BATCH_AWAIT_GROUP);
+    const group = awaitGroupOf(item.index);
     groups.set(group, [...(groups.get(group) ?? []), awaitedItem(item, answer)]);
   }
   for (const [group, items] of groups) {
