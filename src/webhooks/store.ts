@@ -3,10 +3,10 @@
 // properties are named as their columns. Every status change is conditional on the status it
 // leaves, so a retried activity or a racing request changes a delivery or an endpoint once.
 import { createHash } from 'node:crypto';
-import { type InferEntity, type FilterQuery, IsolationLevel, LockMode, p, raw } from '@mikro-orm/core';
+import { type InferEntity, type FilterQuery, LockMode, p, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../db/columns.ts';
-import { type Page, type Window, pageOf } from '../db/pages.ts';
+import { type Page, type Window, oneSnapshot, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
 
@@ -302,29 +302,26 @@ export async function deliveryPage(
   if (filter.status !== undefined) where.status = filter.status as DeliveryStatus;
   // One snapshot for the page, its endpoints and its attempts: an attempt and the delivery status
   // it set commit together, and separate reads could show the attempt beside the status before it.
-  return em.transactional(
-    async (tx) => {
-      const { rows, total } = await pageOf(tx, WebhookDelivery, where, NEWEST_FIRST, window);
-      if (rows.length === 0) return { rows: [], total };
-      const endpoints = await tx.find(WebhookEndpoint, {
-        id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] },
-      });
-      const attempts = await attemptsOf(
-        tx,
-        rows.map((row) => row.id),
-        options.latestAttempts,
-      );
-      return {
-        rows: rows.map((row) => ({
-          ...row,
-          endpoint_state: endpoints.find((endpoint) => endpoint.id === row.endpoint_id)!.status,
-          attempts: attempts.filter((attempt) => attempt.delivery_id === row.id),
-        })),
-        total,
-      };
-    },
-    { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
-  );
+  return em.transactional(async (tx) => {
+    const { rows, total } = await pageOf(tx, WebhookDelivery, where, NEWEST_FIRST, window);
+    if (rows.length === 0) return { rows: [], total };
+    const endpoints = await tx.find(WebhookEndpoint, {
+      id: { $in: [...new Set(rows.map((row) => row.endpoint_id))] },
+    });
+    const attempts = await attemptsOf(
+      tx,
+      rows.map((row) => row.id),
+      options.latestAttempts,
+    );
+    return {
+      rows: rows.map((row) => ({
+        ...row,
+        endpoint_state: endpoints.find((endpoint) => endpoint.id === row.endpoint_id)!.status,
+        attempts: attempts.filter((attempt) => attempt.delivery_id === row.id),
+      })),
+      total,
+    };
+  }, oneSnapshot());
 }
 
 /** An endpoint's deliveries created in [since, until), of one status if given, oldest first. */

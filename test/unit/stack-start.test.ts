@@ -3,7 +3,16 @@
 // stays in place; a killed start's leftovers are told apart from a stack still running, and
 // stopped; a taken port is named with its variable.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +58,17 @@ describe('placing embedded PostgreSQL', () => {
     expect(closedAncestor(join(copied, 'x'))).toBeUndefined();
     // The same data directory finds the same place again.
     expect(placeEmbeddedPostgres({ dataDir, runtimeDir: runtime, isRoot: true })).toEqual(placement);
+
+    // The copy's links to the library's dependencies follow this checkout: one left dangling by a
+    // deleted checkout is pointed here again at the next start.
+    const pgLink = join(copied, 'pg');
+    const gone = join(tempDir(0o755), 'deleted-checkout/node_modules/pg');
+    rmSync(pgLink);
+    symlinkSync(gone, pgLink, 'dir');
+    expect(existsSync(join(pgLink, 'package.json'))).toBe(false);
+    placeEmbeddedPostgres({ dataDir, runtimeDir: runtime, isRoot: true });
+    expect(readlinkSync(pgLink)).not.toBe(gone);
+    expect(existsSync(join(pgLink, 'package.json'))).toBe(true);
   });
 
   it('leaves everything in place when not root, or when postgres can pass', () => {
