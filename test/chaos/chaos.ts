@@ -381,7 +381,19 @@ const seen = {
    */
   credits: new Map<
     string,
-    { tenant: number; va: number; amounts: number[]; conflicts: number; transactionReference?: string }
+    {
+      tenant: number;
+      va: number;
+      /** Amounts answered 202 (the first and every repeat of the amount the bank took). */
+      amounts: number[];
+      /**
+       * Amounts answered 409: another amount than the one the bank took under this reference. Which
+       * of the original and its conflict the bank took is the order they reached it (they may be in
+       * flight together), so a repeat of the original's amount may be refused too; judged at the end.
+       */
+      refused: number[];
+      transactionReference?: string;
+    }
   >(),
   kills: new Map<string, number>(),
   pauses: new Map<string, { count: number; ms: number }>(),
@@ -965,13 +977,13 @@ async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
     case 'credit-duplicate':
     case 'credit-conflict': {
       const key = `${op.tenant}|${op.va}|${op.reference}`;
-      const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], conflicts: 0 };
+      const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], refused: [] };
       seen.credits.set(key, group);
       if (answer.status === 202) {
         group.amounts.push(op.amount);
         group.transactionReference ??= (answer.json as { data?: { transaction_reference?: string } } | undefined)?.data
           ?.transaction_reference;
-      } else if (answer.status === 409 && op.kind !== 'credit-duplicate') group.conflicts += 1;
+      } else if (answer.status === 409) group.refused.push(op.amount);
       else unexpected();
       return;
     }
@@ -985,6 +997,19 @@ async function runOp(op: Op, tenants: Tenant[], client: Client): Promise<void> {
         seen.refused.push({ op, status: answer.status, code: errorCode(answer.json) });
       } else unexpected();
   }
+}
+
+/**
+ * One reference's answers: 202 for one amount only (the one the bank took, however often repeated),
+ * and 409 only for another amount.
+ */
+function creditAnswerBreaches(group: { amounts: number[]; refused: number[] }): string[] {
+  const taken = new Set(group.amounts);
+  if (taken.size > 1) return [`one reference answered 202 for amounts ${group.amounts.join(', ')}`];
+  // None answered 202 (the one taken lost its answer): a refusal says nothing then.
+  if (group.refused.some((amount) => taken.has(amount)))
+    return [`a reference took ${group.amounts[0]} and refused the same amount 409`];
+  return [];
 }
 
 /**
@@ -1011,12 +1036,12 @@ async function liveCredit(
   }
   tally(label, String(answer.status));
   const key = `${op.tenant}|${op.va}|${op.reference}`;
-  const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], conflicts: 0 };
+  const group = seen.credits.get(key) ?? { tenant: op.tenant, va: op.va, amounts: [], refused: [] };
   seen.credits.set(key, group);
   if (answer.status === 202) {
     group.amounts.push(op.amount);
     group.transactionReference = (answer.json as { transaction_reference: string }).transaction_reference;
-  } else if (answer.status === 409 && op.kind !== 'credit-duplicate') group.conflicts += 1;
+  } else if (answer.status === 409) group.refused.push(op.amount);
   else seen.unexpected.push({ op, status: answer.status, body: JSON.stringify(answer.json).slice(0, 300) });
 }
 
@@ -1714,9 +1739,8 @@ async function check(tenants: Tenant[], client: Client): Promise<Result[]> {
       sandboxCredits += groups.length;
       for (const group of groups) {
         duplicates += group.amounts.length - 1;
-        conflicts += group.conflicts;
-        if (new Set(group.amounts).size !== 1)
-          creditBreaches.push(`one reference answered 202 for amounts ${group.amounts.join(', ')}`);
+        conflicts += group.refused.length;
+        creditBreaches.push(...creditAnswerBreaches(group));
       }
       const expectedTotal = groups.reduce((sum, group) => sum + group.amounts[0]!, 0);
       const account = await virtualAccountOf(client, tenant, va);
@@ -1889,9 +1913,9 @@ async function checkLiveCredits(
   const notifications = credits.reduce((sum, credit) => sum + credit.delivered, 0);
   const applied = credits.filter((credit) => credit.delivered).length;
   const lostEvery = credits.filter((credit) => !credit.delivered && credit.dropped).length;
-  const conflicts = [...seen.credits.values()]
-    .filter((group) => TENANTS[group.tenant]!.mode === 'live')
-    .reduce((sum, group) => sum + group.conflicts, 0);
+  const liveGroups = [...seen.credits.values()].filter((group) => TENANTS[group.tenant]!.mode === 'live');
+  const conflicts = liveGroups.reduce((sum, group) => sum + group.refused.length, 0);
+  breaches.push(...liveGroups.flatMap(creditAnswerBreaches));
   return {
     result: resultOf(
       'live credits applied once however often notified (not at all when every notification was lost)',
