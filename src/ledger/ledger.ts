@@ -5,16 +5,17 @@
 // so concurrent debits can never overdraw a wallet. Entries are keyed by a business idempotency
 // key: posting the same entry twice applies it once.
 //
-// Two writers, one set of rules: `postEntry` posts an entry on its own (locking each account as it
-// goes); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
+// Two writers, one set of rules: `postEntry` posts an entry on its own (its accounts locked first,
+// in one statement); `planEntriesOnLockedAccounts` + `postPlanSteps` post movements on accounts the caller
 // already holds locked (`lockTenantAccounts`), as steps of the caller's one write statement
 // (src/db/write-statement.ts; the card decision). Both write entries and postings by the same
 // inserts and move balances under the same guard, and they give the same postings and balances
 // and refuse the same shortfalls (test/integration/ledger-plan-parity.test.ts).
 import { randomUUID } from 'node:crypto';
+import { TransactionPropagation } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
-import type { WriteStep } from '../db/write-statement.ts';
+import { type WriteStep, composeWrite } from '../db/write-statement.ts';
 import { type Currency, assertMinorUnits } from '../lib/money.ts';
 import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
 import type { AccountRef, Movement } from './movements.ts';
@@ -138,11 +139,18 @@ function entriesValues(
   ];
 }
 
-/** Postings, each with its account's balance after it. */
-const INSERT_POSTINGS = `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
-    select * from unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[]) returning 1`;
+/** Postings, each with its account's balance after it; only if `onlyIf` holds, when given. */
+const insertPostings = (
+  onlyIf?: string,
+) => `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
+    select * from unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[])${onlyIf ? ` where ${onlyIf}` : ''} returning 1`;
 
-function postingsValues(postings: readonly PlannedEntries['postings'][number][]) {
+/** A posting row as written: its balance after exactly (a string for a bigint the number would round). */
+type PostingRow = Omit<PlannedEntries['postings'][number], 'balanceAfterMinor'> & {
+  balanceAfterMinor: number | string;
+};
+
+function postingsValues(postings: readonly PostingRow[]) {
   return [
     postings.map((posting) => posting.entryId),
     postings.map((posting) => posting.accountId),
@@ -151,82 +159,125 @@ function postingsValues(postings: readonly PlannedEntries['postings'][number][])
   ];
 }
 
+/** An account as a posting found it, locked. */
+interface AccountLocked {
+  /** Exact: a system account's balance may pass 2^53 kobo, where a number loses the kobo. */
+  balanceMinor: bigint;
+  allowNegative: boolean;
+}
+
+/** Accounts by id, locked in id order (the one order every writer takes them in). */
+const LOCK_ACCOUNTS_BY_ID = `select id, balance_minor::text as balance_minor, allow_negative from ledger_accounts
+   where id = any($1::uuid[]) order by id for update`;
+
 /**
- * Posts one journal entry in its own transaction (or in the caller's, when `em` is already
- * inside one). Idempotent on `idempotencyKey`: a repeat with the same postings is a no-op that
- * reports `created: false`; a repeat with different postings is a LedgerConflictError.
+ * Posts one journal entry in its own transaction, or in the caller's when `em` is already inside
+ * one (joined, no savepoint: nothing is written before every check has passed, so a refusal leaves
+ * the caller's transaction as it was). Idempotent on `idempotencyKey`: a repeat with the same
+ * postings is a no-op that reports `created: false`; a repeat with different postings is a
+ * LedgerConflictError.
+ *
+ * Two statements whatever the number of postings: the accounts locked in id order (latest
+ * committed balances); then one write of the entry unless its key is posted, and only then of every
+ * balance it moves and every posting.
  */
 export async function postEntry(em: EntityManager, input: JournalEntryInput): Promise<PostedEntry> {
   validateEntry(input);
-  return em.transactional(async (tx) => {
-    const entryId = randomUUID();
-    const inserted = await executeNumbered<{ id: string }[]>(
-      tx,
-      INSERT_ENTRIES,
-      entriesValues(input.tenantId, [
-        {
-          id: entryId,
-          kind: input.kind,
-          idempotencyKey: input.idempotencyKey,
-          description: input.description ?? null,
-          metadata: input.metadata ?? null,
-        },
-      ]),
-    );
-    if (inserted.length === 0) {
-      const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
-        `select p.entry_id, p.account_id, p.amount_minor from postings p
-           join journal_entries e on e.id = p.entry_id where e.idempotency_key = ?`,
-        [input.idempotencyKey],
-      );
-      const previous = existing.map((row) => ({ accountId: row.account_id, amountMinor: Number(row.amount_minor) }));
-      if (!samePostings(previous, input.postings)) {
-        throw new LedgerConflictError(`journal entry ${input.idempotencyKey} was already posted with other postings`);
-      }
-      return { entryId: existing[0]!.entry_id, created: false, balances: new Map() };
-    }
-
-    // Lock rows in a fixed order so two entries touching the same accounts cannot deadlock.
-    const ordered = [...input.postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
-    const balances = new Map<string, number>();
-    for (const posting of ordered) {
-      // The conditional debit: this statement is the rule, so it stays SQL.
-      const apply = () =>
-        tx.execute<{ balance_minor: string }[]>(
-          `update ledger_accounts a set balance_minor = a.balance_minor + ?, updated_at = now()
-            where a.id = ? and ${keepsBalance('a', '?')} returning a.balance_minor`,
-          [posting.amountMinor, posting.accountId, posting.amountMinor],
-        );
-      let updated = await apply();
-      if (updated.length === 0) {
-        // The update judges the row as its statement's snapshot saw it, and skips it without waiting
-        // when that version falls short, even if a credit to it is committing meanwhile. Look again
-        // under the row lock, at the latest committed balance: refuse only when that one falls short
-        // (and report that balance, never one that would have covered the debit); otherwise apply.
-        const [account] = await tx.execute<{ balance_minor: string; allow_negative: boolean }[]>(
-          'select balance_minor, allow_negative from ledger_accounts where id = ? for update',
-          [posting.accountId],
-        );
-        if (!account) throw new UnknownAccountError(`ledger account ${posting.accountId} does not exist`);
-        const available = Number(account.balance_minor);
-        if (!staysWithinBalance(account.allow_negative, available + posting.amountMinor)) {
-          throw new InsufficientFundsError(posting.accountId, -posting.amountMinor, available);
-        }
-        updated = await apply();
-        if (updated.length === 0) throw new Error(`ledger account ${posting.accountId} changed under its row lock`);
-      }
-      const after = Number(updated[0]!.balance_minor);
-      balances.set(posting.accountId, after);
-      await executeNumbered(
+  return em.transactional(
+    async (tx) => {
+      const ids = [...new Set(input.postings.map((posting) => posting.accountId))];
+      const rows = await executeNumbered<{ id: string; balance_minor: string; allow_negative: boolean }[]>(
         tx,
-        INSERT_POSTINGS,
-        postingsValues([
-          { entryId, accountId: posting.accountId, amountMinor: posting.amountMinor, balanceAfterMinor: after },
-        ]),
+        LOCK_ACCOUNTS_BY_ID,
+        [ids],
       );
+      const locked = new Map<string, AccountLocked>(
+        rows.map((row) => [row.id, { balanceMinor: BigInt(row.balance_minor), allowNegative: row.allow_negative }]),
+      );
+      const unknown = ids.find((id) => !locked.has(id));
+      if (unknown) throw new UnknownAccountError(`ledger account ${unknown} does not exist`);
+      return writeEntry(tx, input, locked);
+    },
+    { propagation: TransactionPropagation.REQUIRED },
+  );
+}
+
+/**
+ * Writes an entry on accounts the caller holds locked: its postings in account-id order, each with
+ * its account's balance after it, refused (InsufficientFundsError, nothing written) when an account
+ * that may not go negative would — unless the entry's key is already posted, which is a repeat.
+ */
+async function writeEntry(
+  tx: EntityManager,
+  input: JournalEntryInput,
+  locked: ReadonlyMap<string, AccountLocked>,
+): Promise<PostedEntry> {
+  const entryId = randomUUID();
+  const ordered = [...input.postings].sort((a, b) => a.accountId.localeCompare(b.accountId));
+  const balances = new Map<string, bigint>();
+  const postings: PostingRow[] = [];
+  let shortfall: InsufficientFundsError | undefined;
+  for (const posting of ordered) {
+    const account = locked.get(posting.accountId)!;
+    const before = balances.get(posting.accountId) ?? account.balanceMinor;
+    const after = before + BigInt(posting.amountMinor);
+    if (!account.allowNegative && after < 0n) {
+      shortfall = new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(before));
+      break;
     }
-    return { entryId, created: true, balances };
-  });
+    balances.set(posting.accountId, after);
+    postings.push({
+      entryId,
+      accountId: posting.accountId,
+      amountMinor: posting.amountMinor,
+      balanceAfterMinor: after.toString(),
+    });
+  }
+  const entry = {
+    id: entryId,
+    kind: input.kind,
+    idempotencyKey: input.idempotencyKey,
+    description: input.description ?? null,
+    metadata: input.metadata ?? null,
+  };
+  const moved = [...balances.entries()].map(([id, after]) => ({
+    id,
+    beforeMinor: locked.get(id)!.balanceMinor.toString(),
+    deltaMinor: (after - locked.get(id)!.balanceMinor).toString(),
+  }));
+  // One statement: the entry unless its key is posted, and only then its balances and postings.
+  let written: Record<string, number> | undefined;
+  if (!shortfall) {
+    const { text, values } = composeWrite([
+      { name: 'entries', text: INSERT_ENTRIES, values: entriesValues(input.tenantId, [entry]), rows: 1 },
+      ...balanceSteps({ postings, accounts: moved }, 'exists (select 1 from entries)'),
+    ]);
+    [written] = await executeNumbered<Record<string, number>[]>(tx, text, values);
+  }
+  if (!written?.entries) {
+    const existing = await tx.execute<{ entry_id: string; account_id: string; amount_minor: string }[]>(
+      `select p.entry_id, p.account_id, p.amount_minor from postings p
+         join journal_entries e on e.id = p.entry_id where e.idempotency_key = ?`,
+      [input.idempotencyKey],
+    );
+    if (existing.length === 0 && shortfall) throw shortfall;
+    const previous = existing.map((row) => ({ accountId: row.account_id, amountMinor: Number(row.amount_minor) }));
+    if (!samePostings(previous, input.postings)) {
+      throw new LedgerConflictError(`journal entry ${input.idempotencyKey} was already posted with other postings`);
+    }
+    return { entryId: existing[0]!.entry_id, created: false, balances: new Map() };
+  }
+  if (written.moved !== moved.length || written.posted !== postings.length) {
+    // The caller's transaction rolls back on this throw, and keeps nothing of the statement.
+    throw new LedgerConflictError(
+      `posting ${input.idempotencyKey} moved ${written.moved} of ${moved.length} accounts and wrote ${written.posted} of ${postings.length} postings`,
+    );
+  }
+  return {
+    entryId,
+    created: true,
+    balances: new Map([...balances].map(([id, after]) => [id, Number(after)])),
+  };
 }
 
 /** Opens the tenant's accounts (inside the caller's transaction). */
@@ -330,35 +381,65 @@ export async function accountIdOf(
   return row.id;
 }
 
-/** Posts a movement (./movements.ts) for a tenant: its accounts resolved, then one journal entry. */
+/** A tenant's accounts of these codes and the system accounts of those, locked in id order: each with its code. */
+const LOCK_MOVEMENT_ACCOUNTS = `select id, code, tenant_id is null as system, balance_minor::text as balance_minor, allow_negative
+   from ledger_accounts
+  where currency = $1 and ((tenant_id = $2 and code = any($3::text[])) or (tenant_id is null and code = any($4::text[])))
+  order by id for update`;
+
+/**
+ * Posts a movement (./movements.ts) for a tenant as one journal entry (postEntry's rules and
+ * transaction), its accounts resolved by code and locked in the same statement.
+ */
 export async function postMovement(
   em: EntityManager,
   tenantId: string,
   movement: Movement,
-  options: {
-    metadata?: Record<string, unknown>;
-    currency?: Currency;
-    /** Ids of the tenant's accounts by code, when the caller has just read them (no look-up each). */
-    knownAccounts?: ReadonlyMap<string, string>;
-  } = {},
+  options: { metadata?: Record<string, unknown>; currency?: Currency } = {},
 ): Promise<PostedEntry> {
-  const postings: PostingInput[] = [];
+  const currency = options.currency ?? 'NGN';
+  const tenantCodes = new Set<string>();
+  const systemCodes = new Set<string>();
   for (const posting of movement.postings) {
-    const known =
-      'system' in posting.account ? undefined : options.knownAccounts?.get(tenantAccountCodeOf(posting.account));
-    postings.push({
-      accountId: known ?? (await accountIdOf(em, tenantId, posting.account, options.currency)),
-      amountMinor: posting.amountMinor,
-    });
+    if ('system' in posting.account) systemCodes.add(posting.account.system);
+    else tenantCodes.add(tenantAccountCodeOf(posting.account));
   }
-  return postEntry(em, {
-    idempotencyKey: movement.idempotencyKey,
-    kind: movement.kind,
-    tenantId,
-    description: movement.description,
-    ...(options.metadata ? { metadata: options.metadata } : {}),
-    postings,
-  });
+  return em.transactional(
+    async (tx) => {
+      const rows = await executeNumbered<
+        { id: string; code: string; system: boolean; balance_minor: string; allow_negative: boolean }[]
+      >(tx, LOCK_MOVEMENT_ACCOUNTS, [currency, tenantId, [...tenantCodes], [...systemCodes]]);
+      const idOf = (system: boolean, code: string) =>
+        rows.find((row) => row.system === system && row.code === code)?.id;
+      const postings = movement.postings.map((posting) => {
+        const system = 'system' in posting.account;
+        const code = 'system' in posting.account ? posting.account.system : tenantAccountCodeOf(posting.account);
+        const accountId = idOf(system, code);
+        if (!accountId) {
+          throw new UnknownAccountError(
+            system
+              ? `no system account ${code} in ${currency}`
+              : `tenant ${tenantId} has no ${code} account in ${currency}`,
+          );
+        }
+        return { accountId, amountMinor: posting.amountMinor };
+      });
+      const input: JournalEntryInput = {
+        idempotencyKey: movement.idempotencyKey,
+        kind: movement.kind,
+        tenantId,
+        description: movement.description,
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+        postings,
+      };
+      validateEntry(input);
+      const locked = new Map<string, AccountLocked>(
+        rows.map((row) => [row.id, { balanceMinor: BigInt(row.balance_minor), allowNegative: row.allow_negative }]),
+      );
+      return writeEntry(tx, input, locked);
+    },
+    { propagation: TransactionPropagation.REQUIRED },
+  );
 }
 
 export interface WalletBalance {
@@ -644,11 +725,27 @@ export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep
       ),
       rows: plan.entries.length,
     },
+    ...balanceSteps(plan),
+  ];
+}
+
+/**
+ * A plan's balance changes and postings, as two steps: each account's net change, then its
+ * postings; each only if `onlyIf` (an SQL condition on the steps before them) holds, when given.
+ */
+function balanceSteps(
+  plan: {
+    accounts: readonly { id: string; beforeMinor: number | string; deltaMinor: number | string }[];
+    postings: readonly PostingRow[];
+  },
+  onlyIf?: string,
+): WriteStep[] {
+  return [
     {
       name: 'moved',
       text: `update ledger_accounts a set balance_minor = a.balance_minor + m.delta, updated_at = now()
       from unnest($1::uuid[], $2::bigint[], $3::bigint[]) as m (id, before, delta)
-     where a.id = m.id and a.balance_minor = m.before and ${keepsBalance('a', 'm.delta')} returning 1`,
+     where ${onlyIf ? `${onlyIf} and ` : ''}a.id = m.id and a.balance_minor = m.before and ${keepsBalance('a', 'm.delta')} returning 1`,
       values: [
         plan.accounts.map((account) => account.id),
         plan.accounts.map((account) => account.beforeMinor),
@@ -656,7 +753,7 @@ export function postPlanSteps(tenantId: string, plan: PlannedEntries): WriteStep
       ],
       rows: plan.accounts.length,
     },
-    { name: 'posted', text: INSERT_POSTINGS, values: postingsValues(plan.postings), rows: plan.postings.length },
+    { name: 'posted', text: insertPostings(onlyIf), values: postingsValues(plan.postings), rows: plan.postings.length },
   ];
 }
 

@@ -157,7 +157,7 @@ describe('ledger', () => {
     ).rejects.toThrow(/sum to -1/);
   });
 
-  it('has the database refuse an unbalanced entry written around the service, at commit', async () => {
+  it('has the database refuse an unbalanced entry written around the service, at its insert', async () => {
     const { tenantId } = await createFundedTenant(db.orm, 10_000);
     const em = db.orm.em.fork();
     const wallet = await tenantAccountId(em, tenantId, 'wallet');

@@ -41,6 +41,7 @@ import { Migration0038CreditReturns } from './0038-credit-returns.ts';
 import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
 import { Migration0041BatchItemBankWords } from './0041-batch-item-bank-words.ts';
 import { Migration0042BatchItemAwaitingRuns } from './0042-batch-item-awaiting-runs.ts';
+import { Migration0043PostingsBalancedPerStatement } from './0043-postings-balanced-per-statement.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
@@ -85,5 +86,6 @@ export const migrations = [
   Migration0040RateLimitWindows,
   Migration0041BatchItemBankWords,
   Migration0042BatchItemAwaitingRuns,
+  Migration0043PostingsBalancedPerStatement,
   Migration0039WebhookLifecycle,
 ];
