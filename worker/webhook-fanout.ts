@@ -35,7 +35,7 @@ import { PollingLoop } from '../src/runtime/polling-loop.ts';
 import { DELIVERY_WORKFLOW_TYPE, type DeliveryInput, deliveryWorkflowId } from '../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhooks/webhook-delivery.ts';
 import { isDeliveryEvent, subscribes } from '../src/events/event-types.ts';
-import { deliveryEndpointIds, deliveryIdFor, listeningEndpoints, queueDelivery } from '../src/webhooks/store.ts';
+import { deliveryIdFor, fanoutTargets, queueDelivery } from '../src/webhooks/store.ts';
 
 export interface FanoutOptions {
   orm: MikroORM;
@@ -157,13 +157,9 @@ export class EventFanout {
    * listening endpoints that subscribe to its type, and the deliveries it already has.
    */
   private async owedDeliveries(events: ClaimedEvent[]): Promise<Map<string, string[]>> {
-    const em = this.options.orm.em.fork();
-    const endpoints = await listeningEndpoints(
-      em,
+    const { endpoints, queued } = await fanoutTargets(
+      this.options.orm.em.fork(),
       events.map((event) => event.tenant_id),
-    );
-    const queued = await deliveryEndpointIds(
-      em,
       events.map((event) => event.id),
     );
     return new Map(

@@ -30,7 +30,7 @@ import {
   finishRow,
   flagStuck,
   insertTransfer,
-  isAbandoned,
+  reservationOf,
   lockTransfers,
   markAbandoned,
   markAmbiguous,
@@ -188,9 +188,9 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
         // One reservation at a time per tenant, so the daily limit holds under concurrency.
         const tenant = await lockTenant(tx, request.tenantId);
         if (!tenant) throw transferFailure('unknown_tenant', `no tenant ${request.tenantId}`);
-        const existing = await findTransfer(tx, input.transferId);
+        const { existing, abandoned } = await reservationOf(tx, input.transferId);
         if (existing) return recordOf(existing);
-        if (await isAbandoned(tx, input.transferId)) {
+        if (abandoned) {
           // This attempt arrives after the create path gave up on it (settleReservation).
           throw transferFailure(
             'reservation_abandoned',

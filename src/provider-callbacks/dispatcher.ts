@@ -99,21 +99,26 @@ export async function dispatchOnce(
   const em = orm.em.fork();
   const leaseMs = options.leaseMs ?? 30_000;
   const key = [callback.provider, callback.eventId];
-  await em.execute(
-    `insert into provider_callbacks (id, provider, event_id, type, payload) values (?, ?, ?, ?, ?)
-     on conflict on constraint provider_callbacks_event do nothing`,
-    [randomUUID(), callback.provider, callback.eventId, callback.type, raw],
+  // The first delivery records the callback already claimed by it, in the one statement; a repeat
+  // records nothing and claims the row below, unless it is dispatched or claimed by another.
+  let [claimed] = await em.execute<{ id: string }[]>(
+    `insert into provider_callbacks (id, provider, event_id, type, payload, dispatch_claimed_until)
+     values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond')
+     on conflict on constraint provider_callbacks_event do nothing returning id`,
+    [randomUUID(), callback.provider, callback.eventId, callback.type, raw, leaseMs],
   );
   const waitUntil = Date.now() + (options.waitMs ?? 3_000);
   for (;;) {
     // The claim is one statement: concurrent deliveries queue on the row for its duration only.
-    const [claimed] = await em.execute<{ id: string }[]>(
-      `update provider_callbacks set dispatch_claimed_until = now() + ? * interval '1 millisecond'
-        where provider = ? and event_id = ? and dispatched_at is null
-          and (dispatch_claimed_until is null or dispatch_claimed_until <= now())
-        returning id`,
-      [leaseMs, ...key],
-    );
+    claimed ??= (
+      await em.execute<{ id: string }[]>(
+        `update provider_callbacks set dispatch_claimed_until = now() + ? * interval '1 millisecond'
+          where provider = ? and event_id = ? and dispatched_at is null
+            and (dispatch_claimed_until is null or dispatch_claimed_until <= now())
+          returning id`,
+        [leaseMs, ...key],
+      )
+    )[0];
     if (claimed) {
       let result: string;
       try {

@@ -25,11 +25,10 @@ import { type TransferStatus, contradictsBooks, isFinal } from './domain.ts';
 import { recordDiscrepancy } from './discrepancies.ts';
 import { recordConnectorConflict } from './conflicts.ts';
 import { isUuid } from '../http/ids.ts';
-import { type TransferRow, connectorOf, findTransfer } from './store.ts';
+import { type TransferRow, connectorOf, findTransfer, findTransferWithMode } from './store.ts';
 import type { KeyMode } from '../connectors/types.ts';
 import { batchItemOf, keepItemBankWord } from './batch-store.ts';
 import { type Providers, callbacksServe } from '../connectors/registry.ts';
-import { modeOf } from '../tenants/tenants.ts';
 
 export function registerTransferCallbacks(
   dispatcher: CallbackDispatcher,
@@ -86,12 +85,12 @@ export function registerTransferCallbacks(
     callback: ProviderCallback,
   ): Promise<string | { row: TransferRow; mode: KeyMode; bank: BankOutcome & { connector: string } }> => {
     const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
-    const row = await readStatus(transferId);
-    if (!row) return `ignored: no transfer ${transferId}`;
+    const found = isUuid(transferId) ? await findTransferWithMode(deps.orm.em.fork(), transferId) : null;
+    if (!found) return `ignored: no transfer ${transferId}`;
+    const { row, mode } = found;
     // A sender answers only for transfers of the modes it serves: the sandbox bank's word never
     // settles or refunds a live transfer (decisions §16).
-    const mode = await modeOf(deps.orm.em.fork(), row.tenant_id);
-    if (!mode || !callbacksServe(deps.providers, callback.provider, mode)) {
+    if (!callbacksServe(deps.providers, callback.provider, mode)) {
       callback.log.warn(
         { transferId, provider: callback.provider, mode },
         'callback about a transfer of a mode its sender does not serve: ignored',

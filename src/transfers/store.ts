@@ -15,6 +15,7 @@ import { type Page, type Window, pageOf } from '../db/pages.ts';
 import { startOfLagosDay } from '../db/lagos-day.ts';
 import { readOne } from '../db/prepared.ts';
 import { executeNumbered } from '../db/numbered-sql.ts';
+import type { KeyMode } from '../connectors/types.ts';
 import type { OperatorResolution, TransferRequest } from '../../workflows/transfers/definitions.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from './domain.ts';
 import { type ApprovalActor, type ApprovalStatus, approvalColumns } from './approvals.ts';
@@ -166,6 +167,20 @@ export async function findTransfer(
   );
 }
 
+/** A transfer with its tenant row's mode (the world it belongs to), in one statement; null for no such transfer. */
+export async function findTransferWithMode(
+  em: EntityManager,
+  id: string,
+): Promise<{ row: TransferRow; mode: KeyMode } | null> {
+  const [found] = await em.execute<Record<string, unknown>[]>(
+    'select t.*, n.mode as tenant_mode from transfers t join tenants n on n.id = t.tenant_id where t.id = ?',
+    [id],
+  );
+  if (!found) return null;
+  const { tenant_mode: mode, ...row } = found;
+  return { row: em.map(Transfer, row), mode: mode as KeyMode };
+}
+
 export async function findByReference(em: EntityManager, tenantId: string, reference: string) {
   return em.findOne(Transfer, { tenant_id: tenantId, reference });
 }
@@ -312,11 +327,19 @@ export async function insertTransfer(
   reserved: { nameEnquirySessionId: string; connector: string; approvalExpiresAt?: Date },
 ): Promise<TransferRow> {
   const { approvalExpiresAt, ...taken } = reserved;
-  await em.insert(Transfer, {
-    ...pendingRow({ transferId, request, recipientName, ...taken }),
-    ...(approvalExpiresAt ? { approval_status: 'required' as const, approval_expires_at: approvalExpiresAt } : {}),
-  });
-  return (await em.findOne(Transfer, { id: transferId }, { refresh: true }))!;
+  const [written] = await em
+    .createQueryBuilder(Transfer)
+    .insert({
+      ...pendingRow({ transferId, request, recipientName, ...taken }),
+      ...(approvalExpiresAt ? { approval_status: 'required' as const, approval_expires_at: approvalExpiresAt } : {}),
+    })
+    .returning('*')
+    .execute<Record<string, unknown>[]>('all', false)
+    // As the ORM's own insert reports them (a taken reference: UniqueConstraintViolationException).
+    .catch((error: Error) => {
+      throw em.getDriver().convertException(error);
+    });
+  return rowAsRead(em, transferId, written);
 }
 
 /** A batch's accepted items, made transfers at once: `pending`, each with its connector. */
@@ -481,10 +504,9 @@ export async function finishRow(
     | { status: 'completed'; sessionId: string | null; providerCode: string | null }
     | { status: 'failed'; reason: string; providerCode: string | null; sessionId?: string | null },
 ): Promise<TransferRow> {
-  await em.nativeUpdate(
-    Transfer,
-    { id },
-    {
+  const [written] = await em
+    .createQueryBuilder(Transfer)
+    .update({
       status: final.status,
       completed_at: raw('now()'),
       updated_at: raw('now()'),
@@ -493,9 +515,19 @@ export async function finishRow(
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),
-    },
-  );
-  return (await em.findOne(Transfer, { id }, { refresh: true }))!;
+    })
+    .where({ id })
+    .returning('*')
+    .execute<Record<string, unknown>[]>('all', false);
+  return rowAsRead(em, id, written);
+}
+
+/**
+ * The row a write answered (`returning *`), as the ORM reads it: one statement where a write and a
+ * read were two. Read again only when the write found no row (it never should).
+ */
+async function rowAsRead(em: EntityManager, id: string, written: Record<string, unknown> | undefined) {
+  return written ? em.map(Transfer, written) : (await em.findOne(Transfer, { id }, { refresh: true }))!;
 }
 
 /**
@@ -548,8 +580,21 @@ export async function recordResolution(em: EntityManager, transferId: string, re
   });
 }
 
-export async function isAbandoned(em: EntityManager, transferId: string): Promise<boolean> {
-  return (await em.count(AbandonedReservation, { transfer_id: transferId })) > 0;
+/**
+ * What a reservation attempt finds of its transfer id, in one statement: the transfer, if an earlier
+ * attempt made it, and whether the create path gave up on the id (markAbandoned).
+ */
+export async function reservationOf(
+  em: EntityManager,
+  transferId: string,
+): Promise<{ existing: TransferRow | null; abandoned: boolean }> {
+  const [found] = await em.execute<Record<string, unknown>[]>(
+    `select t.*, exists (select 1 from abandoned_reservations a where a.transfer_id = k.id) as abandoned_reservation
+       from (select ?::uuid as id) k left join transfers t on t.id = k.id`,
+    [transferId],
+  );
+  const { abandoned_reservation: abandoned, ...row } = found!;
+  return { existing: row.id ? em.map(Transfer, row) : null, abandoned: abandoned === true };
 }
 
 /** The create path gave up on this id: a late reservation attempt must reserve nothing. */

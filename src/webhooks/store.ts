@@ -118,36 +118,42 @@ export async function listEndpoints(em: EntityManager, tenantId: string, window:
   return pageOf(em, WebhookEndpoint, { tenant_id: tenantId, status: { $ne: 'deleted' } }, NEWEST_FIRST, window);
 }
 
-/**
- * What `read` finds for a batch of keys (a fan-out pass's tenants or events), grouped under each of
- * `keys` by the key `entry` gives a row: every key present, with [] when nothing was found for it;
- * nothing is read for no keys.
- */
-async function groupedByKey<Row, Value>(
-  read: () => Promise<Row[]>,
-  entry: (row: Row) => [key: string, value: Value],
-  keys: readonly string[],
-): Promise<Map<string, Value[]>> {
-  const grouped = new Map<string, Value[]>(keys.map((key) => [key, []]));
-  if (keys.length === 0) return grouped;
-  for (const row of await read()) {
-    const [key, value] = entry(row);
-    grouped.get(key)?.push(value);
-  }
-  return grouped;
+/** What a fan-out pass owes its events: their tenants' listening endpoints, and the deliveries they have. */
+export interface FanoutTargets {
+  /** By tenant: each listening endpoint's id and the event types it subscribes to. */
+  endpoints: Map<string, Pick<EndpointRow, 'id' | 'events'>[]>;
+  /** By event: the endpoints an earlier pass queued a delivery to. */
+  queued: Map<string, string[]>;
 }
 
-/** The endpoints that receive the tenant's events now. */
-/** The listening endpoints of each of these tenants (a fan-out pass reads them once for its whole batch). */
-export async function listeningEndpoints(
+/**
+ * A fan-out pass's targets for its whole batch, in one statement (its tenants' listening endpoints
+ * and its events' existing deliveries, each aggregated in a subquery).
+ */
+export async function fanoutTargets(
   em: EntityManager,
   tenantIds: readonly string[],
-): Promise<Map<string, EndpointRow[]>> {
-  return groupedByKey(
-    () => em.find(WebhookEndpoint, { tenant_id: { $in: [...new Set(tenantIds)] }, status: 'listening' }),
-    (row) => [row.tenant_id, row],
-    tenantIds,
+  eventIds: readonly string[],
+): Promise<FanoutTargets> {
+  const [row] = await em.execute<
+    {
+      endpoints: { id: string; tenant_id: string; events: string[] }[] | null;
+      queued: { event_id: string; endpoint_id: string }[] | null;
+    }[]
+  >(
+    `select (select json_agg(json_build_object('id', e.id, 'tenant_id', e.tenant_id, 'events', e.events))
+               from webhook_endpoints e where e.tenant_id = any(?::uuid[]) and e.status = 'listening') as endpoints,
+            (select json_agg(json_build_object('event_id', d.event_id, 'endpoint_id', d.endpoint_id))
+               from webhook_deliveries d where d.event_id = any(?::uuid[])) as queued`,
+    [`{${[...new Set(tenantIds)].join(',')}}`, `{${[...new Set(eventIds)].join(',')}}`],
   );
+  const endpoints = new Map<string, Pick<EndpointRow, 'id' | 'events'>[]>(tenantIds.map((id) => [id, []]));
+  for (const endpoint of row?.endpoints ?? []) {
+    endpoints.get(endpoint.tenant_id)?.push({ id: endpoint.id, events: endpoint.events });
+  }
+  const queued = new Map<string, string[]>(eventIds.map((id) => [id, []]));
+  for (const delivery of row?.queued ?? []) queued.get(delivery.event_id)?.push(delivery.endpoint_id);
+  return { endpoints, queued };
 }
 
 /**
@@ -345,26 +351,13 @@ export async function findDelivery(em: EntityManager, id: string): Promise<Deliv
   return em.findOne(WebhookDelivery, { id }, { refresh: true });
 }
 
-/** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
-/** The endpoints an event already has a delivery for (queued by an earlier fan-out pass). */
-/** The endpoints each of these events already has a delivery for, by event id. */
-export async function deliveryEndpointIds(
-  em: EntityManager,
-  eventIds: readonly string[],
-): Promise<Map<string, string[]>> {
-  return groupedByKey(
-    () => em.find(WebhookDelivery, { event_id: { $in: [...eventIds] } }, { fields: ['event_id', 'endpoint_id'] }),
-    (row) => [row.event_id, row.endpoint_id],
-    eventIds,
-  );
-}
-
 /** The delivery id of an (event, endpoint) pair: a UUID drawn from their hash, the same every time. */
 export function deliveryIdFor(eventId: string, endpointId: string): string {
   const hex = createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** The delivery of an event to an endpoint, once per pair: true when this call queued it. */
 export async function queueDelivery(
   em: EntityManager,
   delivery: Pick<DeliveryRow, 'id' | 'tenant_id' | 'event_id' | 'endpoint_id' | 'event_type'> & { test?: boolean },
