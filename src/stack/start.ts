@@ -224,6 +224,12 @@ try {
     say('postgres', 'using DATABASE_URL');
   }
   await ensureDatabase(config.databaseUrl);
+  // The sandbox bank's own database (SANDBOX_BANK_DATABASE_URL), when it has one, made the same way.
+  if (bankConfig.databaseUrl !== config.databaseUrl) {
+    await ensureDatabase(bankConfig.databaseUrl).catch((error: unknown) =>
+      say('postgres', `could not create the sandbox bank's database: ${(error as Error).message}`),
+    );
+  }
 
   if (config.embeddedTemporal) {
     say(

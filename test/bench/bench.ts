@@ -384,6 +384,7 @@ try {
         tenantId: tenant.tenant_id,
         count: costCount,
         reference: (n) => `bench-${runId}-cost-${n}`,
+        bankDatabase: decodeURIComponent(new URL(stack.bankDatabaseUrl).pathname.slice(1)),
         create: async (reference) => {
           const response = await transfer(reference);
           if (response.status !== 201) throw new Error(`create answered ${response.status}`);

@@ -1,8 +1,10 @@
 // What one transfer costs, counted rather than timed: N transfers made one after another, each
 // waited for to its end, then
-//   - PostgreSQL statements and rows written, from pg_stat_statements (reset first), by kind and
-//     by table, the sandbox bank's own statements apart (they are the bank's, not ours), and less
-//     what the gateway runs when idle (the fan-out's poll) over the same time, measured just before;
+//   - PostgreSQL statements, from pg_stat_statements (reset first), by kind, the sandbox bank's own
+//     apart (the bench gives it a database of its own), and less what the gateway runs when idle
+//     (the fan-out's poll) over the same time, measured just before; rows written by table, from
+//     the tables' own counts (pg_stat_user_tables) before and after. BENCH_STATEMENTS_DUMP=<file>
+//     writes each statement's calls and rows per transfer there, most called first;
 //   - Temporal: history events, workflow tasks, activity tasks, local activities, signals and
 //     updates, from each transfer's history, and the server-side writes they make;
 //   - provider calls: name enquiries, submissions and status queries, from the same histories.
@@ -91,10 +93,12 @@ async function statementStatsAvailable(db: pg.Client): Promise<boolean> {
   }
 }
 
-async function statements(db: pg.Client): Promise<StatementRow[]> {
+/** The statements run in one database of the server: the gateway's (the connection's own), or the sandbox bank's. */
+async function statements(db: pg.Client, database?: string): Promise<StatementRow[]> {
   const { rows } = await db.query<StatementRow>(
     `${OURS} select query, calls::text, rows::text from pg_stat_statements
-      where query not like '%/* bench */%' and dbid = (select oid from pg_database where datname = current_database())`,
+      where query not like '%/* bench */%' and dbid = (select oid from pg_database where datname = coalesce($1, current_database()))`,
+    [database ?? null],
   );
   return rows;
 }
@@ -106,17 +110,37 @@ function kindOf(query: string): string {
   return ['select', 'insert', 'update', 'delete', 'with'].includes(word) ? word : 'begin/commit/other';
 }
 
-function writtenTable(query: string): string | undefined {
-  return /^\s*(?:insert\s+into|update|delete\s+from)\s+"?([a-z_]+(?:"?\."?[a-z_]+)?)"?/i
-    .exec(query)?.[1]
-    ?.replace(/"/g, '');
-}
-
 function decodedDetails(event: HistoryEvent): string {
   const payloads = Object.values(event.markerRecordedEventAttributes?.details ?? {}).flatMap(
     (details) => details.payloads ?? [],
   );
   return payloads.map((payload) => Buffer.from(payload.data ?? new Uint8Array()).toString('utf8')).join(' ');
+}
+
+/** Rows inserted, updated and deleted so far in each of the gateway's tables (the sandbox bank's schema aside). */
+async function tableWrites(db: pg.Client): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ table: string; n: string }>(
+    `${OURS} select relname as table, (n_tup_ins + n_tup_upd + n_tup_del)::text as n
+       from pg_stat_user_tables where schemaname <> 'sandbox_bank'`,
+  );
+  return new Map(rows.map((row) => [row.table, Number(row.n)]));
+}
+
+/**
+ * tableWrites once every backend has reported its counts: a backend reports what it wrote when it
+ * goes idle, at most once a second, and one that could not then (another held the shared counts)
+ * 10 s later; so the counts are read after 11 s, once they have held still for 2 s (20 s at most).
+ */
+async function settledTableWrites(db: pg.Client): Promise<Map<string, number>> {
+  const started = Date.now();
+  let last = await tableWrites(db);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const now = await tableWrites(db);
+    const same = now.size === last.size && [...now].every(([table, n]) => last.get(table) === n);
+    if ((same && Date.now() - started >= 11_000) || Date.now() - started >= 20_000) return now;
+    last = now;
+  }
 }
 
 export async function measureTransferCost(options: {
@@ -127,6 +151,8 @@ export async function measureTransferCost(options: {
   /** Creates the transfer with this reference; resolves when the API has answered 201. */
   create: (reference: string) => Promise<void>;
   reference: (n: number) => string;
+  /** The sandbox bank's database on the same server, whose statements are the bank's, counted apart. */
+  bankDatabase?: string;
 }): Promise<TransferCost> {
   const { db, client, tenantId, count } = options;
   const counted = await statementStatsAvailable(db);
@@ -135,6 +161,7 @@ export async function measureTransferCost(options: {
   const idleMs = 3_000;
   await new Promise((resolve) => setTimeout(resolve, idleMs));
   const idle = counted ? (await statements(db)).reduce((sum, row) => sum + Number(row.calls), 0) : 0;
+  const writesBefore = await settledTableWrites(db);
   if (counted) await db.query(`${OURS} select pg_stat_statements_reset()`);
 
   const started = Date.now();
@@ -159,14 +186,36 @@ export async function measureTransferCost(options: {
   let database: TransferCost['database'] = null;
   if (counted) {
     const rows = await statements(db);
+    if (process.env.BENCH_STATEMENTS_DUMP)
+      (await import('node:fs')).writeFileSync(
+        process.env.BENCH_STATEMENTS_DUMP,
+        rows
+          .sort((a, b) => Number(b.calls) - Number(a.calls))
+          .map(
+            (row) =>
+              `${(Number(row.calls) / count).toFixed(2)}\t${(Number(row.rows) / count).toFixed(2)}\t${row.query.replace(/\s+/g, ' ').slice(0, 300)}`,
+          )
+          .join('\n'),
+      );
     const byKind: Record<string, number> = {};
+    // Rows written by table, from the tables' own counts (a write inside a CTE, a trigger's write
+    // and the sandbox bank's, in its own database, each where it belongs).
+    const writesAfter = await settledTableWrites(db);
     const rowsWrittenByTable: Record<string, number> = {};
+    for (const [table, n] of writesAfter) {
+      const delta = n - (writesBefore.get(table) ?? 0);
+      if (delta > 0) rowsWrittenByTable[table] = delta;
+    }
+    const written = Object.values(rowsWrittenByTable).reduce((sum, n) => sum + n, 0);
     let ours = 0;
-    let bank = 0;
-    let written = 0;
+    let bank = options.bankDatabase
+      ? (await statements(db, options.bankDatabase)).reduce((sum, row) => sum + Number(row.calls), 0)
+      : 0;
     let transactions = 0;
     for (const row of rows) {
       const calls = Number(row.calls);
+      // A bank sharing the gateway's database: its statements name its schema (its begin and commit
+      // cannot be told apart, which is why the bench gives it a database of its own).
       if (row.query.includes('sandbox_bank.')) {
         bank += calls;
         continue;
@@ -175,11 +224,6 @@ export async function measureTransferCost(options: {
       const kind = kindOf(row.query);
       byKind[kind] = (byKind[kind] ?? 0) + calls;
       if (/^\s*commit\b/i.test(row.query)) transactions += calls;
-      const table = writtenTable(row.query);
-      if (table) {
-        written += Number(row.rows);
-        rowsWrittenByTable[table] = (rowsWrittenByTable[table] ?? 0) + Number(row.rows);
-      }
     }
     const idlePerSecond = idle / (idleMs / 1000);
     const idleShare = idlePerSecond * (elapsedMs / 1000);

@@ -18,6 +18,8 @@ export interface BenchStack {
   /** `npm start`'s launcher: the API, worker, sandbox bank, Temporal and PostgreSQL run under it. */
   launcherPid: number;
   databaseUrl: string;
+  /** The sandbox bank's own database on the same server. */
+  bankDatabaseUrl: string;
   temporalAddress: string;
   /** The API and worker, and Temporal's dev server when this run started it. */
   pids: Record<string, number>;
@@ -96,6 +98,12 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     ...options.env,
   };
   const databaseUrl = process.env.DATABASE_URL ?? `postgres://postgres:postgres@127.0.0.1:${ports.postgres}/gateway`;
+  // The sandbox bank in a database of its own on the same server, so that what PostgreSQL counts
+  // for the gateway's database (pg_stat_statements, by database) is the gateway's alone: the bank's
+  // transactions had been counted as the gateway's begin and commit.
+  const bankDatabase = new URL(databaseUrl);
+  bankDatabase.pathname = `${bankDatabase.pathname}_sandbox_bank`;
+  env.SANDBOX_BANK_DATABASE_URL ??= bankDatabase.toString();
   const temporalAddress = process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`;
   const launcher: ChildProcess = spawn(process.execPath, [join(PROJECT_ROOT, 'src/stack/start.ts')], {
     cwd: PROJECT_ROOT,
@@ -148,6 +156,7 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     dataDir,
     launcherPid: launcher.pid!,
     databaseUrl,
+    bankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL,
     temporalAddress,
     pids: {
       api: pidOf('src/server.ts'),
