@@ -8,7 +8,7 @@
 // objects. Settings (name, features, daily limit, account types) are the tenant's, written to
 // both rows together.
 import { randomUUID } from 'node:crypto';
-import { type InferEntity, LockMode } from '@mikro-orm/core';
+import { type InferEntity } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Refusal } from '../lib/refusal.ts';
 import { ApiKey, ApiKeySecret, Tenant } from './entities.ts';
@@ -583,9 +583,17 @@ export async function consoleKeyOf(
 /**
  * Locks the tenant's row for the caller's transaction: reservations (and the create path settling
  * one) take it first, so a tenant's reservations run one at a time and the daily limit holds.
+ * `for no key update`, not `for update`: the holders still wait on each other, but a row that names
+ * the tenant by foreign key (an entry, an event, a transfer) is written beside it without waiting,
+ * as its key check only shares the key. With `for update`, a transfer's settlement that held its
+ * ledger accounts and then wrote its entry waited on a reservation that held the tenant and waited
+ * on those accounts: a deadlock.
  */
-export async function lockTenant(em: EntityManager, tenantId: string) {
-  return em.findOne(Tenant, { id: tenantId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+export async function lockTenant(em: EntityManager, tenantId: string): Promise<TenantRow | null> {
+  const [row] = await em.execute<Record<string, unknown>[]>('select * from tenants where id = ? for no key update', [
+    tenantId,
+  ]);
+  return row ? em.map(Tenant, row) : null;
 }
 
 /** The tenant's daily transfer limit as it stands, read without a lock; undefined for no such tenant. */
