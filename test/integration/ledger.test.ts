@@ -4,12 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InsufficientFundsError,
   LedgerConflictError,
+  lockAccountsOf,
   postEntry,
   postingsTotal,
   systemAccountId,
   tenantAccountId,
   walletBalance,
 } from '../../src/ledger/ledger.ts';
+import { lockTenant } from '../../src/tenants/tenants.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { eventually } from '../support/eventually.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
@@ -131,6 +133,62 @@ describe('ledger', () => {
     expect(await walletBalance(db.orm.em.fork(), tenantId)).toMatchObject({
       availableMinor: 8_900,
       pendingMinor: 1_100,
+    });
+  });
+
+  it('lets a settlement that holds its accounts write its entry beside a reservation that holds the tenant', async () => {
+    const { tenantId } = await createFundedTenant(db.orm, 10_000);
+    const em = db.orm.em.fork();
+    const wallet = await tenantAccountId(em, tenantId, 'wallet');
+    const inFlight = await tenantAccountId(em, tenantId, 'in_flight');
+    const move = (key: string, amountMinor: number) => ({
+      idempotencyKey: `${key}:${tenantId}`,
+      kind: 'test_debit',
+      tenantId,
+      postings: [
+        { accountId: wallet, amountMinor: -amountMinor },
+        { accountId: inFlight, amountMinor },
+      ],
+    });
+    let accountsHeld!: () => void;
+    const held = new Promise<void>((resolve) => (accountsHeld = resolve));
+    let goOn!: () => void;
+    const proceed = new Promise<void>((resolve) => (goOn = resolve));
+    // The settlement takes its accounts first (as a group's finish does), then writes its entry,
+    // which names the tenant by foreign key.
+    const settlement = db.orm.em.fork().transactional(async (tx) => {
+      await lockAccountsOf(tx, [tenantId], ['wallet', 'in_flight'], []);
+      accountsHeld();
+      await proceed;
+      await postEntry(tx, move('settle', 500));
+    });
+    await held;
+    // The reservation takes the tenant's lock, then waits on those accounts.
+    const reservation = db.orm.em.fork().transactional(async (tx) => {
+      await lockTenant(tx, tenantId);
+      await postEntry(tx, move('reserve', 1_000));
+    });
+    await eventually(
+      async () => {
+        const [row] = await db.orm.em
+          .fork()
+          .execute<{ waiting: string }[]>(
+            `select count(*)::text as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+          );
+        return row?.waiting !== '0';
+      },
+      10_000,
+      20,
+    );
+    goOn();
+    const outcomes = await Promise.allSettled([settlement, reservation]);
+    expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'done'))).toEqual([
+      'done',
+      'done',
+    ]);
+    expect(await walletBalance(db.orm.em.fork(), tenantId)).toMatchObject({
+      availableMinor: 8_500,
+      pendingMinor: 1_500,
     });
   });
 
