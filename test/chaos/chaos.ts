@@ -1237,7 +1237,7 @@ async function unsettled(tenants: Tenant[], client: Client): Promise<string[]> {
  */
 async function creditsInFlight(): Promise<string[]> {
   const left: string[] = [];
-  const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 30_000 });
+  const db = new pg.Client({ connectionString: stack!.bankDatabaseUrl, statement_timeout: 30_000 });
   try {
     await db.connect();
     const {
@@ -1271,25 +1271,39 @@ async function creditTrails(
   accountId: string,
   groups: { amounts: number[]; transactionReference?: string }[],
 ): Promise<string[]> {
+  // The bank's callbacks are in its own database, the gateway's records in the gateway's.
+  const bank = new pg.Client({ connectionString: stack!.bankDatabaseUrl, statement_timeout: 30_000 });
   const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 30_000 });
   try {
+    await bank.connect();
     await db.connect();
-    const { rows } = await db.query<Record<string, unknown>>(
-      `select r.ref, c.attempts, c.delivered_at, c.next_attempt_at, c.last_error,
-              p.dispatched_at, p.dispatch_result, p.dispatch_claimed_until,
+    const refs = groups.map((group) => group.transactionReference ?? '');
+    const { rows: callbacks } = await bank.query<Record<string, unknown>>(
+      `select r.ref, c.event_id, c.attempts, c.delivered_at, c.next_attempt_at, c.last_error
+         from unnest($1::text[]) as r(ref)
+         left join sandbox_bank.callbacks c on c.payload->'data'->>'transaction_reference' = r.ref`,
+      [refs],
+    );
+    const { rows: ours } = await db.query<Record<string, unknown>>(
+      `select r.ref, p.event_id, p.dispatched_at, p.dispatch_result, p.dispatch_claimed_until,
               (select string_agg(i.status, ',') from inbound_credits i
                 where i.virtual_account_id = $2::uuid and i.transaction_reference = r.ref) as credit
          from unnest($1::text[]) as r(ref)
-         left join sandbox_bank.callbacks c on c.payload->'data'->>'transaction_reference' = r.ref
-         left join provider_callbacks p on p.event_id = c.event_id`,
-      [groups.map((group) => group.transactionReference ?? ''), accountId],
+         left join provider_callbacks p on p.event_id = any($3::text[])`,
+      [refs, accountId, callbacks.map((row) => String(row.event_id ?? ''))],
     );
-    return rows
+    return callbacks
+      .map((callback): Record<string, unknown> => ({
+        ...callback,
+        ...ours.find((row) => row.ref === callback.ref && (row.event_id ?? null) === (callback.event_id ?? null)),
+        credit: ours.find((row) => row.ref === callback.ref)?.credit ?? null,
+      }))
       .filter((row) => row.credit !== 'applied')
       .map((row) => `  credit ${String(row.ref)}: ${JSON.stringify(row)}`);
   } catch (error) {
     return [`  credit trails unreadable: ${String(error)}`];
   } finally {
+    await bank.end().catch(() => undefined);
     await db.end().catch(() => undefined);
   }
 }
@@ -1953,21 +1967,24 @@ interface BankRecords {
 
 async function bankRecords(): Promise<BankRecords> {
   const ids = seen.transfers.map((transfer) => transfer.id);
+  // The sandbox bank's records are in its own database, the gateway's in the gateway's.
+  const bank = new pg.Client({ connectionString: stack!.bankDatabaseUrl, statement_timeout: 60_000 });
   const db = new pg.Client({ connectionString: stack!.databaseUrl, statement_timeout: 60_000 });
+  await bank.connect();
   await db.connect();
   const sandbox = new Map<string, BankWord>();
   let connectors: Map<string, string | null>;
   let conflicts: BankRecords['conflicts'];
   try {
     for (const row of (
-      await db.query<{ reference: string }>(
+      await bank.query<{ reference: string }>(
         'select reference from sandbox_bank.submission_attempts where reference = any($1::text[])',
         [ids],
       )
     ).rows)
       sandbox.set(row.reference, 'never taken');
     for (const row of (
-      await db.query<{ reference: string; status: BankWord }>(
+      await bank.query<{ reference: string; status: BankWord }>(
         'select reference, status from sandbox_bank.transfers where reference = any($1::text[])',
         [ids],
       )
@@ -1987,6 +2004,7 @@ async function bankRecords(): Promise<BankRecords> {
       )
     ).rows;
   } finally {
+    await bank.end().catch(() => undefined);
     await db.end();
   }
   const generic = new Map<string, number>();

@@ -38,6 +38,16 @@ async function debit(tenantId: string, key: string, amountMinor: number) {
   });
 }
 
+/** Whether a session of this database waits on a lock (a row lock another transaction holds). */
+async function someoneWaitsOnALock(): Promise<boolean> {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<{ waiting: string }[]>(
+      `select count(*)::text as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+  return row?.waiting !== '0';
+}
+
 describe('ledger', () => {
   it('lets exactly 20 of 50 concurrent debits through a wallet that can pay for 20', async () => {
     const { tenantId } = await createFundedTenant(db.orm, 20 * 252_500);
@@ -113,19 +123,7 @@ describe('ledger', () => {
       (error: unknown) => (outcome = String(error)),
     );
     // The debit is waiting on the wallet's row lock (or has already answered, which is the defect).
-    await eventually(
-      async () => {
-        if (outcome !== undefined) return true;
-        const [row] = await db.orm.em
-          .fork()
-          .execute<{ waiting: string }[]>(
-            `select count(*)::text as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-          );
-        return row?.waiting !== '0';
-      },
-      10_000,
-      20,
-    );
+    await eventually(async () => outcome !== undefined || (await someoneWaitsOnALock()), 10_000, 20);
     release();
     await credit;
     await debited;
@@ -168,18 +166,7 @@ describe('ledger', () => {
       await lockTenant(tx, tenantId);
       await postEntry(tx, move('reserve', 1_000));
     });
-    await eventually(
-      async () => {
-        const [row] = await db.orm.em
-          .fork()
-          .execute<{ waiting: string }[]>(
-            `select count(*)::text as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-          );
-        return row?.waiting !== '0';
-      },
-      10_000,
-      20,
-    );
+    await eventually(someoneWaitsOnALock, 10_000, 20);
     goOn();
     const outcomes = await Promise.allSettled([settlement, reservation]);
     expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'done'))).toEqual([
