@@ -1290,7 +1290,7 @@ async function creditTrails(
                 where i.virtual_account_id = $2::uuid and i.transaction_reference = r.ref) as credit
          from unnest($1::text[]) as r(ref)
          left join provider_callbacks p on p.event_id = any($3::text[])`,
-      [refs, accountId, callbacks.map((row) => String(row.event_id ?? ''))],
+      [refs, accountId, callbacks.map((row) => (typeof row.event_id === 'string' ? row.event_id : ''))],
     );
     return callbacks
       .map((callback): Record<string, unknown> => ({
