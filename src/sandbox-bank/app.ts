@@ -91,6 +91,12 @@ export interface SandboxBankOptions {
   completionDelayMs: number;
   /** How long 6666666666's first submission hangs before answering (callers time out first). */
   hangMs: number;
+  /**
+   * Told when background work falls due in `inMs` (a transfer accepted completes after
+   * completionDelayMs; a control request's callbacks are due at once), so that the runner does it
+   * then, not at its next poll (SandboxRunner.dueIn).
+   */
+  onDue?: (inMs: number) => void;
   logLevel?: string;
   /**
    * Where the card processor asks for authorization decisions (the gateway's provider-callback
@@ -267,6 +273,16 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
       );
   });
 
+  // A control request that succeeded may have queued callbacks or made a transfer due: the runner
+  // goes now rather than at its next poll.
+  if (options.onDue) {
+    const onDue = options.onDue;
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.method === 'POST' && reply.statusCode < 300 && request.routeOptions.url?.startsWith('/control/'))
+        onDue(0);
+    });
+  }
+
   async function unavailable(provider: string, reply: FastifyReply): Promise<boolean> {
     if (!(await store.isDown(provider))) return false;
     await reply.status(503).send(refusal('unavailable', `${provider} is unavailable`));
@@ -352,6 +368,7 @@ export async function buildSandboxBank(options: SandboxBankOptions): Promise<Fas
     if (!sameTransfer(transfer, body)) {
       return reply.status(409).send(refusal('conflict', `reference ${body.reference} was used for another transfer`));
     }
+    if (plannedOutcome !== 'held') options.onDue?.(options.completionDelayMs);
     if (body.account_number === MAGIC_ACCOUNTS.answerLost) {
       // Taken, and then the answer goes wrong: the caller cannot tell this from a transfer never taken.
       return reply.status(500).send(refusal('system_malfunction', 'System malfunction'));

@@ -4,7 +4,7 @@
 import { PollingLoop } from '../runtime/polling-loop.ts';
 import { callbackHeaders } from '../connectors/generic/contract.ts';
 import { NIP, NIP_MESSAGES, REVERSED_MESSAGE } from './app.ts';
-import type { CallbackRow, SandboxStore } from './store.ts';
+import { type CallbackRow, REVERSAL_DELAY_MS, type SandboxStore } from './store.ts';
 
 export interface RunnerOptions {
   store: SandboxStore;
@@ -74,6 +74,14 @@ export class SandboxRunner {
     return this.loop.stop();
   }
 
+  /**
+   * Work falls due in `inMs` (a transfer accepted, a callback queued): a pass runs then, so that a
+   * transfer completes and its callback leaves when due rather than up to a poll interval later.
+   */
+  dueIn(inMs: number): void {
+    setTimeout(() => this.loop.wake(), inMs).unref();
+  }
+
   /** True when callbacks may still be due (a lane delivered its whole pass): the loop runs again at once. */
   async tick(): Promise<boolean> {
     await this.completeDueTransfers();
@@ -115,6 +123,7 @@ export class SandboxRunner {
           NIP_MESSAGES[failed ? NIP.notPermitted : NIP.success]!,
         ),
       );
+      if (transfer.planned_outcome === 'reversed') this.dueIn(REVERSAL_DELAY_MS);
     }
   }
 

@@ -15,8 +15,17 @@ const config = loadSandboxBankConfigOrExit();
 let warn = (error: Error) => console.error(`sandbox bank: database connection ended: ${error.message}`);
 const store = new SandboxStore(config.databaseUrl, (error) => warn(error));
 await store.migrate();
+// The runner logs through the app's logger, and is told by the app when work falls due, so that it
+// does the work then rather than at its next poll.
+const runner = new SandboxRunner({
+  store,
+  callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
+  callbackSecret: config.callbackSecret,
+  log: (message, fields) => app.log.warn(fields ?? {}, message),
+});
 const app = await buildSandboxBank({
   store,
+  onDue: (inMs) => runner.dueIn(inMs),
   completionDelayMs: config.SANDBOX_BANK_COMPLETION_DELAY_MS,
   hangMs: config.SANDBOX_BANK_HANG_MS,
   logLevel: config.LOG_LEVEL,
@@ -26,12 +35,6 @@ const app = await buildSandboxBank({
   ...(config.SANDBOX_BANK_CONTROL_TOKEN ? { controlToken: config.SANDBOX_BANK_CONTROL_TOKEN } : {}),
 });
 warn = (error) => app.log.warn({ error: error.message }, 'database connection ended; the next query reconnects');
-const runner = new SandboxRunner({
-  store,
-  callbackUrl: `${config.gatewayCallbackUrl}/provider-callbacks/sandbox`,
-  callbackSecret: config.callbackSecret,
-  log: (message, fields) => app.log.warn(fields ?? {}, message),
-});
 
 let stopping = false;
 async function shutdown() {
