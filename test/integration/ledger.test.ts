@@ -222,6 +222,56 @@ describe('ledger', () => {
     expect(await postingsTotal(db.orm.em.fork())).toBe(0);
   });
 
+  it('has the database judge each entry by what one insert wrote: split over two inserts, or one posting added, it is refused', async () => {
+    const { tenantId } = await createFundedTenant(db.orm, 10_000);
+    const em = db.orm.em.fork();
+    const wallet = await tenantAccountId(em, tenantId, 'wallet');
+    const fees = await systemAccountId(em, 'fee_revenue');
+    const insert = (tx: typeof em, key: string, lines: [string, number][]) =>
+      tx.execute(
+        `insert into postings (entry_id, account_id, amount_minor, balance_after_minor)
+           select e.id, l.account, l.amount, 0 from journal_entries e,
+                  unnest(?::uuid[], ?::bigint[]) as l (account, amount) where e.idempotency_key = ?`,
+        [`{${lines.map(([account]) => account).join(',')}}`, `{${lines.map(([, amount]) => amount).join(',')}}`, key],
+      );
+    const entry = (tx: typeof em, key: string) =>
+      tx.execute(
+        `insert into journal_entries (id, tenant_id, kind, idempotency_key) values (gen_random_uuid(), ?, 'rogue', ?)`,
+        [tenantId, key],
+      );
+    // Its two halves in two inserts: the first, alone unbalanced, is refused.
+    await expect(
+      em.transactional(async (tx) => {
+        await entry(tx, `split:${tenantId}`);
+        await insert(tx, `split:${tenantId}`, [[wallet, -700]]);
+        await insert(tx, `split:${tenantId}`, [[fees, 700]]);
+      }),
+    ).rejects.toThrow(/journal entry .* does not balance \(sum -700, 1 postings\)/);
+    // A balanced entry, then one posting more on it: refused; a balanced pair more on it is balanced still.
+    await em.transactional(async (tx) => {
+      await entry(tx, `grown:${tenantId}`);
+      await insert(tx, `grown:${tenantId}`, [
+        [wallet, -300],
+        [fees, 300],
+      ]);
+    });
+    await expect(insert(em, `grown:${tenantId}`, [[fees, 5]])).rejects.toThrow(
+      /does not balance \(sum 5, 1 postings\)/,
+    );
+    await insert(em, `grown:${tenantId}`, [
+      [wallet, -20],
+      [fees, 20],
+    ]);
+    const lines = await em.execute<{ amount_minor: string }[]>(
+      `select p.amount_minor::text from postings p join journal_entries e on e.id = p.entry_id
+        where e.idempotency_key = ? order by p.id`,
+      [`grown:${tenantId}`],
+    );
+    expect(lines.map((line) => Number(line.amount_minor))).toEqual([-300, 300, -20, 20]);
+    const split = await em.execute(`select 1 from journal_entries where idempotency_key = ?`, [`split:${tenantId}`]);
+    expect(split).toHaveLength(0);
+  });
+
   it('keeps posted history append-only', async () => {
     const { tenantId } = await createFundedTenant(db.orm, 10_000);
     const em = db.orm.em.fork();

@@ -42,6 +42,7 @@ import { Migration0040RateLimitWindows } from './0040-rate-limit-windows.ts';
 import { Migration0041BatchItemBankWords } from './0041-batch-item-bank-words.ts';
 import { Migration0042BatchItemAwaitingRuns } from './0042-batch-item-awaiting-runs.ts';
 import { Migration0043PostingsBalancedPerStatement } from './0043-postings-balanced-per-statement.ts';
+import { Migration0044PostingsBalancedByInsertedRows } from './0044-postings-balanced-by-inserted-rows.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
@@ -87,5 +88,6 @@ export const migrations = [
   Migration0041BatchItemBankWords,
   Migration0042BatchItemAwaitingRuns,
   Migration0043PostingsBalancedPerStatement,
+  Migration0044PostingsBalancedByInsertedRows,
   Migration0039WebhookLifecycle,
 ];
