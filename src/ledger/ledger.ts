@@ -101,7 +101,7 @@ const keepsBalance = (account: string, amount: string) =>
   `(${account}.allow_negative or ${account}.balance_minor + ${amount} >= 0)`;
 
 /** The same rule in code, for a balance the caller holds locked: refuse before writing, with a typed error. */
-function staysWithinBalance(allowNegative: boolean, afterMinor: number): boolean {
+function staysWithinBalance(allowNegative: boolean, afterMinor: number | bigint): boolean {
   return allowNegative || afterMinor >= 0;
 }
 
@@ -166,6 +166,15 @@ interface AccountLocked {
   allowNegative: boolean;
 }
 
+/** The accounts an entry's lock statement answered, by id (LOCK_ACCOUNTS_BY_ID, LOCK_MOVEMENT_ACCOUNTS). */
+function lockedById(
+  rows: readonly { id: string; balance_minor: string; allow_negative: boolean }[],
+): Map<string, AccountLocked> {
+  return new Map(
+    rows.map((row) => [row.id, { balanceMinor: BigInt(row.balance_minor), allowNegative: row.allow_negative }]),
+  );
+}
+
 /** Accounts by id, locked in id order (the one order every writer takes them in). */
 const LOCK_ACCOUNTS_BY_ID = `select id, balance_minor::text as balance_minor, allow_negative from ledger_accounts
    where id = any($1::uuid[]) order by id for update`;
@@ -191,9 +200,7 @@ export async function postEntry(em: EntityManager, input: JournalEntryInput): Pr
         LOCK_ACCOUNTS_BY_ID,
         [ids],
       );
-      const locked = new Map<string, AccountLocked>(
-        rows.map((row) => [row.id, { balanceMinor: BigInt(row.balance_minor), allowNegative: row.allow_negative }]),
-      );
+      const locked = lockedById(rows);
       const unknown = ids.find((id) => !locked.has(id));
       if (unknown) throw new UnknownAccountError(`ledger account ${unknown} does not exist`);
       return writeEntry(tx, input, locked);
@@ -221,7 +228,7 @@ async function writeEntry(
     const account = locked.get(posting.accountId)!;
     const before = balances.get(posting.accountId) ?? account.balanceMinor;
     const after = before + BigInt(posting.amountMinor);
-    if (!account.allowNegative && after < 0n) {
+    if (!staysWithinBalance(account.allowNegative, after)) {
       shortfall = new InsufficientFundsError(posting.accountId, -posting.amountMinor, Number(before));
       break;
     }
@@ -433,10 +440,7 @@ export async function postMovement(
         postings,
       };
       validateEntry(input);
-      const locked = new Map<string, AccountLocked>(
-        rows.map((row) => [row.id, { balanceMinor: BigInt(row.balance_minor), allowNegative: row.allow_negative }]),
-      );
-      return writeEntry(tx, input, locked);
+      return writeEntry(tx, input, lockedById(rows));
     },
     { propagation: TransactionPropagation.REQUIRED },
   );
