@@ -4,7 +4,8 @@
 // good only through the domain's transferFailure (src/transfers/domain.ts: a non-retryable
 // ApplicationFailure whose type and details the domain declares); transient bank faults are plain
 // errors that Temporal retries.
-import { log } from '@temporalio/activity';
+import { CompleteAsyncError, Context, log } from '@temporalio/activity';
+import { ActivityNotFoundError, type Client } from '@temporalio/client';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../src/events/events.ts';
@@ -59,7 +60,23 @@ import type { TransferActivities } from '../../workflows/transfers/definitions.t
 export interface TransferActivityDeps {
   orm: MikroORM;
   providers: Providers;
+  /**
+   * Given, a first submission the bank answers "pending" waits for the bank's word as an open
+   * activity, which the bank's callback completes (docs/workflows.md#the-banks-word-completes-the-submission);
+   * without it (a test's activities, the batch's), it answers "pending" at once.
+   */
+  client?: Client;
 }
+
+/**
+ * How long a first submission answered "pending" waits for the bank's word before it answers
+ * "pending" itself (the run then waits as before: the bank's signal, its status queries). Long
+ * enough for a bank that confirms at once (the sandbox bank's callback comes within tens of ms);
+ * short, because until it is over the run still counts the transfer as being submitted. A wait
+ * whose worker dies ends at the bank activity's 1 min start-to-close, and its retry answers
+ * possibly taken (submitOnce): status queries decide, as for any answer lost.
+ */
+export const BANK_WORD_WAIT_MS = 3_000;
 
 /**
  * The bank switch of the connector that took a transfer. A connector the deployment no longer has is
@@ -101,7 +118,7 @@ async function emitTransferEvent(
   });
 }
 
-export function createTransferActivities({ orm, providers }: TransferActivityDeps): TransferActivities {
+export function createTransferActivities({ orm, providers, client }: TransferActivityDeps): TransferActivities {
   const enquirySlots = nameEnquirySlotsFor(orm);
   const activities: TransferActivities = {
     acceptTransfer: (input) => acceptWith(activities, input),
@@ -291,7 +308,31 @@ export function createTransferActivities({ orm, providers }: TransferActivityDep
       // (submitOnce): the answer it got is not known any more, and nothing is sent again.
       if (input.markProcessing) {
         const held = answer.status === 'possibly_taken';
-        await markProcessing(em, input.transferId, held ? '' : answer.sessionId, { taken: !held });
+        // "Pending": this attempt waits for the bank's word, its task token kept with the mark.
+        const waits = client !== undefined && answer.status === 'pending';
+        const token = waits ? Context.current().info.taskToken : undefined;
+        await markProcessing(em, input.transferId, held ? '' : answer.sessionId, {
+          taken: !held,
+          ...(token ? { awaitingWordToken: Buffer.from(token).toString('base64') } : {}),
+        });
+        if (token && client) {
+          // The bank's callback completes this activity with its word (src/transfers/callbacks.ts);
+          // failing that, this process answers "pending" when the wait is over. Whichever comes
+          // second finds the activity completed and changes nothing.
+          setTimeout(() => {
+            client.activity.complete(token, answer).catch((error: unknown) => {
+              // Completed already (the word came) is the usual case; anything else leaves the
+              // activity to time out and be retried, which answers possibly taken (submitOnce).
+              if (!(error instanceof ActivityNotFoundError)) {
+                log.warn('a submission waiting for the bank could not answer "pending"', {
+                  transferId: input.transferId,
+                  error: String(error),
+                });
+              }
+            });
+          }, BANK_WORD_WAIT_MS).unref();
+          throw new CompleteAsyncError();
+        }
       }
       return answer;
     },

@@ -7,11 +7,17 @@
 // went there) is kept as a connector conflict with both named (decisions §17): never applied,
 // never dropped. A word that it reversed a transfer (decisions §21) starts the transfer's reversal
 // workflow, which confirms it by the holder's status query before anything moves.
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import {
+  ActivityNotFoundError,
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { CallbackDispatcher, ProviderCallback } from '../provider-callbacks/dispatcher.ts';
 import {
   type BankOutcome,
+  type SubmissionAnswer,
   TRANSFER_REVERSAL_WORKFLOW_TYPE,
   type TransferReversalInput,
   type TransferReversalState,
@@ -40,9 +46,10 @@ export function registerTransferCallbacks(
     taskQueue: string;
   },
 ) {
-  const readStatus = async (transferId: string) => {
-    return isUuid(transferId) ? findTransfer(deps.orm.em.fork(), transferId) : null;
-  };
+  /** A callback's reference is our transfer's id: anything else is no transfer of ours, and is never queried. */
+  const ours = <T>(transferId: string, read: (em: EntityManager, id: string) => Promise<T | null>) =>
+    isUuid(transferId) ? read(deps.orm.em.fork(), transferId) : Promise.resolve(null);
+  const readStatus = (transferId: string) => ours(transferId, findTransfer);
 
   /** The answer about a transfer final in our books: kept if it contradicts them, else a repeat. */
   const judgeLate = async (
@@ -85,7 +92,7 @@ export function registerTransferCallbacks(
     callback: ProviderCallback,
   ): Promise<string | { row: TransferRow; mode: KeyMode; bank: BankOutcome & { connector: string } }> => {
     const transferId = typeof callback.data.reference === 'string' ? callback.data.reference : '';
-    const found = isUuid(transferId) ? await findTransferWithMode(deps.orm.em.fork(), transferId) : null;
+    const found = await ours(transferId, findTransferWithMode);
     if (!found) return `ignored: no transfer ${transferId}`;
     const { row, mode } = found;
     // A sender answers only for transfers of the modes it serves: the sandbox bank's word never
@@ -138,6 +145,36 @@ export function registerTransferCallbacks(
     }
   };
 
+  /**
+   * The holder's word completes the first submission that waits for it (its task token on the
+   * row, docs/workflows.md#the-banks-word-completes-the-submission): the run takes the word as the
+   * submission's answer, in the task that settles it. False when none waits any more (its wait ran
+   * out, a retry or its run ended it) or it cannot be told now: the signal goes instead.
+   */
+  const completeWaitingSubmission = async (
+    callback: ProviderCallback,
+    row: TransferRow,
+    bank: BankOutcome & { connector: string },
+  ): Promise<boolean> => {
+    const token = row.awaiting_word_token;
+    if (!token || row.status !== 'processing' || connectorOf(row) !== bank.connector) return false;
+    const answer: SubmissionAnswer = {
+      status: bank.status,
+      sessionId: bank.sessionId ?? row.session_id ?? '',
+      providerCode: bank.providerCode ?? '',
+      word: bank,
+    };
+    try {
+      await deps.client.activity.complete(Buffer.from(token, 'base64'), answer);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ActivityNotFoundError)) {
+        callback.log.warn({ transferId: row.id, error: String(error) }, 'could not complete the waiting submission');
+      }
+      return false;
+    }
+  };
+
   const handle = async (callback: ProviderCallback): Promise<string> => {
     const weighed = await weigh(callback);
     if (typeof weighed === 'string') return weighed;
@@ -146,6 +183,9 @@ export function registerTransferCallbacks(
     const workflowId = transferWorkflowId(row.tenant_id, row.reference);
     if (isFinal(row.status)) {
       return judgeLate(callback, { id: transferId, workflowId, status: row.status }, bank);
+    }
+    if (await completeWaitingSubmission(callback, row, bank)) {
+      return `completed the submission of ${workflowId} with the bank's word: ${bank.status}`;
     }
     try {
       await deps.client.workflow.getHandle(workflowId).signal(bankConfirmedSignal, bank);

@@ -60,6 +60,11 @@ export const Transfer = tableEntity('Transfer', 'transfers', {
   return_of: p.uuid().nullable(),
   /** What pays it: the wallet, or the suspense account for the return of a held credit (migration 0038). */
   funded_from: p.enum(['wallet', 'suspense'] as const).default('wallet'),
+  /**
+   * The task token (base64) of the submission that waits for the bank's word (migration 0045): the
+   * bank's callback completes that activity with it. Null when none waits; never shown to tenants.
+   */
+  awaiting_word_token: p.text().nullable().lazy(),
 });
 export type TransferRow = InferEntity<typeof Transfer>;
 
@@ -377,16 +382,17 @@ export async function markProcessing(
   em: EntityManager,
   id: string,
   sessionId: string,
-  options: { taken: boolean } = { taken: true },
+  options: { taken: boolean; awaitingWordToken?: string } = { taken: true },
 ): Promise<void> {
   await em.execute(
     `update transfers
         set session_id = case when status = 'pending' or ? <> '' then ? else session_id end,
             status = 'processing',
             possibly_taken_at = case when ? then null else possibly_taken_at end,
+            awaiting_word_token = ?,
             updated_at = now()
       where id = ? and status in ('pending', 'processing')`,
-    [sessionId, sessionId, options.taken, id],
+    [sessionId, sessionId, options.taken, options.awaitingWordToken ?? null, id],
   );
 }
 
@@ -510,8 +516,10 @@ export async function finishRow(
       status: final.status,
       completed_at: raw('now()'),
       updated_at: raw('now()'),
-      // Final: nothing is "possibly" anything any more (ambiguous_since keeps that there was doubt).
+      // Final: nothing is "possibly" anything any more (ambiguous_since keeps that there was doubt),
+      // and no submission waits for a word.
       possibly_taken_at: null,
+      awaiting_word_token: null,
       failure_reason: final.status === 'failed' ? final.reason.slice(0, 500) : null,
       ...(final.providerCode ? { provider_code: final.providerCode } : {}),
       ...(final.sessionId ? { session_id: final.sessionId } : {}),

@@ -3,6 +3,8 @@
 // ledger, which sums to zero after every test.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+// @temporalio/proto is CommonJS whose named exports Node cannot detect statically.
+import proto from '@temporalio/proto';
 
 import { createTransferActivities } from '../../activities/transfers/transfers.ts';
 import { findTransfer } from '../../src/transfers/store.ts';
@@ -320,6 +322,65 @@ describe('replay safety', () => {
     await waitForStatus(tenant.apiKey, id, 'successful');
     expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
     expect(await wallet(tenant.tenantId)).toEqual({ available: 1_000_000 - 251_000, pending: 0 });
+  });
+});
+
+describe("the bank's word completes the waiting submission", () => {
+  /** The run's history as event types, with the activity each scheduled event names. */
+  async function historyOf(tenantId: string, reference: string): Promise<string[]> {
+    const history = await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).fetchHistory();
+    return (history.events ?? []).map((event) => {
+      const type = proto.temporal.api.enums.v1.EventType[event.eventType ?? 0]!.replace('EVENT_TYPE_', '');
+      const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      return activity ? `${type} ${activity}` : type;
+    });
+  }
+  const count = (events: string[], type: string) => events.filter((event) => event === type).length;
+  const token = async (id: string) =>
+    (
+      await db.orm.em
+        .fork()
+        .execute<{ token: string | null }[]>('select awaiting_word_token as token from transfers where id = ?', [id])
+    )[0]!.token;
+
+  it('settles on a word that comes while the submission waits: two workflow tasks, one activity, no signal', async () => {
+    const tenant = await createFundedTenant(db.orm, 5_000_000);
+    const payload = body({ amount_minor: 2_000_000 });
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    const { id } = response.json().data;
+    await waitForStatus(tenant.apiKey, id, 'successful');
+    await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
+    const history = await historyOf(tenant.tenantId, payload.reference);
+    expect(count(history, 'WORKFLOW_TASK_COMPLETED')).toBe(2);
+    expect(history.filter((event) => event.startsWith('ACTIVITY_TASK_SCHEDULED'))).toEqual([
+      'ACTIVITY_TASK_SCHEDULED submitToBank',
+    ]);
+    expect(count(history, 'WORKFLOW_EXECUTION_SIGNALED')).toBe(0);
+    expect(count(history, 'TIMER_STARTED')).toBe(0);
+    // Exact to the kobo: 2,000,000 and its fee of 2,500 paid out, nothing left reserved.
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 2_997_500, pending: 0 });
+    expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
+    expect((await events(id)).map((event) => event.type)).toEqual(['transfer.created', 'transfer.settled']);
+    expect(await token(id)).toBeNull();
+    recordHistory('transfer-bank-word-completes-submission', transferWorkflowId(tenant.tenantId, payload.reference));
+  });
+
+  it('answers "pending" when no word comes in time, and the word that comes later is signalled', async () => {
+    const tenant = await createFundedTenant(db.orm, 1_000_000);
+    const { payload, id } = await heldTransfer(tenant.apiKey, tenant.tenantId, 400_000);
+    // The wait is over (the run is processing): the bank's word now goes by signal.
+    const confirmed = await bank.control(`/control/transfers/${id}/confirm`);
+    expect(confirmed.status).toBe(200);
+    await waitForStatus(tenant.apiKey, id, 'successful');
+    await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
+    const history = await historyOf(tenant.tenantId, payload.reference);
+    expect(count(history, 'WORKFLOW_EXECUTION_SIGNALED')).toBe(1);
+    expect(history.filter((event) => event.startsWith('ACTIVITY_TASK_SCHEDULED'))).toEqual([
+      'ACTIVITY_TASK_SCHEDULED submitToBank',
+    ]);
+    expect(await wallet(tenant.tenantId)).toEqual({ available: 599_000, pending: 0 });
+    expect(await token(id)).toBeNull();
   });
 });
 

@@ -127,9 +127,14 @@ export interface PossiblyTaken {
   recheckAt?: number;
 }
 
-/** What a submission answers: the bank's word on the transfer, or that it may hold it. */
+/**
+ * What a submission answers: the bank's word on the transfer, or that it may hold it. `word`: the
+ * bank answered "pending", and its final word came while the submission waited for it (its callback
+ * completed the submission's activity, docs/workflows.md#the-banks-word-completes-the-submission):
+ * the outcome as the `bankConfirmed` signal would have carried it.
+ */
 export type SubmissionAnswer =
-  | { status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string }
+  | { status: 'pending' | 'successful' | 'failed'; sessionId: string; providerCode: string; word?: BankOutcome }
   | { status: 'possibly_taken'; possiblyTaken: PossiblyTaken };
 
 export interface OperatorResolution {

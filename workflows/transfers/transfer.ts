@@ -562,7 +562,11 @@ async function submit(
     state.possiblyTaken = answer.possiblyTaken;
   } else if (answer) {
     state.sessionId = answer.sessionId;
-    if (answer.status !== 'pending') {
+    if (answer.word) {
+      // The bank's word reached the waiting submission: taken as the signal's would be, from the
+      // connector that holds the transfer only (the callback sends no other's this way).
+      if (foreignConnector(answer.word, state.connector) === undefined) state.bankOutcome ??= answer.word;
+    } else if (answer.status !== 'pending') {
       state.bankOutcome ??= {
         status: answer.status,
         sessionId: answer.sessionId,

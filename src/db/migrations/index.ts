@@ -43,6 +43,7 @@ import { Migration0041BatchItemBankWords } from './0041-batch-item-bank-words.ts
 import { Migration0042BatchItemAwaitingRuns } from './0042-batch-item-awaiting-runs.ts';
 import { Migration0043PostingsBalancedPerStatement } from './0043-postings-balanced-per-statement.ts';
 import { Migration0044PostingsBalancedByInsertedRows } from './0044-postings-balanced-by-inserted-rows.ts';
+import { Migration0045TransferAwaitingWord } from './0045-transfer-awaiting-word.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 
 export const migrations = [
@@ -89,5 +90,6 @@ export const migrations = [
   Migration0042BatchItemAwaitingRuns,
   Migration0043PostingsBalancedPerStatement,
   Migration0044PostingsBalancedByInsertedRows,
+  Migration0045TransferAwaitingWord,
   Migration0039WebhookLifecycle,
 ];
