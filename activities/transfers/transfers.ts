@@ -301,21 +301,26 @@ export function createTransferActivities({ orm, providers, client }: TransferAct
       markProcessing?: boolean;
     }): Promise<SubmissionAnswer> {
       const em = orm.em.fork();
-      const answer = await submitOnce(em, providers, input);
+      // A first submission may be completed by the bank's word (its callback): its task token is
+      // written with the write-ahead mark, before anything is sent, so that a word that comes
+      // before this attempt has its answer finds it too.
+      const token = client !== undefined && input.markProcessing ? Context.current().info.taskToken : undefined;
+      const awaitingWordToken = token ? Buffer.from(token).toString('base64') : undefined;
+      const answer = await submitOnce(em, providers, input, awaitingWordToken);
       // The processing mark folded into the submission (the lean shape): the same write
       // markProcessing makes, after the answer it goes with. An attempt whose completion is lost
       // after this commit finds the transfer `processing` with no mark, and answers possibly taken
       // (submitOnce): the answer it got is not known any more, and nothing is sent again.
       if (input.markProcessing) {
         const held = answer.status === 'possibly_taken';
-        // "Pending": this attempt waits for the bank's word, its task token kept with the mark.
-        const waits = client !== undefined && answer.status === 'pending';
-        const token = waits ? Context.current().info.taskToken : undefined;
+        // "Pending": this attempt waits for the bank's word, its token kept; any other answer is
+        // the attempt's own, and the token goes.
+        const waits = answer.status === 'pending' && awaitingWordToken !== undefined;
         await markProcessing(em, input.transferId, held ? '' : answer.sessionId, {
           taken: !held,
-          ...(token ? { awaitingWordToken: Buffer.from(token).toString('base64') } : {}),
+          ...(waits ? { awaitingWordToken } : {}),
         });
-        if (token && client) {
+        if (waits && token && client) {
           // The bank's callback completes this activity with its word (src/transfers/callbacks.ts);
           // failing that, this process answers "pending" when the wait is over. Whichever comes
           // second finds the activity completed and changes nothing.
@@ -534,9 +539,10 @@ async function submitOnce(
   em: EntityManager,
   providers: Providers,
   input: Parameters<TransferActivities['submitToBank']>[0],
+  awaitingWordToken?: string,
 ): Promise<SubmissionAnswer> {
   const bankSwitch = transfersOf(providers, input.connector);
-  const start = await beginSubmission(em, input.transferId);
+  const start = await beginSubmission(em, input.transferId, awaitingWordToken);
   if (start.prior) {
     return possiblyTaken(input, new Date(start.mark), 'lost', 'an earlier submission got no answer; not sent again');
   }

@@ -146,18 +146,20 @@ export function registerTransferCallbacks(
   };
 
   /**
-   * The holder's word completes the first submission that waits for it (its task token on the
-   * row, docs/workflows.md#the-banks-word-completes-the-submission): the run takes the word as the
-   * submission's answer, in the task that settles it. False when none waits any more (its wait ran
-   * out, a retry or its run ended it) or it cannot be told now: the signal goes instead.
+   * The holder's word completes the first submission that waits for it, or is still on its way
+   * (its task token on the row, docs/workflows.md#the-banks-word-completes-the-submission): the run
+   * takes the word as the submission's answer, in the task that settles it. False when none waits
+   * any more (its wait ran out, a retry or its run ended it) or it cannot be told now: the signal
+   * goes instead.
    */
   const completeWaitingSubmission = async (
     callback: ProviderCallback,
     row: TransferRow,
     bank: BankOutcome & { connector: string },
   ): Promise<boolean> => {
+    // Not final (the caller's check): the attempt may still be on its way, or waiting after "pending".
     const token = row.awaiting_word_token;
-    if (!token || row.status !== 'processing' || connectorOf(row) !== bank.connector) return false;
+    if (!token || connectorOf(row) !== bank.connector) return false;
     const answer: SubmissionAnswer = {
       status: bank.status,
       sessionId: bank.sessionId ?? row.session_id ?? '',

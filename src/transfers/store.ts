@@ -416,18 +416,24 @@ export interface SubmissionStart {
  * mid-request leaves the mark behind, and the next attempt, on any worker, reads it as ambiguous).
  * Raw SQL: the earlier mark must be read and replaced under one row lock.
  */
-export async function beginSubmission(em: EntityManager, id: string): Promise<SubmissionStart> {
+export async function beginSubmission(
+  em: EntityManager,
+  id: string,
+  /** The attempt's task token when the bank's word may complete it (base64); an earlier one goes. */
+  awaitingWordToken?: string,
+): Promise<SubmissionStart> {
   const [row] = await em.execute<
     { prior: string | null; ambiguous_since: string | null; mark: string; status: TransferStatus }[]
   >(
     `update transfers t
         set possibly_taken_at = clock_timestamp(),
             ambiguous_since = coalesce(t.ambiguous_since, earlier.prior),
+            awaiting_word_token = ?,
             updated_at = now()
        from (select id, possibly_taken_at as prior from transfers where id = ? for update) earlier
       where t.id = earlier.id
       returning earlier.prior, t.ambiguous_since, t.possibly_taken_at::text as mark, t.status`,
-    [id],
+    [awaitingWordToken ?? null, id],
   );
   if (!row) throw new Error(`no transfer ${id} to submit`);
   return {

@@ -366,6 +366,33 @@ describe("the bank's word completes the waiting submission", () => {
     recordHistory('transfer-bank-word-completes-submission', transferWorkflowId(tenant.tenantId, payload.reference));
   });
 
+  it('takes the word that comes before the submission has its answer: settled once, no signal', async () => {
+    const tenant = await createFundedTenant(db.orm, 3_000_000);
+    const payload = body({ amount_minor: 1_000_000 });
+    // The bank takes it, completes it 300 ms later and calls back; its answer leaves after 1.5 s.
+    bank.slowTransferAnswers(1_500);
+    try {
+      const response = await create(tenant.apiKey, payload);
+      expect(response.statusCode).toBe(201);
+      const { id } = response.json().data;
+      await waitForStatus(tenant.apiKey, id, 'successful');
+      await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
+      const history = await historyOf(tenant.tenantId, payload.reference);
+      expect(count(history, 'WORKFLOW_TASK_COMPLETED')).toBe(2);
+      expect(count(history, 'WORKFLOW_EXECUTION_SIGNALED')).toBe(0);
+      // The submission's own answer ("pending", after the word) changes nothing on the finished transfer.
+      await new Promise((resolve) => setTimeout(resolve, 1_800));
+      expect((await findTransfer(db.orm.em.fork(), id))?.status).toBe('completed');
+      // 1,000,000 and its fee of 2,500, once.
+      expect(await wallet(tenant.tenantId)).toEqual({ available: 1_997_500, pending: 0 });
+      expect(await entries(id)).toEqual(['transfer_reserve', 'transfer_settle']);
+      expect((await events(id)).map((event) => event.type)).toEqual(['transfer.created', 'transfer.settled']);
+      expect(await token(id)).toBeNull();
+    } finally {
+      bank.slowTransferAnswers(0);
+    }
+  });
+
   it('answers "pending" when no word comes in time, and the word that comes later is signalled', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const { payload, id } = await heldTransfer(tenant.apiKey, tenant.tenantId, 400_000);

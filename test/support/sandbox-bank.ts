@@ -1,7 +1,8 @@
 // Runs the real sandbox bank (HTTP server and its background runner) for a test file, with its
 // state in that file's database and its callbacks aimed at that file's gateway. Name enquiries are
 // counted where they arrive (by account number, and how many were in flight at once), and can be
-// made slow, for the tests of the bounds on them (decisions §18).
+// made slow, for the tests of the bounds on them (decisions §18); a transfer's answer can be made to
+// leave after the bank has taken (and completed) it.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CONTRACT_PATHS } from '../../src/connectors/generic/contract.ts';
@@ -33,6 +34,11 @@ export interface TestSandboxBank {
   nameEnquiries: { accounts: string[]; maxInFlight: number };
   /** From now on each name enquiry takes `ms` before it is answered (0: at once, as by default). */
   slowNameEnquiries(ms: number): void;
+  /**
+   * From now on the answer to each transfer it takes leaves `ms` after the bank has taken it (0: at
+   * once, as by default): its completion, and its callback, may come first.
+   */
+  slowTransferAnswers(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,12 @@ export async function startSandboxBank(options: {
   app.addHook('onResponse', async (request) => {
     if (enquiring.has(request)) inFlight -= 1;
   });
+  let transferAnswerDelayMs = 0;
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (transferAnswerDelayMs > 0 && request.method === 'POST' && request.routeOptions.url === CONTRACT_PATHS.transfers)
+      await delay(transferAnswerDelayMs);
+    return payload;
+  });
   const url = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const runner = new SandboxRunner({
     store,
@@ -115,6 +127,9 @@ export async function startSandboxBank(options: {
     nameEnquiries,
     slowNameEnquiries(ms) {
       enquiryDelayMs = ms;
+    },
+    slowTransferAnswers(ms) {
+      transferAnswerDelayMs = ms;
     },
     async close() {
       await runner.stop();
