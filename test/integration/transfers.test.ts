@@ -335,6 +335,19 @@ describe("the bank's word completes the waiting submission", () => {
       return activity ? `${type} ${activity}` : type;
     });
   }
+  /** The run's history once it has ended. */
+  async function endedHistoryOf(tenantId: string, reference: string): Promise<string[]> {
+    await client.workflow.getHandle(transferWorkflowId(tenantId, reference)).result();
+    return historyOf(tenantId, reference);
+  }
+  /** Creates the transfer (201), waits for it to succeed and its run to end: its id and history. */
+  async function createdAndSettled(tenant: { apiKey: string; tenantId: string }, payload: { reference: string }) {
+    const response = await create(tenant.apiKey, payload);
+    expect(response.statusCode).toBe(201);
+    const { id } = response.json().data as { id: string };
+    await waitForStatus(tenant.apiKey, id, 'successful');
+    return { id, history: await endedHistoryOf(tenant.tenantId, payload.reference) };
+  }
   const count = (events: string[], type: string) => events.filter((event) => event === type).length;
   const token = async (id: string) =>
     (
@@ -346,12 +359,7 @@ describe("the bank's word completes the waiting submission", () => {
   it('settles on a word that comes while the submission waits: two workflow tasks, one activity, no signal', async () => {
     const tenant = await createFundedTenant(db.orm, 5_000_000);
     const payload = body({ amount_minor: 2_000_000 });
-    const response = await create(tenant.apiKey, payload);
-    expect(response.statusCode).toBe(201);
-    const { id } = response.json().data;
-    await waitForStatus(tenant.apiKey, id, 'successful');
-    await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
-    const history = await historyOf(tenant.tenantId, payload.reference);
+    const { id, history } = await createdAndSettled(tenant, payload);
     expect(count(history, 'WORKFLOW_TASK_COMPLETED')).toBe(2);
     expect(history.filter((event) => event.startsWith('ACTIVITY_TASK_SCHEDULED'))).toEqual([
       'ACTIVITY_TASK_SCHEDULED submitToBank',
@@ -372,15 +380,11 @@ describe("the bank's word completes the waiting submission", () => {
     // The bank takes it, completes it 300 ms later and calls back; its answer leaves after 1.5 s.
     bank.slowTransferAnswers(1_500);
     try {
-      const response = await create(tenant.apiKey, payload);
-      expect(response.statusCode).toBe(201);
-      const { id } = response.json().data;
-      await waitForStatus(tenant.apiKey, id, 'successful');
-      await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
-      const history = await historyOf(tenant.tenantId, payload.reference);
+      const { id, history } = await createdAndSettled(tenant, payload);
       expect(count(history, 'WORKFLOW_TASK_COMPLETED')).toBe(2);
       expect(count(history, 'WORKFLOW_EXECUTION_SIGNALED')).toBe(0);
-      // The submission's own answer ("pending", after the word) changes nothing on the finished transfer.
+      // The submission's own answer ("pending", 1.5 s after the bank took it, so after the word)
+      // changes nothing on the finished transfer: read once it has come and been written.
       await new Promise((resolve) => setTimeout(resolve, 1_800));
       expect((await findTransfer(db.orm.em.fork(), id))?.status).toBe('completed');
       // 1,000,000 and its fee of 2,500, once.
@@ -400,8 +404,7 @@ describe("the bank's word completes the waiting submission", () => {
     const confirmed = await bank.control(`/control/transfers/${id}/confirm`);
     expect(confirmed.status).toBe(200);
     await waitForStatus(tenant.apiKey, id, 'successful');
-    await client.workflow.getHandle(transferWorkflowId(tenant.tenantId, payload.reference)).result();
-    const history = await historyOf(tenant.tenantId, payload.reference);
+    const history = await endedHistoryOf(tenant.tenantId, payload.reference);
     expect(count(history, 'WORKFLOW_EXECUTION_SIGNALED')).toBe(1);
     expect(history.filter((event) => event.startsWith('ACTIVITY_TASK_SCHEDULED'))).toEqual([
       'ACTIVITY_TASK_SCHEDULED submitToBank',
