@@ -23,6 +23,7 @@ const statements = new Map<string, string>();
 /**
  * The entity's columns by name, quoted, for a prepared statement's select list (never `*`): a
  * migration that adds a column leaves the plans of running processes valid. `alias` qualifies them.
+ * Lazy columns are left out, as `findOne` leaves them out (a transfer's `awaiting_word_token`).
  */
 export function entityColumns<Entity extends object>(
   em: EntityManager,
@@ -32,6 +33,7 @@ export function entityColumns<Entity extends object>(
   const meta = em.getMetadata().find(entity);
   if (!meta) throw new Error('no entity metadata for a prepared statement');
   return meta.props
+    .filter((prop) => !prop.lazy)
     .flatMap((prop) => prop.fieldNames ?? [])
     .map((column) => (alias ? `${alias}."${column}"` : `"${column}"`));
 }
