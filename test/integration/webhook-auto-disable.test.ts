@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { PausedDeliverySweep } from '../../src/webhooks/sweep.ts';
+import { deliveryWorkflowId } from '../../workflows/workflow-names.ts';
 import { auth, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -190,6 +191,20 @@ describe('an endpoint failing every attempt for WEBHOOK_DISABLE_AFTER_HOURS', ()
     );
     answers.delete('/lost');
     await eventually(() => paused([one.delivery_id]));
+    // The mark comes before the attempt reads its endpoint again (an enable just after the mark is
+    // seen by that read, and the attempt goes on): the delivery waits only once the attempt that
+    // found its endpoint disabled has answered `paused`, in the run's history.
+    const run = stack.client.workflow.getHandle(deliveryWorkflowId(one.event_id, id));
+    await eventually(async () => {
+      const { events } = await run.fetchHistory();
+      return (events ?? []).some((event) =>
+        (event.activityTaskCompletedEventAttributes?.result?.payloads ?? []).some((payload) =>
+          Buffer.from(payload.data ?? [])
+            .toString('utf8')
+            .includes('"outcome":"paused"'),
+        ),
+      );
+    });
     // Enabled as an API process that died before its wake-up would leave it: listening, nobody told.
     await db.orm.em
       .fork()
