@@ -9,7 +9,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { describe, expect, it } from 'vitest';
-import { auth, expectFieldRefused, issueCard } from '../support/api.ts';
+import { auth, expectFieldRefused, issueCard, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { postSignedCallback } from '../support/callbacks.ts';
 import type { TestDatabase } from '../support/database.ts';
@@ -467,6 +467,13 @@ describe('card authorizations', () => {
 
   it('decides without waking the fan-out by notification, its events left to the fan-out’s poll', async () => {
     const tenant = await cardWith(0, 100_000);
+    // An endpoint listening for them: events owed to nobody are written fanned out and never notify.
+    const registered = await registerEndpoint(app, tenant.apiKey, {
+      url: 'http://127.0.0.1:9/cards',
+      events: ['*'],
+      signing_secret: newSigningSecret(),
+    });
+    expect(registered.statusCode).toBe(201);
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     const notified: string[] = [];

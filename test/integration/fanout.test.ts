@@ -6,10 +6,12 @@
 // PostgreSQL's notification, also after the listening connection was killed.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type EventInput, recordEvent } from '../../src/events/events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
+import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../worker/webhook-fanout.ts';
 import { type EventType, subscribes } from '../../src/events/event-types.ts';
 import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
@@ -372,5 +374,59 @@ describe('a new event', () => {
     } finally {
       await fanout.stop();
     }
+  });
+});
+
+describe('an event no listening endpoint subscribes to', () => {
+  it('is written fanned out, by the rule endpoints subscribe by, and neither wakes nor costs the fan-out anything', async () => {
+    const cases: { endpoints: { events: string[]; status?: string }[]; type: EventType }[] = [
+      { endpoints: [], type: 'transfer.created' },
+      { endpoints: [{ events: ['transfer.settled'] }], type: 'transfer.created' },
+      { endpoints: [{ events: ['transfer.settled'] }], type: 'transfer.settled' },
+      { endpoints: [{ events: ['*'] }], type: 'event.delivery.failed' },
+      { endpoints: [{ events: ['*'] }], type: 'card.authorization.approved' },
+      { endpoints: [{ events: ['event.delivery.failed'] }], type: 'event.delivery.failed' },
+      { endpoints: [{ events: ['*'], status: 'disabled' }], type: 'transfer.settled' },
+      { endpoints: [{ events: ['*'], status: 'deleted' }], type: 'transfer.settled' },
+      {
+        endpoints: [{ events: ['*'], status: 'disabled' }, { events: ['transfer.settled'] }],
+        type: 'transfer.settled',
+      },
+    ];
+    const owedTo: boolean[] = [];
+    const ids: string[] = [];
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (message) => notified.push(message.channel));
+    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    try {
+      const found: { owed: boolean; notified: boolean }[] = [];
+      for (const [i, { endpoints, type }] of cases.entries()) {
+        const tenant = await createFundedTenant(db.orm, 0, `owed-${i}`);
+        for (const target of endpoints) await endpoint(tenant.tenantId, target.events, target.status);
+        const before = notified.length;
+        const id = await event(tenant.tenantId, type);
+        ids.push(id);
+        // A notification is delivered at commit: a round trip on the listener after the insert brings it.
+        await listener.query('select 1');
+        owedTo.push(
+          endpoints.some((target) => (target.status ?? 'listening') === 'listening' && subscribes(target.events, type)),
+        );
+        found.push({ owed: (await eventRow(id)).fanned_out_at === null, notified: notified.length > before });
+      }
+      // The oracle is `subscribes`, the fan-out's own rule: 4 of the 9 are owed a delivery.
+      expect(owedTo.filter(Boolean)).toHaveLength(4);
+      expect(found).toEqual(owedTo.map((owed) => ({ owed, notified: owed })));
+    } finally {
+      await listener.end();
+    }
+    // The fan-out hands the 4 owed their one delivery each, and none to the 5 others.
+    const fanout = fanoutWith();
+    await eventually(async () => {
+      await fanout.tick();
+      return (await Promise.all(ids.map(eventRow))).every((row) => row.fanned_out_at !== null);
+    }, 10_000);
+    expect(await Promise.all(ids.map(deliveriesOf))).toEqual(owedTo.map((owed) => (owed ? 1 : 0)));
   });
 });

@@ -45,6 +45,7 @@ import { Migration0043PostingsBalancedPerStatement } from './0043-postings-balan
 import { Migration0044PostingsBalancedByInsertedRows } from './0044-postings-balanced-by-inserted-rows.ts';
 import { Migration0045TransferAwaitingWord } from './0045-transfer-awaiting-word.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
+import { Migration0046EventsNotifyWhenOwed } from './0046-events-notify-when-owed.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -92,4 +93,5 @@ export const migrations = [
   Migration0044PostingsBalancedByInsertedRows,
   Migration0045TransferAwaitingWord,
   Migration0039WebhookLifecycle,
+  Migration0046EventsNotifyWhenOwed,
 ];
