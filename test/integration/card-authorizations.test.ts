@@ -6,14 +6,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
-import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { describe, expect, it } from 'vitest';
 import { auth, expectFieldRefused, issueCard, newSigningSecret, registerEndpoint } from '../support/api.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { postSignedCallback } from '../support/callbacks.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
+import { listenForEvents } from '../support/event-notifications.ts';
 import { startSandboxBank } from '../support/sandbox-bank.ts';
 import { decideAuthorization } from '../../src/cards/decision.ts';
 import { CardOperationSweep, HAND_OVER_GRACE_MS } from '../../src/cards/sweep.ts';
@@ -474,16 +473,13 @@ describe('card authorizations', () => {
       signing_secret: newSigningSecret(),
     });
     expect(registered.statusCode).toBe(201);
-    const listener = new pg.Client({ connectionString: db.url });
-    await listener.connect();
-    const notified: string[] = [];
-    listener.on('notification', (message) => notified.push(message.channel));
-    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    const listener = await listenForEvents(db.url);
+    const { notified } = listener;
     try {
       const approved = await purchase(tenant.apiKey, tenant.cardId, 10_000);
       expect((await purchase(tenant.apiKey, tenant.cardId, 200_000)).reason).toBe('insufficient_funds');
-      // A notification is delivered at commit: a round trip on the listener after both answers would have brought it.
-      await listener.query('select 1');
+      // A notification is delivered at commit: caught up after both answers, it would have come.
+      await listener.caughtUp();
       expect(notified).toEqual([]);
       // The processor's reversal is no decision: its event notifies as every other one does.
       await processorAction(tenant.apiKey, approved.authorization_id, 'reverse');

@@ -6,18 +6,17 @@
 // PostgreSQL's notification, also after the listening connection was killed.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sampleData } from '../../src/events/catalog.ts';
 import { type EventInput, recordEvent } from '../../src/events/events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/notifications.ts';
-import { EVENTS_CHANNEL } from '../../src/db/migrations/0011-event-notify.ts';
 import { EventFanout, type FanoutOptions, fanoutRetryDelayMs } from '../../worker/webhook-fanout.ts';
 import { type EventType, subscribes } from '../../src/events/event-types.ts';
 import { deliveryWorkflowId } from '../../workflows/webhooks/definitions.ts';
 import { createFundedTenant } from '../support/app.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/eventually.ts';
+import { listenForEvents } from '../support/event-notifications.ts';
 
 const TASK_QUEUE = `fanout-${process.pid}-${randomUUID().slice(0, 8)}`;
 
@@ -395,11 +394,8 @@ describe('an event no listening endpoint subscribes to', () => {
     ];
     const owedTo: boolean[] = [];
     const ids: string[] = [];
-    const listener = new pg.Client({ connectionString: db.url });
-    await listener.connect();
-    const notified: string[] = [];
-    listener.on('notification', (message) => notified.push(message.channel));
-    await listener.query(`listen ${EVENTS_CHANNEL}`);
+    const listener = await listenForEvents(db.url);
+    const { notified } = listener;
     try {
       const found: { owed: boolean; notified: boolean }[] = [];
       for (const [i, { endpoints, type }] of cases.entries()) {
@@ -408,8 +404,7 @@ describe('an event no listening endpoint subscribes to', () => {
         const before = notified.length;
         const id = await event(tenant.tenantId, type);
         ids.push(id);
-        // A notification is delivered at commit: a round trip on the listener after the insert brings it.
-        await listener.query('select 1');
+        await listener.caughtUp();
         owedTo.push(
           endpoints.some((target) => (target.status ?? 'listening') === 'listening' && subscribes(target.events, type)),
         );
