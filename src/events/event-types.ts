@@ -7,16 +7,12 @@ export function isDeliveryEvent(type: string): boolean {
   return type.startsWith('event.delivery.');
 }
 
-/** Whether an endpoint subscribed to `subscribed` receives events of `type`. */
+/**
+ * Whether an endpoint subscribed to `subscribed` receives events of `type`. The event insert asks
+ * the same rule of the database, over the tenant's listening endpoints (`webhook_endpoint_listens`,
+ * migration 0046).
+ */
 export function subscribes(subscribed: readonly string[], type: string): boolean {
   if (subscribed.includes(type)) return true;
   return subscribed.includes('*') && !isDeliveryEvent(type);
-}
-
-/**
- * `subscribes` as SQL, for a statement that must decide it where the rows are (the event insert's
- * "owed to nobody", src/events/events.ts): `subscribed` a text[] expression, `type` a text one.
- */
-export function subscribesSql(subscribed: string, type: string): string {
-  return `(${type} = any (${subscribed}) or ('*' = any (${subscribed}) and not starts_with(${type}, 'event.delivery.')))`;
 }

@@ -14,7 +14,6 @@ import { executeNumbered } from '../db/numbered-sql.ts';
 import { type Page, type Window, pageOf } from '../db/pages.ts';
 import type { WriteStep } from '../db/write-statement.ts';
 import { type EventData, type EventType, parseEventData } from './catalog.ts';
-import { listeningEndpointSql } from '../webhooks/store.ts';
 
 export const Event = tableEntity('Event', 'events', {
   ...tenantOwned(),
@@ -64,11 +63,13 @@ function activeTraceparent(): string | null {
  * An event no listening endpoint of its tenant subscribes to as it is recorded is owed no delivery,
  * and is written fanned out already: the fan-out never claims or marks it (two row writes an event,
  * most events: a card decision's, any tenant's with no endpoint). An endpoint receives the events
- * recorded once it listens (docs/webhooks.md#which-events-an-endpoint-receives).
+ * recorded once it listens (docs/webhooks.md#which-events-an-endpoint-receives). Whether one does is
+ * the database's `webhook_endpoint_listens` (migration 0046): `subscribes` over the tenant's
+ * listening endpoints.
  */
 const INSERT_EVENTS = `insert into events (id, tenant_id, type, source_key, payload, traceparent, fanned_out_at)
     select v.id, $1, v.type, v.source_key, v.payload, $2,
-           case when ${listeningEndpointSql('$1', 'v.type')} then null else now() end
+           case when webhook_endpoint_listens($1, v.type) then null else now() end
       from unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[]) as v (id, type, source_key, payload)
     on conflict (source_key) do nothing returning id`;
 

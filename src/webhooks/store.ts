@@ -9,7 +9,6 @@ import { NEWEST_FIRST, keyMode, tableEntity, tenantOwned, timestamps } from '../
 import { type Page, type Window, oneSnapshot, pageOf } from '../db/pages.ts';
 import { entityColumns } from '../db/prepared.ts';
 import { lockFor } from '../db/locks.ts';
-import { subscribesSql } from '../events/event-types.ts';
 
 /** What disables an endpoint (decisions §21): its tenant, its receiver's 410, or failing for too long. */
 export const DISABLED_BY = ['tenant', 'gone', 'failures'] as const;
@@ -125,16 +124,6 @@ export interface FanoutTargets {
   endpoints: Map<string, Pick<EndpointRow, 'id' | 'events'>[]>;
   /** By event: the endpoints an earlier pass queued a delivery to. */
   queued: Map<string, string[]>;
-}
-
-/**
- * SQL: whether a listening endpoint of the tenant (`tenant`, a uuid expression) subscribes to the
- * event type `type` (a text expression), by the rule of `subscribes`. The event insert asks it as
- * it records an event (src/events/events.ts).
- */
-export function listeningEndpointSql(tenant: string, type: string): string {
-  return `exists (select 1 from webhook_endpoints e where e.tenant_id = ${tenant} and e.status = 'listening'
-                     and ${subscribesSql('e.events', type)})`;
 }
 
 /**
