@@ -13,7 +13,7 @@ import {
   bundleWorkflowCode,
   makeTelemetryFilterString,
 } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { type Config, loadConfigOrExit } from '../src/config.ts';
 import { maskAccountNumbers, maskDeep, maskingLogger } from '../src/runtime/log-masking.ts';
 import { type MikroORM, openOrm } from '../src/orm.ts';
@@ -84,14 +84,16 @@ export async function startWorkerProcess(options: {
     logger: new DefaultLogger('WARN'),
     ...(tracing ? { workflowInterceptorModules: WORKFLOW_TRACING_MODULES } : {}),
   });
-  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  // The client shares the worker's native connection, so that a workflow this process starts on a
+  // queue it serves can be started eagerly (`requestEagerStart`): the server hands the first task
+  // back with the start, and this process runs it without a poll's round trip (the fan-out's
+  // deliveries, worker/webhook-fanout.ts).
   const client = new Client({
-    connection: clientConnection,
+    connection,
     namespace: config.TEMPORAL_NAMESPACE,
     ...(tracing ? { interceptors: workflowClientTracing() } : {}),
   });
   const close = async () => {
-    await clientConnection.close();
     await connection.close();
     await orm.close();
     // Spans still buffered (the last activities, workflows that just ended) leave before the process does.

@@ -58,6 +58,13 @@ export interface FanoutOptions {
   owner?: string;
   /** Passes also start at once when PostgreSQL notifies a new event (LISTEN on this database). */
   listen?: { connectionString: string; reconnectMs?: number };
+  /**
+   * Asks the server to start each delivery's workflow eagerly (`requestEagerStart`): its first task
+   * comes back with the start's answer, to this process's worker, instead of through a poll. Only
+   * where `client` shares its NativeConnection with a running Worker on `taskQueue` in this process
+   * (worker/webhooks.ts); a start the server or the worker cannot take eagerly is a plain start.
+   */
+  eagerStart?: boolean;
 }
 
 /** How long an event waits after its n-th failed fan-out: doubling from base, capped at max. */
@@ -72,6 +79,7 @@ export class EventFanout {
   private readonly leaseMs: number;
   private readonly owner: string;
   private readonly notifications: EventNotifications | undefined;
+  private eagerStarts = 0;
 
   constructor(options: FanoutOptions) {
     this.options = options;
@@ -102,6 +110,11 @@ export class EventFanout {
   async stop(): Promise<void> {
     await this.notifications?.stop();
     await this.loop.stop();
+  }
+
+  /** How many delivery workflows this fan-out started eagerly (`eagerStart`): their first task ran here. */
+  get startedEagerly(): number {
+    return this.eagerStarts;
   }
 
   /** One pass over the events due; returns how many deliveries it handed over for the events it finished. */
@@ -253,13 +266,15 @@ export class EventFanout {
       jitter: this.options.jitter ?? 0.2,
     };
     try {
-      await this.options.client.workflow.start<typeof webhookDeliveryWorkflow>(DELIVERY_WORKFLOW_TYPE, {
+      const handle = await this.options.client.workflow.start<typeof webhookDeliveryWorkflow>(DELIVERY_WORKFLOW_TYPE, {
         workflowId: deliveryWorkflowId(event.id, endpointId),
         taskQueue: this.options.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        ...(this.options.eagerStart ? { requestEagerStart: true } : {}),
       });
+      if (handle.eagerlyStarted) this.eagerStarts += 1;
     } catch (error) {
       // Started by an earlier pass (and perhaps already finished): nothing to do.
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

@@ -47,6 +47,8 @@ const fanout = new EventFanout({
   taskQueue: config.webhookTaskQueue,
   scheduleMs: config.webhookRetryScheduleMs,
   listen: { connectionString: config.databaseUrl },
+  // The client shares this process's NativeConnection with `worker` (worker/bootstrap.ts).
+  eagerStart: true,
   log: (message, fields) => log(40, message, fields),
 });
 await run([worker], fanout, {

@@ -258,6 +258,7 @@ describe('delivery', () => {
   it('delivers transfer.settled signed per Standard Webhooks, verifiable with the standardwebhooks library', async () => {
     const tenant = await createFundedTenant(db.orm, 1_000_000);
     const secret = newSigningSecret();
+    const eagerBefore = stack.fanout!.startedEagerly;
     await register(tenant.apiKey, {
       url: `${receiver.url}/signed`,
       events: ['transfer.settled'],
@@ -280,6 +281,9 @@ describe('delivery', () => {
     ).toThrow();
     // Only the subscribed type arrived.
     expect(receiver.on('/signed')).toHaveLength(1);
+    // Its workflow was started eagerly, as worker/webhooks.ts starts them: the server handed its first
+    // task to the webhook worker with the start (0 when the fan-out's client is not the worker's).
+    expect(stack.fanout!.startedEagerly - eagerBefore).toBeGreaterThanOrEqual(1);
 
     // The attempt is recorded once the receiver has answered: wait for that, not just the request.
     const delivery = await eventually(async () => {

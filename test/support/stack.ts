@@ -5,6 +5,7 @@
 // The wiring order matters (the app must know the bank's address, the bank the app's), so it
 // lives here once.
 import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
@@ -30,7 +31,7 @@ import { type TestDatabase, createTestDatabase } from './database.ts';
 import { freePort } from './ports.ts';
 import { type CliResult, runAdmin } from './cli.ts';
 import { type TestSandboxBank, startSandboxBank } from './sandbox-bank.ts';
-import { type TestWorker, startTestWorker } from './worker.ts';
+import { type TestWorker, installRuntime, startTestWorker } from './worker.ts';
 import { EventFanout } from '../../worker/webhook-fanout.ts';
 import { type PaystackSimulator, startPaystackSimulator } from '../simulators/paystack.ts';
 
@@ -44,6 +45,11 @@ export interface GatewayStack {
   client: Client;
   /** Where webhook deliveries run: `<taskQueue>-webhooks`, served by the stack's webhook worker. */
   webhookTaskQueue: string;
+  /**
+   * As the webhook worker process has it (worker/bootstrap.ts): a client on the webhook worker's own
+   * NativeConnection, kept across stopWorker/startWorker, so that the fan-out starts deliveries eagerly.
+   */
+  webhookClient: Client;
   /** Providers as the worker sees them (the sandbox bank over HTTP). */
   providers(): Providers;
   /** The operator CLI against this stack (its database, Temporal and task queue), as operator `ops-test`. */
@@ -70,15 +76,17 @@ export function fakeDns(names: Record<string, string[]>): Resolver {
 
 /**
  * The webhook worker's fan-out loop (events to deliveries) on the stack's webhook queue, as
- * worker/webhooks.ts runs it but without jitter and polling every 100 ms: started; the caller stops it.
+ * worker/webhooks.ts runs it (starting deliveries eagerly on the webhook worker's connection) but
+ * without jitter and polling every 100 ms: started; the caller stops it.
  */
 export function startWebhookFanout(
-  stack: Pick<GatewayStack, 'db' | 'client' | 'webhookTaskQueue'>,
+  stack: Pick<GatewayStack, 'db' | 'webhookClient' | 'webhookTaskQueue'>,
   scheduleMs: number[],
 ): EventFanout {
   const fanout = new EventFanout({
     orm: stack.db.orm,
-    client: stack.client,
+    client: stack.webhookClient,
+    eagerStart: true,
     taskQueue: stack.webhookTaskQueue,
     scheduleMs,
     jitter: 0,
@@ -210,6 +218,9 @@ export async function startGatewayStack(options: {
   // Two workers, as production runs two worker processes: the gateway's queue (and its lanes), and
   // the webhook queue.
   const webhookTaskQueue = defaultWebhookTaskQueue(options.taskQueue);
+  installRuntime(); // before the first NativeConnection, which would otherwise install the SDK's default
+  const webhookConnection = await NativeConnection.connect({ address: temporalAddress });
+  const webhookClient = new Client({ connection: webhookConnection });
   let workers: TestWorker[] = [];
   const startWorker = async () => {
     const common = {
@@ -226,6 +237,8 @@ export async function startGatewayStack(options: {
         ...common,
         role: 'webhooks',
         taskQueue: webhookTaskQueue,
+        connection: webhookConnection,
+        client: webhookClient,
         ...(options.webhookTenantConcurrency ? { webhookTenantConcurrency: options.webhookTenantConcurrency } : {}),
         ...(options.webhookWorkerSlots ? { webhookWorkerSlots: options.webhookWorkerSlots } : {}),
       }),
@@ -239,7 +252,7 @@ export async function startGatewayStack(options: {
   const connection = await Connection.connect({ address: temporalAddress });
   const client = new Client({ connection });
   const fanout = options.webhookScheduleMs
-    ? startWebhookFanout({ db, client, webhookTaskQueue }, options.webhookScheduleMs)
+    ? startWebhookFanout({ db, webhookClient, webhookTaskQueue }, options.webhookScheduleMs)
     : undefined;
   return {
     db,
@@ -249,6 +262,7 @@ export async function startGatewayStack(options: {
     bank,
     client,
     webhookTaskQueue,
+    webhookClient,
     paystack,
     fanout,
     providers,
@@ -268,6 +282,7 @@ export async function startGatewayStack(options: {
       await fanout?.stop();
       await stopWorker();
       await connection.close();
+      await webhookConnection.close();
       await bank.close();
       await gateway.close();
       await db.drop();

@@ -12,7 +12,7 @@ import {
   DefaultLogger,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { inject } from 'vitest';
 import { createActivities, webhookActivityDeps } from '../../activities/index.ts';
 import { createWebhookActivities } from '../../activities/webhooks/webhooks.ts';
@@ -79,8 +79,8 @@ export async function startTestWorker(options: {
   const address = options.temporalAddress ?? inject('temporalAddress');
   const connection = options.connection ?? (await NativeConnection.connect({ address }));
   if (options.connection && !options.client) throw new Error('startTestWorker: pass the client of that connection');
-  const clientConnection = options.client ? undefined : await Connection.connect({ address });
-  const client = options.client ?? new Client({ connection: clientConnection! });
+  // As worker/bootstrap.ts: the activities' client shares the worker's native connection.
+  const client = options.client ?? new Client({ connection });
   const deps = {
     orm: options.orm,
     client,
@@ -131,7 +131,6 @@ export async function startTestWorker(options: {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       if (!options.connection) await connection.close();
-      await clientConnection?.close();
     },
   };
 }
