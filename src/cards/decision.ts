@@ -6,15 +6,20 @@
 // 00:00 Africa/Lagos, less what was reversed), funds (the card's balance, plus JIT funding from
 // the wallet when the card has it). An approval holds the amount in the card's hold account.
 //
-// It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, in five round
-// trips: begin with the authorization's advisory lock (its card and id), in one query; then, as
-// named prepared statements (parsed and planned once per connection), the card, locked; its
-// accounts, locked in id order (src/ledger, lockTenantAccountsTimed; two more, the first time, to
-// open the card's hold account); one statement that writes everything; commit (six with a daily
-// limit: today's total, read after the locks). Its locks are held across those round trips, and
-// each waits its turn on this process's event loop: under load that wait, not the locks, is most
-// of a decision's time (docs/performance.md), so the fewer round trips the better. Each locking
-// statement reports how long PostgreSQL took until its locks were held (DecisionTiming). It writes no table of its own: the one statement is composed
+// It is the gateway's hottest path, so it runs on a connection of the ORM's own pool, in two round
+// trips. The first sends, in one query: `begin`; the authorization's advisory lock (its card and
+// id); the card, locked, with its stored decision of this id; and the card's accounts, locked in id
+// order (its balance, its holds, and the wallet when it is JIT-funded; src/ledger,
+// lockAccountsNamedBy). PostgreSQL runs them in order, each with a snapshot taken once the locks
+// before it are held, so the card's statement sees what an earlier decision of this id committed and
+// the accounts are those of the card as locked. The second sends the one statement that writes
+// everything and the `commit`, in one query. More only when needed: the card's first authorization
+// opens its hold account (two more, once per card), a daily limit reads today's total after the
+// locks (one more), and a repeat or a card not found ends with a plain `commit`. Its locks are held
+// across those round trips, and each waits its turn on this process's event loop: under load that
+// wait, not the locks, is most of a decision's time (docs/performance.md), so the fewer round trips
+// the better. Each locking statement reports how long PostgreSQL took, from the query's arrival,
+// until its locks were held (DecisionTiming). It writes no table of its own: the one statement is composed
 // (src/db/write-statement.ts) of each table's owner's steps — the authorization (./authorizations.ts),
 // the journal (src/ledger: the movements of src/ledger/movements.ts, worked out on the locked
 // accounts by planEntriesOnLockedAccounts, each account changed only while its balance is still
@@ -28,14 +33,22 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { type PooledTiming, inPooledTransaction, prepared } from '../db/numbered-sql.ts';
+import {
+  type Answered,
+  type NamedStatement,
+  type Part,
+  type PooledTiming,
+  inPooledTransaction,
+} from '../db/numbered-sql.ts';
 import { entityColumns } from '../db/prepared.ts';
-import { runWrite } from '../db/write-statement.ts';
+import { writePart } from '../db/write-statement.ts';
 import { type NewEvent, recordEventsStep } from '../events/events.ts';
 import {
   cardAccountCode,
   cardHoldAccountCode,
+  lockAccountsNamedBy,
   lockTenantAccountsTimed,
+  lockedAccountsFrom,
   planEntriesOnLockedAccounts,
   postPlanSteps,
 } from '../ledger/ledger.ts';
@@ -88,18 +101,25 @@ export async function decideAuthorization(
   // One decision or reversal of this card's id at a time (settleAuthorization takes the same lock),
   // and this decision's events send no notification (migration 0017): the fan-out's poll delivers
   // them within 200 ms, and PostgreSQL would otherwise serialise this commit with every notifying
-  // one. Sent with the transaction's `begin`, in one round trip; each statement after it sees what
-  // an earlier decision or reversal of this id committed. The clock is read in the outer select,
-  // after the subquery (kept apart by `offset 0`) has the lock.
-  const opening = (client: pg.PoolClient) =>
+  // one. The clock is read in the outer select, after the subquery (kept apart by `offset 0`) has
+  // the lock. Then the card and its accounts, locked, in the same round trip.
+  const opening = (client: pg.PoolClient): Part[] => [
     `select ${SINCE_STATEMENT_START_MS} as "locked_after_ms"
        from (select ${authorizationIdLock(`${client.escapeLiteral(request.cardReference)}::text`, `${client.escapeLiteral(request.authorizationId)}::text`)},
-                    set_config('gateway.quiet_events', 'on', true) offset 0) as locked`;
+                    set_config('gateway.quiet_events', 'on', true) offset 0) as locked`,
+    cardStatement(orm.em, request),
+    cardAccountsStatement(request),
+  ];
   const outcome = await inPooledTransaction(
     orm,
-    (client, em, opened) => {
-      locks.waitedMs += Number(opened[0]!.locked_after_ms);
-      return decide(client, em, request, locks);
+    (client, em, opened, commitWith) => {
+      // Every statement of the round trip is timed from the query's arrival: the last lock's time
+      // is the round trip's lock waits (and well under a millisecond of work).
+      locks.waitedMs += Math.max(
+        0,
+        ...opened.flatMap((result) => result.rows.map((row) => Number(row.locked_after_ms))),
+      );
+      return decide(client, em, request, locks, opened, commitWith);
     },
     { timing: pooled, opening },
   );
@@ -116,16 +136,15 @@ export async function decideAuthorization(
 /** The milliseconds from a statement's start in the server until now: read after its locks are held. */
 const SINCE_STATEMENT_START_MS = '1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8';
 
-let cardStatement: string | undefined;
+let cardStatementText: string | undefined;
 
 /**
  * The card by its processor reference, locked; with its stored decision of this id and its void of
  * it, if any (a void recorded before ids were per card names no card, and voids the id on any).
  */
-function cardStatementText(em: EntityManager): string {
-  if (cardStatement === undefined) {
-    // Materialized, so that the outer select reads the clock only once the card's row is locked.
-    cardStatement = `with locked as materialized (
+function cardStatement(em: EntityManager, request: AuthorizationRequest): NamedStatement {
+  // Materialized, so that the outer select reads the clock only once the card's row is locked.
+  cardStatementText ??= `with locked as materialized (
     select ${entityColumns(em, Card, 'c').join(', ')},
         a.decision as "decided_decision", a.reason as "decided_reason",
         exists (select 1 from card_authorization_voids v
@@ -137,9 +156,33 @@ function cardStatementText(em: EntityManager): string {
        and exists (select 1 from tenants t where t.id = c.tenant_id and t.mode = any($3::text[]))
        for update of c)
     select locked.*, ${SINCE_STATEMENT_START_MS} as "locked_after_ms" from locked`;
-  }
-  return cardStatement;
+  return {
+    name: 'card-decision-card',
+    text: cardStatementText,
+    values: [request.authorizationId, request.cardReference, request.modes],
+  };
 }
+
+/**
+ * The card's accounts, locked in id order, named by the same card (its reference and the modes, as
+ * cardStatement finds it): its balance, its holds, and the wallet when it is JIT-funded. Sent right
+ * after cardStatement, so it reads the card as locked. The codes are built by the ledger's own
+ * functions (their prefixes as values), so that they cannot drift from the accounts' names.
+ */
+function cardAccountsStatement(request: AuthorizationRequest): NamedStatement {
+  return lockAccountsNamedBy(
+    'card-decision-accounts',
+    `select c.tenant_id, c.currency,
+            array[$3 || c.id::text, $4 || c.id::text]
+              || case when c.jit_funding then array[$5::text] else array[]::text[] end as codes
+       from cards c
+      where c.processor_reference = $1
+        and exists (select 1 from tenants t where t.id = c.tenant_id and t.mode = any($2::text[]))`,
+    [request.cardReference, request.modes, cardAccountCode(''), cardHoldAccountCode(''), WALLET],
+  );
+}
+
+const WALLET = 'wallet';
 
 /** The first decided check the purchase fails, or null when only funds remain to be checked. */
 export function policyRefusal(
@@ -163,15 +206,11 @@ async function decide(
   em: EntityManager,
   request: AuthorizationRequest,
   locks: { waitedMs: number },
+  opened: Answered[],
+  commitWith: (parts: readonly Part[]) => Promise<Answered[]>,
 ) {
   const id = request.authorizationId;
-  const found = await prepared(client, 'card-decision-card', cardStatementText(em), [
-    id,
-    request.cardReference,
-    request.modes,
-  ]);
-  const row = found.rows[0];
-  locks.waitedMs += Number(row?.locked_after_ms ?? 0);
+  const row = opened[1]!.rows[0];
   if (!row) return { decision: { authorization_id: id, decision: 'declined', reason: 'card_not_found' } } as const;
   const {
     decided_decision: decided,
@@ -193,18 +232,23 @@ async function decide(
   const card: CardRow = em.map(Card, columns as never);
   const now = new Date(Number(nowMs));
 
-  // The card's balance, its holds and (for a JIT card) the wallet, locked; the card's first
-  // authorization opens its hold account.
-  const { accounts, lockedAfterMs } = await lockTenantAccountsTimed(client, {
-    tenantId: card.tenant_id,
-    currency: card.currency as Currency,
-    codes: [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? ['wallet'] : [])],
-    openMissing: [cardHoldAccountCode(card.id)],
-  });
-  locks.waitedMs += lockedAfterMs;
+  // The card's balance, its holds and (for a JIT card) the wallet, locked in the first round trip;
+  // the card's first authorization opens its hold account, and locks them again with it.
+  const codes = [cardAccountCode(card.id), cardHoldAccountCode(card.id), ...(card.jit_funding ? [WALLET] : [])];
+  let accounts = lockedAccountsFrom(opened[2]!.rows);
+  if (codes.some((code) => !accounts.has(code))) {
+    const opening = await lockTenantAccountsTimed(client, {
+      tenantId: card.tenant_id,
+      currency: card.currency as Currency,
+      codes,
+      openMissing: [cardHoldAccountCode(card.id)],
+    });
+    accounts = opening.accounts;
+    locks.waitedMs += opening.lockedAfterMs;
+  }
   const spent = (card.daily_limit_minor ?? null) !== null ? await spentToday(client, card.id) : 0;
   const cardBalance = accounts.get(cardAccountCode(card.id))!.balanceMinor;
-  const walletBalance = accounts.get('wallet')?.balanceMinor ?? 0;
+  const walletBalance = accounts.get(WALLET)?.balanceMinor ?? 0;
 
   let reason: StoredDeclineReason | null = voided ? 'timeout' : policyRefusal(card, request, spent);
   let jitFundedMinor = 0;
@@ -277,13 +321,16 @@ async function decide(
     payload: authorizationView(stored),
   });
 
-  // Under the locks no step's count can differ; if one ever does, the throw closes the connection
-  // (inPooledTransaction) and nothing of the decision is kept.
-  await runWrite(client, 'card-decision-write', `authorization ${id}`, [
-    insertAuthorizationStep(stored),
-    ...postPlanSteps(card.tenant_id, planEntriesOnLockedAccounts(movements, accounts)),
-    ...insertFundingsSteps(card, fundings),
-    recordEventsStep(card.tenant_id, events),
+  // Under the locks no step's count can differ; if one ever does, PostgreSQL fails the statement,
+  // the commit sent with it does not run, and the throw closes the connection (inPooledTransaction):
+  // nothing of the decision is kept.
+  await commitWith([
+    writePart('card-decision-write', `authorization ${id}`, [
+      insertAuthorizationStep(stored),
+      ...postPlanSteps(card.tenant_id, planEntriesOnLockedAccounts(movements, accounts)),
+      ...insertFundingsSteps(card, fundings),
+      recordEventsStep(card.tenant_id, events),
+    ]),
   ]);
   const decision: AuthorizationDecision = { authorization_id: id, decision: stored.decision, reason };
   return autoReload ? { decision, autoReload } : { decision };

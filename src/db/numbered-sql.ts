@@ -18,14 +18,22 @@ export type SqlValue = string | number | boolean | null | readonly (string | num
  * statement timed out on our side, or a failed begin or commit, its state is unknown, and the next
  * borrower must never find itself inside this transaction. Closing it rolls back whatever is open.
  *
- * `opening` (literal SQL: its values quoted with the client's `escapeLiteral`) is sent with the
- * `begin`, in one round trip instead of two, and `work` gets its rows: each round trip a
- * transaction makes waits its turn on this process's event loop, with the transaction's locks held.
+ * Each round trip a transaction makes waits its turn on this process's event loop, with the
+ * transaction's locks held, so the hot path sends its statements in as few as it can (`sendTogether`):
+ * `opening` goes with the `begin`, and `work` gets their results (one per part); `work` may end the
+ * transaction itself with `commitWith`, which sends its last statements and the `commit` together.
+ * A statement that fails stops everything after it in its round trip, the `commit` included, and
+ * the throw closes the connection.
  */
 export async function inPooledTransaction<T>(
   orm: MikroORM,
-  work: (client: pg.PoolClient, em: EntityManager, opened: Record<string, unknown>[]) => Promise<T>,
-  options: { timing?: PooledTiming; opening?: (client: pg.PoolClient) => string } = {},
+  work: (
+    client: pg.PoolClient,
+    em: EntityManager,
+    opened: Answered[],
+    commitWith: (parts: readonly Part[]) => Promise<Answered[]>,
+  ) => Promise<T>,
+  options: { timing?: PooledTiming; opening?: (client: pg.PoolClient) => readonly Part[] } = {},
 ): Promise<T> {
   const { timing } = options;
   const em = orm.em.fork();
@@ -34,16 +42,20 @@ export async function inPooledTransaction<T>(
   const client = await pool.connect();
   const connected = performance.now();
   try {
-    let opened: Record<string, unknown>[] = [];
+    let opened: Answered[] = [];
     if (options.opening) {
-      // Several statements in one query answer one result each: the second is the opening's.
-      const results = (await client.query(`begin; ${options.opening(client)}`)) as unknown as pg.QueryResult[];
-      opened = results[1]!.rows as Record<string, unknown>[];
+      opened = (await sendTogether(client, ['begin', ...options.opening(client)])).slice(1);
     } else {
       await client.query('begin');
     }
-    const result = await work(client, em, opened);
-    await client.query('commit');
+    let committed = false;
+    const commitWith = async (parts: readonly Part[]) => {
+      if (committed) throw new Error('this transaction is already committed');
+      committed = true;
+      return (await sendTogether(client, [...parts, 'commit'])).slice(0, -1);
+    };
+    const result = await work(client, em, opened, commitWith);
+    if (!committed) await client.query('commit');
     client.release();
     if (timing) {
       timing.connectionWaitMs = connected - asked;
@@ -54,6 +66,76 @@ export async function inPooledTransaction<T>(
     client.release(error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
+}
+
+/**
+ * A statement sent by name, so that it can share one query (one round trip) with others: prepared
+ * once per connection with SQL `prepare` (parsed and planned as a protocol-level prepared statement
+ * is), then `execute`d with its values written as quoted literals, which PostgreSQL reads as it
+ * reads the protocol's text parameters (each becomes the type its parameter was inferred to be).
+ */
+export interface NamedStatement {
+  /** One name, one text, for the life of the process: lower case, digits and dashes. */
+  name: string;
+  text: string;
+  values: readonly SqlValue[];
+}
+
+/** What one statement of a round trip answered. */
+export type Answered = pg.QueryResult<Record<string, unknown>>;
+
+/** A part of a round trip: a single SQL statement written out (its values quoted), or a named one. */
+export type Part = string | NamedStatement;
+
+/** The named statements each connection has prepared (a closed connection's go with it). */
+const preparedOn = new WeakMap<object, Set<string>>();
+
+/**
+ * Sends the parts as one query, one round trip, and answers one result per part. PostgreSQL runs
+ * them in order, each with a snapshot of its own (so one after a lock sees what the lock waited
+ * for), all timed from the query's arrival (`statement_timestamp()`); the first that fails stops the
+ * rest and fails the whole. A named statement this connection has not prepared is prepared in the
+ * same query, just before it.
+ */
+export async function sendTogether(
+  client: Pick<pg.ClientBase, 'query' | 'escapeLiteral'>,
+  parts: readonly Part[],
+): Promise<Answered[]> {
+  const known = preparedOn.get(client) ?? new Set<string>();
+  const preparing = new Set<string>();
+  const texts: string[] = [];
+  const ours: boolean[] = [];
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      ours.push(true);
+      continue;
+    }
+    if (!/^[a-z0-9-]+$/.test(part.name)) throw new Error(`statement name ${part.name} is not a name`);
+    const name = `"sql:${part.name}"`;
+    if (!known.has(part.name) && !preparing.has(part.name)) {
+      preparing.add(part.name);
+      texts.push(`prepare ${name} as ${part.text}`);
+      ours.push(false);
+    }
+    const values = part.values.map((value) => literalOf(client, value));
+    texts.push(values.length > 0 ? `execute ${name}(${values.join(', ')})` : `execute ${name}`);
+    ours.push(true);
+  }
+  const answered = (await client.query(texts.join(';\n'))) as unknown as Answered | Answered[];
+  const results = Array.isArray(answered) ? answered : [answered];
+  if (results.length !== texts.length) {
+    throw new Error(`${texts.length} statements sent together answered ${results.length} results`);
+  }
+  for (const name of preparing) known.add(name);
+  preparedOn.set(client, known);
+  return results.filter((_, i) => ours[i]);
+}
+
+/** A value as a quoted SQL literal (an array as an array literal), or `null`. */
+export function literalOf(client: Pick<pg.ClientBase, 'escapeLiteral'>, value: SqlValue): string {
+  if (value === null) return 'null';
+  return client.escapeLiteral(Array.isArray(value) ? arrayLiteral(value) : String(value));
 }
 
 /** Filled in by inPooledTransaction once it has committed: how long it waited for a connection, then held one. */

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionPropagation } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type SqlClient, executeNumbered, prepared } from '../db/numbered-sql.ts';
+import { type NamedStatement, type SqlClient, type SqlValue, executeNumbered, prepared } from '../db/numbered-sql.ts';
 import { type WriteStep, composeWrite } from '../db/write-statement.ts';
 import { type Currency, assertMinorUnits } from '../lib/money.ts';
 import type { SystemAccountCode, TenantAccountCode } from './accounts.ts';
@@ -563,6 +563,38 @@ const LOCK_ACCOUNTS_TIMED = `with locked as materialized (${LOCK_ACCOUNTS})
   select locked.*, 1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8 as locked_after_ms
     from locked`;
 
+/**
+ * LOCK_ACCOUNTS_TIMED for the accounts a statement of the caller's names (`named`: one row of
+ * `tenant_id`, `currency` and `codes text[]`, on its own $1, $2…), as a named statement
+ * (src/db/numbered-sql.ts) that can go in the same round trip as the caller's own lock: the card
+ * decision finds its card's accounts by the card, which it has locked just before. No row from
+ * `named`, no account locked. What it answers is read with `lockedAccountsFrom`.
+ */
+export function lockAccountsNamedBy(name: string, named: string, values: readonly SqlValue[]): NamedStatement {
+  return {
+    name,
+    text: `with named as (${named}),
+  locked as materialized (
+    select a.id, a.code, a.balance_minor::text as balance_minor, a.allow_negative
+      from ledger_accounts a, named
+     where a.tenant_id = named.tenant_id and a.currency = named.currency and a.code = any(named.codes)
+     order by a.id for update of a)
+  select locked.*, 1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8 as locked_after_ms
+    from locked`,
+    values,
+  };
+}
+
+/** What LOCK_ACCOUNTS_TIMED (or `lockAccountsNamedBy`) answered: the accounts by code, as locked. */
+export function lockedAccountsFrom(rows: readonly Record<string, unknown>[]): Map<string, LockedAccount> {
+  return new Map<string, LockedAccount>(
+    rows.map((row) => [
+      row.code as string,
+      { id: row.id as string, balanceMinor: Number(row.balance_minor), allowNegative: row.allow_negative as boolean },
+    ]),
+  );
+}
+
 /** Which of a tenant's accounts to lock, by code. */
 export interface AccountsToLock {
   tenantId: string;
@@ -572,12 +604,7 @@ export interface AccountsToLock {
 
 /** The locked rows by code; a code of `which` with no row is an UnknownAccountError. */
 function lockedByCode(rows: Record<string, unknown>[], which: AccountsToLock): Map<string, LockedAccount> {
-  const locked = new Map<string, LockedAccount>(
-    rows.map((row) => [
-      row.code as string,
-      { id: row.id as string, balanceMinor: Number(row.balance_minor), allowNegative: row.allow_negative as boolean },
-    ]),
-  );
+  const locked = lockedAccountsFrom(rows);
   for (const code of which.codes) {
     if (!locked.has(code)) {
       throw new UnknownAccountError(`tenant ${which.tenantId} has no ${code} account in ${which.currency}`);

@@ -35,6 +35,9 @@ useGatewayStack({ taskQueue: TASK_QUEUE }, (started) => {
 const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', apiKey: string, url: string, payload?: unknown) =>
   app.inject({ method, url, headers: auth(apiKey), ...(payload !== undefined ? { payload: payload as object } : {}) });
 
+// A decision's first round trip, as pg_stat_activity shows its start (src/cards/decision.ts): `begin`,
+// then the authorization's lock with the events kept quiet; its card and accounts follow in it.
+const DECISION_OPENING = `'begin;%gateway.quiet_events%'`;
 const PURCHASE = { merchant_name: 'Shoprite Lekki', merchant_category: '5411', channel: 'pos' } as const;
 
 async function purchase(apiKey: string, cardId: string, amountMinor: number, extra: Record<string, unknown> = {}) {
@@ -335,7 +338,7 @@ describe('card authorizations', () => {
       await eventually(async () => {
         const [waiting] = await db.orm.em.fork().execute<{ n: string }[]>(
           `select count(*) as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like '%from ledger_accounts%for update%'`,
+            where datname = current_database() and wait_event_type = 'Lock' and query like ${DECISION_OPENING}`,
         );
         return Number(waiting!.n) === 1;
       });
@@ -553,7 +556,7 @@ describe('card authorizations', () => {
 
     // The card's row held by another transaction until the decision has waited on it for 300 ms at
     // least: its lock wait is at least that (a bound the order of events guarantees, not a speed).
-    // Its statement's text is long, and pg_stat_activity keeps only its start.
+    // Its round trip's text is long, and pg_stat_activity keeps only its start.
     let decided: ReturnType<typeof decideAuthorization> | undefined;
     await db.orm.em.fork().transactional(async (tx) => {
       await tx.execute('select 1 from cards where id = ? for update', [tenant.cardId]);
@@ -561,7 +564,7 @@ describe('card authorizations', () => {
       await eventually(async () => {
         const [waiting] = await db.orm.em.fork().execute<{ n: string }[]>(
           `select count(*) as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like 'with locked as %'`,
+            where datname = current_database() and wait_event_type = 'Lock' and query like ${DECISION_OPENING}`,
         );
         return Number(waiting!.n) === 1;
       });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeNumbered, inPooledTransaction } from '../../src/db/numbered-sql.ts';
-import { runWrite } from '../../src/db/write-statement.ts';
+import { writePart } from '../../src/db/write-statement.ts';
 import {
   InsufficientFundsError,
   type LockedAccount,
@@ -44,7 +44,8 @@ async function postWithPostEntry(db: TestDatabase, tenantId: string, _cardId: st
 }
 
 /**
- * The same batch as the card decision posts it: accounts locked, planned, written in one statement.
+ * The same batch as the card decision posts it: accounts locked, planned, written in one statement
+ * sent with the commit.
  * `tamper` changes what the plan is worked out on (a plan the statement itself must refuse).
  */
 async function postWithPlan(
@@ -54,19 +55,21 @@ async function postWithPlan(
   movements: Movement[],
   tamper: (locked: Map<string, LockedAccount>) => void = () => {},
 ) {
-  await inPooledTransaction(db.orm, async (client) => {
+  await inPooledTransaction(db.orm, async (client, _em, _opened, commitWith) => {
     const locked = await lockTenantAccounts(client, {
       tenantId,
       currency: 'NGN',
       codes: [...cardCodes(cardId), 'wallet'],
     });
     tamper(locked);
-    await runWrite(
-      client,
-      'ledger-parity-write',
-      'parity',
-      postPlanSteps(tenantId, planEntriesOnLockedAccounts(movements, locked)),
-    );
+    // Sent with the commit, as the decision sends it: a count PostgreSQL refuses stops the commit.
+    await commitWith([
+      writePart(
+        'ledger-parity-write',
+        'parity',
+        postPlanSteps(tenantId, planEntriesOnLockedAccounts(movements, locked)),
+      ),
+    ]);
   });
 }
 

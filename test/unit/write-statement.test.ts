@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { type AuthorizationRow, insertAuthorizationStep } from '../../src/cards/authorizations.ts';
 import { type FundingRow, insertFundingsSteps } from '../../src/cards/store.ts';
-import { type SqlClient, arrayLiteral, toQuestionMarks } from '../../src/db/numbered-sql.ts';
-import { type WriteStep, composeWrite, runWrite } from '../../src/db/write-statement.ts';
+import type pg from 'pg';
+import { arrayLiteral, literalOf, sendTogether, toQuestionMarks } from '../../src/db/numbered-sql.ts';
+import { type WriteStep, composeWrite, writePart } from '../../src/db/write-statement.ts';
 import { recordEventsStep } from '../../src/events/events.ts';
 import { sampleData } from '../../src/features.ts';
 import { planEntriesOnLockedAccounts, postPlanSteps } from '../../src/ledger/ledger.ts';
@@ -55,24 +56,101 @@ describe('composeWrite', () => {
   });
 });
 
-describe('runWrite', () => {
-  // A connection that must never be used: the refusal comes before anything is sent.
-  const unused = {
-    query: () => {
-      throw new Error('nothing may be sent');
-    },
-  } as unknown as SqlClient;
+describe('composeWrite, checked by PostgreSQL', () => {
+  it("asks gateway_rows_written for each step's count, with what the write is and the counts as its last values", () => {
+    const { text, values } = composeWrite(
+      [
+        { name: 'first', text: 'insert into a (x) values ($1) returning 1', values: ['x'], rows: 1 },
+        { name: 'second', text: 'delete from b where id = any($1::text[]) returning 1', values: [['p', 'q']], rows: 2 },
+      ],
+      { what: 'authorization auth_1' },
+    );
+    expect(text).toBe(
+      [
+        'with',
+        '  first as (',
+        'insert into a (x) values ($1) returning 1),',
+        '  second as (',
+        'delete from b where id = any($2::text[]) returning 1)',
+        'select gateway_rows_written($3::text, \'first\', (select count(*) from first), $4::int) as "first",',
+        '       gateway_rows_written($3::text, \'second\', (select count(*) from second), $5::int) as "second"',
+      ].join('\n'),
+    );
+    expect(values).toEqual(['x', ['p', 'q'], 'authorization auth_1', 1, 2]);
+  });
+});
 
-  it('refuses a prepared name asked to run other steps than it was composed of, sending nothing', async () => {
+describe('sendTogether (several statements, one round trip)', () => {
+  // A connection that answers each statement of the query with a result naming it, and keeps what was sent.
+  function recording() {
+    const sent: string[] = [];
+    const client = {
+      escapeLiteral: (text: string) => `'${text.replace(/'/g, "''")}'`,
+      query: (text: string) => {
+        sent.push(text);
+        const results = text.split(';\n').map((statement) => ({ command: statement.split(' ')[0], rows: [] }));
+        return Promise.resolve(results.length === 1 ? results[0] : results);
+      },
+    };
+    return { sent, client: client as unknown as Pick<pg.ClientBase, 'query' | 'escapeLiteral'> };
+  }
+  const statement = {
+    name: 'together-test',
+    text: 'select $1::text, $2::int[], $3::text',
+    values: ["it's", [1, 2], null],
+  };
+
+  it('prepares a named statement once per connection, in the same query, and answers one result per part', async () => {
+    const { sent, client } = recording();
+    const first = await sendTogether(client, ['begin', statement, statement, 'commit']);
+    expect(sent[0]).toBe(
+      [
+        'begin',
+        'prepare "sql:together-test" as select $1::text, $2::int[], $3::text',
+        `execute "sql:together-test"('it''s', '{"1","2"}', null)`,
+        `execute "sql:together-test"('it''s', '{"1","2"}', null)`,
+        'commit',
+      ].join(';\n'),
+    );
+    expect(first.map((result) => result.command)).toEqual(['begin', 'execute', 'execute', 'commit']);
+    await sendTogether(client, [statement]);
+    expect(sent[1]).toBe(`execute "sql:together-test"('it''s', '{"1","2"}', null)`);
+    // Another connection has not prepared it.
+    const other = recording();
+    await sendTogether(other.client, [statement]);
+    expect(other.sent[0]).toMatch(/^prepare "sql:together-test" as /);
+  });
+
+  it('refuses a part that is two statements, by the count of what came back, and a name that is not one', async () => {
+    const { client } = recording();
+    await expect(sendTogether(client, ['select 1;\nselect 2'])).rejects.toThrow(
+      '1 statements sent together answered 2 results',
+    );
+    await expect(sendTogether(client, [{ ...statement, name: 'x"; drop table t; --' }])).rejects.toThrow(
+      'is not a name',
+    );
+  });
+
+  it('writes values as literals PostgreSQL reads as it reads text parameters', () => {
+    const { client } = recording();
+    expect(literalOf(client, null)).toBe('null');
+    expect(literalOf(client, 12_345)).toBe("'12345'");
+    expect(literalOf(client, true)).toBe("'true'");
+    expect(literalOf(client, ['a"b', null])).toBe(`'{"a\\"b",NULL}'`);
+  });
+});
+
+describe('writePart', () => {
+  it('refuses a name asked for other steps, or another number of values, than it was composed of', () => {
     const first = [step('only', 'delete from a where id = $1 returning 1', ['x'])];
-    // The first run composes and sends; the connection's refusal to send shows it got that far.
-    await expect(runWrite(unused, 'write-test', 'test', first)).rejects.toThrow('nothing may be sent');
-    await expect(
-      runWrite(unused, 'write-test', 'test', [step('only', 'delete from b where id = $1 returning 1', ['x'])]),
-    ).rejects.toThrow('prepared write write-test was composed of other steps than these');
-    await expect(
-      runWrite(unused, 'write-test', 'test', [step('only', 'delete from a where id = $1 returning 1', ['x', 'y'])]),
-    ).rejects.toThrow('prepared write write-test was composed of other steps than these');
+    expect(writePart('write-test', 'test', first)).toMatchObject({ name: 'write-test', values: ['x', 'test', 1] });
+    expect(writePart('write-test', 'other', first).values).toEqual(['x', 'other', 1]);
+    expect(() =>
+      writePart('write-test', 'test', [step('only', 'delete from b where id = $1 returning 1', ['x'])]),
+    ).toThrow('prepared write write-test was composed of other steps than these');
+    expect(() =>
+      writePart('write-test', 'test', [step('only', 'delete from a where id = $1 returning 1', ['x', 'y'])]),
+    ).toThrow('prepared write write-test was composed of other steps than these');
   });
 });
 

@@ -46,6 +46,7 @@ import { Migration0044PostingsBalancedByInsertedRows } from './0044-postings-bal
 import { Migration0045TransferAwaitingWord } from './0045-transfer-awaiting-word.ts';
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 import { Migration0046EventsNotifyWhenOwed } from './0046-events-notify-when-owed.ts';
+import { Migration0047RowsWritten } from './0047-rows-written.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -94,4 +95,5 @@ export const migrations = [
   Migration0045TransferAwaitingWord,
   Migration0039WebhookLifecycle,
   Migration0046EventsNotifyWhenOwed,
+  Migration0047RowsWritten,
 ];
