@@ -65,21 +65,22 @@ const composed = new Map<string, { source: string; arity: readonly number[]; tex
 
 /**
  * The steps as a named statement (src/db/numbered-sql.ts `sendTogether`) for the caller's
- * transaction, to send alone or with the `commit` (`commitWith`). `what` names the write in the error of a
- * count that differs: "<what>: wrote <n> <step>, expected <m>". The text is composed once per name
- * (the hot path pays only for its values); a name asked to run other steps, or steps with another
- * number of values, than it was composed of is refused before anything is sent.
+ * transaction, to send alone or with the `commit` (`commitWith`). `what` names the write in the
+ * error of a count that differs: "<what>: wrote <n> <step>, expected <m>". The text is composed once
+ * per name (the hot path pays only for its values: the steps', then `what` and the counts, in the
+ * order composeWrite numbers them); a name asked to run other steps, or steps with another number
+ * of values, than it was composed of is refused before anything is sent.
  */
 export function writePart(name: string, what: string, steps: readonly WriteStep[]): NamedStatement {
   const source = steps.map((step) => `${step.name}\n${step.text}`).join('\n');
   const arity = steps.map((step) => step.values.length);
-  const { text, values } = composeWrite(steps, { what });
   let statement = composed.get(name);
   if (!statement) {
-    statement = { source, arity, text };
+    statement = { source, arity, text: composeWrite(steps, { what }).text };
     composed.set(name, statement);
   } else if (statement.source !== source || statement.arity.some((count, i) => count !== arity[i])) {
     throw new Error(`prepared write ${name} was composed of other steps than these`);
   }
+  const values = [...steps.flatMap((step) => step.values), what, ...steps.map((step) => step.rows)];
   return { name, text: statement.text, values };
 }

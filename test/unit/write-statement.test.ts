@@ -145,6 +145,15 @@ describe('writePart', () => {
     const first = [step('only', 'delete from a where id = $1 returning 1', ['x'])];
     expect(writePart('write-test', 'test', first)).toMatchObject({ name: 'write-test', values: ['x', 'test', 1] });
     expect(writePart('write-test', 'other', first).values).toEqual(['x', 'other', 1]);
+    // The values a composed name is given are those composeWrite numbers, in its order.
+    const two = [
+      step('one', 'delete from a where id = $1 returning 1', ['x']),
+      step('two', 'delete from b returning 1', []),
+    ];
+    expect(writePart('write-test-two', 'w', two)).toEqual({
+      name: 'write-test-two',
+      ...composeWrite(two, { what: 'w' }),
+    });
     expect(() =>
       writePart('write-test', 'test', [step('only', 'delete from b where id = $1 returning 1', ['x'])]),
     ).toThrow('prepared write write-test was composed of other steps than these');
