@@ -554,14 +554,25 @@ export interface LockedAccount {
   allowNegative: boolean;
 }
 
-/** The tenant's accounts of these codes, locked in id order (as every posting locks them). */
-const LOCK_ACCOUNTS = `select id, code, balance_minor::text as balance_minor, allow_negative from ledger_accounts
-   where tenant_id = $1 and currency = $2 and code = any($3::text[]) order by id for update`;
+/**
+ * A tenant's accounts, locked in id order (as every posting locks them): `which` is the rest of the
+ * select after its columns (the table, and whatever names the tenant, currency and codes).
+ */
+const lockAccounts = (which: string) =>
+  `select a.id, a.code, a.balance_minor::text as balance_minor, a.allow_negative ${which} order by a.id for update of a`;
 
-/** LOCK_ACCOUNTS, with the milliseconds from the statement's start until each row was locked. */
-const LOCK_ACCOUNTS_TIMED = `with locked as materialized (${LOCK_ACCOUNTS})
+/** The tenant's accounts of these codes, locked. */
+const LOCK_ACCOUNTS = lockAccounts(
+  'from ledger_accounts a where a.tenant_id = $1 and a.currency = $2 and a.code = any($3::text[])',
+);
+
+/** A locking select, with the milliseconds from the statement's start until each row was locked. */
+const timedLock = (locking: string) => `with locked as materialized (${locking})
   select locked.*, 1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8 as locked_after_ms
     from locked`;
+
+/** LOCK_ACCOUNTS, timed. */
+const LOCK_ACCOUNTS_TIMED = timedLock(LOCK_ACCOUNTS);
 
 /**
  * LOCK_ACCOUNTS_TIMED for the accounts a statement of the caller's names (`named`: one row of
@@ -573,14 +584,10 @@ const LOCK_ACCOUNTS_TIMED = `with locked as materialized (${LOCK_ACCOUNTS})
 export function lockAccountsNamedBy(name: string, named: string, values: readonly SqlValue[]): NamedStatement {
   return {
     name,
-    text: `with named as (${named}),
-  locked as materialized (
-    select a.id, a.code, a.balance_minor::text as balance_minor, a.allow_negative
-      from ledger_accounts a, named
-     where a.tenant_id = named.tenant_id and a.currency = named.currency and a.code = any(named.codes)
-     order by a.id for update of a)
-  select locked.*, 1000 * extract(epoch from clock_timestamp() - statement_timestamp())::float8 as locked_after_ms
-    from locked`,
+    text: timedLock(
+      lockAccounts(`from ledger_accounts a, (${named}) named
+     where a.tenant_id = named.tenant_id and a.currency = named.currency and a.code = any(named.codes)`),
+    ),
     values,
   };
 }
