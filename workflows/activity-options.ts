@@ -13,3 +13,12 @@ export const WHILE_THE_API_WAITS: ActivityOptions = {
   startToCloseTimeout: '5s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 3 },
 };
+
+/**
+ * Loading a card at the processor: it waits out a processor that is down. An attempt in flight
+ * in a worker that dies is only retried after its start-to-close timeout.
+ */
+export const UNTIL_THE_PROCESSOR_TAKES_IT: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

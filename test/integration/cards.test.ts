@@ -2,7 +2,9 @@
 // per card serialises lock, unlock and JIT funding; the ledger and the projection follow.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 import { walletBalance } from '../../src/ledger/ledger.ts';
+import { UNTIL_THE_PROCESSOR_TAKES_IT } from '../../workflows/activity-options.ts';
 import {
   cardIssueWorkflowId,
   cardStateQuery,
@@ -36,14 +38,22 @@ const post = (apiKey: string, url: string, payload?: object) =>
 const get = async (apiKey: string, url: string) =>
   (await stack.app.inject({ method: 'GET', url, headers: auth(apiKey) })).json().data;
 
-async function settled(apiKey: string, cardId: string, count: number) {
+async function settled(apiKey: string, cardId: string, count: number, timeoutMs?: number) {
   return eventually(async () => {
     const items = (await get(apiKey, `/api/v1/cards/${cardId}/funding/history?limit=100`)).items as {
       status: string;
     }[];
     return items.length >= count && items.every((item) => item.status !== 'pending') ? items : undefined;
-  });
+  }, timeoutMs);
 }
+
+/**
+ * How long a funding may take after a worker died with its processor load in flight: that attempt
+ * is retried only once its start-to-close timeout has passed, then after a backoff of a few seconds
+ * (the worker stops within the first attempts), then the card's credit is recorded.
+ */
+const AFTER_A_LOST_LOAD_MS = msToNumber(UNTIL_THE_PROCESSOR_TAKES_IT.startToCloseTimeout!) + 15_000;
+const WITH_A_LOST_LOAD_MS = 30_000 + AFTER_A_LOST_LOAD_MS;
 
 async function operationsDone(cardId: string) {
   return eventually(async () => {
@@ -349,31 +359,35 @@ describe('cards', () => {
     recordHistory('card-continue-as-new', cardWorkflowId(card.id), firstRun);
   });
 
-  it('completes a funding once when the worker dies between the debit and the card credit', async () => {
-    const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
-    const card = await newCard(tenant.apiKey);
-    await stack.bank.control('/control/providers/cards/down');
-    await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
-      amount_minor: 40_000,
-      idempotency_key: 'crash-1',
-    });
-    // The wallet is debited; loading the card at the processor keeps failing.
-    await eventually(async () => ((await ledgerEntries(card.id)) === 1 ? true : undefined));
-    await stack.stopWorker();
-    await stack.bank.control('/control/providers/cards/up');
-    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items[0].status).toBe('pending');
-    await stack.startWorker();
-    const [item] = await settled(tenant.apiKey, card.id, 1);
-    expect(item?.status).toBe('succeeded');
-    expect(await ledgerEntries(card.id)).toBe(1);
-    const [atProcessor] = await stack.db.orm.em.fork().execute<{ n: string; total: string }[]>(
-      `select count(*) as n, sum(amount_minor)::text as total from sandbox_bank.card_fundings f
+  it(
+    'completes a funding once when the worker dies between the debit and the card credit',
+    async () => {
+      const tenant = await createFundedTenant(stack.db.orm, 1_000_000);
+      const card = await newCard(tenant.apiKey);
+      await stack.bank.control('/control/providers/cards/down');
+      await post(tenant.apiKey, `/api/v1/cards/${card.id}/jit-fund`, {
+        amount_minor: 40_000,
+        idempotency_key: 'crash-1',
+      });
+      // The wallet is debited; loading the card at the processor keeps failing.
+      await eventually(async () => ((await ledgerEntries(card.id)) === 1 ? true : undefined));
+      await stack.stopWorker();
+      await stack.bank.control('/control/providers/cards/up');
+      expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/funding/history`)).items[0].status).toBe('pending');
+      await stack.startWorker();
+      const [item] = await settled(tenant.apiKey, card.id, 1, AFTER_A_LOST_LOAD_MS);
+      expect(item?.status).toBe('succeeded');
+      expect(await ledgerEntries(card.id)).toBe(1);
+      const [atProcessor] = await stack.db.orm.em.fork().execute<{ n: string; total: string }[]>(
+        `select count(*) as n, sum(amount_minor)::text as total from sandbox_bank.card_fundings f
            join sandbox_bank.cards c on c.card_reference = f.card_reference where c.reference = ?`,
-      [card.id],
-    );
-    expect(atProcessor).toEqual({ n: '1', total: '40000' });
-    expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(40_000);
-  }, 60_000);
+        [card.id],
+      );
+      expect(atProcessor).toEqual({ n: '1', total: '40000' });
+      expect((await get(tenant.apiKey, `/api/v1/cards/${card.id}/balance`)).available_minor).toBe(40_000);
+    },
+    WITH_A_LOST_LOAD_MS,
+  );
 
   it('returns the money when the processor refuses a funding for good, and keeps applying later operations', async () => {
     const tenant = await createFundedTenant(stack.db.orm, 1_000_000);

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CardActivities } from './definitions.ts';
-import { UNTIL_RECORDED, WHILE_THE_API_WAITS } from '../activity-options.ts';
+import { UNTIL_RECORDED, UNTIL_THE_PROCESSOR_TAKES_IT, WHILE_THE_API_WAITS } from '../activity-options.ts';
 import { continueAsNewOnceHandled } from '../continue-as-new.ts';
 import {
   type CardOperation,
@@ -30,11 +30,7 @@ import {
 
 const { setCardLock, debitForFunding, failFunding, failCardOperation } =
   proxyActivities<CardActivities>(UNTIL_RECORDED);
-// Loading the card at the processor waits out a processor that is down.
-const { loadCardAtProcessor } = proxyActivities<CardActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { loadCardAtProcessor } = proxyActivities<CardActivities>(UNTIL_THE_PROCESSOR_TAKES_IT);
 
 const SEEN_KEPT = 1_000;
 
