@@ -47,6 +47,7 @@ import { Migration0045TransferAwaitingWord } from './0045-transfer-awaiting-word
 import { Migration0039WebhookLifecycle } from './0039-webhook-lifecycle.ts';
 import { Migration0046EventsNotifyWhenOwed } from './0046-events-notify-when-owed.ts';
 import { Migration0047RowsWritten } from './0047-rows-written.ts';
+import { Migration0048UnreadLedgerIndexes } from './0048-unread-ledger-indexes.ts';
 
 export const migrations = [
   Migration0001Platform,
@@ -96,4 +97,5 @@ export const migrations = [
   Migration0039WebhookLifecycle,
   Migration0046EventsNotifyWhenOwed,
   Migration0047RowsWritten,
+  Migration0048UnreadLedgerIndexes,
 ];
