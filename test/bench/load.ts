@@ -1,5 +1,7 @@
 // Closed-loop load: `concurrency` callers each run `call` again as soon as it returns, for
 // `durationMs`. Latencies of successful calls give p50/p99; failures are counted, never timed.
+// Each point first runs WARM_UP_MS at its concurrency unmeasured, so that what it measures is that
+// concurrency held, not the connections (HTTP, and PostgreSQL in the pool) it opens on its way there.
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 
@@ -11,6 +13,9 @@ export interface PointResult {
   p50Ms: number;
   p99Ms: number;
 }
+
+/** How long each point runs at its concurrency before it measures. */
+export const WARM_UP_MS = 1_000;
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -45,8 +50,8 @@ export async function runPoint(
   const latencies: number[] = [];
   let failed = 0;
   let sequence = 0;
-  const bar = progress(`${label} c=${concurrency}`, durationMs);
-  const started = performance.now();
+  const bar = progress(`${label} c=${concurrency}`, WARM_UP_MS + durationMs);
+  const started = performance.now() + WARM_UP_MS;
   const deadline = started + durationMs;
   const caller = async () => {
     while (performance.now() < deadline) {
@@ -57,6 +62,7 @@ export async function runPoint(
       } catch {
         ok = false;
       }
+      if (at < started) continue;
       if (ok) latencies.push(performance.now() - at);
       else failed += 1;
       bar.tick(latencies.length);
