@@ -52,7 +52,7 @@ async function settled(apiKey: string, cardId: string, count: number, timeoutMs?
  * is retried only once its start-to-close timeout has passed, then after a backoff of a few seconds
  * (the worker stops within the first attempts), then the card's credit is recorded.
  */
-const AFTER_A_LOST_LOAD_MS = msToNumber(UNTIL_THE_PROCESSOR_TAKES_IT.startToCloseTimeout!) + 15_000;
+const AFTER_A_LOST_LOAD_MS = msToNumber(UNTIL_THE_PROCESSOR_TAKES_IT.startToCloseTimeout) + 15_000;
 const WITH_A_LOST_LOAD_MS = 30_000 + AFTER_A_LOST_LOAD_MS;
 
 async function operationsDone(cardId: string) {
