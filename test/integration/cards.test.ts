@@ -50,9 +50,12 @@ async function settled(apiKey: string, cardId: string, count: number, timeoutMs?
 /**
  * How long a funding may take after a worker died with its processor load in flight: that attempt
  * is retried only once its start-to-close timeout has passed, then after a backoff of a few seconds
- * (the worker stops within the first attempts), then the card's credit is recorded.
+ * (the worker stops within the first attempts); the workflow task that follows may wait out the
+ * dead worker's sticky queue (STICKY_MS, the SDK's default schedule-to-start); then the card's
+ * credit is recorded.
  */
-const AFTER_A_LOST_LOAD_MS = msToNumber(UNTIL_THE_PROCESSOR_TAKES_IT.startToCloseTimeout) + 15_000;
+const STICKY_MS = 10_000;
+const AFTER_A_LOST_LOAD_MS = msToNumber(UNTIL_THE_PROCESSOR_TAKES_IT.startToCloseTimeout) + STICKY_MS + 15_000;
 const WITH_A_LOST_LOAD_MS = 30_000 + AFTER_A_LOST_LOAD_MS;
 
 async function operationsDone(cardId: string) {
