@@ -78,4 +78,18 @@ describe('maskingLogger', () => {
       error: { message: 'recipient account ******6789 was not found' },
     });
   });
+
+  it("drops a line below the inner logger's level without reading its metadata, and passes one at it", () => {
+    const entries: LogEntry[] = [];
+    const logger = maskingLogger(new DefaultLogger('INFO', (entry) => entries.push(entry)));
+    const unread = {
+      get error(): never {
+        throw new Error('a dropped line was masked');
+      },
+    };
+    logger.debug('Activity started', unread);
+    logger.trace('Workflow started', unread);
+    logger.info('Worker state changed 0123456789', { state: 'RUNNING' });
+    expect(entries.map((entry) => [entry.level, entry.message])).toEqual([['INFO', 'Worker state changed ******6789']]);
+  });
 });
