@@ -27,14 +27,8 @@ import {
   type TransferBatchInput,
   transferBatchWorkflowId,
 } from '../../workflows/transfers/definitions.ts';
-import {
-  MAX_OPEN_BATCHES,
-  batchFingerprint,
-  batchItemReference,
-  transferFee,
-  transferFingerprint,
-  withinDailyLimit,
-} from './domain.ts';
+import { MAX_OPEN_BATCHES, batchItemReference, transferFee, withinDailyLimit } from './domain.ts';
+import { batchFingerprint, transferFingerprint } from './fingerprints.ts';
 import {
   type NewBatchItem,
   type TransferBatchRow,

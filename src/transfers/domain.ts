@@ -1,10 +1,10 @@
 // The transfer domain's rules (decisions §4, §12), in one pure module: amounts and fees, the daily
 // limit, the statuses and how each vocabulary reads them, when a bank's answer contradicts the
-// books, the request fingerprint, and every failure a transfer can end a step with. No I/O and no
-// Node built-ins: the API, the activities and the transfer workflow all decide with this code, so
-// the workflow may import it (the architecture check lets workflows import domain modules).
+// books, and every failure a transfer can end a step with. No I/O and no Node built-ins: the API,
+// the activities and the transfer workflow all decide with this code, so the workflow may import it
+// (the architecture check lets workflows import domain modules). The request fingerprints, which
+// only the API makes, are in fingerprints.ts.
 import { ApplicationFailure } from '@temporalio/common';
-import { canonicalJson, sha256 } from '../lib/canonical.ts';
 
 // ---- amounts ---------------------------------------------------------------------------------
 
@@ -64,56 +64,12 @@ export function contradictsBooks(ours: TransferStatus | 'refused', bank: 'succes
 // ---- the request -----------------------------------------------------------------------------
 
 /**
- * What of a create request its fingerprint covers: everything but the reference, the payee as the
- * body names it (a saved recipient's id, or an account and bank code: decisions §20).
- */
-export interface FingerprintedRequest {
-  amount_minor: number;
-  recipient_id?: string | undefined;
-  recipient_account?: string | undefined;
-  recipient_bank_code?: string | undefined;
-  narration: string;
-  metadata: Record<string, unknown>;
-  /** The credit a return sends back (decisions §21); absent for every other transfer. */
-  return_of?: string | undefined;
-}
-
-/**
- * SHA-256 of the request's canonical JSON: a repeat of a reference with another fingerprint is a
- * `duplicate_reference`, one with the same is the same transfer. Fields the body left out are left
- * out (canonicalJson drops undefined members), so a body without `recipient_id` has the fingerprint
- * it had before saved recipients existed.
- */
-export function transferFingerprint(request: FingerprintedRequest): string {
-  return sha256(
-    canonicalJson({
-      amount_minor: request.amount_minor,
-      recipient_id: request.recipient_id,
-      recipient_account: request.recipient_account,
-      recipient_bank_code: request.recipient_bank_code,
-      narration: request.narration,
-      currency: 'NGN',
-      metadata: request.metadata,
-      return_of: request.return_of,
-    }),
-  );
-}
-
-/**
  * Whether the name a bank gives an account now is the name a saved recipient was saved under
  * (decisions §20): the same letters, case and runs of whitespace aside.
  */
 export function sameAccountName(saved: string, current: string): boolean {
   const plain = (name: string) => name.trim().replace(/\s+/g, ' ').toUpperCase();
   return plain(saved) === plain(current);
-}
-
-/**
- * The reference of a create that names none but carries an Idempotency-Key: derived from the key, so
- * a client retrying after an uncertain answer meets the same transfer.
- */
-export function referenceFromIdempotencyKey(tenantId: string, idempotencyKey: string): string {
-  return `idem_${sha256(`${tenantId}:${idempotencyKey}`).slice(0, 40)}`;
 }
 
 // ---- failures --------------------------------------------------------------------------------
@@ -232,32 +188,6 @@ export const MAX_BATCH_ITEMS = 1_000;
 /** An item that names no reference gets its batch's, with its index (from 0). */
 export function batchItemReference(batchReference: string, index: number): string {
   return `${batchReference}-${index}`;
-}
-
-/** What of a bulk request its fingerprint covers: everything but `batch_reference`, defaults applied. */
-export interface FingerprintedBatch {
-  atomic: boolean;
-  metadata: Record<string, unknown>;
-  transfers: (FingerprintedRequest & { reference?: string | undefined })[];
-}
-
-/** A repeat of a batch_reference with another fingerprint is a `duplicate_reference`. */
-export function batchFingerprint(batch: FingerprintedBatch): string {
-  return sha256(
-    canonicalJson({
-      atomic: batch.atomic,
-      metadata: batch.metadata,
-      transfers: batch.transfers.map((item) => ({
-        amount_minor: item.amount_minor,
-        recipient_id: item.recipient_id,
-        recipient_account: item.recipient_account,
-        recipient_bank_code: item.recipient_bank_code,
-        narration: item.narration,
-        reference: item.reference ?? null,
-        metadata: item.metadata,
-      })),
-    }),
-  );
 }
 
 /** What deciding an item of a batch that is not atomic weighs: its amount, and its fee. */

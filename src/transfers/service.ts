@@ -25,15 +25,8 @@ import {
 } from '../../workflows/transfers/definitions.ts';
 import type { transferWorkflow } from '../../workflows/transfers/transfer.ts';
 import { transferStartAttributes } from '../../workflows/search-attributes.ts';
-import {
-  type PublicTransferStatus,
-  internalStatuses,
-  failureDetails,
-  isCreateRefusal,
-  referenceFromIdempotencyKey,
-  transferFee,
-  transferFingerprint,
-} from './domain.ts';
+import { type PublicTransferStatus, internalStatuses, failureDetails, isCreateRefusal, transferFee } from './domain.ts';
+import { referenceFromIdempotencyKey, transferFingerprint } from './fingerprints.ts';
 import { createView, expandedView, itemView } from './views.ts';
 import { savedPayees, savedRecipients } from '../recipients/service.ts';
 import {

@@ -8,7 +8,6 @@ import {
   REFUSALS,
   TRANSFER_STATUSES,
   type TransferStatus,
-  batchFingerprint,
   batchItemReference,
   batchItemStatus,
   contradictsBooks,
@@ -19,14 +18,17 @@ import {
   isFinal,
   passedOnRefusal,
   publicStatus,
-  referenceFromIdempotencyKey,
   sameAccountName,
   screenItem,
   transferFailure,
   transferFee,
-  transferFingerprint,
   withinDailyLimit,
 } from '../../src/transfers/domain.ts';
+import {
+  batchFingerprint,
+  referenceFromIdempotencyKey,
+  transferFingerprint,
+} from '../../src/transfers/fingerprints.ts';
 import { canonicalJson } from '../../src/lib/canonical.ts';
 import { FEE_TIERS } from '../support/fee-tiers.ts';
 
