@@ -34,11 +34,21 @@ import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { pingUpdate } from './floor-definitions.ts';
 import type { floorEmptyWorkflow, floorUpdateWorkflow } from './floor-workflows.ts';
-import { type PointResult, keepAlivePoster, progress, runPoint, runSequential, sampler } from './load.ts';
+import {
+  type CpuMeter,
+  type PointResult,
+  keepAlivePoster,
+  processUsage,
+  progress,
+  runPoint,
+  runSequential,
+  sampler,
+} from './load.ts';
 import {
   type BenchResults,
   type DecisionWaits,
   bulkRows,
+  cpuRows,
   decisionWaitRows,
   costRows,
   ledgerLine,
@@ -169,6 +179,16 @@ try {
   const helloPort = await new Promise<number>((resolve) =>
     hello.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))),
   );
+  // What the create and read points' calls cost in CPU, by process: the stack's, hello world's, and
+  // this process's own (the load generator, and the floor's worker).
+  const meter: CpuMeter = () => {
+    const own = process.cpuUsage();
+    return {
+      ...stack.cpuMs(),
+      ...(hello.pid === undefined ? {} : { hello: processUsage(hello.pid)?.cpuMs ?? 0 }),
+      bench: (own.user + own.system) / 1000,
+    };
+  };
 
   // The tenant's receiver: every transfer.settled, its signature verified, keyed by transfer id,
   // when it arrived.
@@ -286,28 +306,40 @@ try {
       for (const c of concurrencies) {
         await settle();
         gateway.push(
-          await runPoint('POST /api/v1/transfers', c, durationMs, async (n) => {
-            const response = await transfer(`bench-${runId}-${c}-${n}`);
-            if (response.status !== 201) return false;
-            created.push(((await response.json()) as { data: { id: string } }).data.id);
-            return true;
-          }),
+          await runPoint(
+            'POST /api/v1/transfers',
+            c,
+            durationMs,
+            async (n) => {
+              const response = await transfer(`bench-${runId}-${c}-${n}`);
+              if (response.status !== 201) return false;
+              created.push(((await response.json()) as { data: { id: string } }).data.id);
+              return true;
+            },
+            meter,
+          ),
         );
         await settle();
         floor.push(
-          await runPoint('floor: Update-with-Start', c, durationMs, async (n) => {
-            const start = new WithStartWorkflowOperation<typeof floorUpdateWorkflow>('floorUpdateWorkflow', {
-              workflowId: `floor-${runId}-${c}-${n}`,
-              taskQueue: FLOOR_QUEUE,
-              workflowIdConflictPolicy: 'FAIL',
-            });
-            return (
-              (await client.workflow.executeUpdateWithStart(pingUpdate, {
-                args: ['x'],
-                startWorkflowOperation: start,
-              })) === 'x'
-            );
-          }),
+          await runPoint(
+            'floor: Update-with-Start',
+            c,
+            durationMs,
+            async (n) => {
+              const start = new WithStartWorkflowOperation<typeof floorUpdateWorkflow>('floorUpdateWorkflow', {
+                workflowId: `floor-${runId}-${c}-${n}`,
+                taskQueue: FLOOR_QUEUE,
+                workflowIdConflictPolicy: 'FAIL',
+              });
+              return (
+                (await client.workflow.executeUpdateWithStart(pingUpdate, {
+                  args: ['x'],
+                  startWorkflowOperation: start,
+                })) === 'x'
+              );
+            },
+            meter,
+          ),
         );
       }
       return { gateway, floor };
@@ -326,18 +358,30 @@ try {
       const floor: PointResult[] = [];
       for (const c of concurrencies) {
         gateway.push(
-          await runPoint('GET /api/v1/transfers/{id}', c, durationMs, async (n) => {
-            const response = await api('GET', `/api/v1/transfers/${created[n % created.length]}`);
-            await response.arrayBuffer();
-            return response.status === 200;
-          }),
+          await runPoint(
+            'GET /api/v1/transfers/{id}',
+            c,
+            durationMs,
+            async (n) => {
+              const response = await api('GET', `/api/v1/transfers/${created[n % created.length]}`);
+              await response.arrayBuffer();
+              return response.status === 200;
+            },
+            meter,
+          ),
         );
         floor.push(
-          await runPoint('floor: Fastify hello world', c, durationMs, async () => {
-            const response = await fetch(`http://127.0.0.1:${helloPort}/hello`);
-            await response.arrayBuffer();
-            return response.status === 200;
-          }),
+          await runPoint(
+            'floor: Fastify hello world',
+            c,
+            durationMs,
+            async () => {
+              const response = await fetch(`http://127.0.0.1:${helloPort}/hello`);
+              await response.arrayBuffer();
+              return response.status === 200;
+            },
+            meter,
+          ),
         );
       }
       return { gateway, floor };
@@ -810,6 +854,8 @@ try {
   const paths = pathRows(results);
   const measures = measureRows(results);
   if (paths.length > 1) say(`\n${table(paths)}\n`);
+  const cpu = cpuRows(results);
+  if (cpu.length > 1) say(`${table(cpu)}\n`);
   if (measures.length > 1) say(`${table(measures)}\n`);
   if (results.bulk) say(`${table(bulkRows(results.bulk))}\n`);
   if (results.stream) say(`${table(streamRows(results.stream))}\n`);

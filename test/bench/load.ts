@@ -12,7 +12,18 @@ export interface PointResult {
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * Milliseconds of CPU each completed call cost over the measured window, by process (absent when
+   * the point was not metered, and in older results).
+   */
+  cpuMsPerCall?: Record<string, number>;
 }
+
+/**
+ * Cumulative CPU time (ms) by process: what a metered point's calls cost, whichever process did the
+ * work (the gateway's, Temporal's, PostgreSQL's and the load generator's alike).
+ */
+export type CpuMeter = () => Record<string, number>;
 
 /** How long each point runs at its concurrency before it measures. */
 export const WARM_UP_MS = 1_000;
@@ -41,11 +52,17 @@ export function progress(label: string, totalMs: number): { tick(done: number): 
   };
 }
 
+/**
+ * With a `meter`, the CPU it reads from the end of the warm-up to the last call's return, divided by
+ * the calls completed: at a steady concurrency, work a call leaves behind (a transfer's submission
+ * and settlement) is made up for by what the calls before the window left inside it.
+ */
 export async function runPoint(
   label: string,
   concurrency: number,
   durationMs: number,
   call: (n: number) => Promise<boolean>,
+  meter?: CpuMeter,
 ): Promise<PointResult> {
   const latencies: number[] = [];
   let failed = 0;
@@ -53,6 +70,12 @@ export async function runPoint(
   const bar = progress(`${label} c=${concurrency}`, WARM_UP_MS + durationMs);
   const started = performance.now() + WARM_UP_MS;
   const deadline = started + durationMs;
+  let cpuBefore: Record<string, number> | undefined;
+  const metering = meter
+    ? setTimeout(() => {
+        cpuBefore = meter();
+      }, WARM_UP_MS)
+    : undefined;
   const caller = async () => {
     while (performance.now() < deadline) {
       const at = performance.now();
@@ -70,8 +93,10 @@ export async function runPoint(
   };
   await Promise.all(Array.from({ length: concurrency }, caller));
   const elapsedS = (performance.now() - started) / 1000;
+  clearTimeout(metering);
+  const cpuAfter = cpuBefore && meter?.();
   latencies.sort((a, b) => a - b);
-  const result = {
+  const result: PointResult = {
     concurrency,
     completed: latencies.length,
     failed,
@@ -79,6 +104,11 @@ export async function runPoint(
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
+  if (cpuBefore && cpuAfter && latencies.length > 0) {
+    result.cpuMsPerCall = Object.fromEntries(
+      Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore![name] ?? 0)) / latencies.length]),
+    );
+  }
   bar.end(
     `${result.perSecond.toFixed(1)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +
       (failed ? `, ${failed} failed` : ''),

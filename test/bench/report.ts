@@ -218,6 +218,48 @@ export function pathRows(results: BenchResults): string[][] {
   return rows;
 }
 
+/** Milliseconds: two decimals below 1, one below 10. */
+function ms(value: number): string {
+  return value.toFixed(value < 1 ? 2 : value < 10 ? 1 : 0);
+}
+
+/** A call's CPU: the total, then each process that used any, most first. */
+function cpuCell(perCall: Record<string, number>): string {
+  const parts = Object.entries(perCall)
+    .filter(([, used]) => used >= 0.005)
+    .sort(([, a], [, b]) => b - a);
+  const total = parts.reduce((sum, [, used]) => sum + used, 0);
+  return `${ms(total)} (${parts.map(([name, used]) => `${name} ${ms(used)}`).join(', ')})`;
+}
+
+/**
+ * What each create and read cost in CPU, by process, beside its floor's: on a machine the points
+ * keep busy, throughput is about the busy cores' milliseconds divided by these, so their ratio is the
+ * throughput ratio the design allows whatever else the machine is doing.
+ */
+export function cpuRows(results: BenchResults): string[][] {
+  const rows = [['path', 'concurrency', 'gateway: ms of CPU per call', 'floor: ms of CPU per call', 'floor ÷ gateway']];
+  const pairs = [
+    ['POST /api/v1/transfers vs Update-with-Start', results.create],
+    ['GET /api/v1/transfers/{id} vs hello world', results.get],
+  ] as const;
+  for (const [name, pair] of pairs) {
+    pair?.gateway.forEach((point, i) => {
+      const base = pair.floor[i]?.cpuMsPerCall;
+      if (!point.cpuMsPerCall || !base) return;
+      const total = (perCall: Record<string, number>) => Object.values(perCall).reduce((sum, used) => sum + used, 0);
+      rows.push([
+        name,
+        String(point.concurrency),
+        cpuCell(point.cpuMsPerCall),
+        cpuCell(base),
+        `${(total(base) / total(point.cpuMsPerCall)).toFixed(2)}×`,
+      ]);
+    });
+  }
+  return rows;
+}
+
 /** Rates that have no floor, and each process's CPU and memory per phase. */
 export function measureRows(results: BenchResults): string[][] {
   const rows = [['measure', 'figure']];
@@ -384,6 +426,18 @@ export function markdownReport(results: BenchResults, files: { svg: boolean }): 
   const paths = pathRows(results);
   if (paths.length > 1) lines.push('', '## Paths against their floors', '', table(paths));
   if (files.svg) lines.push('', '![throughput and p99 against concurrency](latest.svg)');
+  const cpu = cpuRows(results);
+  if (cpu.length > 1) {
+    lines.push(
+      '',
+      '## CPU per call',
+      '',
+      'Milliseconds of CPU each completed call cost over its point, by process (from `/proc`; `bench` is the load',
+      "generator, and the floor's worker for Update-with-Start). Steadier than throughput on a shared machine.",
+      '',
+      table(cpu),
+    );
+  }
   const measures = measureRows(results);
   if (measures.length > 1) lines.push('', '## Rates and resources', '', table(measures));
   if (results.bulk) lines.push('', '## Bulk transfers', '', table(bulkRows(results.bulk)));

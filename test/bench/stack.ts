@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { processes } from '../../src/stack/leftovers.ts';
 import { PROJECT_ROOT } from '../../src/stack/tools.ts';
 import { freePort } from '../support/ports.ts';
+import { processUsage } from './load.ts';
 
 export interface BenchStack {
   apiUrl: string;
@@ -23,6 +24,11 @@ export interface BenchStack {
   temporalAddress: string;
   /** The API and worker, and Temporal's dev server when this run started it. */
   pids: Record<string, number>;
+  /**
+   * CPU time (ms) each process under the launcher has used so far: those of `pids`, the sandbox
+   * bank, and PostgreSQL's postmaster and backends together (the gateway's and the bank's).
+   */
+  cpuMs(): Record<string, number>;
   /** Runs the operator CLI against this stack; its JSON answer. */
   admin(...args: string[]): unknown;
   /** Runs the operator CLI (at most `timeoutMs`); its exit code and JSON answer, whatever the code. */
@@ -146,6 +152,17 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     if (!child) throw new Error(`no ${script} process under the launcher`);
     return child.pid;
   };
+  const pids: Record<string, number> = {
+    api: pidOf('src/server.ts'),
+    worker: pidOf('worker/main.ts'),
+    'webhook-worker': pidOf('worker/webhooks.ts'),
+    // Temporal's dev server is one process; PostgreSQL's work is in per-connection backends,
+    // which the postmaster's figures would not show, so the phases' sampler leaves it out
+    // (cpuMs below adds the backends up).
+    ...Object.fromEntries(
+      children.filter((child) => child.cmdline.includes('server start-dev')).map((child) => ['temporal', child.pid]),
+    ),
+  };
   log(
     `gateway up: API ${ports.api}, PostgreSQL ${databaseUrl.replace(/\/\/[^@]*@/, '//')}, Temporal ${temporalAddress}`,
   );
@@ -158,15 +175,21 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
     databaseUrl,
     bankDatabaseUrl: env.SANDBOX_BANK_DATABASE_URL,
     temporalAddress,
-    pids: {
-      api: pidOf('src/server.ts'),
-      worker: pidOf('worker/main.ts'),
-      'webhook-worker': pidOf('worker/webhooks.ts'),
-      // Temporal's dev server is one process; PostgreSQL's work is in per-connection backends,
-      // which the postmaster's figures would not show, so it is not sampled.
-      ...Object.fromEntries(
-        children.filter((child) => child.cmdline.includes('server start-dev')).map((child) => ['temporal', child.pid]),
-      ),
+    pids,
+    cpuMs() {
+      const used: Record<string, number> = {};
+      const add = (name: string, pid: number) => {
+        const usage = processUsage(pid);
+        if (usage) used[name] = (used[name] ?? 0) + usage.cpuMs;
+      };
+      for (const [name, pid] of Object.entries(pids)) add(name, pid);
+      const named = new Set(Object.values(pids));
+      for (const child of descendantsOf(launcher.pid!)) {
+        if (named.has(child.pid)) continue;
+        if (child.cmdline.includes('sandbox-bank')) add('sandbox-bank', child.pid);
+        else if (/^postgres[: ]|\/postgres /.test(child.cmdline)) add('postgres', child.pid);
+      }
+      return used;
     },
     admin(...args) {
       const out = execFileSync(process.execPath, [join(PROJECT_ROOT, 'src/admin-cli/main.ts'), ...args], {
