@@ -98,8 +98,8 @@ const SEVERITY: Record<LogLevel, number> = { TRACE: 1, DEBUG: 2, INFO: 3, WARN: 
  * activity's failure with its error, and a provider's error can quote an account number.
  * Symbol-keyed metadata (the SDK's timestamp) is passed on as it is. A line below the inner
  * logger's level is dropped before it is masked: the SDK logs every workflow's and activity's start
- * and end at DEBUG, and masking each of those only to drop it cost the worker about a twentieth of
- * its main thread under load (docs/performance.md, "Where a create's CPU goes").
+ * and end at DEBUG, and masking each of those only to drop it took 3.7% of the worker's main thread
+ * under load (docs/performance.md, "Where a create's CPU goes").
  */
 export function maskingLogger(inner: Logger & { readonly level?: LogLevel }): Logger {
   const least = inner.level === undefined ? 0 : SEVERITY[inner.level];

@@ -21,7 +21,9 @@ export interface PointResult {
 
 /**
  * Cumulative CPU time (ms) by process: what a metered point's calls cost, whichever process did the
- * work (the gateway's, Temporal's, PostgreSQL's and the load generator's alike).
+ * work (the gateway's, Temporal's, PostgreSQL's and the load generator's alike). A key `name#id` is
+ * one of several processes counted together as `name`; one that is gone at the second reading is
+ * left out (its time went with it), one that is new counts from its start.
  */
 export type CpuMeter = () => Record<string, number>;
 
@@ -105,9 +107,12 @@ export async function runPoint(
     p99Ms: percentile(latencies, 99),
   };
   if (cpuBefore && cpuAfter && latencies.length > 0) {
-    result.cpuMsPerCall = Object.fromEntries(
-      Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore![name] ?? 0)) / latencies.length]),
-    );
+    const perCall: Record<string, number> = {};
+    for (const [key, ms] of Object.entries(cpuAfter)) {
+      const name = key.split('#')[0]!;
+      perCall[name] = (perCall[name] ?? 0) + (ms - (cpuBefore[key] ?? 0)) / latencies.length;
+    }
+    result.cpuMsPerCall = perCall;
   }
   bar.end(
     `${result.perSecond.toFixed(1)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms` +

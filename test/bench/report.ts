@@ -223,13 +223,17 @@ function ms(value: number): string {
   return value.toFixed(value < 1 ? 2 : value < 10 ? 1 : 0);
 }
 
+// Results written before the bench read each PostgreSQL process apart can hold a negative figure (a
+// backend that ended within the point took its time with it): left out, as unknown.
+const cpuTotal = (perCall: Record<string, number>) =>
+  Object.values(perCall).reduce((sum, used) => sum + Math.max(0, used), 0);
+
 /** A call's CPU: the total, then each process that used any, most first. */
 function cpuCell(perCall: Record<string, number>): string {
   const parts = Object.entries(perCall)
     .filter(([, used]) => used >= 0.005)
     .sort(([, a], [, b]) => b - a);
-  const total = parts.reduce((sum, [, used]) => sum + used, 0);
-  return `${ms(total)} (${parts.map(([name, used]) => `${name} ${ms(used)}`).join(', ')})`;
+  return `${ms(cpuTotal(perCall))} (${parts.map(([name, used]) => `${name} ${ms(used)}`).join(', ')})`;
 }
 
 /**
@@ -247,13 +251,12 @@ export function cpuRows(results: BenchResults): string[][] {
     pair?.gateway.forEach((point, i) => {
       const base = pair.floor[i]?.cpuMsPerCall;
       if (!point.cpuMsPerCall || !base) return;
-      const total = (perCall: Record<string, number>) => Object.values(perCall).reduce((sum, used) => sum + used, 0);
       rows.push([
         name,
         String(point.concurrency),
         cpuCell(point.cpuMsPerCall),
         cpuCell(base),
-        `${(total(base) / total(point.cpuMsPerCall)).toFixed(2)}×`,
+        `${(cpuTotal(base) / cpuTotal(point.cpuMsPerCall)).toFixed(2)}×`,
       ]);
     });
   }

@@ -25,8 +25,10 @@ export interface BenchStack {
   /** The API and worker, and Temporal's dev server when this run started it. */
   pids: Record<string, number>;
   /**
-   * CPU time (ms) each process under the launcher has used so far: those of `pids`, the sandbox
-   * bank, and PostgreSQL's postmaster and backends together (the gateway's and the bank's).
+   * CPU time (ms) each process under the launcher has used so far: those of `pids` by their names,
+   * the sandbox bank's and each of PostgreSQL's processes (postmaster and backends, the gateway's and
+   * the bank's) as `sandbox-bank#<pid>` and `postgres#<pid>`, so that a reader of two readings sums
+   * each process's own difference (a backend can end between them).
    */
   cpuMs(): Record<string, number>;
   /** Runs the operator CLI against this stack; its JSON answer. */
@@ -180,14 +182,14 @@ export async function startBenchStack(log: (line: string) => void, options: Stac
       const used: Record<string, number> = {};
       const add = (name: string, pid: number) => {
         const usage = processUsage(pid);
-        if (usage) used[name] = (used[name] ?? 0) + usage.cpuMs;
+        if (usage) used[name] = usage.cpuMs;
       };
       for (const [name, pid] of Object.entries(pids)) add(name, pid);
       const named = new Set(Object.values(pids));
       for (const child of descendantsOf(launcher.pid!)) {
         if (named.has(child.pid)) continue;
-        if (child.cmdline.includes('sandbox-bank')) add('sandbox-bank', child.pid);
-        else if (/^postgres[: ]|\/postgres /.test(child.cmdline)) add('postgres', child.pid);
+        if (child.cmdline.includes('sandbox-bank')) add(`sandbox-bank#${child.pid}`, child.pid);
+        else if (/^postgres[: ]|\/postgres /.test(child.cmdline)) add(`postgres#${child.pid}`, child.pid);
       }
       return used;
     },
