@@ -10,6 +10,7 @@ import {
   Worker,
   bundleWorkflowCode,
   DefaultLogger,
+  type ActivityInterceptorsFactory,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
@@ -43,6 +44,40 @@ export function installRuntime(): void {
 export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundle ??= await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   return bundle;
+}
+
+/** How long a stop waits before it says what it is still waiting for (and again as often). */
+const STOP_REPORT_MS = 30_000;
+
+/**
+ * The activities (local ones too) a test worker is running, by type, workflow and start: what a stop
+ * that does not end is waiting for. It only watches: every call goes on to the activity unchanged.
+ */
+function activitiesInFlight(): {
+  interceptor: ActivityInterceptorsFactory;
+  describe(): string;
+} {
+  const running = new Map<symbol, string>();
+  return {
+    interceptor: (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          const key = Symbol(ctx.info.activityType);
+          const { activityType, workflowType, workflowExecution, isLocal, attempt } = ctx.info;
+          running.set(
+            key,
+            `${isLocal ? 'local ' : ''}${activityType} (attempt ${attempt}) of ${workflowType} ${workflowExecution?.workflowId}, since ${new Date().toISOString()}`,
+          );
+          try {
+            return await next(input);
+          } finally {
+            running.delete(key);
+          }
+        },
+      },
+    }),
+    describe: () => (running.size === 0 ? 'none' : [...running.values()].join('; ')),
+  };
 }
 
 export interface TestWorker {
@@ -94,7 +129,13 @@ export async function startTestWorker(options: {
     },
     bvnKeys: bvnKeysFrom(TEST_BVN_SECRET),
   };
-  const common = { connection, namespace: options.namespace ?? 'default', workflowBundle: await workflowBundle() };
+  const inFlight = activitiesInFlight();
+  const common = {
+    connection,
+    namespace: options.namespace ?? 'default',
+    workflowBundle: await workflowBundle(),
+    interceptors: { activity: [inFlight.interceptor] },
+  };
   const workers: Worker[] = [];
   if (options.role === 'webhooks') {
     workers.push(
@@ -129,7 +170,22 @@ export async function startTestWorker(options: {
     worker: workers[0]!,
     async stop() {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      // A stop that does not end (a file's afterAll timing out) says what its Workers still hold.
+      const since = Date.now();
+      const report = setInterval(() => {
+        const held = workers.map((worker) => {
+          const status = worker.getStatus();
+          return `${worker.options.taskQueue} ${status.runState}: ${status.numInFlightWorkflowActivations} activations, ${status.numInFlightNonLocalActivities} activities, ${status.numInFlightLocalActivities} local activities`;
+        });
+        console.error(
+          `test worker still stopping after ${Math.round((Date.now() - since) / 1000)} s: ${held.join(' | ')}; activities running: ${inFlight.describe()}`,
+        );
+      }, STOP_REPORT_MS);
+      try {
+        await running;
+      } finally {
+        clearInterval(report);
+      }
       if (!options.connection) await connection.close();
     },
   };
