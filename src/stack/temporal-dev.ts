@@ -60,8 +60,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   // as SQLite's default rollback journal, which creates, syncs and deletes a journal file per
   // transaction; that doubled a bare Update-with-Start's throughput here (docs/performance.md,
   // "Temporal's state file"). Throwaway servers skip the sync.
-  if (options.fastSqlite) args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
-  else if (options.dbFile) args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=FULL');
+  if (options.fastSqlite || options.dbFile) {
+    const synchronous = options.fastSqlite ? 'OFF' : 'FULL';
+    args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', `synchronous=${synchronous}`);
+  }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
