@@ -2,7 +2,7 @@
 // the stack the time-skipping files share: that server, a fresh database, the sandbox bank (with
 // no gateway to call back: workflows learn outcomes by asking it), a worker on the file's queue and
 // a webhook worker on its webhook queue.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
@@ -89,3 +89,57 @@ export function useTimeSkippingStack(
     stack = {};
   });
 }
+
+/**
+ * The run's result, or, when it has not come within `ms` of real time, a failure that says where the
+ * run stood: the time-skipping server's clock, the run's pending activities (attempt, state, last
+ * failure, when the next attempt is due) and its last events with their times. Changes nothing of
+ * what is awaited; a run that stalls under time skipping (seen once in CI, bvn-verification-24h,
+ * not reproduced since) then leaves evidence instead of a bare test timeout.
+ */
+export async function resultOrWhereItStands(
+  env: TestWorkflowEnvironment,
+  handle: WorkflowHandle,
+  ms = 45_000,
+): Promise<unknown> {
+  const result = handle.result();
+  result.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<typeof STALLED>((resolve) => {
+    timer = setTimeout(() => resolve(STALLED), ms);
+  });
+  try {
+    const first = await Promise.race([result, stalled]);
+    if (first !== STALLED) return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  const [serverTimeMs, description, history] = await Promise.all([
+    env.currentTimeMs(),
+    handle.describe(),
+    handle.fetchHistory(),
+  ]);
+  const events = history.events ?? [];
+  const at = (time: { seconds?: unknown } | null | undefined) =>
+    time?.seconds === undefined || time.seconds === null ? null : new Date(Number(time.seconds) * 1000).toISOString();
+  const report = {
+    serverTime: new Date(serverTimeMs).toISOString(),
+    status: description.status.name,
+    historyLength: events.length,
+    pendingActivities: (description.raw.pendingActivities ?? []).map((activity) => ({
+      type: activity.activityType?.name,
+      state: activity.state,
+      attempt: activity.attempt,
+      lastFailure: activity.lastFailure?.message,
+      scheduledTime: at(activity.scheduledTime),
+      lastStartedTime: at(activity.lastStartedTime),
+      expirationTime: at(activity.expirationTime),
+    })),
+    lastEvents: events
+      .slice(-6)
+      .map((event) => ({ id: String(event.eventId), type: event.eventType, at: at(event.eventTime) })),
+  };
+  throw new Error(`no result from ${handle.workflowId} after ${ms} ms of real time: ${JSON.stringify(report)}`);
+}
+
+const STALLED = Symbol('stalled');
