@@ -3,6 +3,7 @@
 // no gateway to call back: workflows learn outcomes by asking it), a worker on the file's queue and
 // a webhook worker on its webhook queue.
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { defaultWebhookTaskQueue } from '../../src/config.ts';
@@ -120,8 +121,7 @@ export async function resultOrWhereItStands(
     handle.fetchHistory(),
   ]);
   const events = history.events ?? [];
-  const at = (time: { seconds?: unknown } | null | undefined) =>
-    time?.seconds === undefined || time.seconds === null ? null : new Date(Number(time.seconds) * 1000).toISOString();
+  const at = (time: Parameters<typeof optionalTsToDate>[0]) => optionalTsToDate(time)?.toISOString() ?? null;
   const report = {
     serverTime: new Date(serverTimeMs).toISOString(),
     status: description.status.name,
